@@ -1,0 +1,99 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from '../shared/logger.js';
+import { SvcError, asSvcError } from '../shared/errors.js';
+import { newTraceId } from '../shared/trace-id.js';
+import type { Operation } from './contract.js';
+import { OpRouter } from './op-router.js';
+import { authorize, type TokenResolver } from './authorize.js';
+import { readJsonBody } from './body.js';
+import { Reply, type OpHandler } from './op-context.js';
+import type { Identity } from './identity.js';
+
+const TENANT = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export interface AdminServerOptions<S> {
+  operations: readonly Operation[];
+  handlers: Record<string, OpHandler<S>>;
+  resolvers: readonly TokenResolver[];
+  services: S;
+  log: Logger;
+}
+
+/**
+ * The admin port: node:http, routed by the contract table. Every call gets a
+ * server-side traceId (in the error body, the X-Trace-Id header and its log line);
+ * every error leaves as a JSON envelope. Client-supplied addresses and ids are never
+ * trusted: the log names the socket peer.
+ */
+export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
+  const missing = opts.operations.filter((op) => !opts.handlers[op.id]).map((op) => op.id);
+  if (missing.length) throw new Error(`operations without a handler: ${missing.join(', ')}`);
+  const router = new OpRouter(opts.operations);
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const traceId = newTraceId();
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    let identity: Identity | null = null;
+    let status = 500;
+    let allow: string[] | undefined;
+    try {
+      const route = router.match(req.method ?? 'GET', url.pathname);
+      if (route.kind === 'none') throw new SvcError('Svc.Request.NotFound', `No operation at ${url.pathname}`);
+      if (route.kind === 'method') {
+        allow = route.allow;
+        throw new SvcError('Svc.Request.MethodNotAllowed', `${req.method} is not allowed on ${url.pathname}`);
+      }
+      const { op, params } = route;
+      identity = authorize(op, params, req.headers.authorization, opts.resolvers);
+      if (params.tenant !== undefined && (!TENANT.test(params.tenant) || params.tenant === 'sys')) {
+        throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
+      }
+      const body = op.method === 'POST' ? await readJsonBody(req) : undefined;
+      const result = await opts.handlers[op.id]!({ op, params, query: url.searchParams, body, identity, traceId, services: opts.services });
+      const reply = result instanceof Reply ? result : new Reply(200, result);
+      status = reply.status;
+      writeJson(res, status, reply.body, traceId);
+    } catch (err) {
+      const e = asSvcError(err);
+      if (e.code === 'Svc.Internal') opts.log.error({ err, traceId }, 'admin handler failed');
+      status = e.status;
+      if (allow) res.setHeader('allow', allow.join(', '));
+      writeJson(res, status, e.envelope(traceId), traceId);
+    } finally {
+      opts.log.info(
+        {
+          method: req.method,
+          path: url.pathname,
+          status,
+          traceId,
+          identity: identity?.id ?? null,
+          peer: req.socket.remoteAddress,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        },
+        'admin call',
+      );
+    }
+  }
+
+  return server;
+}
+
+function writeJson(res: ServerResponse, status: number, body: unknown, traceId: string): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'x-trace-id': traceId,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(text);
+}

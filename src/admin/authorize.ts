@@ -1,0 +1,49 @@
+import { SvcError } from '../shared/errors.js';
+import type { Operation } from './contract.js';
+import type { Identity } from './identity.js';
+import type { Params } from './op-router.js';
+import { BITS, requiredScope } from './scopes.js';
+
+/** Resolves a bearer token to an identity (system keys now, tenant sub-keys later). */
+export interface TokenResolver {
+  resolve(token: string): Identity | null;
+}
+
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
+
+/**
+ * The one auth gate of the admin port, in a fixed order: authenticate (401), tenant
+ * boundary (403 TenantScope), scope (403 Scope). Returns null for unauthenticated
+ * operations (the health probe).
+ */
+export function authorize(
+  op: Operation,
+  params: Params,
+  authorization: string | undefined,
+  resolvers: readonly TokenResolver[],
+): Identity | null {
+  if (op.auth === 'none') return null;
+  const m = authorization ? BEARER.exec(authorization) : null;
+  if (!m) throw new SvcError('Svc.Auth.Unauthenticated', 'A bearer token is required (Authorization: Bearer <token>)');
+  let identity: Identity | null = null;
+  for (const r of resolvers) {
+    identity = r.resolve(m[1]!);
+    if (identity) break;
+  }
+  if (!identity) throw new SvcError('Svc.Auth.Unauthenticated', 'The token is unknown, expired or revoked');
+
+  if (identity.tenant !== null) {
+    if (op.level === 'instance' && op.auth === 'scope') {
+      throw new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant}; ${op.path} is instance-level`);
+    }
+    if (op.level === 'tenant' && params.tenant !== identity.tenant) {
+      throw new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant} and cannot reach tenant ${params.tenant}`);
+    }
+  }
+
+  if (op.auth === 'scope' && (identity.masks[op.family] & BITS[op.access]) === 0) {
+    const scope = requiredScope(op.family, op.access);
+    throw new SvcError('Svc.Auth.Scope', `Missing scope ${scope}`, { requiredScope: scope });
+  }
+  return identity;
+}

@@ -1,0 +1,27 @@
+import type { OpHandler } from '../op-context.js';
+import type { Services } from '../../supervisor/services.js';
+import { OPERATIONS } from '../contract.js';
+import { openApiDocument } from '../openapi.js';
+
+export const health: OpHandler<Services> = () => ({ ok: true });
+
+export const openapi: OpHandler<Services> = ({ services }) => openApiDocument(OPERATIONS, services.version);
+
+export const whoami: OpHandler<Services> = ({ identity }) => ({
+  kind: identity!.kind,
+  tenant: identity!.tenant,
+  masks: identity!.masks,
+  scopes: identity!.scopes,
+});
+
+export const clusterStatus: OpHandler<Services> = ({ services }) => ({
+  supervisor: {
+    pid: process.pid,
+    uptimeSeconds: Math.round((Date.now() - services.startedAt) / 1000),
+    startedAt: new Date(services.startedAt).toISOString(),
+    version: services.version,
+  },
+  generation: services.currentGeneration(),
+  volume: services.volume.file ? 'virtual' : 'memory',
+  workers: services.pool.status(),
+});

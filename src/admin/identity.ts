@@ -1,0 +1,10 @@
+import type { Family } from './scopes.js';
+
+/** Who made an admin call, as resolved from its bearer token. Never holds the token. */
+export interface Identity {
+  id: string;
+  kind: 'system' | 'tenant';
+  tenant: string | null;
+  scopes: readonly string[];
+  masks: Record<Family, number>;
+}

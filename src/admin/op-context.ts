@@ -1,0 +1,24 @@
+import type { Identity } from './identity.js';
+import type { Params } from './op-router.js';
+import type { Operation } from './contract.js';
+
+/** What a handler gets: the checked call, and the supervisor's services. */
+export interface OpContext<S = unknown> {
+  op: Operation;
+  params: Params;
+  query: URLSearchParams;
+  body: unknown;
+  identity: Identity | null;
+  traceId: string;
+  services: S;
+}
+
+/** A handler's answer. A plain value is a 200 with that JSON body. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
+export type OpHandler<S = unknown> = (ctx: OpContext<S>) => unknown | Promise<unknown>;

@@ -1,0 +1,48 @@
+import type { Operation } from './contract.js';
+
+/** OpenAPI 3.1 from the contract table; each operation carries its family and access. */
+export function openApiDocument(ops: readonly Operation[], version: string): unknown {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of ops) {
+    const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    (paths[op.path] ??= {})[op.method.toLowerCase()] = {
+      operationId: op.id,
+      summary: op.summary,
+      tags: [op.family],
+      'x-family': op.family,
+      'x-access': op.access,
+      'x-auth': op.auth,
+      'x-level': op.level,
+      parameters: params,
+      ...(op.auth === 'none' ? { security: [] } : {}),
+      ...(op.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } }
+        : {}),
+      responses: {
+        '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
+        default: { description: 'Error envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchyard admin API', version },
+    paths,
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['code', 'message', 'traceId'],
+          properties: { code: { type: 'string' }, message: { type: 'string' }, traceId: { type: 'string' } },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { Command, Flags } from '@oclif/core';
+import { callAdmin, type AdminResponse } from './admin-client.js';
+
+interface AdminFlags {
+  admin: string;
+  token?: string;
+  tenant: string;
+  [other: string]: unknown;
+}
+
+/**
+ * Base of every admin command: --admin/--token/--tenant (with env fallbacks), one REST
+ * call, the JSON body on stdout. Exit codes: 0 on 2xx, 2 for 4xx (the request was
+ * refused), 3 for 5xx, 4 when the admin port could not be reached.
+ */
+export abstract class AdminCommand extends Command {
+  static override baseFlags = {
+    admin: Flags.string({ env: 'SWITCHYARD_ADMIN', description: 'admin URL, e.g. http://127.0.0.1:9180', required: true }),
+    token: Flags.string({ env: 'SWITCHYARD_TOKEN', description: 'bearer token' }),
+    tenant: Flags.string({ default: 'default', description: 'tenant name' }),
+  };
+
+  protected flags!: AdminFlags;
+  protected args!: Record<string, string | undefined>;
+
+  override async init(): Promise<void> {
+    await super.init();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const parsed = await this.parse(this.constructor as any);
+    this.flags = parsed.flags as unknown as AdminFlags;
+    this.args = parsed.args as Record<string, string | undefined>;
+  }
+
+  protected async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    let res: AdminResponse;
+    try {
+      res = await callAdmin({ admin: this.flags.admin, token: this.flags.token }, method, path, body);
+    } catch (err) {
+      const out = { code: 'Cli.Unreachable', message: `cannot reach ${this.flags.admin}: ${(err as Error).message}` };
+      process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+      process.exitCode = 4;
+      return out;
+    }
+    process.stdout.write(JSON.stringify(res.body, null, 2) + '\n');
+    process.exitCode = res.status < 300 ? 0 : res.status < 500 ? 2 : 3;
+    return res.body;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The one error registry. Every error that leaves the process (HTTP body, IPC
+ * message, CLI output) is one of these codes, carried as data: {code, message}.
+ * Codes are stable: automation branches on them.
+ */
+export const ERRORS = {
+  'Svc.Auth.Unauthenticated': { status: 401, message: 'A valid bearer token is required' },
+  'Svc.Auth.Scope': { status: 403, message: 'The key lacks a required scope' },
+  'Svc.Auth.TenantScope': { status: 403, message: 'The key is bound to another tenant' },
+  'Svc.Request.NotFound': { status: 404, message: 'No such operation' },
+  'Svc.Request.MethodNotAllowed': { status: 405, message: 'Method not allowed on this path' },
+  'Svc.Request.BadJson': { status: 400, message: 'The request body is not valid JSON' },
+  'Svc.Request.BadParam': { status: 400, message: 'A path parameter is invalid' },
+  'Svc.Request.MediaType': { status: 415, message: 'The request body must be application/json' },
+  'Svc.Request.TooLarge': { status: 413, message: 'The request body is too large' },
+  'Svc.Config.Invalid': { status: 400, message: 'The document does not have the shape of its kind' },
+  'Svc.Config.NotFound': { status: 404, message: 'No such entity' },
+  'Svc.Publish.Rejected': { status: 422, message: 'The candidate configuration does not compile' },
+  'Svc.Publish.NotFound': { status: 404, message: 'No such generation' },
+  'Svc.Publish.Unacknowledged': { status: 503, message: 'Not every worker acknowledged the generation in time' },
+  'Svc.Data.NotPublished': { status: 503, message: 'No configuration has been published yet' },
+  'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
+  'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },
+  'Svc.Data.UpstreamTimeout': { status: 504, message: 'The upstream did not answer in time' },
+  'Svc.Data.RateLimited': { status: 429, message: 'Rate limit exceeded' },
+  'Svc.Data.Draining': { status: 503, message: 'The worker is shutting down' },
+  'Svc.Internal': { status: 500, message: 'Internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The wire form of an error, on HTTP and IPC alike. */
+export interface ErrorEnvelope {
+  code: ErrorCode;
+  message: string;
+  traceId: string;
+  [extra: string]: unknown;
+}
+
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message?: string, extra?: Record<string, unknown>) {
+    super(message ?? ERRORS[code].message);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.extra = extra;
+  }
+
+  envelope(traceId: string): ErrorEnvelope {
+    return { code: this.code, message: this.message, traceId, ...this.extra };
+  }
+}
+
+export function statusOf(code: ErrorCode): number {
+  return ERRORS[code].status;
+}
+
+/** Any thrown value as a registry error; unknown errors become Svc.Internal without leaking details. */
+export function asSvcError(err: unknown): SvcError {
+  return err instanceof SvcError ? err : new SvcError('Svc.Internal');
+}

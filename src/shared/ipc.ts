@@ -1,0 +1,30 @@
+/**
+ * Messages between the supervisor and its workers (node:cluster IPC, structured as
+ * plain JSON). Errors cross as data: {code, message}, never as thrown objects.
+ */
+import type { ErrorCode } from './errors.js';
+
+/** A compiled generation as workers receive it. `payload` is the compiler's output. */
+export interface GenerationMessage {
+  id: number;
+  payload: unknown;
+}
+
+export type ToWorker =
+  | {
+      type: 'init';
+      slot: number;
+      listen: { host: string; port: number };
+      generation: GenerationMessage | null;
+      logLevel: string;
+    }
+  | { type: 'generation'; generation: GenerationMessage }
+  | { type: 'drain'; graceMs: number };
+
+export type FromWorker =
+  /** The worker's message handler is in place (ESM loads async, so 'online' is too early). */
+  | { type: 'booted' }
+  | { type: 'listening' }
+  | { type: 'listen-failed'; error: { code: ErrorCode | 'Bind'; message: string } }
+  | { type: 'ack'; generation: number }
+  | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } };

@@ -1,0 +1,16 @@
+import { randomBytes } from 'node:crypto';
+
+/** A fresh 16-hex-digit trace id, generated server-side; client-supplied ids are never trusted. */
+export function newTraceId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/**
+ * Cheap per-process trace ids for the data plane: a random prefix once per process,
+ * then a counter. The worker slot leads so a log line names the worker that wrote it.
+ */
+export function traceIdFactory(slot: number): () => string {
+  const prefix = `w${slot}-${randomBytes(4).toString('hex')}`;
+  let n = 0;
+  return () => `${prefix}-${(n++).toString(36)}`;
+}

@@ -1,0 +1,137 @@
+import * as v from 'valibot';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { isIP } from 'node:net';
+
+/**
+ * worker.json: one strict schema shared by `validate` and `run`, so the two can never
+ * disagree. Unknown fields anywhere are errors (a typo must not silently fall back
+ * to a default).
+ */
+
+export const SCOPE_PATTERN = /^(\*|[a-z][a-z-]*:(read|write|\*))$/;
+const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+const Port = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
+
+const HostPort = v.pipe(
+  v.string(),
+  v.check((s) => parseHostPort(s) !== null, 'must be ip:port, e.g. 127.0.0.1:9180 or [::1]:9180'),
+);
+
+const AdminKey = v.pipe(
+  v.strictObject({
+    id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 . _ -')),
+    token: v.optional(v.pipe(v.string(), v.minLength(1))),
+    tokenSha256: v.optional(v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits'))),
+    tokenEnv: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
+    scopes: v.pipe(v.array(v.pipe(v.string(), v.regex(SCOPE_PATTERN, 'must be {family}:{read|write|*} or *'))), v.minLength(1)),
+    tenant: v.optional(v.pipe(v.string(), v.regex(TENANT_PATTERN, 'must be a tenant name (a-z 0-9 -)'))),
+  }),
+  v.check(
+    (k) => [k.token, k.tokenSha256, k.tokenEnv].filter((x) => x !== undefined).length === 1,
+    'exactly one of token, tokenSha256, tokenEnv',
+  ),
+);
+
+export const WorkerConfigSchema = v.strictObject({
+  volume: v.pipe(
+    v.string(),
+    v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s), 'must be memory: or virtual://<path>'),
+  ),
+  listen: v.strictObject({
+    port: Port,
+    host: v.optional(v.pipe(v.string(), v.check((s) => isIP(s) !== 0, 'must be an IP address')), '0.0.0.0'),
+  }),
+  admin: v.strictObject({
+    listen: HostPort,
+    keys: v.optional(v.array(AdminKey), []),
+  }),
+  workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
+  log: v.optional(
+    v.strictObject({
+      level: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+    }),
+    {},
+  ),
+  drain: v.optional(
+    v.strictObject({
+      graceMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000)), 10_000),
+    }),
+    {},
+  ),
+});
+
+export type WorkerConfig = v.InferOutput<typeof WorkerConfigSchema>;
+export type AdminKeyConfig = WorkerConfig['admin']['keys'][number];
+
+export interface ConfigError {
+  path: string;
+  message: string;
+}
+
+export interface LoadedConfig {
+  ok: boolean;
+  config?: WorkerConfig;
+  /** Folder of the config file: virtual:// paths are relative to it. */
+  baseDir: string;
+  errors: ConfigError[];
+  warnings: string[];
+}
+
+export function parseHostPort(s: string): { host: string; port: number } | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(s);
+  if (!m) return null;
+  const host = (m[1] ?? m[2]) as string;
+  const port = Number(m[3]);
+  if (isIP(host) === 0 || port < 1 || port > 65535) return null;
+  return { host, port };
+}
+
+/** Reads, parses and checks a worker.json; never throws. */
+export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const baseDir = dirname(resolve(file));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    const message = (err as NodeJS.ErrnoException).code ? `cannot read file: ${(err as Error).message}` : `not valid JSON: ${(err as Error).message}`;
+    return { ok: false, baseDir, errors: [{ path: '', message }], warnings: [] };
+  }
+  const parsed = v.safeParse(WorkerConfigSchema, raw);
+  if (!parsed.success) {
+    const errors = parsed.issues.map((i) => ({
+      path: issuePath(i),
+      message: i.expected === 'never' ? 'unknown field' : i.message,
+    }));
+    return { ok: false, baseDir, errors, warnings: [] };
+  }
+  const config = parsed.output;
+  const errors: ConfigError[] = [];
+  const warnings: string[] = [];
+  const ids = new Set<string>();
+  config.admin.keys.forEach((k, i) => {
+    if (ids.has(k.id)) errors.push({ path: `admin.keys.${i}.id`, message: `duplicate key id ${k.id}` });
+    ids.add(k.id);
+    if (k.tokenEnv !== undefined) {
+      const value = env[k.tokenEnv];
+      if (!value) errors.push({ path: `admin.keys.${i}.tokenEnv`, message: `environment variable ${k.tokenEnv} is not set` });
+      else if (value.length < 32) warnings.push(`admin key ${k.id}: the token in ${k.tokenEnv} is shorter than 32 characters`);
+    }
+    if (k.token !== undefined) {
+      warnings.push(`admin key ${k.id}: plaintext token in the file; prefer tokenSha256 or tokenEnv`);
+      if (k.token.length < 32) warnings.push(`admin key ${k.id}: token is shorter than 32 characters`);
+    }
+  });
+  if (config.admin.keys.length === 0) warnings.push('no admin keys: every admin call but /healthz will be refused');
+  const admin = parseHostPort(config.admin.listen);
+  if (admin && (admin.host === '0.0.0.0' || admin.host === '::')) {
+    warnings.push('the admin port listens on every interface; bind it to a private address');
+  }
+  if (errors.length) return { ok: false, baseDir, errors, warnings };
+  return { ok: true, config, baseDir, errors, warnings };
+}
+
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? []).map((p) => String((p as { key: unknown }).key)).join('.');
+}

@@ -1,0 +1,125 @@
+import type { Server } from 'node:http';
+import { availableParallelism } from 'node:os';
+import { loadWorkerConfig, parseHostPort, type WorkerConfig } from '../shared/worker-config.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { openVolume, type Volume } from '../store/volume.js';
+import { createAdminServer } from '../admin/admin-server.js';
+import { OPERATIONS } from '../admin/contract.js';
+import { HANDLERS } from '../admin/handlers/index.js';
+import { SystemKeyRing } from '../admin/system-keys.js';
+import { BootError, EXIT } from './boot-error.js';
+import { probePort } from './port-probe.js';
+import { BindError, WorkerPool } from './worker-pool.js';
+import type { Services } from './services.js';
+import { VERSION } from '../shared/version.js';
+
+export interface Running {
+  readyLine: string;
+  /** Resolves with the process exit code once the supervisor has stopped. */
+  stopped: Promise<number>;
+  stop(): Promise<number>;
+}
+
+/**
+ * `switchyard run`: load and check the config, bind the admin port, check the data
+ * port, open the volume, fork the workers, and report ready. Throws BootError with
+ * the exit code on any failure before ready.
+ */
+export async function startSupervisor(configFile: string): Promise<Running> {
+  const loaded = loadWorkerConfig(configFile);
+  if (!loaded.ok || !loaded.config) throw new BootError(EXIT.bootstrap, 'invalid configuration', loaded.errors);
+  const config = loaded.config;
+  const log = createLogger(config.log.level, { role: 'supervisor' });
+  for (const w of loaded.warnings) log.warn(w);
+
+  let volume: Volume;
+  try {
+    volume = openVolume(config.volume, loaded.baseDir);
+  } catch (err) {
+    throw new BootError(EXIT.bootstrap, `cannot open volume ${config.volume}: ${(err as Error).message}`);
+  }
+
+  const workers = config.workers ?? availableParallelism();
+  const pool = new WorkerPool({
+    count: workers,
+    listen: { host: config.listen.host, port: config.listen.port },
+    logLevel: config.log.level,
+    log,
+    currentGeneration: () => null,
+  });
+  const services: Services = {
+    version: VERSION,
+    startedAt: Date.now(),
+    volume,
+    pool,
+    log,
+    currentGeneration: () => 0,
+  };
+
+  const admin = createAdminServer({
+    operations: OPERATIONS,
+    handlers: HANDLERS,
+    resolvers: [new SystemKeyRing(config.admin.keys)],
+    services,
+    log,
+  });
+  const adminAddr = parseHostPort(config.admin.listen)!;
+  try {
+    await listen(admin, adminAddr.host, adminAddr.port);
+  } catch (err) {
+    volume.close();
+    throw new BootError(EXIT.binding, `cannot bind admin port ${config.admin.listen}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+  const fail = async (code: number, message: string): Promise<never> => {
+    await pool.stop(0).catch(() => {});
+    await new Promise((r) => admin.close(r));
+    volume.close();
+    throw new BootError(code, message);
+  };
+  const busy = await probePort(config.listen.host, config.listen.port);
+  if (busy) return fail(EXIT.binding, `cannot bind data port ${busy}`);
+  try {
+    await pool.start();
+  } catch (err) {
+    return fail(err instanceof BindError ? EXIT.binding : EXIT.bootstrap, (err as Error).message);
+  }
+
+  const readyLine =
+    `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
+    `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${services.currentGeneration()}`;
+  return lifecycle(config, log, admin, pool, volume, readyLine);
+}
+
+function lifecycle(config: WorkerConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string): Running {
+  let resolveStopped!: (code: number) => void;
+  const stopped = new Promise<number>((r) => (resolveStopped = r));
+  let stopping: Promise<number> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info({ graceMs: config.drain.graceMs }, 'draining');
+      admin.close();
+      admin.closeIdleConnections();
+      await pool.stop(config.drain.graceMs);
+      volume.close();
+      log.info('stopped');
+      resolveStopped(EXIT.ok);
+      return EXIT.ok;
+    })());
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+  return { readyLine, stopped, stop };
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,150 @@
+import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
+import type { FromWorker, GenerationMessage, ToWorker } from '../shared/ipc.js';
+import type { Logger } from '../shared/logger.js';
+import { RespawnBackoff } from './respawn-backoff.js';
+
+export type WorkerState = 'starting' | 'listening' | 'draining' | 'exited';
+
+export interface WorkerSlot {
+  slot: number;
+  worker: Worker | null;
+  state: WorkerState;
+  generation: number;
+  restarts: number;
+  startedAt: number;
+  backoff: RespawnBackoff;
+}
+
+export interface PoolOptions {
+  count: number;
+  listen: { host: string; port: number };
+  logLevel: string;
+  log: Logger;
+  /** The generation a (re)spawned worker must load before it listens. */
+  currentGeneration: () => GenerationMessage | null;
+}
+
+export class BindError extends Error {}
+
+const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
+
+/**
+ * Forks the data-plane workers, respawns the ones that die (with backoff when they
+ * keep dying), and fans messages out. Workers listen on the data port themselves
+ * (SO_REUSEPORT); the kernel spreads connections.
+ */
+export class WorkerPool {
+  readonly slots: WorkerSlot[] = [];
+  private stopping = false;
+  private readonly ackWaiters = new Set<(slot: number, msg: FromWorker) => void>();
+
+  constructor(private readonly opts: PoolOptions) {
+    cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false });
+  }
+
+  /** Forks every worker; resolves once all listen, rejects with BindError if any cannot bind. */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let listening = 0;
+      for (let i = 0; i < this.opts.count; i++) {
+        const slot: WorkerSlot = { slot: i, worker: null, state: 'starting', generation: 0, restarts: 0, startedAt: 0, backoff: new RespawnBackoff() };
+        this.slots.push(slot);
+        this.fork(slot, (err) => {
+          if (err) return reject(err);
+          if (++listening === this.opts.count) resolve();
+        });
+      }
+    });
+  }
+
+  private fork(slot: WorkerSlot, onFirstListen?: (err?: Error) => void): void {
+    const worker = cluster.fork({ SWITCHYARD_WORKER_SLOT: String(slot.slot) });
+    slot.worker = worker;
+    slot.state = 'starting';
+    slot.startedAt = Date.now();
+    const gen = this.opts.currentGeneration();
+    worker.on('message', (msg: FromWorker) => {
+      if (msg.type === 'booted') {
+        const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel };
+        worker.send(init);
+      } else if (msg.type === 'listening') {
+        slot.state = 'listening';
+        slot.generation = gen?.id ?? 0;
+        onFirstListen?.();
+        onFirstListen = undefined;
+      } else if (msg.type === 'listen-failed') {
+        onFirstListen?.(new BindError(msg.error.message));
+        onFirstListen = undefined;
+      } else {
+        if (msg.type === 'ack') slot.generation = msg.generation;
+        for (const w of this.ackWaiters) w(slot.slot, msg);
+      }
+    });
+    worker.on('exit', (code, signal) => {
+      if (slot.worker !== worker) return;
+      slot.state = 'exited';
+      slot.worker = null;
+      if (this.stopping || onFirstListen) {
+        onFirstListen?.(new Error(`worker ${slot.slot} exited during startup (code ${code}, signal ${signal})`));
+        onFirstListen = undefined;
+        return;
+      }
+      const delay = slot.backoff.next(Date.now() - slot.startedAt);
+      this.opts.log.warn({ slot: slot.slot, pid: worker.process.pid, code, signal, respawnInMs: delay }, 'worker exited; respawning');
+      setTimeout(() => {
+        if (this.stopping) return;
+        slot.restarts++;
+        this.fork(slot);
+      }, delay).unref();
+    });
+  }
+
+  /** Live workers: those that listen and will take a generation. */
+  live(): WorkerSlot[] {
+    return this.slots.filter((s) => s.worker && s.state === 'listening');
+  }
+
+  send(slot: WorkerSlot, msg: ToWorker): void {
+    slot.worker?.send(msg);
+  }
+
+  onWorkerMessage(fn: (slot: number, msg: FromWorker) => void): () => void {
+    this.ackWaiters.add(fn);
+    return () => this.ackWaiters.delete(fn);
+  }
+
+  status() {
+    return this.slots.map((s) => ({
+      slot: s.slot,
+      pid: s.worker?.process.pid ?? null,
+      state: s.state,
+      generation: s.generation,
+      restarts: s.restarts,
+      startedAt: s.startedAt ? new Date(s.startedAt).toISOString() : null,
+    }));
+  }
+
+  /** Drains every worker (stop accepting, finish in-flight), killing stragglers after the grace period. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    const exits = this.slots
+      .filter((s) => s.worker)
+      .map((s) => {
+        const w = s.worker!;
+        s.state = 'draining';
+        return new Promise<void>((resolve) => {
+          if (w.isDead()) return resolve();
+          w.once('exit', () => resolve());
+          const kill = setTimeout(() => w.process.kill('SIGKILL'), graceMs + 1000);
+          kill.unref();
+          try {
+            w.send({ type: 'drain', graceMs } satisfies ToWorker);
+          } catch {
+            w.process.kill('SIGKILL');
+          }
+        });
+      });
+    await Promise.all(exits);
+  }
+}

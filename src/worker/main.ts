@@ -1,0 +1,81 @@
+/**
+ * A data-plane worker process (forked by the supervisor through node:cluster).
+ * It holds no state but the generation it was sent: it waits for `init`, builds the
+ * runtime of that generation, listens, and swaps runtimes by one reference when a new
+ * generation arrives. It never touches the store.
+ */
+import type { FromWorker, ToWorker } from '../shared/ipc.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import { traceIdFactory } from '../shared/trace-id.js';
+import { ERRORS } from '../shared/errors.js';
+import { DataServer } from './data-server.js';
+import type { Exchange } from './exchange.js';
+import { buildRuntime, type Runtime } from './runtime.js';
+
+let current: Runtime | null = null;
+let server: DataServer | null = null;
+let log: Logger = createLogger('info', { role: 'worker' });
+let draining = false;
+
+function send(msg: FromWorker): void {
+  if (process.connected) process.send!(msg);
+}
+
+// No orphans: when the supervisor goes away (even by kill -9) the IPC channel closes.
+process.on('disconnect', () => process.exit(0));
+// Signals to the whole process group (Ctrl-C) are handled by the supervisor's drain.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => void drain(10_000));
+
+process.on('message', (msg: ToWorker) => {
+  try {
+    if (msg.type === 'init') void init(msg);
+    else if (msg.type === 'generation') swap(msg.generation.id, msg.generation.payload);
+    else if (msg.type === 'drain') void drain(msg.graceMs);
+  } catch (err) {
+    log.error({ err }, 'worker failed to handle a supervisor message');
+  }
+});
+
+send({ type: 'booted' });
+
+async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
+  log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
+  const traceId = traceIdFactory(msg.slot);
+  if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, { log, traceId });
+  const notPublished = ERRORS['Svc.Data.NotPublished'];
+  const handle = (ex: Exchange) => {
+    const rt = current; // read once: this request keeps this generation to the end
+    if (rt === null) {
+      ex.sendJson(notPublished.status, { code: 'Svc.Data.NotPublished', message: notPublished.message, traceId: traceId() });
+      return;
+    }
+    rt.handle(ex);
+  };
+  const internal = (ex: Exchange) =>
+    ex.sendJson(500, { code: 'Svc.Internal', message: ERRORS['Svc.Internal'].message, traceId: traceId() });
+  server = new DataServer(handle, internal, log);
+  const ok = await server.listen(msg.listen.host, msg.listen.port);
+  if (!ok) {
+    send({ type: 'listen-failed', error: { code: 'Bind', message: `cannot listen on ${msg.listen.host}:${msg.listen.port}` } });
+    setTimeout(() => process.exit(11), 50);
+    return;
+  }
+  send({ type: 'listening' });
+}
+
+function swap(id: number, payload: unknown): void {
+  const next = buildRuntime(id, payload, { log, traceId: traceIdFactory(0) });
+  const prev = current;
+  current = next;
+  prev?.retire();
+  send({ type: 'ack', generation: id });
+}
+
+async function drain(graceMs: number): Promise<void> {
+  if (draining) return;
+  draining = true;
+  await server?.drain(graceMs);
+  current?.retire();
+  process.exit(0);
+}
