@@ -29,6 +29,17 @@ export const OPERATIONS: readonly Operation[] = [
   { id: 'openapi', method: 'GET', path: '/api/v1/openapi.json', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'This contract as OpenAPI 3.1' },
   { id: 'whoami', method: 'GET', path: '/api/v1/sys/whoami', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The calling identity: kind, tenant, masks, scopes' },
   { id: 'cluster.status', method: 'GET', path: '/api/v1/sys/cluster/status', family: 'cluster', access: 'read', auth: 'scope', level: 'instance', summary: 'Supervisor and worker status' },
+  { id: 'sys.steps', method: 'GET', path: '/api/v1/sys/steps', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The built-in steps and their settings as JSON Schema' },
+
+  { id: 'config.set', method: 'POST', path: '/api/v1/{tenant}/config/set/{kind}/{name}', family: 'config', access: 'write', auth: 'scope', level: 'tenant', body: true, summary: 'Write a draft entity; returns the receipt {logicalAddress, generation}' },
+  { id: 'config.get', method: 'GET', path: '/api/v1/{tenant}/config/get/{kind}/{name}', family: 'config', access: 'read', auth: 'scope', level: 'tenant', summary: 'An entity: its draft and published versions side by side' },
+  { id: 'config.list', method: 'GET', path: '/api/v1/{tenant}/config/list/{kind}', family: 'config', access: 'read', auth: 'scope', level: 'tenant', summary: 'The entities of a kind with their state' },
+  { id: 'config.delete', method: 'POST', path: '/api/v1/{tenant}/config/delete/{kind}/{name}', family: 'config', access: 'write', auth: 'scope', level: 'tenant', summary: 'Stage the removal of an entity for the next publish' },
+
+  { id: 'publish.dry-run', method: 'POST', path: '/api/v1/{tenant}/publish/dry-run', family: 'publish', access: 'read', auth: 'scope', level: 'tenant', summary: 'Compile the drafts without side effects' },
+  { id: 'publish.go', method: 'POST', path: '/api/v1/{tenant}/publish/go', family: 'publish', access: 'write', auth: 'scope', level: 'tenant', summary: 'Compile and publish the drafts as a new generation' },
+  { id: 'publish.history', method: 'GET', path: '/api/v1/{tenant}/publish/history', family: 'publish', access: 'read', auth: 'scope', level: 'tenant', summary: "The tenant's generations, newest first" },
+  { id: 'publish.rollback', method: 'POST', path: '/api/v1/{tenant}/publish/rollback/{generation}', family: 'publish', access: 'write', auth: 'scope', level: 'tenant', summary: "Publish a new generation with the tenant's content of an earlier one" },
 ];
 
 export function operationById(id: string): Operation {

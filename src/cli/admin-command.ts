@@ -21,7 +21,7 @@ export abstract class AdminCommand extends Command {
   };
 
   protected flags!: AdminFlags;
-  protected args!: Record<string, string | undefined>;
+  protected args!: Record<string, string | number | undefined>;
 
   override async init(): Promise<void> {
     await super.init();
@@ -29,6 +29,14 @@ export abstract class AdminCommand extends Command {
     const parsed = await this.parse(this.constructor as any);
     this.flags = parsed.flags as unknown as AdminFlags;
     this.args = parsed.args as Record<string, string | undefined>;
+  }
+
+  /** A CLI-side failure (bad input), printed like an admin error; exit 2. */
+  protected fail(code: string, message: string): unknown {
+    const out = { code, message };
+    process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    process.exitCode = 2;
+    return out;
   }
 
   protected async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {

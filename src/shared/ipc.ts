@@ -19,7 +19,9 @@ export type ToWorker =
       logLevel: string;
     }
   | { type: 'generation'; generation: GenerationMessage }
-  | { type: 'drain'; graceMs: number };
+  | { type: 'drain'; graceMs: number }
+  /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
+  | { type: 'lease'; id: number; granted: number; retryAfterMs: number };
 
 export type FromWorker =
   /** The worker's message handler is in place (ESM loads async, so 'online' is too early). */
@@ -27,4 +29,6 @@ export type FromWorker =
   | { type: 'listening' }
   | { type: 'listen-failed'; error: { code: ErrorCode | 'Bind'; message: string } }
   | { type: 'ack'; generation: number }
+  /** Asks for tokens of a node-wide rate-limit bucket. */
+  | { type: 'lease'; id: number; bucket: string; rps: number; burst: number }
   | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } };

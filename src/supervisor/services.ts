@@ -1,6 +1,9 @@
 import type { Volume } from '../store/volume.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { Logger } from '../shared/logger.js';
+import type { EntityRepo } from '../store/entity-repo.js';
+import type { GenerationRepo } from '../store/generation-repo.js';
+import type { Publisher } from './publisher.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -9,6 +12,7 @@ export interface Services {
   volume: Volume;
   pool: WorkerPool;
   log: Logger;
-  /** The generation the data plane serves (0 before the first publish). */
-  currentGeneration(): number;
+  entities: EntityRepo;
+  generations: GenerationRepo;
+  publisher: Publisher;
 }

@@ -12,6 +12,10 @@ import { probePort } from './port-probe.js';
 import { BindError, WorkerPool } from './worker-pool.js';
 import type { Services } from './services.js';
 import { VERSION } from '../shared/version.js';
+import { EntityRepo } from '../store/entity-repo.js';
+import { GenerationRepo } from '../store/generation-repo.js';
+import { Publisher } from './publisher.js';
+import { RateLimitLeases } from './rate-limit-leases.js';
 
 export interface Running {
   readyLine: string;
@@ -40,21 +44,19 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   }
 
   const workers = config.workers ?? availableParallelism();
-  const pool = new WorkerPool({
+  const entities = new EntityRepo(volume.db);
+  const generations = new GenerationRepo(volume.db);
+  // After a restart on a persistent volume the last published generation serves at once.
+  const publisher: Publisher = new Publisher(volume.db, entities, generations, (): WorkerPool => pool, log);
+  const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
     logLevel: config.log.level,
     log,
-    currentGeneration: () => null,
+    currentGeneration: () => publisher.current(),
   });
-  const services: Services = {
-    version: VERSION,
-    startedAt: Date.now(),
-    volume,
-    pool,
-    log,
-    currentGeneration: () => 0,
-  };
+  serveLeases(pool, new RateLimitLeases(() => pool.live().length));
+  const services: Services = { version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, publisher };
 
   const admin = createAdminServer({
     operations: OPERATIONS,
@@ -86,7 +88,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
   const readyLine =
     `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
-    `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${services.currentGeneration()}`;
+    `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   return lifecycle(config, log, admin, pool, volume, readyLine);
 }
 
@@ -122,4 +124,15 @@ function listen(server: Server, host: string, port: number): Promise<void> {
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Answers workers' rate-limit lease requests. */
+function serveLeases(pool: WorkerPool, leases: RateLimitLeases): void {
+  pool.onWorkerMessage((slot, msg) => {
+    if (msg.type !== 'lease') return;
+    const r = leases.lease(msg.bucket, msg.rps, msg.burst);
+    const s = pool.slots[slot];
+    if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs });
+  });
+  setInterval(() => leases.sweep(60_000), 30_000).unref();
 }

@@ -63,14 +63,17 @@ export class WorkerPool {
     slot.worker = worker;
     slot.state = 'starting';
     slot.startedAt = Date.now();
-    const gen = this.opts.currentGeneration();
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'booted') {
+        const gen = this.opts.currentGeneration();
+        slot.generation = gen?.id ?? 0;
         const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel };
         worker.send(init);
       } else if (msg.type === 'listening') {
         slot.state = 'listening';
-        slot.generation = gen?.id ?? 0;
+        // A publish that ran while this worker started skipped it: catch it up.
+        const cur = this.opts.currentGeneration();
+        if (cur && cur.id !== slot.generation) worker.send({ type: 'generation', generation: cur } satisfies ToWorker);
         onFirstListen?.();
         onFirstListen = undefined;
       } else if (msg.type === 'listen-failed') {

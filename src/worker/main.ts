@@ -10,12 +10,15 @@ import { traceIdFactory } from '../shared/trace-id.js';
 import { ERRORS } from '../shared/errors.js';
 import { DataServer } from './data-server.js';
 import type { Exchange } from './exchange.js';
-import { buildRuntime, type Runtime } from './runtime.js';
+import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
+import { LeasedRateLimits } from './rate-limit-client.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
 let log: Logger = createLogger('info', { role: 'worker' });
 let draining = false;
+let deps: RuntimeDeps | null = null;
+const rateLimits = new LeasedRateLimits(send);
 
 function send(msg: FromWorker): void {
   if (process.connected) process.send!(msg);
@@ -31,6 +34,7 @@ process.on('message', (msg: ToWorker) => {
   try {
     if (msg.type === 'init') void init(msg);
     else if (msg.type === 'generation') swap(msg.generation.id, msg.generation.payload);
+    else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs);
     else if (msg.type === 'drain') void drain(msg.graceMs);
   } catch (err) {
     log.error({ err }, 'worker failed to handle a supervisor message');
@@ -42,7 +46,8 @@ send({ type: 'booted' });
 async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
   const traceId = traceIdFactory(msg.slot);
-  if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, { log, traceId });
+  deps = { log, traceId, env: { rateLimits } };
+  if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps);
   const notPublished = ERRORS['Svc.Data.NotPublished'];
   const handle = (ex: Exchange) => {
     const rt = current; // read once: this request keeps this generation to the end
@@ -64,8 +69,16 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   send({ type: 'listening' });
 }
 
+/** Builds the new generation off the hot path, then swaps one reference. */
 function swap(id: number, payload: unknown): void {
-  const next = buildRuntime(id, payload, { log, traceId: traceIdFactory(0) });
+  let next: Runtime;
+  try {
+    next = buildRuntime(id, payload, deps!);
+  } catch (err) {
+    log.error({ err, generation: id }, 'cannot build generation');
+    send({ type: 'nack', generation: id, error: { code: 'Svc.Internal', message: (err as Error).message } });
+    return;
+  }
   const prev = current;
   current = next;
   prev?.retire();

@@ -1,20 +1,102 @@
+import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.js';
 import type { Logger } from '../shared/logger.js';
+import type { StepEnv, StepReply, StepRun } from '../steps/step.js';
+import { ERRORS } from '../shared/errors.js';
 import type { Exchange } from './exchange.js';
+import { normalizePath } from './normalize-path.js';
+import { buildPipeline } from './pipeline.js';
+import { proxy } from './proxy.js';
+import { RouteTable, routingHost } from './route-table.js';
+import { ClusterPools } from './upstream-pools.js';
 
 export interface RuntimeDeps {
   log: Logger;
   traceId: () => string;
+  env: StepEnv;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
 export interface Runtime {
   readonly generation: number;
   handle(ex: Exchange): void;
-  /** Called when a newer generation replaced this one: close pools once idle. */
+  /** A newer generation replaced this one: close its pools once its requests finish. */
   retire(): void;
 }
 
-export function buildRuntime(generation: number, _payload: unknown, deps: RuntimeDeps): Runtime {
-  // Generations arrive with the publish work (issue 3); until then nothing is published.
-  throw new Error(`worker cannot build generation ${generation} yet (${deps.log ? 'no compiler' : ''})`);
+type Terminal = (ex: Exchange) => void;
+
+export function buildRuntime(generation: number, payload: unknown, deps: RuntimeDeps): Runtime {
+  const gen = payload as CompiledGeneration;
+  const { traceId, log } = deps;
+  const pools = new Map<string, ClusterPools>();
+  let inFlight = 0;
+  let retired = false;
+  const closePools = () => {
+    for (const p of pools.values()) void p.close();
+    pools.clear();
+  };
+  const done = () => {
+    if (--inFlight === 0 && retired) closePools();
+  };
+  const poolsFor = (cluster: string) => {
+    let p = pools.get(cluster);
+    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!)));
+    return p;
+  };
+
+  const fail = (ex: Exchange, err: unknown) => {
+    log.error({ err }, 'step failed');
+    ex.sendJson(500, { code: 'Svc.Internal', message: ERRORS['Svc.Internal'].message, traceId: traceId() });
+    done();
+  };
+
+  function terminal(r: CompiledRoute): Terminal {
+    const t = r.terminal;
+    if (t.type === 'directResponse') return (ex) => ex.send(t.statusCode, t.body, t.headers);
+    if (t.type === 'redirect') {
+      const headers = { location: t.location, 'content-type': 'text/plain; charset=utf-8' };
+      return (ex) => ex.send(t.statusCode, '', headers);
+    }
+    const upstream = poolsFor(t.cluster);
+    const pipeline: StepRun | null = buildPipeline(t.steps, deps.env);
+    if (pipeline === null) {
+      return (ex) => {
+        inFlight++;
+        proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, traceId, done);
+      };
+    }
+    return (ex) => {
+      inFlight++;
+      const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
+      const replied = (o: StepReply) => {
+        body?.destroy();
+        ex.send(o.status, o.body, o.headers);
+        done();
+      };
+      const r = pipeline(ex);
+      if (r === undefined) return proxy(ex, upstream, body, traceId, done);
+      if (r instanceof Promise) {
+        r.then((o) => (o === undefined ? proxy(ex, upstream, body, traceId, done) : replied(o))).catch((err) => fail(ex, err));
+        return;
+      }
+      replied(r);
+    };
+  }
+
+  const table = new RouteTable<Terminal>(gen, terminal);
+  const noRoute = ERRORS['Svc.Data.NoRoute'];
+
+  return {
+    generation,
+    handle(ex) {
+      ex.path = normalizePath(ex.url);
+      const t = table.lookup(ex.method, routingHost(ex.header('host')), ex.path);
+      if (t === null) ex.sendJson(noRoute.status, { code: 'Svc.Data.NoRoute', message: noRoute.message, traceId: traceId() });
+      else t(ex);
+    },
+    retire() {
+      retired = true;
+      if (inFlight === 0) closePools();
+    },
+  };
 }

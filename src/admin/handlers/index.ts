@@ -1,6 +1,8 @@
 import type { OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import * as sys from './sys.js';
+import * as config from './config.js';
+import * as publish from './publish.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -8,4 +10,13 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   openapi: sys.openapi,
   whoami: sys.whoami,
   'cluster.status': sys.clusterStatus,
+  'sys.steps': sys.steps,
+  'config.set': config.set,
+  'config.get': config.get,
+  'config.list': config.list,
+  'config.delete': config.remove,
+  'publish.dry-run': publish.dryRun,
+  'publish.go': publish.go,
+  'publish.history': publish.history,
+  'publish.rollback': publish.rollback,
 };

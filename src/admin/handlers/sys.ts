@@ -2,6 +2,7 @@ import type { OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { OPERATIONS } from '../contract.js';
 import { openApiDocument } from '../openapi.js';
+import { stepCatalog } from '../../steps/registry.js';
 
 export const health: OpHandler<Services> = () => ({ ok: true });
 
@@ -21,7 +22,9 @@ export const clusterStatus: OpHandler<Services> = ({ services }) => ({
     startedAt: new Date(services.startedAt).toISOString(),
     version: services.version,
   },
-  generation: services.currentGeneration(),
+  generation: services.publisher.currentId(),
   volume: services.volume.file ? 'virtual' : 'memory',
   workers: services.pool.status(),
 });
+
+export const steps: OpHandler<Services> = () => ({ steps: stepCatalog() });

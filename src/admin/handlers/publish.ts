@@ -1,0 +1,28 @@
+import type { OpHandler } from '../op-context.js';
+import { Reply } from '../op-context.js';
+import type { Services } from '../../supervisor/services.js';
+import { SvcError } from '../../shared/errors.js';
+
+export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
+  const r = services.publisher.dryRun(params.tenant!);
+  if (r.success) return r;
+  return new Reply(422, {
+    code: 'Svc.Publish.Rejected',
+    message: `The candidate configuration has ${r.issues.length} issue(s); the previous generation keeps serving`,
+    traceId,
+    ...r,
+  });
+};
+
+export const go: OpHandler<Services> = ({ params, services }) => services.publisher.go(params.tenant!);
+
+export const history: OpHandler<Services> = ({ params, services, query }) => {
+  const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 100) || 100));
+  return { tenant: params.tenant, current: services.publisher.currentId(), items: services.generations.history(params.tenant!, limit) };
+};
+
+export const rollback: OpHandler<Services> = ({ params, services }) => {
+  const to = Number(params.generation);
+  if (!Number.isInteger(to) || to < 1) throw new SvcError('Svc.Request.BadParam', `Invalid generation ${JSON.stringify(params.generation)}`);
+  return services.publisher.rollback(params.tenant!, to);
+};

@@ -1,0 +1,23 @@
+import { Args, Flags } from '@oclif/core';
+import { AdminCommand } from '../../admin-command.js';
+import { seg } from '../../admin-client.js';
+import { readDocument } from '../../read-document.js';
+
+export default class ConfigSet extends AdminCommand {
+  static override summary = 'Write a draft entity (cluster, route or orch) from a file or stdin.';
+  static override args = {
+    kind: Args.string({ required: true, options: ['cluster', 'route', 'orch'] }),
+    name: Args.string({ required: true }),
+  };
+  static override flags = { file: Flags.string({ char: 'f', description: 'JSON document (default: stdin)' }) };
+
+  async run(): Promise<unknown> {
+    let doc: unknown;
+    try {
+      doc = readDocument(this.flags.file as string | undefined);
+    } catch (err) {
+      return this.fail('Cli.Input', (err as Error).message);
+    }
+    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/config/set/${seg(this.args.kind!)}/${seg(this.args.name!)}`, doc);
+  }
+}

@@ -1,0 +1,10 @@
+import { AdminCommand } from '../../admin-command.js';
+import { seg } from '../../admin-client.js';
+
+export default class PublishDryRun extends AdminCommand {
+  static override summary = 'Compile the drafts without side effects: success, candidateGeneration, issues, planned.';
+
+  async run(): Promise<unknown> {
+    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/publish/dry-run`);
+  }
+}

@@ -1,0 +1,12 @@
+import { Args } from '@oclif/core';
+import { AdminCommand } from '../../admin-command.js';
+import { seg } from '../../admin-client.js';
+
+export default class PublishRollback extends AdminCommand {
+  static override summary = "Publish a new generation with the tenant's content of an earlier one.";
+  static override args = { generation: Args.integer({ required: true, min: 1 }) };
+
+  async run(): Promise<unknown> {
+    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/publish/rollback/${seg(this.args.generation!)}`);
+  }
+}

@@ -1,0 +1,119 @@
+import { parseDocument, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
+import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from './generation.js';
+import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
+import { StepCompiler } from './step-compiler.js';
+import { claimHosts } from './host-claims.js';
+
+export const DEFAULT_TENANT = 'default';
+
+export type CompileResult =
+  | { ok: true; generation: CompiledGeneration; planned: string[]; issues: [] }
+  | { ok: false; planned: string[]; issues: CompileIssue[] };
+
+const TERMINALS = ['cluster', 'redirect', 'directResponse'] as const;
+
+/**
+ * Pure: (published state + one tenant's drafts) -> a generation every worker can load,
+ * or the list of issues that stop it. No I/O, no clock, no randomness: the same
+ * snapshot always compiles to the same result.
+ */
+export function compile(snapshot: Snapshot): CompileResult {
+  const { entities, planned } = applyDrafts(snapshot);
+  const issues: CompileIssue[] = [];
+  const byTenant = new Map<string, EntityRow[]>();
+  for (const e of entities) {
+    const parsed = parseDocument(e.kind, e.doc);
+    if (!parsed.ok) {
+      for (const f of parsed.errors) issues.push({ kind: e.kind, name: e.name, pointer: f.path, code: 'Compile.Document', message: f.message });
+      continue;
+    }
+    let list = byTenant.get(e.tenant);
+    if (!list) byTenant.set(e.tenant, (list = []));
+    list.push({ ...e, doc: parsed.doc });
+  }
+
+  const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
+  const allRoutes: CompiledRoute[] = [];
+  for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
+    const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
+    const clusters = of<ClusterDoc>('cluster');
+    for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
+    const steps = new StepCompiler(of<OrchDoc>('orch'), issues);
+    steps.checkChains();
+    const routes: CompiledRoute[] = [];
+    for (const [name, doc] of of<RouteDoc>('route')) {
+      const r = compileRoute(tenant, name, doc, clusters, steps, issues);
+      if (r) routes.push(r);
+    }
+    rank(routes);
+    generation.tenants[tenant] = { routes };
+    allRoutes.push(...routes);
+  }
+  generation.hostOwners = claimHosts(allRoutes, issues);
+
+  if (issues.length) return { ok: false, planned, issues };
+  return { ok: true, generation, planned, issues: [] };
+}
+
+function compileCluster(c: ClusterDoc): CompiledCluster {
+  return {
+    targets: c.targets,
+    connectMs: c.timeouts?.connectMs ?? 5_000,
+    headersMs: c.timeouts?.headersMs ?? 30_000,
+    bodyMs: c.timeouts?.bodyMs ?? 30_000,
+  };
+}
+
+function compileRoute(
+  tenant: string,
+  name: string,
+  doc: RouteDoc,
+  clusters: ReadonlyMap<string, ClusterDoc>,
+  steps: StepCompiler,
+  issues: CompileIssue[],
+): CompiledRoute | null {
+  const issue = (pointer: string, code: string, message: string) => issues.push({ kind: 'route', name, pointer, code, message });
+  const terminals = TERMINALS.filter((t) => doc[t] !== undefined);
+  if (terminals.length !== 1) {
+    issue('', 'Compile.Route.Terminal', terminals.length === 0
+      ? 'a route needs exactly one terminal: cluster, redirect or directResponse'
+      : `a route has exactly one terminal; this one has ${terminals.join(' and ')}`);
+  }
+  if (tenant !== DEFAULT_TENANT && !doc.hosts?.length) {
+    issue('/hosts', 'Compile.Route.Hosts', `routes of tenant ${tenant} must declare hosts, so they cannot capture another tenant's traffic`);
+  }
+  // Steps are checked on every route, but only a cluster route runs them.
+  const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`);
+  let terminal: CompiledTerminal | null = null;
+  if (terminals.length === 1) {
+    if (doc.cluster !== undefined) {
+      if (!clusters.has(doc.cluster)) issue('/cluster', 'Compile.Route.Cluster', `no cluster ${doc.cluster} in tenant ${tenant}`);
+      else if (compiledSteps) terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps };
+    } else if (doc.redirect) {
+      terminal = { type: 'redirect', location: doc.redirect.location, statusCode: doc.redirect.statusCode ?? 302 };
+    } else if (doc.directResponse) {
+      const d = doc.directResponse;
+      const headers = Object.fromEntries(Object.entries(d.headers ?? {}).map(([k, val]) => [k.toLowerCase(), val]));
+      headers['content-type'] ??= 'text/plain; charset=utf-8';
+      terminal = { type: 'directResponse', statusCode: d.statusCode, body: d.body, headers };
+    }
+  }
+  if (!terminal) return null;
+  return {
+    id: `${tenant}/${name}`,
+    tenant,
+    name,
+    order: doc.order ?? 0,
+    pathPrefix: doc.pathPrefix ?? '',
+    hosts: doc.hosts?.length ? doc.hosts.map((h) => h.toLowerCase()) : null,
+    methods: doc.methods?.length ? doc.methods : null,
+    rank: 0,
+    terminal,
+  };
+}
+
+/** Highest order first; ties: longer prefix first, then name. */
+function rank(routes: CompiledRoute[]): void {
+  routes.sort((a, b) => b.order - a.order || b.pathPrefix.length - a.pathPrefix.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  routes.forEach((r, i) => (r.rank = i));
+}

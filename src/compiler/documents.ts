@@ -1,0 +1,122 @@
+import * as v from 'valibot';
+
+/**
+ * Entity documents: the structure each kind must have to be stored as a draft
+ * (`config set`, 400 Svc.Config.Invalid otherwise). Structure only: references,
+ * terminals and step settings are checked by the compiler, so a draft may be
+ * incomplete while it is being written.
+ */
+
+export const KINDS = ['cluster', 'route', 'orch'] as const;
+export type Kind = (typeof KINDS)[number];
+
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const Target = v.pipe(
+  v.string(),
+  v.regex(/^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'),
+  v.check((s) => {
+    const port = Number(s.slice(s.lastIndexOf(':') + 1));
+    return port >= 1 && port <= 65535;
+  }, 'port must be 1-65535'),
+);
+
+export const ClusterDoc = v.strictObject({
+  targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
+  /** Upstream timeouts in milliseconds: connect, and headers (time to the first response byte). */
+  timeouts: v.optional(
+    v.strictObject({
+      connectMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600_000))),
+      headersMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
+      bodyMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
+    }),
+  ),
+});
+
+export const StepDoc = v.strictObject({
+  code: v.pipe(v.string(), v.minLength(1)),
+  settings: v.optional(v.record(v.string(), v.unknown()), {}),
+});
+
+const Status = v.pipe(v.number(), v.integer());
+
+export const RouteDoc = v.strictObject({
+  cluster: v.optional(v.pipe(v.string(), v.minLength(1))),
+  pathPrefix: v.optional(v.pipe(v.string(), v.startsWith('/', 'must start with /'))),
+  order: v.optional(v.pipe(v.number(), v.integer())),
+  hosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix')))),
+  methods: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Z]+$/, 'must be an upper-case method')))),
+  directResponse: v.optional(
+    v.strictObject({
+      statusCode: v.pipe(Status, v.minValue(100), v.maxValue(599)),
+      body: v.optional(v.string(), ''),
+      headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), v.string())),
+    }),
+  ),
+  redirect: v.optional(
+    v.strictObject({
+      location: v.pipe(v.string(), v.minLength(1)),
+      statusCode: v.optional(v.picklist([301, 302, 303, 307, 308])),
+    }),
+  ),
+  steps: v.optional(v.array(StepDoc)),
+});
+
+const Canvas = v.strictObject({ x: v.number(), y: v.number() });
+
+export const OrchDoc = v.strictObject({
+  nodes: v.pipe(
+    v.array(
+      v.strictObject({
+        id: v.pipe(v.string(), v.minLength(1)),
+        step: v.pipe(v.string(), v.minLength(1)),
+        settings: v.optional(v.record(v.string(), v.unknown()), {}),
+        failureStrategy: v.optional(v.string()),
+        canvas: v.optional(Canvas),
+      }),
+    ),
+    v.minLength(1, 'needs at least one node'),
+  ),
+  links: v.array(v.strictObject({ from: v.string(), to: v.string() })),
+  groups: v.optional(
+    v.array(
+      v.strictObject({
+        id: v.pipe(v.string(), v.minLength(1)),
+        nodes: v.pipe(v.array(v.string()), v.minLength(1)),
+        strategy: v.optional(v.string()),
+        canvas: v.optional(Canvas),
+      }),
+    ),
+  ),
+});
+
+export type ClusterDoc = v.InferOutput<typeof ClusterDoc>;
+export type RouteDoc = v.InferOutput<typeof RouteDoc>;
+export type OrchDoc = v.InferOutput<typeof OrchDoc>;
+export type StepDoc = v.InferOutput<typeof StepDoc>;
+
+const SCHEMAS = { cluster: ClusterDoc, route: RouteDoc, orch: OrchDoc } as const;
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** Checks a document's structure; returns the normalised document or field errors. */
+export function parseDocument(kind: Kind, doc: unknown): { ok: true; doc: unknown } | { ok: false; errors: FieldError[] } {
+  const r = v.safeParse(SCHEMAS[kind], doc);
+  if (r.success) return { ok: true, doc: r.output };
+  return {
+    ok: false,
+    errors: r.issues.map((i) => ({ path: pointer(i.path), message: i.expected === 'never' ? 'unknown field' : i.message })),
+  };
+}
+
+export function isKind(s: string): s is Kind {
+  return (KINDS as readonly string[]).includes(s);
+}
+
+/** A valibot issue path as a JSON pointer ('' for the document itself). */
+export function pointer(path: readonly { key: unknown }[] | undefined): string {
+  return (path ?? []).map((p) => '/' + String(p.key).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}

@@ -1,0 +1,52 @@
+/**
+ * The compiled generation: what the compiler produces and workers receive. Plain
+ * JSON (it crosses IPC and is stored with the generation), already checked: a worker
+ * builds closures and lookup structures from it and validates nothing.
+ */
+export interface CompiledGeneration {
+  format: 1;
+  /** Routes per tenant, ranked (rank 0 is the most preferred). */
+  tenants: Record<string, { routes: CompiledRoute[] }>;
+  /** Host claims: exact host or `*.suffix` -> tenant. Unclaimed hosts belong to `default`. */
+  hostOwners: Record<string, string>;
+  /** Clusters by `tenant/name`. */
+  clusters: Record<string, CompiledCluster>;
+}
+
+export interface CompiledCluster {
+  targets: string[];
+  connectMs: number;
+  headersMs: number;
+  bodyMs: number;
+}
+
+export interface CompiledRoute {
+  id: string;
+  tenant: string;
+  name: string;
+  order: number;
+  /** '' matches every path. */
+  pathPrefix: string;
+  hosts: string[] | null;
+  methods: string[] | null;
+  rank: number;
+  terminal: CompiledTerminal;
+}
+
+export type CompiledTerminal =
+  | { type: 'cluster'; cluster: string; steps: CompiledStep[] }
+  | { type: 'redirect'; location: string; statusCode: number }
+  | { type: 'directResponse'; statusCode: number; body: string; headers: Record<string, string> };
+
+export type CompiledStep =
+  | { kind: 'step'; code: string; settings: unknown; bucket: string }
+  | { kind: 'group'; id: string; strategy: string; members: CompiledStep[][] };
+
+export interface CompileIssue {
+  kind: string;
+  name: string;
+  /** JSON pointer into the entity document. */
+  pointer: string;
+  code: string;
+  message: string;
+}

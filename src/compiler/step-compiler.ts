@@ -1,0 +1,137 @@
+import * as v from 'valibot';
+import { STEPS } from '../steps/registry.js';
+import type { OrchDoc } from './documents.js';
+import { pointer } from './documents.js';
+import type { CompiledStep, CompileIssue } from './generation.js';
+import { chainOrder, type ChainUnit } from './chain-order.js';
+import { canonical } from './snapshot.js';
+
+export const MAX_CHAIN_DEPTH = 4;
+
+interface Owner {
+  kind: string;
+  name: string;
+}
+
+interface RawStep {
+  code: string;
+  settings: Record<string, unknown>;
+}
+
+/**
+ * Checks steps against the registry and inlines `orch` chains, for one tenant. Each
+ * orch entity's own structure is checked once; references are checked where they are
+ * made (missing, cyclic, deeper than MAX_CHAIN_DEPTH chains from the route).
+ */
+export class StepCompiler {
+  private readonly orders = new Map<string, ChainUnit[] | null>();
+
+  constructor(
+    private readonly orchs: ReadonlyMap<string, OrchDoc>,
+    private readonly issues: CompileIssue[],
+  ) {}
+
+  /** Checks every orch entity on its own, referenced or not. */
+  checkChains(): void {
+    for (const [name, doc] of this.orchs) {
+      this.orderOf(name, doc);
+      doc.nodes.forEach((n, i) => this.checkSettings({ kind: 'orch', name }, `/nodes/${i}`, `/nodes/${i}/step`, n.step, n.settings));
+    }
+  }
+
+  /** Compiles a route's steps into runtime steps; null when any issue was found. */
+  compile(steps: readonly RawStep[], owner: Owner, base: string, bucket: string): CompiledStep[] | null {
+    const out: CompiledStep[] = [];
+    let ok = true;
+    steps.forEach((s, i) => {
+      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, []);
+      if (c) out.push(...c);
+      else ok = false;
+    });
+    return ok ? out : null;
+  }
+
+  /** One step at pointer `at`: a runtime step, or an inlined chain for `orch`. */
+  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
+    const codeAt = owner.kind === 'orch' ? `${at}/step` : `${at}/code`;
+    const settings = this.checkSettings(owner, at, codeAt, s.code, s.settings);
+    if (settings === undefined) return null;
+    const b = `${bucket}${at}`;
+    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack);
+    return [{ kind: 'step', code: s.code, settings, bucket: `${b}@${canonical(settings)}` }];
+  }
+
+  private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
+    if (stack.includes(ref)) {
+      this.issue(owner, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...stack, ref].join(' -> ')}`);
+      return null;
+    }
+    if (stack.length + 1 > MAX_CHAIN_DEPTH) {
+      this.issue(owner, at, 'Compile.Orch.Depth', `chain ${[...stack, ref].join(' -> ')} nests ${stack.length + 1} chains; at most ${MAX_CHAIN_DEPTH}`);
+      return null;
+    }
+    const doc = this.orchs.get(ref);
+    if (!doc) {
+      this.issue(owner, at, 'Compile.Orch.Missing', `no orch ${ref} in this tenant`);
+      return null;
+    }
+    const units = this.orderOf(ref, doc);
+    if (!units) return null;
+    const chain = { kind: 'orch', name: ref };
+    const next = [...stack, ref];
+    const node = (i: number) => {
+      const n = doc.nodes[i]!;
+      return this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next);
+    };
+    const out: CompiledStep[] = [];
+    for (const u of units) {
+      if (u.type === 'node') {
+        const c = node(u.index);
+        if (!c) return null;
+        out.push(...c);
+        continue;
+      }
+      const g = doc.groups![u.index]!;
+      const members: CompiledStep[][] = [];
+      for (const id of g.nodes) {
+        const c = node(doc.nodes.findIndex((n) => n.id === id));
+        if (!c) return null;
+        members.push(c);
+      }
+      out.push({ kind: 'group', id: g.id, strategy: g.strategy ?? 'all', members });
+    }
+    return out;
+  }
+
+  private orderOf(name: string, doc: OrchDoc): ChainUnit[] | null {
+    if (this.orders.has(name)) return this.orders.get(name)!;
+    const { units, problems } = chainOrder(doc);
+    for (const p of problems) this.issue({ kind: 'orch', name }, p.pointer, p.code, p.message);
+    const result = problems.length ? null : units;
+    this.orders.set(name, result);
+    return result;
+  }
+
+  /** The step's parsed settings, or undefined (issue recorded) when the code or settings are bad. */
+  private checkSettings(owner: Owner, at: string, codeAt: string, code: string, settings: unknown): unknown {
+    const def = STEPS.get(code);
+    if (!def) {
+      this.issue(owner, codeAt, 'Compile.Step.Unknown', `unknown step code ${code}`);
+      return undefined;
+    }
+    const r = v.safeParse(def.schema, settings ?? {});
+    if (!r.success) {
+      for (const i of r.issues) {
+        const msg = i.expected === 'never' ? 'unknown setting' : i.message;
+        this.issue(owner, `${at}/settings${pointer(i.path as { key: unknown }[] | undefined)}`, 'Compile.Step.Settings', `${code}: ${msg}`);
+      }
+      return undefined;
+    }
+    return r.output;
+  }
+
+  private issue(owner: Owner, at: string, code: string, message: string): void {
+    const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
+    if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
+  }
+}

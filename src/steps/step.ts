@@ -1,0 +1,60 @@
+import type * as v from 'valibot';
+
+/** What a step sees of the request. Copied once from uWS; never the uWS objects. */
+export interface StepRequest {
+  readonly method: string;
+  /** The path as the client sent it (forwarded byte for byte). */
+  readonly url: string;
+  /** The normalised path routes are matched on. */
+  readonly path: string;
+  readonly query: string;
+  readonly headers: [string, string][];
+  readonly remoteAddress: string;
+  header(name: string): string | undefined;
+}
+
+/** A step that answers ends the chain (FailFast): the response goes to the client. */
+export interface StepReply {
+  status: number;
+  headers?: Record<string, string>;
+  body: string;
+}
+
+export type StepOutcome = StepReply | undefined;
+
+/** Sync steps return their outcome directly and never pay for a promise. */
+export type StepRun = (req: StepRequest) => StepOutcome | Promise<StepOutcome>;
+
+/** Worker-side services a step factory may use; built once per worker. */
+export interface StepEnv {
+  rateLimits: RateLimitClient;
+}
+
+export interface RateLimitDenied {
+  ok: false;
+  retryAfterSeconds: number;
+}
+
+/** Node-wide token buckets, leased from the supervisor (see supervisor/rate-limit-leases.ts). */
+export interface RateLimitClient {
+  acquire(bucket: string, requestsPerSecond: number, burst: number): true | RateLimitDenied | Promise<true | RateLimitDenied>;
+}
+
+export interface StepDefinition<S = unknown> {
+  code: string;
+  summary: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  schema: v.GenericSchema<any, S>;
+  /**
+   * Builds the runtime function from settings the compiler already checked. `bucket`
+   * is a stable key for per-step state that must outlive a publish when the step is
+   * unchanged (rate-limit buckets).
+   */
+  create?(settings: S, ctx: { bucket: string; env: StepEnv }): StepRun;
+  /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
+  compileTime?: boolean;
+}
+
+export function defineStep<S>(def: StepDefinition<S>): StepDefinition<S> {
+  return def;
+}

@@ -1,0 +1,129 @@
+import type { Db } from './volume.js';
+import type { Kind } from '../compiler/documents.js';
+import type { DraftRow, EntityRow } from '../compiler/snapshot.js';
+
+export interface EntityView {
+  tenant: string;
+  kind: Kind;
+  name: string;
+  /** `published` when serving with no pending change; `draft` when a change waits for publish. */
+  state: 'draft' | 'published';
+  /** The pending change: a new document (`set`), a staged removal (`delete`), or none. */
+  pending: 'set' | 'delete' | null;
+  draft: { doc: unknown; updatedAt: string } | null;
+  published: { doc: unknown; generation: number } | null;
+}
+
+/** Draft and published entities. Drafts never reach workers; only a publish moves them. */
+export class EntityRepo {
+  constructor(private readonly db: Db) {}
+
+  setDraft(tenant: string, kind: Kind, name: string, doc: unknown, now = Date.now()): void {
+    this.db
+      .prepare(
+        `INSERT INTO entity_draft (tenant, kind, name, doc, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (tenant, kind, name) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at`,
+      )
+      .run(tenant, kind, name, JSON.stringify(doc), now);
+  }
+
+  /** Stages a removal for the next publish. False when there is nothing to remove. */
+  stageDelete(tenant: string, kind: Kind, name: string, now = Date.now()): boolean {
+    const published = this.db.prepare('SELECT 1 FROM entity_published WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name);
+    if (!published) {
+      // A draft never published is simply dropped.
+      return this.db.prepare('DELETE FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ? AND doc IS NOT NULL').run(tenant, kind, name).changes > 0;
+    }
+    this.setDraftRaw(tenant, kind, name, null, now);
+    return true;
+  }
+
+  private setDraftRaw(tenant: string, kind: Kind, name: string, doc: string | null, now: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO entity_draft (tenant, kind, name, doc, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (tenant, kind, name) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at`,
+      )
+      .run(tenant, kind, name, doc, now);
+  }
+
+  get(tenant: string, kind: Kind, name: string): EntityView | null {
+    const d = this.db.prepare('SELECT doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name) as
+      | { doc: string | null; updated_at: number }
+      | undefined;
+    const p = this.db.prepare('SELECT doc, generation FROM entity_published WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name) as
+      | { doc: string; generation: number }
+      | undefined;
+    if (!d && !p) return null;
+    return view(tenant, kind, name, d, p);
+  }
+
+  list(tenant: string, kind: Kind): EntityView[] {
+    const drafts = this.db.prepare('SELECT name, doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ?').all(tenant, kind) as {
+      name: string;
+      doc: string | null;
+      updated_at: number;
+    }[];
+    const pubs = this.db.prepare('SELECT name, doc, generation FROM entity_published WHERE tenant = ? AND kind = ?').all(tenant, kind) as {
+      name: string;
+      doc: string;
+      generation: number;
+    }[];
+    const names = new Set([...drafts.map((d) => d.name), ...pubs.map((p) => p.name)]);
+    const dm = new Map(drafts.map((d) => [d.name, d]));
+    const pm = new Map(pubs.map((p) => [p.name, p]));
+    return [...names].sort().map((n) => view(tenant, kind, n, dm.get(n), pm.get(n)));
+  }
+
+  /** Every published entity of every tenant. */
+  published(): EntityRow[] {
+    return (this.db.prepare('SELECT tenant, kind, name, doc FROM entity_published').all() as { tenant: string; kind: Kind; name: string; doc: string }[]).map(
+      (r) => ({ ...r, doc: JSON.parse(r.doc) }),
+    );
+  }
+
+  drafts(tenant: string): DraftRow[] {
+    return (this.db.prepare('SELECT kind, name, doc FROM entity_draft WHERE tenant = ?').all(tenant) as { kind: Kind; name: string; doc: string | null }[]).map(
+      (r) => ({ kind: r.kind, name: r.name, doc: r.doc === null ? null : JSON.parse(r.doc) }),
+    );
+  }
+
+  /**
+   * Makes `entities` the tenant's published state as of `generation` and clears the
+   * drafts that produced it. Runs inside the publisher's transaction.
+   */
+  replacePublished(tenant: string, entities: readonly EntityRow[], changed: ReadonlySet<string>, generation: number, clearDrafts: boolean): void {
+    const prior = new Map(
+      (this.db.prepare('SELECT kind, name, generation FROM entity_published WHERE tenant = ?').all(tenant) as { kind: string; name: string; generation: number }[]).map(
+        (r) => [`${r.kind}/${r.name}`, r.generation],
+      ),
+    );
+    this.db.prepare('DELETE FROM entity_published WHERE tenant = ?').run(tenant);
+    const insert = this.db.prepare('INSERT INTO entity_published (tenant, kind, name, doc, generation) VALUES (?, ?, ?, ?, ?)');
+    for (const e of entities) {
+      if (e.tenant !== tenant) continue;
+      const key = `${e.kind}/${e.name}`;
+      insert.run(tenant, e.kind, e.name, JSON.stringify(e.doc), changed.has(key) ? generation : (prior.get(key) ?? generation));
+    }
+    if (clearDrafts) this.db.prepare('DELETE FROM entity_draft WHERE tenant = ?').run(tenant);
+  }
+}
+
+function view(
+  tenant: string,
+  kind: Kind,
+  name: string,
+  d: { doc: string | null; updated_at: number } | undefined,
+  p: { doc: string; generation: number } | undefined,
+): EntityView {
+  const pending = d ? (d.doc === null ? 'delete' : 'set') : null;
+  return {
+    tenant,
+    kind,
+    name,
+    state: pending ? 'draft' : 'published',
+    pending,
+    draft: d && d.doc !== null ? { doc: JSON.parse(d.doc), updatedAt: new Date(d.updated_at).toISOString() } : null,
+    published: p ? { doc: JSON.parse(p.doc), generation: p.generation } : null,
+  };
+}

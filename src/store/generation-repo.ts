@@ -1,0 +1,51 @@
+import type { Db } from './volume.js';
+import type { EntityRow } from '../compiler/snapshot.js';
+
+export interface GenerationRecord {
+  generation: number;
+  tenant: string;
+  action: 'publish' | 'rollback';
+  planned: string[];
+  createdAt: string;
+}
+
+/** Numbered generations: the compiled payload workers load, and the tenant's published state for rollback. */
+export class GenerationRepo {
+  constructor(private readonly db: Db) {}
+
+  current(): number {
+    const r = this.db.prepare('SELECT MAX(id) AS id FROM generation').get() as { id: number | null };
+    return r.id ?? 0;
+  }
+
+  /** The generation workers must serve, or null before the first publish. */
+  latest(): { id: number; payload: unknown } | null {
+    const r = this.db.prepare('SELECT id, payload FROM generation ORDER BY id DESC LIMIT 1').get() as { id: number; payload: string } | undefined;
+    return r ? { id: r.id, payload: JSON.parse(r.payload) } : null;
+  }
+
+  insert(g: { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string[]; payload: unknown; published: EntityRow[] }, now = Date.now()): void {
+    this.db
+      .prepare('INSERT INTO generation (id, tenant, action, planned, payload, published, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(g.id, g.tenant, g.action, JSON.stringify(g.planned), JSON.stringify(g.payload), JSON.stringify(g.published), now);
+  }
+
+  history(tenant: string, limit = 100): GenerationRecord[] {
+    const rows = this.db
+      .prepare('SELECT id, tenant, action, planned, created_at FROM generation WHERE tenant = ? ORDER BY id DESC LIMIT ?')
+      .all(tenant, limit) as { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string; created_at: number }[];
+    return rows.map((r) => ({
+      generation: r.id,
+      tenant: r.tenant,
+      action: r.action,
+      planned: JSON.parse(r.planned),
+      createdAt: new Date(r.created_at).toISOString(),
+    }));
+  }
+
+  /** The tenant's published entities as generation `id` left them, or null if `id` is not that tenant's. */
+  tenantState(tenant: string, id: number): EntityRow[] | null {
+    const r = this.db.prepare('SELECT published FROM generation WHERE id = ? AND tenant = ?').get(id, tenant) as { published: string } | undefined;
+    return r ? JSON.parse(r.published) : null;
+  }
+}

@@ -1,0 +1,133 @@
+import { compile } from '../compiler/compile.js';
+import { applyDrafts, type EntityRow } from '../compiler/snapshot.js';
+import type { CompileIssue } from '../compiler/generation.js';
+import type { EntityRepo } from '../store/entity-repo.js';
+import type { GenerationRepo } from '../store/generation-repo.js';
+import type { Db } from '../store/volume.js';
+import type { GenerationMessage } from '../shared/ipc.js';
+import { SvcError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { broadcastGeneration } from './broadcast.js';
+import type { WorkerPool } from './worker-pool.js';
+
+export interface DryRunResult {
+  success: boolean;
+  candidateGeneration: number;
+  issues: CompileIssue[];
+  planned: string[];
+}
+
+export interface PublishResult {
+  ok: true;
+  generation: number;
+  planned: string[];
+}
+
+/**
+ * Publish, dry-run and rollback. One publish at a time (they queue), so generation
+ * numbers are dense and each compiles against the state the previous one left. The
+ * generation is committed in one transaction with the entity changes, then sent to
+ * every worker; the answer waits for every ack.
+ */
+export class Publisher {
+  private queue: Promise<unknown> = Promise.resolve();
+  private served: GenerationMessage | null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly entities: EntityRepo,
+    private readonly generations: GenerationRepo,
+    private readonly pool: () => WorkerPool,
+    private readonly log: Logger,
+    private readonly ackTimeoutMs = 10_000,
+  ) {
+    this.served = generations.latest();
+  }
+
+  /** What a (re)spawned worker must load before it listens. */
+  current(): GenerationMessage | null {
+    return this.served;
+  }
+
+  currentId(): number {
+    return this.served?.id ?? 0;
+  }
+
+  dryRun(tenant: string): DryRunResult {
+    const r = compile({ tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant) });
+    return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, planned: r.planned };
+  }
+
+  go(tenant: string): Promise<PublishResult> {
+    return this.serial(async () => {
+      const snapshot = { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant) };
+      const r = compile(snapshot);
+      const candidate = this.generations.current() + 1;
+      if (!r.ok) throw rejected(candidate, r.issues, r.planned);
+      if (r.planned.length === 0) {
+        this.entities.replacePublished(tenant, applyDrafts(snapshot).entities, new Set(), 0, true); // drop no-op drafts
+        return { ok: true as const, generation: this.currentId(), planned: [] };
+      }
+      const effective = applyDrafts(snapshot).entities;
+      return this.commit(tenant, 'publish', candidate, r.generation, r.planned, effective, true);
+    });
+  }
+
+  rollback(tenant: string, to: number): Promise<PublishResult> {
+    return this.serial(async () => {
+      const state = this.generations.tenantState(tenant, to);
+      if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
+      const others = this.entities.published().filter((e) => e.tenant !== tenant);
+      const published = [...others, ...state];
+      const r = compile({ tenant, published, drafts: [] });
+      const candidate = this.generations.current() + 1;
+      if (!r.ok) throw rejected(candidate, r.issues, []);
+      const current = new Map(this.entities.published().filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
+      const target = new Map(state.map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
+      const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
+      return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false);
+    });
+  }
+
+  private async commit(
+    tenant: string,
+    action: 'publish' | 'rollback',
+    id: number,
+    payload: unknown,
+    planned: string[],
+    effective: EntityRow[],
+    clearDrafts: boolean,
+  ): Promise<PublishResult> {
+    const tenantState = effective.filter((e) => e.tenant === tenant);
+    this.db.transaction(() => {
+      this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
+      this.entities.replacePublished(tenant, tenantState, new Set(planned), id, clearDrafts);
+    })();
+    this.served = { id, payload };
+    const b = await broadcastGeneration(this.pool(), this.served, this.ackTimeoutMs, this.log);
+    this.log.info({ tenant, generation: id, action, planned, acked: b.acked }, 'published');
+    if (!b.ok) {
+      throw new SvcError('Svc.Publish.Unacknowledged', `Generation ${id} is committed but not every worker acknowledged it; those workers are being restarted with it`, {
+        generation: id,
+        failed: b.failed,
+      });
+    }
+    return { ok: true, generation: id, planned };
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function rejected(candidate: number, issues: CompileIssue[], planned: string[]): SvcError {
+  return new SvcError('Svc.Publish.Rejected', `The candidate configuration has ${issues.length} issue(s); the previous generation keeps serving`, {
+    success: false,
+    ok: false,
+    candidateGeneration: candidate,
+    issues,
+    planned,
+  });
+}

@@ -1,0 +1,37 @@
+import { TokenBucket } from '../shared/token-bucket.js';
+
+/**
+ * Node-wide rate-limit buckets, owned by the supervisor. Workers lease tokens in
+ * batches that shrink to one as a bucket empties: a busy route rarely waits on IPC,
+ * and near the limit every token is handed out one by one, so the count is exact
+ * however many workers there are.
+ */
+export class RateLimitLeases {
+  private readonly buckets = new Map<string, { bucket: TokenBucket; lastUsed: number }>();
+
+  constructor(
+    private readonly workers: () => number,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  lease(key: string, rps: number, burst: number): { granted: number; retryAfterMs: number } {
+    const now = this.clock();
+    let entry = this.buckets.get(key);
+    if (!entry) {
+      entry = { bucket: new TokenBucket(rps, burst, now), lastUsed: now };
+      this.buckets.set(key, entry);
+    }
+    entry.lastUsed = now;
+    const available = entry.bucket.available(now);
+    // A quarter of a fair share per worker: large batches while plenty is left, one token near empty.
+    const batch = Math.max(1, Math.floor(available / (4 * Math.max(1, this.workers()))));
+    const granted = entry.bucket.take(batch, now);
+    return { granted, retryAfterMs: granted > 0 ? 0 : entry.bucket.msUntilToken(now) };
+  }
+
+  /** Forgets buckets unused for `idleMs` (a full bucket carries no state worth keeping). */
+  sweep(idleMs: number): void {
+    const now = this.clock();
+    for (const [k, e] of this.buckets) if (now - e.lastUsed > idleMs && e.bucket.available(now) >= e.bucket.capacity) this.buckets.delete(k);
+  }
+}

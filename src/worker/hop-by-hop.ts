@@ -1,0 +1,23 @@
+/** RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones proxies also drop. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'trailer',
+  'proxy-authenticate',
+  'proxy-authorization',
+]);
+
+/** Lower-case names listed in a Connection header ("close, x-foo"): hop-by-hop too. */
+export function connectionListed(value: string | string[] | undefined): Set<string> | null {
+  if (!value) return null;
+  const s = new Set<string>();
+  for (const part of (Array.isArray(value) ? value.join(',') : value).split(',')) {
+    const t = part.trim().toLowerCase();
+    if (t) s.add(t);
+  }
+  return s.size ? s : null;
+}

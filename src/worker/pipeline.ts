@@ -1,0 +1,49 @@
+import type { CompiledStep } from '../compiler/generation.js';
+import { STEPS } from '../steps/registry.js';
+import type { StepEnv, StepOutcome, StepRequest, StepRun } from '../steps/step.js';
+
+/**
+ * Turns a route's compiled steps into one function, once per generation. Steps run in
+ * order; the first that answers ends the chain (FailFast). A chain of sync steps stays
+ * sync: a promise is only made when a step returns one. A route without steps gets
+ * null and pays nothing.
+ */
+export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
+  if (steps.length === 0) return null;
+  const runs = steps.map((s) => (s.kind === 'step' ? stepRun(s.code, s.settings, s.bucket, env) : groupRun(s.strategy, s.members, env)));
+  if (runs.length === 1) return runs[0]!;
+  const runFrom = (req: StepRequest, from: number): StepOutcome | Promise<StepOutcome> => {
+    for (let i = from; i < runs.length; i++) {
+      const r = runs[i]!(req);
+      if (r === undefined) continue;
+      if (r instanceof Promise) return r.then((x) => (x === undefined ? runFrom(req, i + 1) : x));
+      return r;
+    }
+    return undefined;
+  };
+  return (req) => runFrom(req, 0);
+}
+
+function stepRun(code: string, settings: unknown, bucket: string, env: StepEnv): StepRun {
+  const def = STEPS.get(code);
+  if (!def?.create) throw new Error(`step ${code} has no runtime`); // the compiler never emits such a step
+  return def.create(settings, { bucket, env });
+}
+
+const PASS: StepRun = () => undefined;
+
+/**
+ * A parallel group: every member chain runs concurrently, then the strategy merges:
+ * `all` passes when every member passed (else the first answer in member order),
+ * `any` passes when one member passed, `first` takes whichever settles first.
+ */
+function groupRun(strategy: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
+  const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
+  return async (req) => {
+    const pending = chains.map((c) => Promise.resolve(c(req)));
+    if (strategy === 'first') return Promise.race(pending);
+    const results = await Promise.all(pending);
+    if (strategy === 'any') return results.some((r) => r === undefined) ? undefined : results[0];
+    return results.find((r) => r !== undefined);
+  };
+}

@@ -1,0 +1,143 @@
+import type { Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Exchange } from './exchange.js';
+import type { ClusterPools } from './upstream-pools.js';
+import { HOP_BY_HOP, connectionListed } from './hop-by-hop.js';
+import { ERRORS, type ErrorCode } from '../shared/errors.js';
+
+const NO_BODY_STATUS = new Set([204, 304]);
+
+/**
+ * The proxy stage: always last, no settings. Path and query reach the upstream byte
+ * for byte; hop-by-hop headers are dropped both ways; X-Forwarded-* are set; both
+ * bodies stream with backpressure (client socket paused while the upstream is slow to
+ * take the body, upstream paused while the client is slow to read the response).
+ */
+export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, traceId: () => string, done: () => void): void {
+  if (ex.aborted) {
+    body?.destroy();
+    return done();
+  }
+  const spec = pools.spec;
+  const pool = pools.pick();
+  const handler = new ProxyHandler(ex, traceId, done);
+  ex.onAbort(() => handler.clientAborted());
+  try {
+    pool.dispatch(
+    {
+      path: ex.query ? `${ex.url}?${ex.query}` : ex.url,
+      method: ex.method as Dispatcher.HttpMethod,
+      headers: upstreamHeaders(ex),
+      body,
+      headersTimeout: spec.headersMs,
+      bodyTimeout: spec.bodyMs,
+      // A request with a streamed body is not safe to replay on another connection.
+      idempotent: body === null && (ex.method === 'GET' || ex.method === 'HEAD'),
+    },
+    handler,
+    );
+  } catch (err) {
+    handler.onResponseError(null, err as Error);
+  }
+}
+
+function upstreamHeaders(ex: Exchange): string[] {
+  const listed = connectionListed(ex.header('connection'));
+  const out: string[] = [];
+  let xff: string | undefined;
+  let host = '';
+  for (const [k, v] of ex.headers) {
+    if (HOP_BY_HOP.has(k) || (listed && listed.has(k))) continue;
+    if (k === 'x-forwarded-for') {
+      xff = xff ? `${xff}, ${v}` : v;
+      continue;
+    }
+    if (k === 'x-forwarded-proto' || k === 'x-forwarded-host') continue; // set by us, never trusted from the client
+    if (k === 'expect') continue; // 100-continue is answered on the client side; undici refuses the header
+    if (k === 'host') host = v;
+    out.push(k, v);
+  }
+  out.push('x-forwarded-for', xff ? `${xff}, ${ex.remoteAddress}` : ex.remoteAddress);
+  out.push('x-forwarded-proto', 'http');
+  if (host) out.push('x-forwarded-host', host);
+  return out;
+}
+
+class ProxyHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private total: number | null = null;
+  private bodyless = false;
+  private finished = false;
+
+  constructor(
+    private readonly ex: Exchange,
+    private readonly traceId: () => string,
+    private readonly done: () => void,
+  ) {}
+
+  clientAborted(): void {
+    this.controller?.abort(new Error('client aborted'));
+    this.finish();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.ex.aborted) controller.abort(new Error('client aborted'));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    if (statusCode < 200) return; // 1xx: not relayed
+    const listed = connectionListed(headers.connection);
+    const out: [string, string][] = [];
+    let length: string | undefined;
+    for (const k in headers) {
+      const v = headers[k];
+      if (v === undefined || HOP_BY_HOP.has(k) || (listed && listed.has(k))) continue;
+      if (k === 'date') continue; // uWS writes its own
+      if (k === 'content-length') {
+        length = v as string;
+        continue; // uWS writes its own framing
+      }
+      if (Array.isArray(v)) for (const x of v) out.push([k, x]);
+      else out.push([k, v]);
+    }
+    this.total = length !== undefined ? Number(length) : null;
+    this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
+    this.ex.writeHead(statusCode, statusMessage, out);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.bodyless || this.ex.aborted) return;
+    if (!this.ex.write(chunk, this.total, () => controller.resume())) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    if (this.bodyless) this.ex.endWithoutBody(this.total ?? undefined);
+    else this.ex.end(); // no-op when the last tryEnd already completed a known length
+    this.finish();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
+    if (!this.ex.aborted && !this.ex.done) {
+      if (this.ex.headersSent) this.ex.close();
+      else {
+        const code = errorCode(err);
+        this.ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId: this.traceId() });
+      }
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.done();
+  }
+}
+
+function errorCode(err: Error): ErrorCode {
+  const code = (err as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
+  return 'Svc.Data.UpstreamUnreachable';
+}
