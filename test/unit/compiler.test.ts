@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compile } from '../../src/compiler/compile.js';
+import type { DraftRow, EntityRow } from '../../src/compiler/snapshot.js';
+
+const cluster = (name: string): DraftRow => ({ kind: 'cluster', name, doc: { targets: ['127.0.0.1:1'] } });
+const route = (name: string, doc: Record<string, unknown>): DraftRow => ({ kind: 'route', name, doc });
+const orch = (name: string, nodes: { id: string; step: string; settings?: unknown }[], links: { from: string; to: string }[] = []): DraftRow => ({
+  kind: 'orch',
+  name,
+  doc: { nodes, links },
+});
+const run = (drafts: DraftRow[], published: EntityRow[] = [], tenant = 'default') => compile({ tenant, published, drafts });
+const codes = (r: ReturnType<typeof run>) => r.issues.map((i) => i.code).sort();
+
+test('a cluster route compiles with its steps and the planned list', () => {
+  const r = run([cluster('c'), route('r', { cluster: 'c', pathPrefix: '/a', steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 3 } }] })]);
+  assert.equal(r.ok, true);
+  assert.deepEqual(r.planned, ['cluster/c', 'route/r']);
+  if (!r.ok) return;
+  const [rt] = r.generation.tenants.default!.routes;
+  assert.equal(rt!.terminal.type, 'cluster');
+  assert.equal(rt!.pathPrefix, '/a');
+  assert.deepEqual(r.generation.clusters['default/c']!.targets, ['127.0.0.1:1']);
+});
+
+test('unknown step code and bad rate-limit settings are issues with pointers', () => {
+  const r = run([
+    cluster('c'),
+    route('a', { cluster: 'c', steps: [{ code: 'nope' }] }),
+    route('b', { cluster: 'c', steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 'x', burst: 3 } }] }),
+  ]);
+  assert.equal(r.ok, false);
+  assert.deepEqual(codes(r), ['Compile.Step.Settings', 'Compile.Step.Unknown']);
+  const settings = r.issues.find((i) => i.code === 'Compile.Step.Settings')!;
+  assert.equal(settings.name, 'b');
+  assert.equal(settings.pointer, '/steps/0/settings/requestsPerSecond');
+  assert.equal(r.issues.find((i) => i.code === 'Compile.Step.Unknown')!.pointer, '/steps/0/code');
+});
+
+test('zero or two terminals, and a missing cluster, are issues', () => {
+  assert.deepEqual(codes(run([route('r', { pathPrefix: '/' })])), ['Compile.Route.Terminal']);
+  assert.deepEqual(codes(run([cluster('c'), route('r', { cluster: 'c', directResponse: { statusCode: 200 } })])), ['Compile.Route.Terminal']);
+  assert.deepEqual(codes(run([route('r', { cluster: 'ghost' })])), ['Compile.Route.Cluster']);
+});
+
+test('orch chains: depth 4 passes, depth 5 fails; cycles and missing refs fail', () => {
+  const ref = (to: string) => ({ id: 'n', step: 'orch', settings: { ref: to } });
+  const leaf = orch('e', [{ id: 'n', step: 'rate-limit', settings: { requestsPerSecond: 1, burst: 1 } }]);
+  const chain4 = [orch('a', [ref('b')]), orch('b', [ref('c')]), orch('c', [ref('d')]), orch('d', [{ id: 'n', step: 'rate-limit', settings: { requestsPerSecond: 1, burst: 1 } }])];
+  const r4 = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'a' } }] }), ...chain4]);
+  assert.equal(r4.ok, true, JSON.stringify(r4.issues));
+  const chain5 = [orch('a', [ref('b')]), orch('b', [ref('c')]), orch('c', [ref('d')]), orch('d', [ref('e')]), leaf];
+  const r5 = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'a' } }] }), ...chain5]);
+  assert.deepEqual(codes(r5), ['Compile.Orch.Depth']);
+  const cyc = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'x' } }] }), orch('x', [ref('y')]), orch('y', [ref('x')])]);
+  assert.ok(codes(cyc).includes('Compile.Orch.Cycle'));
+  const missing = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'none' } }] })]);
+  assert.deepEqual(codes(missing), ['Compile.Orch.Missing']);
+});
+
+test('an inline step and the same step bound through a chain compile to the same runtime step', () => {
+  const rl = { requestsPerSecond: 2, burst: 5 };
+  const inline = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'rate-limit', settings: rl }] })]);
+  const bound = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'o' } }] }), orch('o', [{ id: 'n', step: 'rate-limit', settings: rl }])]);
+  assert.ok(inline.ok && bound.ok);
+  const steps = (r: typeof inline) => (r.ok && r.generation.tenants.default!.routes[0]!.terminal.type === 'cluster' ? r.generation.tenants.default!.routes[0]!.terminal.steps : []);
+  const strip = (s: ReturnType<typeof steps>) => s.map((x) => (x.kind === 'step' ? { code: x.code, settings: x.settings } : x));
+  assert.deepEqual(strip(steps(inline)), strip(steps(bound)));
+});
+
+test('chain nodes run in link order', () => {
+  const r = run([
+    cluster('c'),
+    route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'o' } }] }),
+    orch(
+      'o',
+      [
+        { id: 'second', step: 'rate-limit', settings: { requestsPerSecond: 2, burst: 2 } },
+        { id: 'first', step: 'rate-limit', settings: { requestsPerSecond: 1, burst: 1 } },
+      ],
+      [{ from: 'first', to: 'second' }],
+    ),
+  ]);
+  assert.ok(r.ok, JSON.stringify(r.issues));
+  const t = r.generation.tenants.default!.routes[0]!.terminal;
+  assert.ok(t.type === 'cluster');
+  assert.deepEqual(t.steps.map((s) => (s.kind === 'step' ? (s.settings as { burst: number }).burst : 0)), [1, 2]);
+});
+
+test('routes are ranked by order, then longer prefix, then name', () => {
+  const r = run([
+    route('b', { directResponse: { statusCode: 200 }, pathPrefix: '/a' }),
+    route('a', { directResponse: { statusCode: 200 }, pathPrefix: '/a' }),
+    route('long', { directResponse: { statusCode: 200 }, pathPrefix: '/a/b' }),
+    route('top', { directResponse: { statusCode: 200 }, order: 5 }),
+  ]);
+  assert.ok(r.ok);
+  assert.deepEqual(r.generation.tenants.default!.routes.map((x) => x.name), ['top', 'long', 'a', 'b']);
+});
+
+test('a non-default tenant must declare hosts; a host claimed by two tenants is an issue', () => {
+  assert.deepEqual(codes(run([route('r', { directResponse: { statusCode: 200 } })], [], 'acme')), ['Compile.Route.Hosts']);
+  const published: EntityRow[] = [{ tenant: 'default', kind: 'route', name: 'x', doc: { directResponse: { statusCode: 200 }, hosts: ['shop.example'] } }];
+  assert.deepEqual(codes(run([route('r', { directResponse: { statusCode: 200 }, hosts: ['shop.example'] })], published, 'acme')), ['Compile.Route.HostConflict']);
+  const ok = run([route('r', { directResponse: { statusCode: 200 }, hosts: ['acme.example'] })], published, 'acme');
+  assert.ok(ok.ok);
+  assert.equal(ok.generation.hostOwners['acme.example'], 'acme');
+});
+
+test('drafts equal to the published document and deletes of nothing plan nothing', () => {
+  const doc = { targets: ['127.0.0.1:1'] };
+  const published: EntityRow[] = [{ tenant: 'default', kind: 'cluster', name: 'c', doc }];
+  const r = run([{ kind: 'cluster', name: 'c', doc: { targets: ['127.0.0.1:1'] } }, { kind: 'route', name: 'gone', doc: null }], published);
+  assert.ok(r.ok);
+  assert.deepEqual(r.planned, []);
+  const del = run([{ kind: 'cluster', name: 'c', doc: null }], published);
+  assert.deepEqual(del.planned, ['cluster/c']);
+});
+
+test('deleting a cluster a route still uses is an issue', () => {
+  const published: EntityRow[] = [
+    { tenant: 'default', kind: 'cluster', name: 'c', doc: { targets: ['127.0.0.1:1'] } },
+    { tenant: 'default', kind: 'route', name: 'r', doc: { cluster: 'c' } },
+  ];
+  assert.deepEqual(codes(run([{ kind: 'cluster', name: 'c', doc: null }], published)), ['Compile.Route.Cluster']);
+});

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compile } from '../../src/compiler/compile.js';
+import { RouteTable, routingHost } from '../../src/worker/route-table.js';
+import type { DraftRow, EntityRow } from '../../src/compiler/snapshot.js';
+
+function table(drafts: DraftRow[], published: EntityRow[] = [], tenant = 'default') {
+  const r = compile({ tenant, published, drafts });
+  assert.ok(r.ok, JSON.stringify(r.issues));
+  return new RouteTable(r.generation, (route) => route.name);
+}
+const direct = (name: string, extra: Record<string, unknown> = {}): DraftRow => ({ kind: 'route', name, doc: { directResponse: { statusCode: 200 }, ...extra } });
+
+test('higher order wins over a longer prefix; a route without prefix is a catch-all', () => {
+  const t = table([direct('all'), direct('api', { pathPrefix: '/api' }), direct('apiv2', { pathPrefix: '/api/v2', order: -1 }), direct('boost', { pathPrefix: '/a', order: 5 })]);
+  assert.equal(t.lookup('GET', '', '/api/v2/x'), 'boost');
+  assert.equal(t.lookup('GET', '', '/zzz'), 'all');
+  const t2 = table([direct('all'), direct('api', { pathPrefix: '/api' }), direct('apiv2', { pathPrefix: '/api/v2' })]);
+  assert.equal(t2.lookup('GET', '', '/api/v2/x'), 'apiv2');
+  assert.equal(t2.lookup('GET', '', '/api/v1'), 'api');
+  assert.equal(t2.lookup('GET', '', '/'), 'all');
+});
+
+test('prefixes are plain string prefixes and no match gives null', () => {
+  const t = table([direct('api', { pathPrefix: '/api' })]);
+  assert.equal(t.lookup('GET', '', '/apix'), 'api');
+  assert.equal(t.lookup('GET', '', '/ap'), null);
+});
+
+test('methods and hosts conditions', () => {
+  const t = table([
+    direct('post', { pathPrefix: '/x', methods: ['POST'], order: 2 }),
+    direct('host', { pathPrefix: '/x', hosts: ['a.example', '*.wild.example'], order: 1 }),
+    direct('any', { pathPrefix: '/x' }),
+  ]);
+  assert.equal(t.lookup('POST', '', '/x'), 'post');
+  assert.equal(t.lookup('GET', 'a.example', '/x'), 'host');
+  assert.equal(t.lookup('GET', 'b.wild.example', '/x'), 'host');
+  assert.equal(t.lookup('GET', 'wild.example', '/x'), 'any');
+  assert.equal(t.lookup('GET', 'other', '/x'), 'any');
+});
+
+test("a claimed host only reaches its tenant's routes", () => {
+  const published: EntityRow[] = [{ tenant: 'default', kind: 'route', name: 'catchall', doc: { directResponse: { statusCode: 200 }, order: 100 } }];
+  const t = table([direct('acme', { hosts: ['acme.example'] })], published, 'acme');
+  assert.equal(t.lookup('GET', 'acme.example', '/'), 'acme');
+  assert.equal(t.lookup('GET', 'other.example', '/'), 'catchall');
+});
+
+test('lookups over 10,000 routes find the right route', () => {
+  const drafts = Array.from({ length: 10_000 }, (_, i) => direct(`r${i}`, { pathPrefix: `/svc/${i}/` }));
+  const t = table(drafts);
+  assert.equal(t.lookup('GET', '', '/svc/9999/items'), 'r9999');
+  assert.equal(t.lookup('GET', '', '/svc/123/'), 'r123');
+  assert.equal(t.lookup('GET', '', '/svc/10000/'), null);
+});
+
+test('routingHost strips the port, the trailing dot and case', () => {
+  assert.equal(routingHost('Example.COM:8080'), 'example.com');
+  assert.equal(routingHost('example.com.'), 'example.com');
+  assert.equal(routingHost('[::1]:80'), '[::1]');
+  assert.equal(routingHost(undefined), '');
+});
