@@ -83,7 +83,7 @@ export const OrchDoc = v.strictObject({
       v.strictObject({
         id: v.pipe(v.string(), v.minLength(1)),
         nodes: v.pipe(v.array(v.string()), v.minLength(1)),
-        strategy: v.optional(v.string()),
+        merge: v.optional(v.string()),
         canvas: v.optional(Canvas),
       }),
     ),

@@ -40,7 +40,7 @@ export type CompiledTerminal =
 
 export type CompiledStep =
   | { kind: 'step'; code: string; settings: unknown; bucket: string }
-  | { kind: 'group'; id: string; strategy: string; members: CompiledStep[][] };
+  | { kind: 'group'; id: string; merge: string; members: CompiledStep[][] };
 
 export interface CompileIssue {
   kind: string;

@@ -98,7 +98,7 @@ export class StepCompiler {
         if (!c) return null;
         members.push(c);
       }
-      out.push({ kind: 'group', id: g.id, strategy: g.strategy ?? 'all', members });
+      out.push({ kind: 'group', id: g.id, merge: g.merge ?? 'all', members });
     }
     return out;
   }

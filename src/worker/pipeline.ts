@@ -10,7 +10,7 @@ import type { StepEnv, StepOutcome, StepRequest, StepRun } from '../steps/step.j
  */
 export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
   if (steps.length === 0) return null;
-  const runs = steps.map((s) => (s.kind === 'step' ? stepRun(s.code, s.settings, s.bucket, env) : groupRun(s.strategy, s.members, env)));
+  const runs = steps.map((s) => (s.kind === 'step' ? stepRun(s.code, s.settings, s.bucket, env) : groupRun(s.merge, s.members, env)));
   if (runs.length === 1) return runs[0]!;
   const runFrom = (req: StepRequest, from: number): StepOutcome | Promise<StepOutcome> => {
     for (let i = from; i < runs.length; i++) {
@@ -33,17 +33,17 @@ function stepRun(code: string, settings: unknown, bucket: string, env: StepEnv):
 const PASS: StepRun = () => undefined;
 
 /**
- * A parallel group: every member chain runs concurrently, then the strategy merges:
+ * A parallel group: every member chain runs concurrently, then `merge` decides:
  * `all` passes when every member passed (else the first answer in member order),
  * `any` passes when one member passed, `first` takes whichever settles first.
  */
-function groupRun(strategy: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
+function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
   return async (req) => {
     const pending = chains.map((c) => Promise.resolve(c(req)));
-    if (strategy === 'first') return Promise.race(pending);
+    if (merge === 'first') return Promise.race(pending);
     const results = await Promise.all(pending);
-    if (strategy === 'any') return results.some((r) => r === undefined) ? undefined : results[0];
+    if (merge === 'any') return results.some((r) => r === undefined) ? undefined : results[0];
     return results.find((r) => r !== undefined);
   };
 }
