@@ -4,7 +4,7 @@ import { SvcError, asSvcError } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
 import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
-import { authorize, type TokenResolver } from './authorize.js';
+import { authenticate, checkAccess, type TokenResolver } from './authorize.js';
 import { readJsonBody } from './body.js';
 import { Reply, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
@@ -51,7 +51,8 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
         throw new SvcError('Svc.Request.MethodNotAllowed', `${req.method} is not allowed on ${url.pathname}`);
       }
       const { op, params } = route;
-      identity = authorize(op, params, req.headers.authorization, opts.resolvers);
+      identity = authenticate(op, req.headers.authorization, opts.resolvers);
+      checkAccess(op, params, identity);
       if (params.tenant !== undefined && (!TENANT.test(params.tenant) || params.tenant === 'sys')) {
         throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
       }

@@ -12,16 +12,11 @@ export interface TokenResolver {
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
 
 /**
- * The one auth gate of the admin port, in a fixed order: authenticate (401), tenant
- * boundary (403 TenantScope), scope (403 Scope). Returns null for unauthenticated
- * operations (the health probe).
+ * The auth gate of the admin port, in a fixed order: authenticate (401), then
+ * checkAccess: tenant boundary (403 TenantScope), scope (403 Scope). Two calls, so a
+ * refused call is still logged with the identity that was refused.
  */
-export function authorize(
-  op: Operation,
-  params: Params,
-  authorization: string | undefined,
-  resolvers: readonly TokenResolver[],
-): Identity | null {
+export function authenticate(op: Operation, authorization: string | undefined, resolvers: readonly TokenResolver[]): Identity | null {
   if (op.auth === 'none') return null;
   const m = authorization ? BEARER.exec(authorization) : null;
   if (!m) throw new SvcError('Svc.Auth.Unauthenticated', 'A bearer token is required (Authorization: Bearer <token>)');
@@ -31,7 +26,11 @@ export function authorize(
     if (identity) break;
   }
   if (!identity) throw new SvcError('Svc.Auth.Unauthenticated', 'The token is unknown, expired or revoked');
+  return identity;
+}
 
+export function checkAccess(op: Operation, params: Params, identity: Identity | null): void {
+  if (identity === null) return;
   if (identity.tenant !== null) {
     if (op.level === 'instance' && op.auth === 'scope') {
       throw new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant}; ${op.path} is instance-level`);
@@ -45,5 +44,4 @@ export function authorize(
     const scope = requiredScope(op.family, op.access);
     throw new SvcError('Svc.Auth.Scope', `Missing scope ${scope}`, { requiredScope: scope });
   }
-  return identity;
 }

@@ -1,0 +1,46 @@
+import { spawn } from 'node:child_process';
+import { childEnv, ROOT, RUN_JS } from './gateway.js';
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON, or undefined when it is not JSON. */
+  json: any;
+}
+
+/**
+ * Runs `node bin/run.js <args>` to completion (killed after timeoutMs) and captures its
+ * output. The environment is ours minus SWITCHYARD_* plus `env` (undefined removes).
+ */
+export function runCli(
+  args: string[],
+  { env = {}, timeoutMs = 20_000 }: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [RUN_JS, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`switchyard ${args.join(' ')}: no exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
+    }, timeoutMs);
+    proc.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    proc.on('close', (code, signal) => {
+      clearTimeout(timer);
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, signal, stdout, stderr, json });
+    });
+  });
+}

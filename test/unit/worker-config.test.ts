@@ -1,0 +1,200 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadWorkerConfig, parseHostPort } from '../../src/shared/worker-config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'switchyard-unit-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+const TOKEN = 'T'.repeat(40);
+const ENV = { ROOT_TOKEN: TOKEN };
+
+function base(): Record<string, any> {
+  return {
+    volume: 'memory:',
+    listen: { port: 8080 },
+    admin: { listen: '127.0.0.1:9180', keys: [{ id: 'root', tokenEnv: 'ROOT_TOKEN', scopes: ['*'] }] },
+  };
+}
+
+function load(value: unknown, env: NodeJS.ProcessEnv = ENV) {
+  const file = join(dir, `w${n++}.json`);
+  writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value));
+  return { file, loaded: loadWorkerConfig(file, env) };
+}
+
+function paths(value: unknown, env: NodeJS.ProcessEnv = ENV): string[] {
+  const { loaded } = load(value, env);
+  assert.equal(loaded.ok, false, 'expected the config to be rejected');
+  assert.equal(loaded.config, undefined);
+  return loaded.errors.map((e) => e.path);
+}
+
+test('a minimal config loads, with the documented defaults filled in and no warnings', () => {
+  const { file, loaded } = load(base());
+  assert.equal(loaded.ok, true, JSON.stringify(loaded.errors));
+  assert.deepEqual(loaded.errors, []);
+  assert.deepEqual(loaded.warnings, []);
+  assert.equal(loaded.baseDir, dir, `baseDir is the folder of ${file}`);
+  const c = loaded.config!;
+  assert.equal(c.listen.host, '0.0.0.0');
+  assert.equal(c.log.level, 'info');
+  assert.equal(c.drain.graceMs, 10_000);
+  assert.equal(c.workers, undefined, 'workers defaults at run time (available parallelism)');
+});
+
+test('unknown fields fail at every level, each named by its path', () => {
+  const cases: [string, (c: Record<string, any>) => void][] = [
+    ['extra', (c) => (c.extra = true)],
+    ['listen.extra', (c) => (c.listen.extra = true)],
+    ['admin.extra', (c) => (c.admin.extra = true)],
+    ['admin.keys.0.extra', (c) => (c.admin.keys[0].extra = true)],
+    ['log.extra', (c) => (c.log = { extra: true })],
+    ['drain.extra', (c) => (c.drain = { extra: true })],
+  ];
+  for (const [path, edit] of cases) {
+    const c = base();
+    edit(c);
+    const { loaded } = load(c);
+    assert.equal(loaded.ok, false, path);
+    assert.deepEqual(loaded.errors, [{ path, message: 'unknown field' }], path);
+  }
+});
+
+test('required fields: volume, listen.port and admin.listen', () => {
+  const noPort = base();
+  delete noPort.listen.port;
+  assert.deepEqual(paths(noPort), ['listen.port']);
+  const noAdminListen = base();
+  delete noAdminListen.admin.listen;
+  assert.deepEqual(paths(noAdminListen), ['admin.listen']);
+  const noVolume = base();
+  delete noVolume.volume;
+  assert.deepEqual(paths(noVolume), ['volume']);
+  const noListen = base();
+  delete noListen.listen;
+  assert.deepEqual(paths(noListen), ['listen']);
+});
+
+test('values are checked: volume kind, ports, ip:port, worker count, log level, scopes, tenant', () => {
+  const bad: [string, (c: Record<string, any>) => void][] = [
+    ['volume', (c) => (c.volume = 'disk:/tmp/x')],
+    ['volume', (c) => (c.volume = 'virtual://')],
+    ['listen.port', (c) => (c.listen.port = 0)],
+    ['listen.port', (c) => (c.listen.port = 65536)],
+    ['listen.port', (c) => (c.listen.port = '8080')],
+    ['listen.host', (c) => (c.listen.host = 'localhost')],
+    ['admin.listen', (c) => (c.admin.listen = '9180')],
+    ['admin.listen', (c) => (c.admin.listen = 'localhost:9180')],
+    ['admin.listen', (c) => (c.admin.listen = '127.0.0.1:70000')],
+    ['workers', (c) => (c.workers = 0)],
+    ['workers', (c) => (c.workers = 1.5)],
+    ['log.level', (c) => (c.log = { level: 'verbose' })],
+    ['admin.keys.0.scopes.0', (c) => (c.admin.keys[0].scopes = ['config:delete'])],
+    ['admin.keys.0.scopes', (c) => (c.admin.keys[0].scopes = [])],
+    ['admin.keys.0.tenant', (c) => (c.admin.keys[0].tenant = 'Not A Tenant')],
+    ['admin.keys.0.tokenSha256', (c) => (c.admin.keys[0] = { id: 'h', tokenSha256: 'abc', scopes: ['*'] })],
+  ];
+  for (const [path, edit] of bad) {
+    const c = base();
+    edit(c);
+    assert.ok(paths(c).includes(path), `${path} after ${edit.toString()}`);
+  }
+  const good: ((c: Record<string, any>) => void)[] = [
+    (c) => (c.volume = 'virtual://data/sy.db'),
+    (c) => (c.admin.listen = '[::1]:9180'),
+    (c) => (c.listen.host = '::'),
+    (c) => (c.admin.keys[0].scopes = ['sys:*', 'config:read', 'plugin:write']),
+    (c) => (c.admin.keys[0].tenant = 'acme-1'),
+  ];
+  for (const edit of good) {
+    const c = base();
+    edit(c);
+    const { loaded } = load(c);
+    assert.equal(loaded.ok, true, `${edit.toString()}: ${JSON.stringify(loaded.errors)}`);
+  }
+});
+
+test('a key has exactly one of token, tokenSha256, tokenEnv', () => {
+  const none = base();
+  none.admin.keys = [{ id: 'k', scopes: ['*'] }];
+  assert.equal(load(none).loaded.ok, false);
+  const two = base();
+  two.admin.keys = [{ id: 'k', token: TOKEN, tokenEnv: 'ROOT_TOKEN', scopes: ['*'] }];
+  assert.equal(load(two).loaded.ok, false);
+  const hashed = base();
+  hashed.admin.keys = [{ id: 'k', tokenSha256: 'a'.repeat(64), scopes: ['*'] }];
+  assert.deepEqual(load(hashed).loaded.warnings, [], 'a hashed token draws no warning');
+});
+
+test('a tokenEnv that is unset (or empty) is an error naming the key field', () => {
+  assert.deepEqual(paths(base(), {}), ['admin.keys.0.tokenEnv']);
+  assert.deepEqual(paths(base(), { ROOT_TOKEN: '' }), ['admin.keys.0.tokenEnv']);
+});
+
+test('duplicate key ids are an error', () => {
+  const c = base();
+  c.admin.keys.push({ ...c.admin.keys[0] });
+  assert.deepEqual(paths(c), ['admin.keys.1.id']);
+});
+
+test('warnings: plaintext tokens, short tokens, no keys, an admin port on every interface', () => {
+  const warningsOf = (c: Record<string, any>, env: NodeJS.ProcessEnv = ENV) => {
+    const { loaded } = load(c, env);
+    assert.equal(loaded.ok, true, JSON.stringify(loaded.errors));
+    return loaded.warnings;
+  };
+
+  const shortPlain = base();
+  shortPlain.admin.keys = [{ id: 'weak', token: 'short', scopes: ['*'] }];
+  const w1 = warningsOf(shortPlain);
+  assert.equal(w1.length, 2, JSON.stringify(w1));
+  assert.ok(w1.some((w) => w.includes('weak') && /plaintext/.test(w)));
+  assert.ok(w1.some((w) => w.includes('weak') && /32/.test(w)));
+
+  const longPlain = base();
+  longPlain.admin.keys = [{ id: 'strong', token: TOKEN, scopes: ['*'] }];
+  const w2 = warningsOf(longPlain);
+  assert.equal(w2.length, 1, JSON.stringify(w2));
+  assert.match(w2[0]!, /plaintext/);
+
+  const exactly32 = base();
+  exactly32.admin.keys = [{ id: 'edge', token: 'x'.repeat(32), scopes: ['*'] }];
+  assert.equal(warningsOf(exactly32).length, 1, '32 characters is long enough');
+
+  const shortEnv = warningsOf(base(), { ROOT_TOKEN: 'short' });
+  assert.equal(shortEnv.length, 1, JSON.stringify(shortEnv));
+  assert.ok(shortEnv[0]!.includes('ROOT_TOKEN') && /32/.test(shortEnv[0]!));
+
+  const noKeys = base();
+  noKeys.admin.keys = [];
+  assert.equal(warningsOf(noKeys).length, 1);
+  const absentKeys = base();
+  delete absentKeys.admin.keys;
+  assert.equal(warningsOf(absentKeys).length, 1, 'admin.keys may be omitted, with a warning');
+
+  const open = base();
+  open.admin.listen = '0.0.0.0:9180';
+  assert.equal(warningsOf(open).length, 1);
+});
+
+test('unreadable input: not JSON, missing file', () => {
+  const { loaded } = load('{"volume":');
+  assert.equal(loaded.ok, false);
+  assert.equal(loaded.errors.length, 1);
+  assert.match(loaded.errors[0]!.message, /JSON/);
+  const missing = loadWorkerConfig(join(dir, 'nope.json'), ENV);
+  assert.equal(missing.ok, false);
+  assert.match(missing.errors[0]!.message, /cannot read/);
+});
+
+test('parseHostPort accepts ip:port and [ipv6]:port only', () => {
+  assert.deepEqual(parseHostPort('127.0.0.1:9180'), { host: '127.0.0.1', port: 9180 });
+  assert.deepEqual(parseHostPort('[::1]:80'), { host: '::1', port: 80 });
+  for (const bad of ['localhost:80', '127.0.0.1', '127.0.0.1:0', '127.0.0.1:65536', '::1:80', '300.1.1.1:80', '']) {
+    assert.equal(parseHostPort(bad), null, bad);
+  }
+});

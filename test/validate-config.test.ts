@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { buildConfig, newToken, tempDir, writeJson } from './helpers/gateway.js';
+import { runCli } from './helpers/cli.js';
+import { BOUNDED } from './helpers/wait.js';
+
+/** A complete, valid worker.json (tokens from the environment, so no plaintext warnings). */
+function goodConfig() {
+  return buildConfig({
+    dataPort: 18080,
+    adminPort: 19180,
+    keys: [{ id: 'root', scopes: ['*'] }],
+    workers: 2,
+    drainGraceMs: 1000,
+  });
+}
+
+async function validate(t: Parameters<typeof tempDir>[0], config: unknown, env: Record<string, string> = {}) {
+  const file = writeJson(join(tempDir(t), 'worker.json'), config);
+  const r = await runCli(['validate', '--config', file], { env });
+  assert.ok(r.json, `validate printed no JSON: ${r.stdout} ${r.stderr}`);
+  return r;
+}
+
+function assertRejected(r: Awaited<ReturnType<typeof validate>>, path: string) {
+  assert.equal(r.code, 10, `exit code; stdout: ${r.stdout}`);
+  assert.equal(r.json.ok, false);
+  assert.equal(r.json.exitCode, 10);
+  assert.ok(Array.isArray(r.json.warnings));
+  assert.ok(Array.isArray(r.json.errors) && r.json.errors.length > 0, 'errors listed');
+  for (const e of r.json.errors) {
+    assert.equal(typeof e.path, 'string');
+    assert.equal(typeof e.message, 'string');
+  }
+  assert.ok(
+    r.json.errors.some((e: { path: string }) => e.path === path),
+    `an error names the field path ${path}: ${JSON.stringify(r.json.errors)}`,
+  );
+}
+
+test('validate accepts a good file: ok, exitCode 0, warnings listed, exit 0', BOUNDED, async (t) => {
+  const { config, env } = goodConfig();
+  const r = await validate(t, config, env);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(r.json.ok, true);
+  assert.equal(r.json.exitCode, 0);
+  assert.deepEqual(r.json.warnings, []);
+  assert.equal(r.json.errors, undefined);
+});
+
+test('validate accepts the shipped example config when its token variable is set', BOUNDED, async () => {
+  const r = await runCli(['validate', '--config', 'config/worker.example.json'], {
+    env: { SWITCHYARD_ROOT_TOKEN: newToken() },
+  });
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(r.json.ok, true);
+});
+
+test('validate warns about a short plaintext admin token but still passes', BOUNDED, async (t) => {
+  const config = goodConfig().config;
+  config.admin.keys = [{ id: 'weak', token: 'short-token', scopes: ['*'] }];
+  const r = await validate(t, config);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(r.json.ok, true);
+  assert.ok(r.json.warnings.some((w: string) => w.includes('weak') && w.includes('32')), JSON.stringify(r.json.warnings));
+});
+
+test('validate warns when there are no admin keys', BOUNDED, async (t) => {
+  const config = goodConfig().config;
+  config.admin.keys = [];
+  const r = await validate(t, config);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(r.json.ok, true);
+  assert.equal(r.json.warnings.length, 1, JSON.stringify(r.json.warnings));
+});
+
+const unknownFields: [string, (c: Record<string, any>) => void, string][] = [
+  ['at the top level', (c) => (c.bogus = 1), 'bogus'],
+  ['in listen', (c) => (c.listen.portt = 8080), 'listen.portt'],
+  ['in admin', (c) => (c.admin.keyz = []), 'admin.keyz'],
+  ['in an admin key', (c) => (c.admin.keys[0].scope = ['*']), 'admin.keys.0.scope'],
+  ['in log', (c) => (c.log.format = 'json'), 'log.format'],
+  ['in drain', (c) => (c.drain.grace = 5), 'drain.grace'],
+];
+for (const [where, edit, path] of unknownFields) {
+  test(`validate rejects an unknown field ${where}: ok false, exitCode 10, exit 10`, BOUNDED, async (t) => {
+    const { config, env } = goodConfig();
+    edit(config);
+    assertRejected(await validate(t, config, env), path);
+  });
+}
+
+test('validate rejects a missing listen.port with exit 10', BOUNDED, async (t) => {
+  const { config, env } = goodConfig();
+  delete config.listen.port;
+  assertRejected(await validate(t, config, env), 'listen.port');
+});
+
+test('validate rejects a missing admin.listen with exit 10', BOUNDED, async (t) => {
+  const { config, env } = goodConfig();
+  delete config.admin.listen;
+  assertRejected(await validate(t, config, env), 'admin.listen');
+});
+
+test('validate rejects a missing volume with exit 10', BOUNDED, async (t) => {
+  const { config, env } = goodConfig();
+  delete config.volume;
+  assertRejected(await validate(t, config, env), 'volume');
+});
+
+test('validate rejects a key whose tokenEnv variable is unset', BOUNDED, async (t) => {
+  const { config } = goodConfig();
+  assertRejected(await validate(t, config, {}), 'admin.keys.0.tokenEnv');
+});
+
+test('validate rejects a file that is not JSON, and a missing file, with exit 10', BOUNDED, async (t) => {
+  const dir = tempDir(t);
+  const bad = writeJson(join(dir, 'bad.json'), '{"volume": "memory:",');
+  for (const file of [bad, join(dir, 'does-not-exist.json')]) {
+    const r = await runCli(['validate', '--config', file]);
+    assert.equal(r.code, 10, r.stdout);
+    assert.equal(r.json.ok, false);
+    assert.equal(r.json.exitCode, 10);
+    assert.ok(r.json.errors.length > 0);
+  }
+});
