@@ -7,7 +7,7 @@ export interface StepRequest {
   readonly url: string;
   /** The normalised path routes are matched on. */
   readonly path: string;
-  readonly query: string;
+  readonly query: string | null;
   readonly headers: [string, string][];
   readonly remoteAddress: string;
   header(name: string): string | undefined;

@@ -40,7 +40,10 @@ export class WorkerPool {
   private readonly ackWaiters = new Set<(slot: number, msg: FromWorker) => void>();
 
   constructor(private readonly opts: PoolOptions) {
-    cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false });
+    // SWITCHYARD_WORKER_NODE_ARGS: extra node flags for workers only, for profiling
+    // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; node refuses those in NODE_OPTIONS).
+    const extra = process.env.SWITCHYARD_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false, execArgv: [...process.execArgv, ...extra] });
   }
 
   /** Forks every worker; resolves once all listen, rejects with BindError if any cannot bind. */

@@ -1,12 +1,18 @@
 import { uws, type us_listen_socket } from './uws.js';
-import { Exchange } from './exchange.js';
+import { Exchange, replyStatic, staticReply, type StaticReply } from './exchange.js';
 import type { Logger } from '../shared/logger.js';
 
-export type ExchangeHandler = (ex: Exchange) => void;
+/** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
+export type Target = StaticReply | ((ex: Exchange) => void);
+
+/** Decides from the request line and Host alone, synchronously. */
+export type Router = (method: string, url: string, host: string) => Target;
 
 /**
  * The data-port server: one uWS app per worker, listening with SO_REUSEPORT (uWS's
- * default on Linux). Tracks in-flight exchanges so a drain can wait for them.
+ * default on Linux). Fixed replies are written straight from the request callback;
+ * only handlers that need the exchange (proxying, steps) pay for one. Tracks in-flight
+ * exchanges so a drain can wait for them.
  */
 export class DataServer {
   private readonly app = uws.App();
@@ -15,25 +21,27 @@ export class DataServer {
   private draining = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(handler: ExchangeHandler, errorResponse: (ex: Exchange) => void, log: Logger) {
+  constructor(route: Router, internalError: () => StaticReply, log: Logger) {
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
     };
     this.app.any('/*', (res, req) => {
-      this.inFlight++;
       let ex: Exchange | undefined;
       try {
-        ex = new Exchange(res, req, closing, finished);
-        handler(ex);
+        const method = req.getCaseSensitiveMethod();
+        const url = req.getUrl();
+        const target = route(method, url, req.getHeader('host'));
+        if (typeof target !== 'function') return replyStatic(res, target, this.draining);
+        this.inFlight++;
+        ex = new Exchange(res, req, method, url, closing, finished);
+        target(ex);
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
-        if (ex) errorResponse(ex);
-        else {
-          res.writeStatus('500 Internal Server Error').end('', true);
-          finished();
-        }
+        const r = internalError();
+        if (ex) ex.send(500, r.body, Object.fromEntries(r.headers));
+        else replyStatic(res, r, true);
       }
     });
   }
@@ -62,3 +70,5 @@ export class DataServer {
     });
   }
 }
+
+export { staticReply };

@@ -17,32 +17,36 @@ import type { StepRequest } from '../steps/step.js';
 export class Exchange implements StepRequest {
   readonly method: string;
   readonly url: string;
-  readonly query: string;
+  /** The raw query after '?', or null when the target has no '?' at all (a bare '?' is ''). */
+  readonly query: string | null;
   /** Header names are lower case (uWS delivers them so). */
   readonly headers: [string, string][] = [];
-  readonly remoteAddress: string;
+  private peer: string | null = null;
   /** The normalised path, set by the route table. */
   path = '';
   aborted = false;
   done = false;
-  private headSent = false;
+  private headFlushed = false;
+  /** Status line and headers waiting to go out with the first body bytes (one send, not two). */
+  private pendingHead: { line: string; headers: [string, string][] } | null = null;
   private bodyOpen = false;
   private abortHooks: (() => void)[] | null = null;
 
   constructor(
     readonly res: HttpResponse,
     req: HttpRequest,
+    method: string,
+    url: string,
     /** Worker-wide: a draining worker asks clients to close their connection. */
     private readonly closing: () => boolean,
     private readonly onFinish: () => void,
   ) {
-    this.method = req.getCaseSensitiveMethod();
-    this.url = req.getUrl();
-    this.query = req.getQuery() ?? '';
+    this.method = method;
+    this.url = url;
+    this.query = req.getQuery() ?? null;
     req.forEach((k, v) => {
       this.headers.push([k, v]);
     });
-    this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
@@ -50,9 +54,22 @@ export class Exchange implements StepRequest {
     });
   }
 
+  /** The socket peer (never a client-supplied header). Read lazily: most routes never need it. */
+  get remoteAddress(): string {
+    if (this.peer === null) this.peer = this.aborted ? '' : formatAddress(this.res.getRemoteAddress());
+    return this.peer;
+  }
+
   header(name: string): string | undefined {
     for (const [k, v] of this.headers) if (k === name) return v;
     return undefined;
+  }
+
+  /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */
+  headerList(name: string): string | undefined {
+    let out: string | undefined;
+    for (const [k, v] of this.headers) if (k === name) out = out === undefined ? v : `${out}, ${v}`;
+    return out;
   }
 
   get hasBody(): boolean {
@@ -99,6 +116,7 @@ export class Exchange implements StepRequest {
   /** A complete response in one corked write. Ignored once aborted or done. */
   send(status: number, body: string, headers?: Record<string, string>): void {
     if (this.aborted || this.done) return;
+    this.pendingHead = null; // a held streamed head is replaced by this response
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       if (headers) for (const k in headers) this.res.writeHeader(k, headers[k]!);
@@ -112,18 +130,29 @@ export class Exchange implements StepRequest {
     this.send(status, JSON.stringify(value), { 'content-type': 'application/json', ...headers });
   }
 
+  /** The head reached the socket: from here on only cutting the connection can signal a failure. */
   get headersSent(): boolean {
-    return this.headSent;
+    return this.headFlushed;
   }
 
-  /** Status and headers of a streamed response; the body follows through write/end. */
+  /**
+   * Status and headers of a streamed response; the body follows through write/end.
+   * uWS terminates the head only with the first body write, so the head is held and
+   * written in the same cork as that write: one send instead of two.
+   */
   writeHead(status: number, statusText: string | undefined, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
-    this.headSent = true;
-    this.res.cork(() => {
-      this.res.writeStatus(statusText ? `${status} ${statusText}` : statusLine(status));
-      for (const [k, v] of headers) this.res.writeHeader(k, v);
-    });
+    this.pendingHead = { line: statusText ? `${status} ${statusText}` : statusLine(status), headers };
+  }
+
+  /** Inside a cork: the held head, if any. */
+  private flushHead(): void {
+    const h = this.pendingHead;
+    if (h === null) return;
+    this.pendingHead = null;
+    this.headFlushed = true;
+    this.res.writeStatus(h.line);
+    for (let i = 0; i < h.headers.length; i++) this.res.writeHeader(h.headers[i]![0], h.headers[i]![1]);
   }
 
   /**
@@ -137,6 +166,7 @@ export class Exchange implements StepRequest {
     const res = this.res;
     let ok = true;
     res.cork(() => {
+      this.flushHead();
       if (total === null) {
         ok = res.write(chunk);
         if (!ok) res.onWritable(() => (onDrain(), true));
@@ -160,7 +190,10 @@ export class Exchange implements StepRequest {
   /** Ends a streamed response (no-op if tryEnd already completed it). */
   end(): void {
     if (this.aborted || this.done) return;
-    this.res.cork(() => this.res.end(undefined, this.closing()));
+    this.res.cork(() => {
+      this.flushHead();
+      this.res.end(undefined, this.closing());
+    });
     this.finish();
   }
 
@@ -168,6 +201,7 @@ export class Exchange implements StepRequest {
   endWithoutBody(contentLength: number | undefined): void {
     if (this.aborted || this.done) return;
     this.res.cork(() => {
+      this.flushHead();
       if (contentLength === undefined) this.res.endWithoutBody(0, this.closing());
       else this.res.endWithoutBody(contentLength, this.closing());
     });
@@ -188,6 +222,27 @@ export class Exchange implements StepRequest {
   }
 }
 
+/** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
+export interface StaticReply {
+  line: string;
+  headers: [string, string][];
+  body: string;
+}
+
+export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
+  return { line: statusLine(status), headers: Object.entries(headers), body };
+}
+
+/**
+ * Answers from inside the uWS request callback, where uWS has already corked the
+ * socket: no Exchange, no header copy, no abort handler (nothing awaits).
+ */
+export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean): void {
+  res.writeStatus(r.line);
+  for (let i = 0; i < r.headers.length; i++) res.writeHeader(r.headers[i]![0], r.headers[i]![1]);
+  res.end(r.body, close);
+}
+
 const REASONS: Record<number, string> = {
   200: 'OK', 201: 'Created', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other',
   304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized',
@@ -204,4 +259,37 @@ export function statusLine(status: number): string {
     lines.set(status, l);
   }
   return l;
+}
+
+const v4Names = new Map<number, string>();
+
+/** uWS's binary peer address as text: IPv4 (also v4-mapped IPv6) from a small cache, else IPv6. */
+export function formatAddress(ab: ArrayBuffer): string {
+  const b = new Uint8Array(ab);
+  let o = -1;
+  if (b.length === 4) o = 0;
+  else if (b.length === 16 && b[10] === 0xff && b[11] === 0xff && b.subarray(0, 10).every((x) => x === 0)) o = 12;
+  if (o >= 0) {
+    const key = ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+    let name = v4Names.get(key);
+    if (name === undefined) {
+      name = `${b[o]}.${b[o + 1]}.${b[o + 2]}.${b[o + 3]}`;
+      if (v4Names.size > 4096) v4Names.clear();
+      v4Names.set(key, name);
+    }
+    return name;
+  }
+  const groups: string[] = [];
+  for (let i = 0; i + 1 < b.length; i += 2) groups.push(((b[i]! << 8) | b[i + 1]!).toString(16));
+  // compress the longest run of zero groups (RFC 5952)
+  let best = -1, bestLen = 0;
+  for (let i = 0; i < groups.length; ) {
+    if (groups[i] !== '0') { i++; continue; }
+    let j = i;
+    while (j < groups.length && groups[j] === '0') j++;
+    if (j - i > bestLen && j - i > 1) { best = i; bestLen = j - i; }
+    i = j;
+  }
+  if (best === -1) return groups.join(':');
+  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
 }

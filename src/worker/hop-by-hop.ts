@@ -14,6 +14,11 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
 /** Lower-case names listed in a Connection header ("close, x-foo"): hop-by-hop too. */
 export function connectionListed(value: string | string[] | undefined): Set<string> | null {
   if (!value) return null;
+  // The common values name no extra header: skip the Set.
+  if (typeof value === 'string' && (value.length === 10 || value.length === 5)) {
+    const v = value.toLowerCase();
+    if (v === 'keep-alive' || v === 'close') return null;
+  }
   const s = new Set<string>();
   for (const part of (Array.isArray(value) ? value.join(',') : value).split(',')) {
     const t = part.trim().toLowerCase();

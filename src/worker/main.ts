@@ -7,9 +7,8 @@
 import type { FromWorker, ToWorker } from '../shared/ipc.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
-import { ERRORS } from '../shared/errors.js';
 import { DataServer } from './data-server.js';
-import type { Exchange } from './exchange.js';
+import { envelopeReply } from './envelope.js';
 import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
 import { LeasedRateLimits } from './rate-limit-client.js';
 
@@ -48,18 +47,12 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   const traceId = traceIdFactory(msg.slot);
   deps = { log, traceId, env: { rateLimits } };
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps);
-  const notPublished = ERRORS['Svc.Data.NotPublished'];
-  const handle = (ex: Exchange) => {
-    const rt = current; // read once: this request keeps this generation to the end
-    if (rt === null) {
-      ex.sendJson(notPublished.status, { code: 'Svc.Data.NotPublished', message: notPublished.message, traceId: traceId() });
-      return;
-    }
-    rt.handle(ex);
-  };
-  const internal = (ex: Exchange) =>
-    ex.sendJson(500, { code: 'Svc.Internal', message: ERRORS['Svc.Internal'].message, traceId: traceId() });
-  server = new DataServer(handle, internal, log);
+  server = new DataServer(
+    // `current` is read once: the request keeps that generation to its end.
+    (method, url, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, url, host)),
+    () => envelopeReply('Svc.Internal', traceId()),
+    log,
+  );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) {
     send({ type: 'listen-failed', error: { code: 'Bind', message: `cannot listen on ${msg.listen.host}:${msg.listen.port}` } });

@@ -26,7 +26,7 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
   try {
     pool.dispatch(
     {
-      path: ex.query ? `${ex.url}?${ex.query}` : ex.url,
+      path: ex.query === null ? ex.url : `${ex.url}?${ex.query}`,
       method: ex.method as Dispatcher.HttpMethod,
       headers: upstreamHeaders(ex),
       body,
@@ -43,7 +43,7 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
 }
 
 function upstreamHeaders(ex: Exchange): string[] {
-  const listed = connectionListed(ex.header('connection'));
+  const listed = connectionListed(ex.headerList('connection'));
   const out: string[] = [];
   let xff: string | undefined;
   let host = '';

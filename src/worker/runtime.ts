@@ -2,7 +2,9 @@ import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.j
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv, StepReply, StepRun } from '../steps/step.js';
 import { ERRORS } from '../shared/errors.js';
-import type { Exchange } from './exchange.js';
+import { staticReply, type Exchange } from './exchange.js';
+import type { Target } from './data-server.js';
+import { envelopeReply } from './envelope.js';
 import { normalizePath } from './normalize-path.js';
 import { buildPipeline } from './pipeline.js';
 import { proxy } from './proxy.js';
@@ -18,12 +20,12 @@ export interface RuntimeDeps {
 /** Everything a worker needs to serve one generation, built once when it arrives. */
 export interface Runtime {
   readonly generation: number;
-  handle(ex: Exchange): void;
+  /** Where a request goes; a handler target belongs to this runtime for the request's whole life. */
+  route(method: string, url: string, host: string): Target;
   /** A newer generation replaced this one: close its pools once its requests finish. */
   retire(): void;
 }
 
-type Terminal = (ex: Exchange) => void;
 
 export function buildRuntime(generation: number, payload: unknown, deps: RuntimeDeps): Runtime {
   const gen = payload as CompiledGeneration;
@@ -50,23 +52,23 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     done();
   };
 
-  function terminal(r: CompiledRoute): Terminal {
+  function terminal(r: CompiledRoute): Target {
     const t = r.terminal;
-    if (t.type === 'directResponse') return (ex) => ex.send(t.statusCode, t.body, t.headers);
-    if (t.type === 'redirect') {
-      const headers = { location: t.location, 'content-type': 'text/plain; charset=utf-8' };
-      return (ex) => ex.send(t.statusCode, '', headers);
-    }
+    // Fixed answers are built once here and written without entering the pipeline.
+    if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
+    if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
     const upstream = poolsFor(t.cluster);
     const pipeline: StepRun | null = buildPipeline(t.steps, deps.env);
     if (pipeline === null) {
       return (ex) => {
         inFlight++;
+        ex.path = normalizePath(ex.url);
         proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, traceId, done);
       };
     }
     return (ex) => {
       inFlight++;
+      ex.path = normalizePath(ex.url);
       const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
       const replied = (o: StepReply) => {
         body?.destroy();
@@ -83,16 +85,12 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     };
   }
 
-  const table = new RouteTable<Terminal>(gen, terminal);
-  const noRoute = ERRORS['Svc.Data.NoRoute'];
+  const table = new RouteTable<Target>(gen, terminal);
 
   return {
     generation,
-    handle(ex) {
-      ex.path = normalizePath(ex.url);
-      const t = table.lookup(ex.method, routingHost(ex.header('host')), ex.path);
-      if (t === null) ex.sendJson(noRoute.status, { code: 'Svc.Data.NoRoute', message: noRoute.message, traceId: traceId() });
-      else t(ex);
+    route(method, url, host) {
+      return table.lookup(method, routingHost(host), normalizePath(url)) ?? envelopeReply('Svc.Data.NoRoute', traceId());
     },
     retire() {
       retired = true;

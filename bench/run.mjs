@@ -1,0 +1,381 @@
+// `npm run bench`: requests/s and p99 of the gateway against the upstream direct, a
+// plain Node proxy baseline (fastify + @fastify/http-proxy) and a bare uWebSockets.js
+// server, as ratios measured in one run on one machine (DESIGN.md §7).
+//
+// Every server runs in its own process on 127.0.0.1 with ports chosen at run time;
+// the load generator (autocannon, in this process, or wrk when it is on PATH) drives
+// one target at a time with the same load. Everything started here is stopped on
+// exit, on errors and on SIGINT/SIGTERM.
+//
+// Environment:
+//   BENCH_SECONDS  measured seconds per target (default 10); a 2 s warm-up precedes each
+//   BENCH_TOOL     autocannon | wrk (default: wrk when on PATH, else autocannon)
+//   BENCH_ROUNDS   run every target this many times, report the median (default 1)
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = dirname(HERE);
+const HOST = '127.0.0.1';
+const CONNECTIONS = 50;
+const PIPELINING = 1;
+const WARMUP_SECONDS = 2;
+const SECONDS = positiveInt(process.env.BENCH_SECONDS, 10);
+const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 1);
+const TOOL = chooseTool(process.env.BENCH_TOOL);
+
+// Acceptance item 9 of issue 3.
+const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8 };
+
+// ---------------------------------------------------------------------------
+// Child processes: tracked here, all stopped on the way out.
+
+const children = new Set();
+let tmp = null;
+let signalled = false;
+
+function startChild(name, args, { env, cwd, ready = /^ready port=(\d+)$/m, timeoutMs = 20_000 } = {}) {
+  const child = spawn(process.execPath, args, {
+    cwd: cwd ?? ROOT,
+    env: { ...process.env, ...env },
+    // Our servers (and guard.mjs around the gateway) exit when their stdin closes,
+    // i.e. when this process dies, however it died.
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  child.on('exit', () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error(`${name}: not ready after ${timeoutMs} ms`)), timeoutMs);
+    const fail = (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${err.message}\n--- ${name} stderr ---\n${stderr}`));
+    };
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, match: m });
+      }
+    });
+    child.once('error', fail);
+    child.once('exit', (code, signal) => fail(new Error(`${name}: exited early (code ${code}, signal ${signal})`)));
+  });
+}
+
+async function stopAll() {
+  const waiting = [...children].map(
+    (c) =>
+      new Promise((resolve) => {
+        if (c.exitCode !== null || c.signalCode !== null) return resolve();
+        const hard = setTimeout(() => c.kill('SIGKILL'), 15_000);
+        c.once('exit', () => {
+          clearTimeout(hard);
+          resolve();
+        });
+        c.kill('SIGTERM');
+      }),
+  );
+  await Promise.all(waiting);
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  tmp = null;
+}
+
+// Last resort (synchronous, e.g. after an uncaught exception): SIGTERM, so that
+// guard.mjs still stops the gateway; our servers also go when their stdin closes.
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGTERM');
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    signalled = true;
+    process.stderr.write(`\nbench: ${sig}, stopping everything\n`);
+    stopAll().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+function positiveInt(raw, fallback) {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`expected a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function onPath(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+function chooseTool(forced) {
+  if (forced === 'autocannon') return 'autocannon';
+  if (forced === 'wrk') {
+    if (!onPath('wrk')) throw new Error('BENCH_TOOL=wrk but wrk is not on PATH');
+    return 'wrk';
+  }
+  if (forced) throw new Error(`BENCH_TOOL must be autocannon or wrk, got ${forced}`);
+  return onPath('wrk') ? 'wrk' : 'autocannon';
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, HOST, () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function log(msg) {
+  process.stderr.write(`bench: ${msg}\n`);
+}
+
+async function expectBody(name, url, expected) {
+  const res = await request(url);
+  const body = await res.body.text();
+  if (res.statusCode !== 200 || !body.includes(expected)) {
+    throw new Error(`${name}: ${url} answered ${res.statusCode} ${body.slice(0, 200)}; expected 200 with ${expected}`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The gateway: 1 worker, memory: volume, a cluster route on "/" and a
+// directResponse route on "/direct".
+
+async function startGateway(upstreamPort) {
+  const [dataPort, adminPort] = [await freePort(), await freePort()];
+  const token = randomBytes(30).toString('base64url'); // 40 characters
+  tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const configFile = join(tmp, 'worker.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      volume: 'memory:',
+      listen: { port: dataPort, host: HOST },
+      admin: { listen: `${HOST}:${adminPort}`, keys: [{ id: 'root', tokenEnv: 'SY_BENCH_TOKEN', scopes: ['*'] }] },
+      workers: 1,
+      log: { level: 'warn' },
+      drain: { graceMs: 1_000 },
+    }),
+  );
+  // The gateway does not watch its parent: bench/guard.mjs stops it if this process dies.
+  const gatewayCmd = [process.execPath, join(ROOT, 'bin', 'run.js'), 'run', '--config', configFile];
+  const { match } = await startChild('gateway', [join(HERE, 'guard.mjs'), ...gatewayCmd], {
+    env: { SY_BENCH_TOKEN: token },
+    ready: /^switchyard ready data=(\S+) admin=(\S+) workers=(\d+) generation=(\d+)$/m,
+    timeoutMs: 30_000,
+  });
+  const [, data, admin] = match;
+
+  const api = async (path, body) => {
+    const res = await request(`${admin}/api/v1/default/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`gateway admin ${path}: ${res.statusCode} ${text}`);
+    return JSON.parse(text);
+  };
+  await api('config/set/cluster/bench-upstream', { targets: [`${HOST}:${upstreamPort}`] });
+  await api('config/set/route/bench-cluster', { cluster: 'bench-upstream', pathPrefix: '/' });
+  await api('config/set/route/bench-direct', { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 });
+  const published = await api('publish/go', {});
+  if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
+  return { data, generation: published.generation };
+}
+
+// ---------------------------------------------------------------------------
+// Load generators. Both report { rps, p99Ms, requests, non2xx, errors }.
+
+function runAutocannon(url, seconds) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, connections: CONNECTIONS, pipelining: PIPELINING, duration: seconds }, (err, r) => {
+      if (err) return reject(err);
+      resolve({
+        rps: r.requests.average,
+        p99Ms: r.latency.p99,
+        requests: r.requests.total,
+        non2xx: r.non2xx,
+        errors: r.errors + r.timeouts,
+      });
+    });
+  });
+}
+
+function runWrk(url, seconds) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      children.delete(child);
+      if (code !== 0) return reject(new Error(`wrk exited ${code}:\n${out}`));
+      try {
+        resolve(parseWrk(out));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+/** Parses `wrk --latency` output. */
+function parseWrk(out) {
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s)\b/m.exec(out);
+  const total = /(\d+) requests in/.exec(out);
+  if (!rps || !p99 || !total) throw new Error(`cannot parse wrk output:\n${out}`);
+  const scale = { us: 0.001, ms: 1, s: 1000 }[p99[2]];
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: Number(rps[1]),
+    p99Ms: Number(p99[1]) * scale,
+    requests: Number(total[1]),
+    non2xx: non2xx ? Number(non2xx[1]) : 0,
+    errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+  };
+}
+
+const load = TOOL === 'wrk' ? runWrk : runAutocannon;
+
+// ---------------------------------------------------------------------------
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function fmt(n, digits = 0) {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  return rows
+    .map((r, ri) => {
+      const line = r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+      return ri === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+    })
+    .join('\n');
+}
+
+async function main() {
+  const startedAt = new Date();
+  const loadBefore = loadavg();
+  log(`tool=${TOOL} connections=${CONNECTIONS} pipelining=${PIPELINING} seconds=${SECONDS} (+${WARMUP_SECONDS} s warm-up) rounds=${ROUNDS}`);
+
+  const upstream = await startChild('upstream', [join(HERE, 'upstream.mjs'), String(await freePort())]);
+  const upstreamPort = Number(upstream.match[1]);
+  const upstreamUrl = `http://${HOST}:${upstreamPort}`;
+  const baseline = await startChild('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())]);
+  const bare = await startChild('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())]);
+  const gateway = await startGateway(upstreamPort);
+  log(`gateway ${gateway.data} generation=${gateway.generation}`);
+
+  const targets = [
+    { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"' },
+    { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"' },
+    { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"' },
+    { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello' },
+    { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello' },
+  ];
+  for (const t of targets) await expectBody(t.label, t.url, t.expect);
+
+  const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const t of targets) {
+      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s)`);
+      await load(t.url, WARMUP_SECONDS);
+      const r = await load(t.url, SECONDS);
+      log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
+      samples[t.key].push(r);
+    }
+  }
+  await stopAll();
+
+  const results = {};
+  for (const t of targets) {
+    const s = samples[t.key];
+    results[t.key] = {
+      label: t.label,
+      url: t.url,
+      rps: median(s.map((x) => x.rps)),
+      p99Ms: median(s.map((x) => x.p99Ms)),
+      non2xx: s.reduce((a, x) => a + x.non2xx, 0),
+      errors: s.reduce((a, x) => a + x.errors, 0),
+      rounds: s,
+    };
+  }
+  const ratio = (a, b) => results[a].rps / results[b].rps;
+  const ratios = {
+    gatewayClusterVsBaseline: { value: ratio('gatewayCluster', 'baseline'), target: TARGETS.clusterVsBaseline },
+    gatewayClusterVsUpstream: { value: ratio('gatewayCluster', 'upstream'), target: null },
+    gatewayDirectVsBareUws: { value: ratio('gatewayDirect', 'bareUws'), target: TARGETS.directVsBareUws },
+  };
+  for (const r of Object.values(ratios)) r.pass = r.target === null ? null : r.value >= r.target;
+
+  const report = {
+    date: startedAt.toISOString(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgBefore: loadBefore, loadavgAfter: loadavg() },
+    node: process.version,
+    tool: TOOL,
+    load: { connections: CONNECTIONS, pipelining: PIPELINING, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS },
+    results,
+    ratios,
+  };
+
+  const rows = [['target', 'requests/s', 'p99 ms', 'non-2xx', 'errors']];
+  for (const t of targets) {
+    const r = results[t.key];
+    rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.non2xx, r.errors]);
+  }
+  const rrows = [['ratio (requests/s)', 'value', 'target', 'verdict']];
+  const verdict = (r) => (r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL');
+  rrows.push(['gateway cluster / fastify baseline', fmt(ratios.gatewayClusterVsBaseline.value, 2), '>= 3.00', verdict(ratios.gatewayClusterVsBaseline)]);
+  rrows.push(['gateway cluster / upstream direct', fmt(ratios.gatewayClusterVsUpstream.value, 2), '-', '-']);
+  rrows.push(['gateway directResponse / bare uWS', fmt(ratios.gatewayDirectVsBareUws.value, 2), '>= 0.80', verdict(ratios.gatewayDirectVsBareUws)]);
+
+  process.stdout.write(
+    `\nswitchyard bench ${report.date}  node ${report.node}  ${report.machine.cpus} cpus  tool ${TOOL}  ` +
+      `c=${CONNECTIONS} p=${PIPELINING} ${SECONDS}s${ROUNDS > 1 ? ` median of ${ROUNDS}` : ''}\n\n` +
+      `${table(rows)}\n\n${table(rrows)}\n\n`,
+  );
+
+  const outDir = join(HERE, 'results');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+  log(`wrote ${join('bench', 'results', 'latest.json')}`);
+  const bad = targets.filter((t) => results[t.key].non2xx || results[t.key].errors);
+  if (bad.length) log(`warning: non-2xx or socket errors on ${bad.map((t) => t.label).join(', ')}: figures are suspect`);
+}
+
+main().catch(async (err) => {
+  if (signalled) return; // the signal handler is already stopping everything, then exits
+  process.stderr.write(`bench: ${err.stack ?? err}\n`);
+  await stopAll();
+  process.exit(1);
+});
