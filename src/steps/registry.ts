@@ -2,10 +2,28 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import type { StepDefinition } from './step.js';
 import { rateLimit } from './rate-limit.js';
 import { orch } from './orch.js';
+import { requestHeaders } from './request-headers.js';
+import { responseHeaders } from './response-headers.js';
+import { pathRewrite } from './path-rewrite.js';
+import { queryParams } from './query-params.js';
+import { methodRestriction } from './method-restriction.js';
+import { requestId } from './request-id.js';
+import { echo } from './echo.js';
+import { ipRestriction } from './ip-restriction.js';
+import { botDetection } from './bot-detection.js';
+import { cors } from './cors.js';
+import { keyAuth } from './key-auth.js';
+import { faultInjection } from './fault-injection.js';
+import { requestSizeLimit } from './request-size-limit.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
-  ([rateLimit, orch] as StepDefinition[]).map((s) => [s.code, s]),
+  (
+    [
+      rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
+      ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit,
+    ] as StepDefinition[]
+  ).map((s) => [s.code, s]),
 );
 
 /** The steps and their settings as JSON Schema, for the console's forms and docs. */

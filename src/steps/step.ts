@@ -13,6 +13,34 @@ export interface StepRequest {
   header(name: string): string | undefined;
 }
 
+/** A response head on its way to the client; response hooks may edit it in place. */
+export interface ResponseHead {
+  status: number;
+  /** Lower-case names; repeated names allowed (set-cookie). */
+  headers: [string, string][];
+}
+
+/**
+ * One request's passage through a route's steps. Exists only on routes that have
+ * steps. Steps read `req`, edit what the upstream will receive (`path`, `query`,
+ * headers), register response hooks, and share values through `vars`.
+ */
+export interface Flow {
+  readonly req: StepRequest;
+  /** The path the upstream receives, as raw bytes (initially the client's, unchanged). */
+  path: string;
+  /** The query the upstream receives, without '?'; null for none. */
+  query: string | null;
+  setHeader(name: string, value: string): void;
+  addHeader(name: string, value: string): void;
+  removeHeader(name: string): void;
+  /** Runs on the response head (the upstream's, or a step's reply) before it is sent. */
+  onResponse(hook: (head: ResponseHead) => void): void;
+  readonly vars: Record<string, unknown>;
+  /** The request as the upstream would receive it now (method, path, query, headers after edits). */
+  preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
+}
+
 /** A step that answers ends the chain (FailFast): the response goes to the client. */
 export interface StepReply {
   status: number;
@@ -23,11 +51,13 @@ export interface StepReply {
 export type StepOutcome = StepReply | undefined;
 
 /** Sync steps return their outcome directly and never pay for a promise. */
-export type StepRun = (req: StepRequest) => StepOutcome | Promise<StepOutcome>;
+export type StepRun = (flow: Flow) => StepOutcome | Promise<StepOutcome>;
 
 /** Worker-side services a step factory may use; built once per worker. */
 export interface StepEnv {
   rateLimits: RateLimitClient;
+  /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
+  random?: () => number;
 }
 
 export interface RateLimitDenied {

@@ -126,6 +126,18 @@ export class Exchange implements StepRequest {
     this.finish();
   }
 
+  /** Like send, with headers as a list (repeated names allowed). */
+  sendHead(status: number, body: string, headers: [string, string][]): void {
+    if (this.aborted || this.done) return;
+    this.pendingHead = null;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status));
+      for (let i = 0; i < headers.length; i++) this.res.writeHeader(headers[i]![0], headers[i]![1]);
+      this.res.end(body, this.closing() || this.bodyOpen);
+    });
+    this.finish();
+  }
+
   sendJson(status: number, value: unknown, headers?: Record<string, string>): void {
     this.send(status, JSON.stringify(value), { 'content-type': 'application/json', ...headers });
   }

@@ -1,6 +1,6 @@
 import type { CompiledStep } from '../compiler/generation.js';
 import { STEPS } from '../steps/registry.js';
-import type { StepEnv, StepOutcome, StepRequest, StepRun } from '../steps/step.js';
+import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 
 /**
  * Turns a route's compiled steps into one function, once per generation. Steps run in
@@ -12,16 +12,16 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): Ste
   if (steps.length === 0) return null;
   const runs = steps.map((s) => (s.kind === 'step' ? stepRun(s.code, s.settings, s.bucket, env) : groupRun(s.merge, s.members, env)));
   if (runs.length === 1) return runs[0]!;
-  const runFrom = (req: StepRequest, from: number): StepOutcome | Promise<StepOutcome> => {
+  const runFrom = (flow: Flow, from: number): StepOutcome | Promise<StepOutcome> => {
     for (let i = from; i < runs.length; i++) {
-      const r = runs[i]!(req);
+      const r = runs[i]!(flow);
       if (r === undefined) continue;
-      if (r instanceof Promise) return r.then((x) => (x === undefined ? runFrom(req, i + 1) : x));
+      if (r instanceof Promise) return r.then((x) => (x === undefined ? runFrom(flow, i + 1) : x));
       return r;
     }
     return undefined;
   };
-  return (req) => runFrom(req, 0);
+  return (flow) => runFrom(flow, 0);
 }
 
 function stepRun(code: string, settings: unknown, bucket: string, env: StepEnv): StepRun {
@@ -39,8 +39,8 @@ const PASS: StepRun = () => undefined;
  */
 function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
-  return async (req) => {
-    const pending = chains.map((c) => Promise.resolve(c(req)));
+  return async (flow) => {
+    const pending = chains.map((c) => Promise.resolve(c(flow)));
     if (merge === 'first') return Promise.race(pending);
     const results = await Promise.all(pending);
     if (merge === 'any') return results.some((r) => r === undefined) ? undefined : results[0];

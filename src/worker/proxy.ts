@@ -5,6 +5,7 @@ import type { Exchange } from './exchange.js';
 import type { ClusterPools } from './upstream-pools.js';
 import { HOP_BY_HOP, connectionListed } from './hop-by-hop.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
+import type { RequestFlow } from './flow.js';
 
 const NO_BODY_STATUS = new Set([204, 304]);
 
@@ -14,21 +15,22 @@ const NO_BODY_STATUS = new Set([204, 304]);
  * bodies stream with backpressure (client socket paused while the upstream is slow to
  * take the body, upstream paused while the client is slow to read the response).
  */
-export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, traceId: () => string, done: () => void): void {
+/** `flow` is null on routes without steps: the request goes out exactly as it came. */
+export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, flow: RequestFlow | null, traceId: () => string, done: () => void): void {
   if (ex.aborted) {
     body?.destroy();
     return done();
   }
   const spec = pools.spec;
   const pool = pools.pick();
-  const handler = new ProxyHandler(ex, traceId, done);
+  const handler = new ProxyHandler(ex, flow, traceId, done);
   ex.onAbort(() => handler.clientAborted());
   try {
     pool.dispatch(
     {
-      path: ex.query === null ? ex.url : `${ex.url}?${ex.query}`,
+      path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
       method: ex.method as Dispatcher.HttpMethod,
-      headers: upstreamHeaders(ex),
+      headers: flow === null ? upstreamHeaders(ex) : flow.applyHeaderEdits(upstreamHeaders(ex)),
       body,
       headersTimeout: spec.headersMs,
       bodyTimeout: spec.bodyMs,
@@ -40,6 +42,10 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
   } catch (err) {
     handler.onResponseError(null, err as Error);
   }
+}
+
+function target(path: string, query: string | null): string {
+  return query === null ? path : `${path}?${query}`;
 }
 
 function upstreamHeaders(ex: Exchange): string[] {
@@ -72,6 +78,7 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly ex: Exchange,
+    private readonly flow: RequestFlow | null,
     private readonly traceId: () => string,
     private readonly done: () => void,
   ) {}
@@ -104,6 +111,12 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     }
     this.total = length !== undefined ? Number(length) : null;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
+    if (this.flow?.hasResponseHooks) {
+      const head = { status: statusCode, headers: out };
+      this.flow.applyResponseHooks(head);
+      this.ex.writeHead(head.status, head.status === statusCode ? statusMessage : undefined, head.headers);
+      return;
+    }
     this.ex.writeHead(statusCode, statusMessage, out);
   }
 

@@ -10,6 +10,7 @@ import { buildPipeline } from './pipeline.js';
 import { proxy } from './proxy.js';
 import { RouteTable, routingHost } from './route-table.js';
 import { ClusterPools } from './upstream-pools.js';
+import { RequestFlow } from './flow.js';
 
 export interface RuntimeDeps {
   log: Logger;
@@ -63,22 +64,24 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
       return (ex) => {
         inFlight++;
         ex.path = normalizePath(ex.url);
-        proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, traceId, done);
+        proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, traceId, done);
       };
     }
     return (ex) => {
       inFlight++;
       ex.path = normalizePath(ex.url);
       const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
+      const flow = new RequestFlow(ex);
       const replied = (o: StepReply) => {
         body?.destroy();
-        ex.send(o.status, o.body, o.headers);
+        const head = flow.replyHead(o);
+        ex.sendHead(head.status, o.body, head.headers);
         done();
       };
-      const r = pipeline(ex);
-      if (r === undefined) return proxy(ex, upstream, body, traceId, done);
+      const r = pipeline(flow);
+      if (r === undefined) return proxy(ex, upstream, body, flow, traceId, done);
       if (r instanceof Promise) {
-        r.then((o) => (o === undefined ? proxy(ex, upstream, body, traceId, done) : replied(o))).catch((err) => fail(ex, err));
+        r.then((o) => (o === undefined ? proxy(ex, upstream, body, flow, traceId, done) : replied(o))).catch((err) => fail(ex, err));
         return;
       }
       replied(r);

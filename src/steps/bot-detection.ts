@@ -1,0 +1,37 @@
+import * as v from 'valibot';
+import { defineStep } from './step.js';
+import { stepError } from './reply.js';
+
+const Pattern = v.pipe(
+  v.string(),
+  v.check((p) => {
+    try {
+      new RegExp(p, 'i');
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a valid regular expression'),
+);
+
+/** Refuses user agents matching a deny pattern (unless an allow pattern matches); optionally a missing User-Agent too. */
+export const botDetection = defineStep({
+  code: 'bot-detection',
+  summary: 'Refuse requests whose User-Agent matches deny patterns (403)',
+  schema: v.strictObject({
+    deny: v.optional(v.array(Pattern), ['bot', 'crawl', 'spider', 'scrape', 'curl/', 'wget/', 'python-requests']),
+    allow: v.optional(v.array(Pattern), []),
+    denyMissing: v.optional(v.boolean(), false),
+  }),
+  create(s) {
+    const deny = s.deny.length ? new RegExp(s.deny.join('|'), 'i') : null;
+    const allow = s.allow.length ? new RegExp(s.allow.join('|'), 'i') : null;
+    const forbidden = stepError(403, 'Svc.Data.BotDenied', 'This client is not allowed');
+    return (flow) => {
+      const ua = flow.req.header('user-agent');
+      if (ua === undefined || ua === '') return s.denyMissing ? forbidden : undefined;
+      if (allow && allow.test(ua)) return undefined;
+      return deny && deny.test(ua) ? forbidden : undefined;
+    };
+  },
+});

@@ -1,0 +1,16 @@
+import * as v from 'valibot';
+import { defineStep } from './step.js';
+
+/** Answers with the request as the upstream would have seen it after the preceding steps: for debugging chains. */
+export const echo = defineStep({
+  code: 'echo',
+  summary: 'Answer with the request as the upstream would see it (debugging)',
+  schema: v.strictObject({ status: v.optional(v.pipe(v.number(), v.integer(), v.minValue(200), v.maxValue(599)), 200) }),
+  create(s) {
+    return (flow) => ({
+      status: s.status,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...flow.preview(), vars: flow.vars }),
+    });
+  },
+});

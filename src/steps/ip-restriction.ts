@@ -1,0 +1,44 @@
+import * as v from 'valibot';
+import { defineStep, type StepRequest } from './step.js';
+import { Cidr, cidrMatcher } from './cidr.js';
+import { stepError } from './reply.js';
+
+/**
+ * Allow/deny by client address. The address is the socket peer; X-Forwarded-For is
+ * believed only when the peer is one of `trustedProxies` (then the right-most address
+ * not itself a trusted proxy is the client). Deny wins over allow; with an allow list,
+ * anything not on it is denied.
+ */
+export const ipRestriction = defineStep({
+  code: 'ip-restriction',
+  summary: 'Allow or deny clients by IPv4/IPv6 address or CIDR block',
+  schema: v.pipe(
+    v.strictObject({
+      allow: v.optional(v.array(Cidr), []),
+      deny: v.optional(v.array(Cidr), []),
+      trustedProxies: v.optional(v.array(Cidr), []),
+    }),
+    v.check((s) => s.allow.length > 0 || s.deny.length > 0, 'needs an allow or a deny list'),
+  ),
+  create(s) {
+    const allow = s.allow.length ? cidrMatcher(s.allow) : null;
+    const deny = s.deny.length ? cidrMatcher(s.deny) : null;
+    const trusted = s.trustedProxies.length ? cidrMatcher(s.trustedProxies) : null;
+    const forbidden = stepError(403, 'Svc.Data.IpDenied', 'The client address is not allowed');
+    const client = (req: StepRequest): string => {
+      const peer = req.remoteAddress;
+      if (!trusted || !trusted(peer)) return peer;
+      const xff = req.header('x-forwarded-for');
+      if (!xff) return peer;
+      const hops = xff.split(',').map((x) => x.trim()).filter(Boolean);
+      for (let i = hops.length - 1; i >= 0; i--) if (!trusted(hops[i]!)) return hops[i]!;
+      return hops[0] ?? peer;
+    };
+    return (flow) => {
+      const ip = client(flow.req);
+      if (deny && deny(ip)) return forbidden;
+      if (allow && !allow(ip)) return forbidden;
+      return undefined;
+    };
+  },
+});

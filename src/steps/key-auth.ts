@@ -1,0 +1,55 @@
+import * as v from 'valibot';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { defineStep } from './step.js';
+import { stepError } from './reply.js';
+
+/**
+ * API keys from a header (or a query parameter), checked against SHA-256 fingerprints in
+ * the settings: no plaintext key is ever stored. The consumer id goes upstream in
+ * `consumerHeader`; the credential itself is removed before proxying unless kept.
+ */
+export const keyAuth = defineStep({
+  code: 'key-auth',
+  summary: 'Require an API key (header or query), checked against SHA-256 fingerprints',
+  schema: v.strictObject({
+    header: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-api-key'),
+    query: v.optional(v.pipe(v.string(), v.minLength(1))),
+    keys: v.pipe(
+      v.array(v.strictObject({ id: v.pipe(v.string(), v.minLength(1)), sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits')) })),
+      v.minLength(1),
+    ),
+    consumerHeader: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-consumer-id'),
+    keepCredential: v.optional(v.boolean(), false),
+  }),
+  create(s) {
+    const header = s.header.toLowerCase();
+    const keys = s.keys.map((k) => ({ id: k.id, digest: Buffer.from(k.sha256, 'hex') }));
+    const unauthorized = stepError(401, 'Svc.Data.Unauthenticated', 'A valid API key is required', { 'www-authenticate': `ApiKey header="${header}"` });
+    const fromQuery = (q: string | null): string | undefined => {
+      if (!s.query || !q) return undefined;
+      for (const pair of q.split('&')) {
+        const eq = pair.indexOf('=');
+        if (eq !== -1 && pair.slice(0, eq) === s.query) {
+          try {
+            return decodeURIComponent(pair.slice(eq + 1));
+          } catch {
+            return undefined;
+          }
+        }
+      }
+      return undefined;
+    };
+    return (flow) => {
+      const presented = flow.req.header(header) ?? fromQuery(flow.req.query);
+      if (!presented) return unauthorized;
+      const digest = createHash('sha256').update(presented).digest();
+      let consumer: string | null = null;
+      for (const k of keys) if (timingSafeEqual(k.digest, digest) && consumer === null) consumer = k.id;
+      if (consumer === null) return unauthorized;
+      flow.vars.consumer = consumer;
+      flow.setHeader(s.consumerHeader, consumer);
+      if (!s.keepCredential) flow.removeHeader(header);
+      return undefined;
+    };
+  },
+});

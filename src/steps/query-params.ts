@@ -1,0 +1,31 @@
+import * as v from 'valibot';
+import { defineStep } from './step.js';
+
+/** Sets or removes query parameters of the upstream request; untouched parameters keep their bytes. */
+export const queryParams = defineStep({
+  code: 'query-params',
+  summary: 'Set or remove query parameters sent to the upstream',
+  schema: v.strictObject({
+    set: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), v.string()), {}),
+    remove: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), []),
+  }),
+  create(s) {
+    const drop = new Set([...s.remove, ...Object.keys(s.set)]);
+    const append = Object.entries(s.set).map(([k, val]) => `${encodeURIComponent(k)}=${encodeURIComponent(val)}`);
+    const nameOf = (pair: string) => {
+      const eq = pair.indexOf('=');
+      const raw = eq === -1 ? pair : pair.slice(0, eq);
+      try {
+        return decodeURIComponent(raw.replace(/\+/g, ' '));
+      } catch {
+        return raw;
+      }
+    };
+    return (flow) => {
+      const kept = flow.query ? flow.query.split('&').filter((p) => p !== '' && !drop.has(nameOf(p))) : [];
+      const all = [...kept, ...append];
+      flow.query = all.length ? all.join('&') : null;
+      return undefined;
+    };
+  },
+});

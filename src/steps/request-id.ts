@@ -1,0 +1,26 @@
+import * as v from 'valibot';
+import { randomUUID } from 'node:crypto';
+import { defineStep } from './step.js';
+
+/** Gives every request an id (keeping a well-formed incoming one if asked), sends it upstream and echoes it. */
+export const requestId = defineStep({
+  code: 'request-id',
+  summary: 'Generate or keep a request id, pass it upstream and echo it in the response',
+  schema: v.strictObject({
+    header: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-request-id'),
+    keepIncoming: v.optional(v.boolean(), true),
+    echo: v.optional(v.boolean(), true),
+  }),
+  create(s) {
+    const name = s.header.toLowerCase();
+    const ok = /^[A-Za-z0-9._:-]{1,128}$/;
+    return (flow) => {
+      const incoming = s.keepIncoming ? flow.req.header(name) : undefined;
+      const id = incoming !== undefined && ok.test(incoming) ? incoming : randomUUID();
+      flow.setHeader(name, id);
+      flow.vars.requestId = id;
+      if (s.echo) flow.onResponse((head) => head.headers.push([name, id]));
+      return undefined;
+    };
+  },
+});

@@ -1,0 +1,73 @@
+import type { Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
+
+type Edit = { op: 'set' | 'add'; value: string } | { op: 'remove' };
+
+/** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
+export class RequestFlow implements Flow {
+  path: string;
+  query: string | null;
+  readonly vars: Record<string, unknown> = {};
+  private edits: [string, Edit][] | null = null;
+  private hooks: ((head: ResponseHead) => void)[] | null = null;
+
+  constructor(readonly req: StepRequest) {
+    this.path = req.url;
+    this.query = req.query;
+  }
+
+  setHeader(name: string, value: string): void {
+    (this.edits ??= []).push([name.toLowerCase(), { op: 'set', value }]);
+  }
+
+  addHeader(name: string, value: string): void {
+    (this.edits ??= []).push([name.toLowerCase(), { op: 'add', value }]);
+  }
+
+  removeHeader(name: string): void {
+    (this.edits ??= []).push([name.toLowerCase(), { op: 'remove' }]);
+  }
+
+  onResponse(hook: (head: ResponseHead) => void): void {
+    (this.hooks ??= []).push(hook);
+  }
+
+  /** Applies the header edits to a flat [name, value, …] list of upstream headers. */
+  applyHeaderEdits(flat: string[]): string[] {
+    if (this.edits === null) return flat;
+    let out = flat;
+    for (const [name, e] of this.edits) {
+      if (e.op === 'add') {
+        out.push(name, e.value);
+        continue;
+      }
+      const kept: string[] = [];
+      for (let i = 0; i < out.length; i += 2) if (out[i] !== name) kept.push(out[i]!, out[i + 1]!);
+      if (e.op === 'set') kept.push(name, e.value);
+      out = kept;
+    }
+    return out;
+  }
+
+  preview(): { method: string; path: string; query: string | null; headers: [string, string][] } {
+    const flat = this.applyHeaderEdits(this.req.headers.flat());
+    const headers: [string, string][] = [];
+    for (let i = 0; i < flat.length; i += 2) headers.push([flat[i]!, flat[i + 1]!]);
+    return { method: this.req.method, path: this.path, query: this.query, headers };
+  }
+
+  /** Runs the response hooks on a head, in registration order. */
+  applyResponseHooks(head: ResponseHead): void {
+    if (this.hooks !== null) for (const h of this.hooks) h(head);
+  }
+
+  get hasResponseHooks(): boolean {
+    return this.hooks !== null;
+  }
+
+  /** A step's reply as a head, after the response hooks. */
+  replyHead(r: StepReply): ResponseHead {
+    const head: ResponseHead = { status: r.status, headers: r.headers ? Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v]) : [] };
+    this.applyResponseHooks(head);
+    return head;
+  }
+}

@@ -1,0 +1,149 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { startGateway } from './helpers/gateway.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply, dryRun, setEntity } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { BOUNDED } from './helpers/wait.js';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+// One gateway, one upstream (a JSON echo of what it received), one route per step.
+test('built-in steps act on the request, the response, or answer themselves', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const route = (name: string, prefix: string, steps: unknown[]) => ['route', name, { cluster: 'up', pathPrefix: prefix, steps }] as const;
+  const r = await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    route('rh', '/rh', [{ code: 'request-headers', settings: { set: { 'x-set': 'v' }, add: { 'x-add': 'a' }, remove: ['x-drop'] } }]),
+    route('resp', '/resp', [{ code: 'response-headers', settings: { set: { 'x-served-by': 'gw' }, remove: ['x-up-secret'] } }]),
+    route('strip', '/strip', [{ code: 'path-rewrite', settings: { stripPrefix: '/strip' } }]),
+    route('regex', '/regex', [{ code: 'path-rewrite', settings: { regex: { pattern: '^/regex/(\\w+)', replacement: '/v2/$1' } } }]),
+    route('qp', '/qp', [{ code: 'query-params', settings: { set: { added: 'x y' }, remove: ['secret'] } }]),
+    route('method', '/method', [{ code: 'method-restriction', settings: { allow: ['GET'] } }]),
+    route('rid', '/rid', [{ code: 'request-id', settings: {} }]),
+    route('echo', '/echo', [{ code: 'request-headers', settings: { set: { 'x-step': '1' } } }, { code: 'echo', settings: {} }]),
+    route('ipdeny', '/ipdeny', [{ code: 'ip-restriction', settings: { deny: ['127.0.0.0/8'] } }]),
+    route('ipallow', '/ipallow', [{ code: 'ip-restriction', settings: { allow: ['127.0.0.1', '::1/128'] } }]),
+    route('ipproxy', '/ipproxy', [{ code: 'ip-restriction', settings: { deny: ['203.0.113.0/24'], trustedProxies: ['127.0.0.1'] } }]),
+    route('bot', '/bot', [{ code: 'bot-detection', settings: { deny: ['evilbot'] } }]),
+    route('cors', '/cors', [{ code: 'cors', settings: { origins: ['https://app.example'], credentials: true } }]),
+    route('key', '/key', [{ code: 'key-auth', settings: { keys: [{ id: 'alice', sha256: sha('alice-key') }], query: 'apikey' } }]),
+    route('fault', '/fault', [{ code: 'fault-injection', settings: { abort: { percent: 100, status: 418, body: 'teapot' } } }]),
+    route('size', '/size', [{ code: 'request-size-limit', settings: { maxBytes: 10 } }]),
+  ]);
+  assert.equal(r.ok, true);
+  const get = (path: string, opts: Parameters<typeof request>[1] = {}) => request(`${gw.dataUrl}${path}`, opts);
+
+  await t.test('request-headers: set, add and remove reach the upstream', async () => {
+    const res = await get('/rh', { headers: { 'x-set': 'client', 'x-drop': 'gone', 'x-add': 'first' } });
+    assert.equal(res.json.headers['x-set'], 'v');
+    assert.equal(res.json.headers['x-drop'], undefined);
+    assert.equal(res.json.headers['x-add'], 'first, a');
+  });
+
+  await t.test('response-headers: set and remove on the way to the client', async () => {
+    const res = await get('/resp', { headers: { 'x-up-headers': JSON.stringify({ 'x-up-secret': 's', 'x-served-by': 'upstream' }) } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['x-served-by'], 'gw');
+    assert.equal(res.headers['x-up-secret'], undefined);
+  });
+
+  await t.test('path-rewrite: strip a prefix, regex replacement; the query is kept', async () => {
+    assert.equal((await get('/strip/a/b?q=1')).json.url, '/a/b?q=1');
+    assert.equal((await get('/strip')).json.url, '/');
+    assert.equal((await get('/regex/users?x')).json.url, '/v2/users?x');
+  });
+
+  await t.test('query-params: set and remove, other parameters byte for byte', async () => {
+    assert.equal((await get('/qp?a=%2F&secret=1&b')).json.url, '/qp?a=%2F&b&added=x%20y');
+  });
+
+  await t.test('method-restriction: 405 with Allow', async () => {
+    const res = await get('/method', { method: 'POST', body: 'x' });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.allow, 'GET');
+    assert.equal((await get('/method')).status, 200);
+  });
+
+  await t.test('request-id: generated, sent upstream and echoed; a well-formed incoming id is kept', async () => {
+    const res = await get('/rid');
+    const id = res.headers['x-request-id'];
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.equal(res.json.headers['x-request-id'], id);
+    const kept = await get('/rid', { headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(kept.headers['x-request-id'], 'abc-123');
+  });
+
+  await t.test('echo: answers with the request as the upstream would see it, after earlier steps', async () => {
+    const before = up.requests.length;
+    const res = await get('/echo/x?y=1');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.path, '/echo/x');
+    assert.equal(res.json.query, 'y=1');
+    assert.ok(res.json.headers.some(([k, v]: [string, string]) => k === 'x-step' && v === '1'));
+    assert.equal(up.requests.length, before, 'echo does not reach the upstream');
+  });
+
+  await t.test('ip-restriction: deny and allow lists on the socket peer; X-Forwarded-For only from trusted proxies', async () => {
+    assert.equal((await get('/ipdeny')).status, 403);
+    assert.equal((await get('/ipdeny', { headers: { 'x-forwarded-for': '8.8.8.8' } })).status, 403, 'a spoofed XFF does not help');
+    assert.equal((await get('/ipallow')).status, 200);
+    assert.equal((await get('/ipproxy', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status, 403, 'the trusted proxy reports a denied client');
+    assert.equal((await get('/ipproxy', { headers: { 'x-forwarded-for': '198.51.100.1' } })).status, 200);
+  });
+
+  await t.test('bot-detection: a denied user agent gets 403', async () => {
+    assert.equal((await get('/bot', { headers: { 'user-agent': 'EvilBot/1.0' } })).status, 403);
+    assert.equal((await get('/bot', { headers: { 'user-agent': 'Mozilla/5.0' } })).status, 200);
+  });
+
+  await t.test('cors: preflight answered at the gateway; allowed origins get CORS headers, others do not', async () => {
+    const before = up.requests.length;
+    const pre = await get('/cors', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT' } });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers['access-control-allow-origin'], 'https://app.example');
+    assert.equal(pre.headers['access-control-allow-credentials'], 'true');
+    assert.match(String(pre.headers['access-control-allow-methods']), /PUT/);
+    assert.equal(up.requests.length, before, 'the preflight never reaches the upstream');
+    const denied = await get('/cors', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'PUT' } });
+    assert.equal(denied.status, 403);
+    const simple = await get('/cors', { headers: { origin: 'https://app.example' } });
+    assert.equal(simple.headers['access-control-allow-origin'], 'https://app.example');
+    const other = await get('/cors', { headers: { origin: 'https://evil.example' } });
+    assert.equal(other.status, 200);
+    assert.equal(other.headers['access-control-allow-origin'], undefined);
+  });
+
+  await t.test('key-auth: 401 without a valid key; the consumer id goes upstream, the key does not', async () => {
+    const none = await get('/key');
+    assert.equal(none.status, 401);
+    assert.equal(none.json.code, 'Svc.Data.Unauthenticated');
+    assert.equal((await get('/key', { headers: { 'x-api-key': 'wrong' } })).status, 401);
+    const ok = await get('/key', { headers: { 'x-api-key': 'alice-key' } });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.headers['x-consumer-id'], 'alice');
+    assert.equal(ok.json.headers['x-api-key'], undefined);
+    assert.equal((await get('/key?apikey=alice-key')).status, 200);
+  });
+
+  await t.test('fault-injection: a 100% abort answers the configured status', async () => {
+    const res = await get('/fault');
+    assert.equal(res.status, 418);
+    assert.equal(res.text, 'teapot');
+  });
+
+  await t.test('request-size-limit: a body over maxBytes gets 413, a small one passes', async () => {
+    assert.equal((await get('/size', { method: 'POST', body: 'x'.repeat(11) })).status, 413);
+    assert.equal((await get('/size', { method: 'POST', body: 'x'.repeat(10) })).status, 200);
+  });
+
+  await t.test('bad settings are compile issues with a pointer', async () => {
+    await setEntity(gw, 'route', 'bad', { cluster: 'up', pathPrefix: '/bad', steps: [{ code: 'ip-restriction', settings: { deny: ['300.1.1.1'] } }, { code: 'cors', settings: { origins: [] } }] });
+    const d = await dryRun(gw);
+    assert.equal(d.status, 422);
+    const pointers = d.json.issues.map((i) => i.pointer).sort();
+    assert.deepEqual(pointers, ['/steps/0/settings/deny/0', '/steps/1/settings/origins']);
+  });
+});
