@@ -39,6 +39,9 @@ export const OPERATIONS: readonly Operation[] = [
   { id: 'publish.dry-run', method: 'POST', path: '/api/v1/{tenant}/publish/dry-run', family: 'publish', access: 'read', auth: 'scope', level: 'tenant', summary: 'Compile the drafts without side effects' },
   { id: 'publish.go', method: 'POST', path: '/api/v1/{tenant}/publish/go', family: 'publish', access: 'write', auth: 'scope', level: 'tenant', summary: 'Compile and publish the drafts as a new generation' },
   { id: 'publish.history', method: 'GET', path: '/api/v1/{tenant}/publish/history', family: 'publish', access: 'read', auth: 'scope', level: 'tenant', summary: "The tenant's generations, newest first" },
+  { id: 'plugin.list', method: 'GET', path: '/api/v1/{tenant}/plugin/list', family: 'plugin', access: 'read', auth: 'scope', level: 'tenant', summary: 'Every built-in step: code, summary, enabled, settings JSON Schema' },
+  { id: 'plugin.enable', method: 'POST', path: '/api/v1/{tenant}/plugin/enable/{code}', family: 'plugin', access: 'lifecycle', auth: 'scope', level: 'tenant', summary: 'Enable a step for the tenant (applies at the next publish)' },
+  { id: 'plugin.disable', method: 'POST', path: '/api/v1/{tenant}/plugin/disable/{code}', family: 'plugin', access: 'lifecycle', auth: 'scope', level: 'tenant', summary: 'Disable a step for the tenant: routes using it fail the next dry-run and publish' },
   { id: 'publish.rollback', method: 'POST', path: '/api/v1/{tenant}/publish/rollback/{generation}', family: 'publish', access: 'write', auth: 'scope', level: 'tenant', summary: "Publish a new generation with the tenant's content of an earlier one" },
 ];
 

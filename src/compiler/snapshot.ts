@@ -19,6 +19,8 @@ export interface Snapshot {
   tenant: string;
   published: EntityRow[];
   drafts: DraftRow[];
+  /** Step codes each tenant has disabled (plugin lifecycle); absent: none. */
+  disabled?: Record<string, readonly string[]>;
 }
 
 export interface Effective {

@@ -29,6 +29,8 @@ export class StepCompiler {
   constructor(
     private readonly orchs: ReadonlyMap<string, OrchDoc>,
     private readonly issues: CompileIssue[],
+    /** Codes the tenant disabled: using one is an issue until it is enabled again. */
+    private readonly disabled: ReadonlySet<string> = new Set(),
   ) {}
 
   /** Checks every orch entity on its own, referenced or not. */
@@ -117,6 +119,10 @@ export class StepCompiler {
     const def = STEPS.get(code);
     if (!def) {
       this.issue(owner, codeAt, 'Compile.Step.Unknown', `unknown step code ${code}`);
+      return undefined;
+    }
+    if (this.disabled.has(code)) {
+      this.issue(owner, codeAt, 'Compile.Step.Disabled', `step ${code} is disabled for this tenant (plugin enable ${code})`);
       return undefined;
     }
     const r = v.safeParse(def.schema, settings ?? {});

@@ -18,6 +18,7 @@ export const ERRORS = {
   'Svc.Publish.Rejected': { status: 422, message: 'The candidate configuration does not compile' },
   'Svc.Publish.NotFound': { status: 404, message: 'No such generation' },
   'Svc.Publish.Unacknowledged': { status: 503, message: 'Not every worker acknowledged the generation in time' },
+  'Svc.Plugin.NotFound': { status: 404, message: 'No such step code' },
   'Svc.Data.NotPublished': { status: 503, message: 'No configuration has been published yet' },
   'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
   'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },

@@ -44,6 +44,15 @@ const MIGRATIONS: string[] = [
     last_used_at INTEGER NOT NULL
   );
   `,
+  // 2: plugin lifecycle per tenant (absent row: enabled)
+  `
+  CREATE TABLE plugin_state (
+    tenant TEXT NOT NULL, code TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant, code)
+  );
+  `,
 ];
 
 export function migrate(db: Database): number {

@@ -3,6 +3,7 @@ import { applyDrafts, type EntityRow } from '../compiler/snapshot.js';
 import type { CompileIssue } from '../compiler/generation.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
+import type { PluginRepo } from '../store/plugin-repo.js';
 import type { Db } from '../store/volume.js';
 import type { GenerationMessage } from '../shared/ipc.js';
 import { SvcError } from '../shared/errors.js';
@@ -37,6 +38,7 @@ export class Publisher {
     private readonly db: Db,
     private readonly entities: EntityRepo,
     private readonly generations: GenerationRepo,
+    private readonly plugins: PluginRepo,
     private readonly pool: () => WorkerPool,
     private readonly log: Logger,
     private readonly ackTimeoutMs = 10_000,
@@ -54,13 +56,13 @@ export class Publisher {
   }
 
   dryRun(tenant: string): DryRunResult {
-    const r = compile({ tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant) });
+    const r = compile(this.snapshot(tenant));
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, planned: r.planned };
   }
 
   go(tenant: string): Promise<PublishResult> {
     return this.serial(async () => {
-      const snapshot = { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant) };
+      const snapshot = this.snapshot(tenant);
       const r = compile(snapshot);
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
@@ -79,7 +81,7 @@ export class Publisher {
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const others = this.entities.published().filter((e) => e.tenant !== tenant);
       const published = [...others, ...state];
-      const r = compile({ tenant, published, drafts: [] });
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled() });
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(this.entities.published().filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -87,6 +89,11 @@ export class Publisher {
       const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
       return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false);
     });
+  }
+
+  /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps. */
+  private snapshot(tenant: string) {
+    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled() };
   }
 
   private async commit(

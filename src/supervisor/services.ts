@@ -4,6 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
 import type { Publisher } from './publisher.js';
+import type { PluginRepo } from '../store/plugin-repo.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -14,5 +15,6 @@ export interface Services {
   log: Logger;
   entities: EntityRepo;
   generations: GenerationRepo;
+  plugins: PluginRepo;
   publisher: Publisher;
 }

@@ -14,6 +14,7 @@ import type { Services } from './services.js';
 import { VERSION } from '../shared/version.js';
 import { EntityRepo } from '../store/entity-repo.js';
 import { GenerationRepo } from '../store/generation-repo.js';
+import { PluginRepo } from '../store/plugin-repo.js';
 import { Publisher } from './publisher.js';
 import { RateLimitLeases } from './rate-limit-leases.js';
 
@@ -46,8 +47,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const workers = config.workers ?? availableParallelism();
   const entities = new EntityRepo(volume.db);
   const generations = new GenerationRepo(volume.db);
+  const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
-  const publisher: Publisher = new Publisher(volume.db, entities, generations, (): WorkerPool => pool, log);
+  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log);
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
@@ -56,7 +58,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     currentGeneration: () => publisher.current(),
   });
   serveLeases(pool, new RateLimitLeases(() => pool.live().length));
-  const services: Services = { version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, publisher };
+  const services: Services = { version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher };
 
   const admin = createAdminServer({
     operations: OPERATIONS,

@@ -3,6 +3,7 @@ import type { Services } from '../../supervisor/services.js';
 import * as sys from './sys.js';
 import * as config from './config.js';
 import * as publish from './publish.js';
+import * as plugin from './plugin.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -19,4 +20,7 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   'publish.go': publish.go,
   'publish.history': publish.history,
   'publish.rollback': publish.rollback,
+  'plugin.list': plugin.list,
+  'plugin.enable': plugin.enable,
+  'plugin.disable': plugin.disable,
 };

@@ -1,0 +1,10 @@
+import { AdminCommand } from '../../admin-command.js';
+import { seg } from '../../admin-client.js';
+
+export default class PluginList extends AdminCommand {
+  static override summary = 'List every built-in step with its settings schema and whether the tenant enabled it.';
+
+  async run(): Promise<unknown> {
+    return this.call('GET', `/api/v1/${seg(this.flags.tenant)}/plugin/list`);
+  }
+}
