@@ -1,7 +1,7 @@
 import type { OrchDoc } from './documents.js';
 
 export const GROUP_MERGES = ['all', 'any', 'first'] as const;
-export const FAILURE_STRATEGIES = ['FailFast'] as const;
+export const FAILURE_STRATEGIES = ['FailFast', 'Continue'] as const;
 
 /** A unit of a chain's run order: a node outside any group, or a whole group. */
 export type ChainUnit = { type: 'node'; index: number } | { type: 'group'; index: number };

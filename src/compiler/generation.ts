@@ -39,7 +39,8 @@ export type CompiledTerminal =
   | { type: 'directResponse'; statusCode: number; body: string; headers: Record<string, string> };
 
 export type CompiledStep =
-  | { kind: 'step'; code: string; settings: unknown; bucket: string }
+  /** `continue`: the node's failureStrategy is Continue: a reply from it is logged and the chain goes on. */
+  | { kind: 'step'; code: string; settings: unknown; bucket: string; continue?: true }
   | { kind: 'group'; id: string; merge: string; members: CompiledStep[][] };
 
 export interface CompileIssue {

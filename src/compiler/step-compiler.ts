@@ -33,12 +33,27 @@ export class StepCompiler {
     private readonly disabled: ReadonlySet<string> = new Set(),
   ) {}
 
-  /** Checks every orch entity on its own, referenced or not. */
+  /** Checks every orch entity on its own, referenced or not: structure, settings, and its refs (missing, cyclic). */
   checkChains(): void {
     for (const [name, doc] of this.orchs) {
       this.orderOf(name, doc);
       doc.nodes.forEach((n, i) => this.checkSettings({ kind: 'orch', name }, `/nodes/${i}`, `/nodes/${i}/step`, n.step, n.settings));
     }
+    for (const name of this.orchs.keys()) this.walkRefs(name, []);
+  }
+
+  /** Follows a chain's orch refs depth-first; a ref already on the stack is a cycle. */
+  private walkRefs(name: string, stack: string[]): void {
+    const doc = this.orchs.get(name)!;
+    const path = [...stack, name];
+    doc.nodes.forEach((n, i) => {
+      const ref = n.step === 'orch' ? (n.settings as { ref?: unknown }).ref : undefined;
+      if (typeof ref !== 'string') return;
+      const at = `/nodes/${i}/settings/ref`;
+      if (path.includes(ref)) this.issue({ kind: 'orch', name }, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...path, ref].join(' -> ')}`);
+      else if (!this.orchs.has(ref)) this.issue({ kind: 'orch', name }, at, 'Compile.Orch.Missing', `no orch ${ref} in this tenant`);
+      else if (path.length <= MAX_CHAIN_DEPTH) this.walkRefs(ref, path);
+    });
   }
 
   /** Compiles a route's steps into runtime steps; null when any issue was found. */
@@ -83,7 +98,8 @@ export class StepCompiler {
     const next = [...stack, ref];
     const node = (i: number) => {
       const n = doc.nodes[i]!;
-      return this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next);
+      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next);
+      return c && n.failureStrategy === 'Continue' ? c.map(markContinue) : c;
     };
     const out: CompiledStep[] = [];
     for (const u of units) {
@@ -140,4 +156,9 @@ export class StepCompiler {
     const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
     if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
   }
+}
+
+/** Continue applies to everything a node expands to (a nested chain included). */
+function markContinue(s: CompiledStep): CompiledStep {
+  return s.kind === 'step' ? { ...s, continue: true } : { ...s, members: s.members.map((m) => m.map(markContinue)) };
 }

@@ -15,13 +15,16 @@ import { cors } from './cors.js';
 import { keyAuth } from './key-auth.js';
 import { faultInjection } from './fault-injection.js';
 import { requestSizeLimit } from './request-size-limit.js';
+import { timeout } from './timeout.js';
+import { concurrencyLimit } from './concurrency-limit.js';
+import { accessLog } from './access-log.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
   (
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
-      ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit,
+      ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -37,6 +37,10 @@ export interface Flow {
   /** Runs on the response head (the upstream's, or a step's reply) before it is sent. */
   onResponse(hook: (head: ResponseHead) => void): void;
   readonly vars: Record<string, unknown>;
+  /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
+  timeouts: { headersMs?: number; bodyMs?: number } | null;
+  /** Runs once when the exchange ends, with the status sent (499: the client went away). */
+  onDone(hook: (status: number) => void): void;
   /** The request as the upstream would receive it now (method, path, query, headers after edits). */
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
 }
@@ -56,6 +60,8 @@ export type StepRun = (flow: Flow) => StepOutcome | Promise<StepOutcome>;
 /** Worker-side services a step factory may use; built once per worker. */
 export interface StepEnv {
   rateLimits: RateLimitClient;
+  /** Where steps log (access-log, Continue failures). */
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
   random?: () => number;
 }

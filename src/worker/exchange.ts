@@ -56,7 +56,7 @@ export class Exchange implements StepRequest {
 
   /** The socket peer (never a client-supplied header). Read lazily: most routes never need it. */
   get remoteAddress(): string {
-    if (this.peer === null) this.peer = this.aborted ? '' : formatAddress(this.res.getRemoteAddress());
+    if (this.peer === null) this.peer = this.aborted || this.done ? '' : formatAddress(this.res.getRemoteAddress());
     return this.peer;
   }
 

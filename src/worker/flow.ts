@@ -7,8 +7,12 @@ export class RequestFlow implements Flow {
   path: string;
   query: string | null;
   readonly vars: Record<string, unknown> = {};
+  timeouts: { headersMs?: number; bodyMs?: number } | null = null;
   private edits: [string, Edit][] | null = null;
   private hooks: ((head: ResponseHead) => void)[] | null = null;
+  private doneHooks: ((status: number) => void)[] | null = null;
+  /** The status sent to the client, once known. */
+  status = 0;
 
   constructor(readonly req: StepRequest) {
     this.path = req.url;
@@ -29,6 +33,19 @@ export class RequestFlow implements Flow {
 
   onResponse(hook: (head: ResponseHead) => void): void {
     (this.hooks ??= []).push(hook);
+  }
+
+  onDone(hook: (status: number) => void): void {
+    (this.doneHooks ??= []).push(hook);
+  }
+
+  /** The exchange ended: run the done hooks once. */
+  finish(aborted: boolean): void {
+    const hooks = this.doneHooks;
+    if (hooks === null) return;
+    this.doneHooks = null;
+    const status = aborted ? 499 : this.status;
+    for (const h of hooks) h(status);
   }
 
   /** Applies the header edits to a flat [name, value, …] list of upstream headers. */
@@ -68,6 +85,7 @@ export class RequestFlow implements Flow {
   replyHead(r: StepReply): ResponseHead {
     const head: ResponseHead = { status: r.status, headers: r.headers ? Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v]) : [] };
     this.applyResponseHooks(head);
+    this.status = head.status;
     return head;
   }
 }

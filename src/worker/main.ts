@@ -45,7 +45,7 @@ send({ type: 'booted' });
 async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
   const traceId = traceIdFactory(msg.slot);
-  deps = { log, traceId, env: { rateLimits } };
+  deps = { log, traceId, env: { rateLimits, log } };
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps);
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.

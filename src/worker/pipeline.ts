@@ -10,7 +10,11 @@ import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
  */
 export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
   if (steps.length === 0) return null;
-  const runs = steps.map((s) => (s.kind === 'step' ? stepRun(s.code, s.settings, s.bucket, env) : groupRun(s.merge, s.members, env)));
+  const runs = steps.map((s) => {
+    if (s.kind === 'group') return groupRun(s.merge, s.members, env);
+    const run = stepRun(s.code, s.settings, s.bucket, env);
+    return s.continue ? continuing(s.code, run, env) : run;
+  });
   if (runs.length === 1) return runs[0]!;
   const runFrom = (flow: Flow, from: number): StepOutcome | Promise<StepOutcome> => {
     for (let i = from; i < runs.length; i++) {
@@ -31,6 +35,18 @@ function stepRun(code: string, settings: unknown, bucket: string, env: StepEnv):
 }
 
 const PASS: StepRun = () => undefined;
+
+/** failureStrategy Continue: a reply (the step's failure) is logged and the chain goes on. */
+function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
+  const swallow = (o: StepOutcome): undefined => {
+    if (o !== undefined) env.log.warn({ step: code, status: o.status }, 'step failed; chain continues (failureStrategy Continue)');
+    return undefined;
+  };
+  return (flow) => {
+    const r = run(flow);
+    return r instanceof Promise ? r.then(swallow) : swallow(r);
+  };
+}
 
 /**
  * A parallel group: every member chain runs concurrently, then `merge` decides:

@@ -32,8 +32,8 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
       method: ex.method as Dispatcher.HttpMethod,
       headers: flow === null ? upstreamHeaders(ex) : flow.applyHeaderEdits(upstreamHeaders(ex)),
       body,
-      headersTimeout: spec.headersMs,
-      bodyTimeout: spec.bodyMs,
+      headersTimeout: flow?.timeouts?.headersMs ?? spec.headersMs,
+      bodyTimeout: flow?.timeouts?.bodyMs ?? spec.bodyMs,
       // A request with a streamed body is not safe to replay on another connection.
       idempotent: body === null && (ex.method === 'GET' || ex.method === 'HEAD'),
     },
@@ -111,9 +111,11 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     }
     this.total = length !== undefined ? Number(length) : null;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
+    if (this.flow) this.flow.status = statusCode;
     if (this.flow?.hasResponseHooks) {
       const head = { status: statusCode, headers: out };
       this.flow.applyResponseHooks(head);
+      this.flow.status = head.status;
       this.ex.writeHead(head.status, head.status === statusCode ? statusMessage : undefined, head.headers);
       return;
     }
@@ -136,6 +138,7 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
       if (this.ex.headersSent) this.ex.close();
       else {
         const code = errorCode(err);
+        if (this.flow) this.flow.status = ERRORS[code].status;
         this.ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId: this.traceId() });
       }
     }

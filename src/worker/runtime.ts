@@ -72,16 +72,24 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
       ex.path = normalizePath(ex.url);
       const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
       const flow = new RequestFlow(ex);
+      const end = () => {
+        flow.finish(ex.aborted);
+        done();
+      };
       const replied = (o: StepReply) => {
         body?.destroy();
         const head = flow.replyHead(o);
         ex.sendHead(head.status, o.body, head.headers);
-        done();
+        end();
       };
       const r = pipeline(flow);
-      if (r === undefined) return proxy(ex, upstream, body, flow, traceId, done);
+      if (r === undefined) return proxy(ex, upstream, body, flow, traceId, end);
       if (r instanceof Promise) {
-        r.then((o) => (o === undefined ? proxy(ex, upstream, body, flow, traceId, done) : replied(o))).catch((err) => fail(ex, err));
+        r.then((o) => (o === undefined ? proxy(ex, upstream, body, flow, traceId, end) : replied(o))).catch((err) => {
+          flow.status = 500;
+          fail(ex, err);
+          flow.finish(ex.aborted);
+        });
         return;
       }
       replied(r);

@@ -115,8 +115,11 @@ export async function deleteEntity(gw: Gateway, kind: Kind, name: string, tenant
   return must(await deleteEntityRaw(gw, kind, name, tenant), `config delete ${kind}/${name}`);
 }
 
-export function dryRun(gw: Gateway, tenant = 'default'): Promise<HttpResult & { json: DryRunBody }> {
-  return request(api(gw, tenant, 'publish/dry-run'), { method: 'POST', token: rootToken(gw) });
+export type DryRunResult = Omit<HttpResult, 'json'> & { json: DryRunBody };
+
+/** `publish dry-run`; the status (200 or 422) is the caller's to check. */
+export async function dryRun(gw: Gateway, tenant = 'default'): Promise<DryRunResult> {
+  return (await request(api(gw, tenant, 'publish/dry-run'), { method: 'POST', token: rootToken(gw) })) as DryRunResult;
 }
 
 export function publishRaw(gw: Gateway, tenant = 'default', timeoutMs = 20_000): Promise<HttpResult> {

@@ -187,7 +187,9 @@ export function spawnRun(t: TestContext | undefined, args: string[], env: NodeJS
   // while an orphaned worker still runs in its group.
   t?.after(async () => {
     kill();
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
+    clearTimeout(timer); // a pending timer would keep the test file alive for 5 s
     liveGroups.delete(pid);
   });
 

@@ -17,7 +17,9 @@ import { sleep } from './wait.js';
  *  - `x-up-stream-bytes: <n>`     instead of the echo, stream n bytes of PATTERN with
  *                                 backpressure (Content-Length set unless `x-up-chunked: 1`);
  *  - `x-up-headers: <json>`       extra response headers, `{name: value | [values]}`;
- *  - `x-up-read-pause: <ms>/<mb>` read the request body slowly: pause <ms> after every <mb> MiB.
+ *  - `x-up-close: 1`               close the connection after this exchange (no keep-alive);
+ *  - `x-up-read-pause: <ms>/<mb>[/<n>]` read the request body slowly: pause <ms> after every
+ *                                 <mb> MiB (only the first <n> times when given).
  *
  * Every request is recorded in `requests` (in arrival order) with how its exchange ended.
  */
@@ -144,17 +146,19 @@ export async function startUpstream(t?: TestContext): Promise<Upstream> {
 
 async function serve(req: IncomingMessage, res: ServerResponse, rec: UpstreamRequest, up: Upstream): Promise<void> {
   // Read the whole request body (hashing it), slowly if asked to.
-  const pause = /^(\d+)\/(\d+)$/.exec(String(req.headers['x-up-read-pause'] ?? ''));
+  const pause = /^(\d+)\/(\d+)(?:\/(\d+))?$/.exec(String(req.headers['x-up-read-pause'] ?? ''));
   const pauseMs = pause ? Number(pause[1]) : 0;
   const pauseEvery = pause ? Number(pause[2]) * (1 << 20) : Infinity;
+  let pausesLeft = pause?.[3] !== undefined ? Number(pause[3]) : Infinity;
   const hash = createHash('sha256');
   await new Promise<void>((resolve) => {
     let nextPause = pauseEvery;
     req.on('data', (c: Buffer) => {
       rec.bodyBytes += c.length;
       hash.update(c);
-      if (rec.bodyBytes >= nextPause) {
+      if (rec.bodyBytes >= nextPause && pausesLeft > 0) {
         nextPause += pauseEvery;
+        pausesLeft--;
         req.pause();
         setTimeout(() => req.resume(), pauseMs);
       }
@@ -169,6 +173,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, rec: UpstreamReq
   });
   if (!rec.bodyDone) return; // the client went away mid-body
 
+  if (req.headers['x-up-close'] === '1') res.shouldKeepAlive = false;
   if (up.handler && up.handler(req, res, rec) === true) return;
 
   const delay = Number(req.headers['x-up-delay-ms'] ?? 0);

@@ -1,0 +1,27 @@
+import * as v from 'valibot';
+import { defineStep } from './step.js';
+import { stepError } from './reply.js';
+
+/**
+ * Caps the requests of this route in flight at once, per worker process (so the node
+ * admits up to max × workers); over the cap: 503 with Retry-After. The count drops when
+ * the exchange ends, however it ends.
+ */
+export const concurrencyLimit = defineStep({
+  code: 'concurrency-limit',
+  summary: 'Cap in-flight requests of the route (per worker); 503 when full',
+  schema: v.strictObject({ max: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
+  create(s) {
+    let inFlight = 0;
+    const full = stepError(503, 'Svc.Data.ConcurrencyLimited', `More than ${s.max} requests in flight on this route`, { 'retry-after': '1' });
+    const release = () => {
+      inFlight--;
+    };
+    return (flow) => {
+      if (inFlight >= s.max) return full;
+      inFlight++;
+      flow.onDone(release);
+      return undefined;
+    };
+  },
+});

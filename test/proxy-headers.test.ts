@@ -1,0 +1,181 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway } from './helpers/gateway.js';
+import { request } from './helpers/http.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { BOUNDED } from './helpers/wait.js';
+
+/** RFC 9110 §7.6.1 connection-specific fields, and the legacy ones a proxy also drops. */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate'];
+
+test('hop-by-hop request headers, including those named in Connection, never reach the upstream; end-to-end ones do', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+
+  const cases: { what: string; head: string[]; secrets: string[]; body?: string }[] = [
+    {
+      what: 'Connection naming two custom headers, with keep-alive, TE, Proxy-*',
+      head: [
+        'Connection: close, X-Secret, x-other-secret',
+        'X-Secret: 1',
+        'X-Other-Secret: 2',
+        'Keep-Alive: timeout=5, max=100',
+        'TE: trailers',
+        'Proxy-Authorization: Basic dXNlcjpwYXNz',
+        'Proxy-Connection: keep-alive',
+        'Trailer: X-Checksum',
+      ],
+      secrets: ['x-secret', 'x-other-secret'],
+    },
+    {
+      what: 'Connection with odd spacing and case',
+      head: ['Connection:close ,  X-B  ,,X-a', 'X-A: a', 'X-B: b'],
+      secrets: ['x-a', 'x-b'],
+    },
+    {
+      what: 'Upgrade (not a WebSocket handshake)',
+      head: ['Connection: close, upgrade', 'Upgrade: h2c, foo/2'],
+      secrets: [],
+    },
+    {
+      what: 'a chunked request body (Transfer-Encoding is hop-by-hop; the body itself passes)',
+      head: ['Connection: close, x-secret', 'X-Secret: 1', 'Transfer-Encoding: chunked'],
+      secrets: ['x-secret'],
+      body: '5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+    },
+  ];
+  for (const c of cases) {
+    const method = c.body ? 'POST' : 'GET';
+    const r = await rawRequest(
+      gw.dataPort,
+      [`${method} /hop/check?x=1 HTTP/1.1`, `Host: gw.example:${gw.dataPort}`, 'X-Keep: kept', 'Cookie: a=b', 'Authorization: Bearer end-to-end', ...c.head],
+      c.body ?? '',
+    );
+    assert.equal(r.status, 200, `${c.what}: ${r.raw.slice(0, 400)}`);
+    const seen = r.json.headers as Record<string, string>;
+    for (const h of [...HOP_BY_HOP, ...c.secrets]) {
+      // The gateway's own hop to the upstream has its own Connection (undici: keep-alive)
+      // and, for a streamed body, its own framing: none of the client's values pass.
+      if (h === 'connection') {
+        assert.ok(seen[h] === undefined || seen[h] === 'keep-alive', `${c.what}: the upstream received connection: ${seen[h]}`);
+        continue;
+      }
+      if (h === 'transfer-encoding' && c.body) continue;
+      assert.equal(seen[h], undefined, `${c.what}: the upstream received ${h}: ${seen[h]}`);
+    }
+    assert.equal(seen['x-keep'], 'kept', `${c.what}: an end-to-end header passes`);
+    assert.equal(seen.cookie, 'a=b');
+    assert.equal(seen.authorization, 'Bearer end-to-end', 'Authorization is end-to-end (only Proxy-Authorization is hop-by-hop)');
+    if (c.body) assert.equal(r.json.bodyBytes, 11, `${c.what}: the body passes`);
+  }
+});
+
+// Regression test: upstreamHeaders once read the Connection list with
+// `ex.header('connection')`, the FIRST Connection field line only. Field lines with the
+// same name combine into one list (RFC 9110 §5.3), so a header named only in a later
+// Connection line reached the upstream (fixed in src/worker/proxy.ts, commit 1ef6e18).
+test('headers named in a second Connection line are hop-by-hop too', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+  const r = await rawRequest(gw.dataPort, ['GET /hop HTTP/1.1', 'Host: x', 'Connection: x-a', 'Connection: close, X-B', 'X-A: a', 'X-B: b', 'X-Keep: kept']);
+  assert.equal(r.status, 200, r.raw);
+  assert.equal(r.json.headers['x-keep'], 'kept');
+  assert.equal(r.json.headers['x-a'], undefined, 'x-a (first Connection line) is stripped');
+  assert.equal(r.json.headers['x-b'], undefined, 'x-b (second Connection line) is stripped');
+});
+
+test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-Forwarded-For is extended, not trusted as is', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+  const plain = await request(`${gw.dataUrl}/xf`, { headers: { host: 'shop.example:8443' } });
+  assert.equal(plain.status, 200, plain.text);
+  assert.equal(plain.json.headers['x-forwarded-for'], '127.0.0.1');
+  assert.equal(plain.json.headers['x-forwarded-proto'], 'http');
+  assert.equal(plain.json.headers['x-forwarded-host'], 'shop.example:8443');
+  assert.equal(plain.json.headers.host, 'shop.example:8443', 'the Host header is passed through');
+
+  const spoofed = await request(`${gw.dataUrl}/xf`, {
+    headers: { host: 'real.example', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' },
+  });
+  assert.equal(spoofed.json.headers['x-forwarded-for'], '203.0.113.7, 127.0.0.1', 'the peer is appended');
+  assert.equal(spoofed.json.headers['x-forwarded-proto'], 'http', 'proto is the gateway’s own view');
+  assert.equal(spoofed.json.headers['x-forwarded-host'], 'real.example', 'host is the gateway’s own view');
+});
+
+test('hop-by-hop response headers, including those the upstream names in Connection, never reach the client', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+  const upstreamHeaders = {
+    connection: 'X-Up-Secret, x-up-other',
+    'x-up-secret': 'hidden',
+    'x-up-other': 'hidden too',
+    'keep-alive': 'timeout=99',
+    'proxy-authenticate': 'Basic realm="upstream"',
+    'proxy-connection': 'keep-alive',
+    upgrade: 'foo/1',
+    'x-up-keep': 'visible',
+    'set-cookie': ['a=1', 'b=2'],
+  };
+  for (const via of ['raw', 'node'] as const) {
+    const head = [`GET /resp HTTP/1.1`, 'Host: x', `X-Up-Headers: ${JSON.stringify(upstreamHeaders)}`];
+    const got =
+      via === 'raw'
+        ? (await rawRequest(gw.dataPort, [...head, 'Connection: close'])).headerList
+        : Object.entries((await request(`${gw.dataUrl}/resp`, { headers: { 'x-up-headers': JSON.stringify(upstreamHeaders) } })).headers).flatMap(
+            ([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x] as [string, string]) : [[k, String(v)] as [string, string]]),
+          );
+    const names = got.map(([k]) => k);
+    for (const h of ['x-up-secret', 'x-up-other', 'keep-alive', 'proxy-authenticate', 'proxy-connection', 'upgrade']) {
+      assert.ok(!names.includes(h), `${via}: the client received ${h}`);
+    }
+    for (const [k, v] of got) {
+      if (k === 'connection') assert.ok(!/x-up/i.test(v), `${via}: Connection is the gateway's own (${v})`);
+    }
+    assert.ok(got.some(([k, v]) => k === 'x-up-keep' && v === 'visible'), `${via}: an end-to-end response header passes`);
+    assert.deepEqual(got.filter(([k]) => k === 'set-cookie').map(([, v]) => v), ['a=1', 'b=2'], `${via}: repeated headers pass one by one`);
+  }
+});
+
+test('routes match the normalised path (/a/../b is /b) while the upstream receives the raw path', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    // /a has the higher order: if the raw path were matched, /a/../b would land here.
+    ['route', 'a', { pathPrefix: '/a', order: 100, directResponse: { statusCode: 403, body: 'route a' } }],
+    ['route', 'b', { pathPrefix: '/b', order: 1, cluster: 'echo' }],
+  ]);
+  const send = (target: string) => rawRequest(gw.dataPort, [`GET ${target} HTTP/1.1`, 'Host: x', 'Connection: close']);
+
+  for (const target of ['/a/../b', '/a/../b/x?q=1', '/a/%2e%2e/b/x', '/a/%2E%2E/b', '/a/./../b/y', '/a/x/../../b/z', '/./b/x', '/b/./x']) {
+    const r = await send(target);
+    assert.equal(r.status, 200, `${target} matches route b: ${r.status} ${r.text}`);
+    assert.equal(r.json.url, target, `${target}: the upstream receives the raw path`);
+  }
+  for (const target of ['/b/../a', '/b/../a/x', '/b/%2e%2e/a', '/a', '/a/b']) {
+    const r = await send(target);
+    assert.equal(`${r.status} ${r.text}`, '403 route a', `${target} matches route a`);
+  }
+  // Above the root stays at the root: /../b is /b.
+  const r = await send('/../../b/x');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.url, '/../../b/x');
+});
