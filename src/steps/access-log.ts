@@ -5,6 +5,8 @@ import { defineStep } from './step.js';
 export const accessLog = defineStep({
   code: 'access-log',
   summary: 'Log one line per request of this route (sampled), with status and duration',
+  statuses: [],
+  example: { sampleRate: 0.1, headers: ['user-agent', 'referer'] },
   schema: v.strictObject({
     sampleRate: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), 1),
     headers: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/))), []),

@@ -18,8 +18,10 @@ const Pattern = v.pipe(
 export const botDetection = defineStep({
   code: 'bot-detection',
   summary: 'Refuse requests whose User-Agent matches deny patterns (403)',
+  statuses: [{ status: 403, when: 'the User-Agent matches a deny pattern (or is missing, with denyMissing)' }],
+  example: { deny: ['bot', 'crawler'], allow: ['goodbot'] },
   schema: v.strictObject({
-    deny: v.optional(v.array(Pattern), ['bot', 'crawl', 'spider', 'scrape', 'curl/', 'wget/', 'python-requests']),
+    deny: v.optional(v.array(Pattern), ['bot', 'crawl', 'spider', 'scrape']),
     allow: v.optional(v.array(Pattern), []),
     denyMissing: v.optional(v.boolean(), false),
   }),

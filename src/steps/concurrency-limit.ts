@@ -10,6 +10,8 @@ import { stepError } from './reply.js';
 export const concurrencyLimit = defineStep({
   code: 'concurrency-limit',
   summary: 'Cap in-flight requests of the route (per worker); 503 when full',
+  statuses: [{ status: 503, when: 'max requests of the route are already in flight in this worker' }],
+  example: { max: 100 },
   schema: v.strictObject({ max: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
   create(s) {
     let inFlight = 0;

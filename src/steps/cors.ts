@@ -12,6 +12,8 @@ const Method = v.pipe(v.string(), v.regex(/^[A-Z]+$/));
 export const cors = defineStep({
   code: 'cors',
   summary: 'Answer CORS preflights and add CORS headers for allowed origins',
+  statuses: [{ status: 204, when: 'a preflight from an allowed origin' }, { status: 403, when: 'a preflight from another origin' }],
+  example: { origins: ['https://app.example.com'], credentials: true, maxAgeSeconds: 600 },
   schema: v.strictObject({
     origins: v.pipe(v.array(v.pipe(v.string(), v.regex(/^(\*|https?:\/\/[^/\s]+)$/, 'must be * or scheme://host[:port]'))), v.minLength(1)),
     methods: v.optional(v.array(Method), ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']),

@@ -7,6 +7,8 @@ const Percent = v.pipe(v.number(), v.minValue(0), v.maxValue(100));
 export const faultInjection = defineStep({
   code: 'fault-injection',
   summary: 'Delay or abort a percentage of requests',
+  statuses: [{ status: 0, when: 'the abort status, for the configured share of requests' }],
+  example: { abort: { percent: 5, status: 503 }, delay: { percent: 10, ms: 200 } },
   schema: v.pipe(
     v.strictObject({
       abort: v.optional(v.strictObject({ percent: Percent, status: v.pipe(v.number(), v.integer(), v.minValue(200), v.maxValue(599)), body: v.optional(v.string(), 'fault injected') })),

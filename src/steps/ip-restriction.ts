@@ -12,6 +12,8 @@ import { stepError } from './reply.js';
 export const ipRestriction = defineStep({
   code: 'ip-restriction',
   summary: 'Allow or deny clients by IPv4/IPv6 address or CIDR block',
+  statuses: [{ status: 403, when: 'the client address is denied or not allowed' }],
+  example: { allow: ['10.0.0.0/8', '2001:db8::/32'], trustedProxies: ['127.0.0.1'] },
   schema: v.pipe(
     v.strictObject({
       allow: v.optional(v.array(Cidr), []),

@@ -11,6 +11,8 @@ import { stepError } from './reply.js';
 export const keyAuth = defineStep({
   code: 'key-auth',
   summary: 'Require an API key (header or query), checked against SHA-256 fingerprints',
+  statuses: [{ status: 401, when: 'no key, or a key whose SHA-256 is not listed' }],
+  example: { header: 'x-api-key', keys: [{ id: 'mobile-app', sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' }] },
   schema: v.strictObject({
     header: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-api-key'),
     query: v.optional(v.pipe(v.string(), v.minLength(1))),

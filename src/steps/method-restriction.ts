@@ -6,6 +6,8 @@ import { stepError } from './reply.js';
 export const methodRestriction = defineStep({
   code: 'method-restriction',
   summary: 'Allow only the listed methods (405 with Allow otherwise)',
+  statuses: [{ status: 405, when: 'the method is not allowed (Allow lists the allowed ones)' }],
+  example: { allow: ['GET', 'HEAD'] },
   schema: v.strictObject({ allow: v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Z]+$/, 'must be an upper-case method'))), v.minLength(1)) }),
   create(s) {
     const allowed = new Set(s.allow);

@@ -9,6 +9,8 @@ import { defineStep } from './step.js';
 export const orch = defineStep({
   code: 'orch',
   summary: 'Run a shared orchestration chain (an orch entity of the tenant)',
+  statuses: [],
+  example: { ref: 'auth-chain' },
   schema: v.strictObject({ ref: v.pipe(v.string(), v.minLength(1)) }),
   compileTime: true,
 });

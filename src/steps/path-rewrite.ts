@@ -8,6 +8,8 @@ import { defineStep } from './step.js';
 export const pathRewrite = defineStep({
   code: 'path-rewrite',
   summary: 'Strip or replace a path prefix, or rewrite the path with a regular expression',
+  statuses: [],
+  example: { stripPrefix: '/api' },
   schema: v.pipe(
     v.strictObject({
       stripPrefix: v.optional(v.pipe(v.string(), v.startsWith('/'))),

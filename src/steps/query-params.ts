@@ -5,6 +5,8 @@ import { defineStep } from './step.js';
 export const queryParams = defineStep({
   code: 'query-params',
   summary: 'Set or remove query parameters sent to the upstream',
+  statuses: [],
+  example: { set: { version: '2' }, remove: ['debug'] },
   schema: v.strictObject({
     set: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), v.string()), {}),
     remove: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), []),

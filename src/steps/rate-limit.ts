@@ -23,6 +23,8 @@ function tooMany(retryAfterSeconds: number): StepReply {
 export const rateLimit = defineStep({
   code: 'rate-limit',
   summary: 'Token bucket per route across all workers; 429 with Retry-After when empty',
+  statuses: [{ status: 429, when: 'the bucket is empty (Retry-After says when the next token is due)' }],
+  example: { requestsPerSecond: 10, burst: 20 },
   schema: Settings,
   create(settings, { bucket, env }) {
     const { requestsPerSecond, burst } = settings;

@@ -5,6 +5,8 @@ import { HeaderEdits, lowerEntries } from './header-edits.js';
 export const requestHeaders = defineStep({
   code: 'request-headers',
   summary: 'Set, add or remove request headers sent to the upstream',
+  statuses: [],
+  example: { set: { 'x-env': 'prod' }, add: { via: 'switchyard' }, remove: ['cookie'] },
   schema: HeaderEdits,
   create(s) {
     const set = lowerEntries(s.set);

@@ -6,6 +6,8 @@ import { defineStep } from './step.js';
 export const requestId = defineStep({
   code: 'request-id',
   summary: 'Generate or keep a request id, pass it upstream and echo it in the response',
+  statuses: [],
+  example: { header: 'x-request-id', keepIncoming: true, echo: true },
   schema: v.strictObject({
     header: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-request-id'),
     keepIncoming: v.optional(v.boolean(), true),

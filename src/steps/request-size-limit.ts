@@ -10,6 +10,8 @@ import { stepError } from './reply.js';
 export const requestSizeLimit = defineStep({
   code: 'request-size-limit',
   summary: 'Refuse request bodies larger than maxBytes (413)',
+  statuses: [{ status: 413, when: 'Content-Length is over maxBytes' }, { status: 411, when: 'a chunked body without allowChunked' }],
+  example: { maxBytes: 1048576 },
   schema: v.strictObject({
     maxBytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
     allowChunked: v.optional(v.boolean(), false),

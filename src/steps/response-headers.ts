@@ -5,6 +5,8 @@ import { HeaderEdits, lowerEntries } from './header-edits.js';
 export const responseHeaders = defineStep({
   code: 'response-headers',
   summary: 'Set, add or remove response headers sent to the client',
+  statuses: [],
+  example: { set: { 'strict-transport-security': 'max-age=63072000' }, remove: ['server'] },
   schema: HeaderEdits,
   create(s) {
     const set = lowerEntries(s.set);

@@ -79,6 +79,10 @@ export interface RateLimitClient {
 export interface StepDefinition<S = unknown> {
   code: string;
   summary: string;
+  /** Statuses the step itself may answer with (docs/steps.md); 0: as configured. */
+  statuses: { status: number; when: string }[];
+  /** Example settings, checked against the schema by the tests and shown in docs/steps.md. */
+  example: Record<string, unknown>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   schema: v.GenericSchema<any, S>;
   /**

@@ -11,6 +11,8 @@ const Ms = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))
 export const timeout = defineStep({
   code: 'timeout',
   summary: "Override the cluster's response-headers and body timeouts for this route (504)",
+  statuses: [{ status: 504, when: 'the upstream headers do not arrive within headersMs' }],
+  example: { headersMs: 2000, bodyMs: 10000 },
   schema: v.pipe(
     v.strictObject({ headersMs: v.optional(Ms), bodyMs: v.optional(Ms) }),
     v.check((s) => s.headersMs !== undefined || s.bodyMs !== undefined, 'needs headersMs or bodyMs'),

@@ -1,0 +1,74 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import { STEPS } from './registry.js';
+
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  default?: unknown;
+  items?: Schema;
+  enum?: unknown[];
+  const?: unknown;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  pattern?: string;
+  minItems?: number;
+  additionalProperties?: Schema | boolean;
+  anyOf?: Schema[];
+};
+
+function typeOf(s: Schema): string {
+  if (s.anyOf) return s.anyOf.map(typeOf).join(' \\| ');
+  if (s.enum) return s.enum.map((e) => JSON.stringify(e)).join(' \\| ');
+  if (s.type === 'array') return `array of ${s.items ? typeOf(s.items) : 'any'}`;
+  if (s.type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') return `map of ${typeOf(s.additionalProperties)}`;
+  return Array.isArray(s.type) ? s.type.join(' \\| ') : (s.type ?? 'any');
+}
+
+function constraints(s: Schema): string {
+  const c: string[] = [];
+  if (s.minimum !== undefined) c.push(`≥ ${s.minimum}`);
+  if (s.exclusiveMinimum !== undefined) c.push(`> ${s.exclusiveMinimum}`);
+  if (s.maximum !== undefined) c.push(`≤ ${s.maximum}`);
+  if (s.minItems !== undefined) c.push(`at least ${s.minItems}`);
+  if (s.pattern !== undefined) c.push(`matches \`${s.pattern.replace(/\|/g, '\\|')}\``);
+  return c.join(', ');
+}
+
+/**
+ * docs/steps.md, rendered from the step registry: the settings tables come from each
+ * step's schema, so the page cannot drift from what the compiler accepts (a unit test
+ * compares the file with this output).
+ */
+export function renderStepsDoc(): string {
+  const out: string[] = [
+    '# Built-in steps',
+    '',
+    'Generated from the step registry (`src/steps/`) by `npm run docs:steps`; a test fails when this page and the schemas disagree.',
+    'Steps run on `cluster` routes, in order, before the proxy stage; the first step that answers ends the chain (FailFast) unless its chain node says `failureStrategy: "Continue"`.',
+    'Unknown settings are compile issues, like settings of the wrong type; every issue names a JSON pointer.',
+    '',
+  ];
+  for (const s of [...STEPS.values()].sort((a, b) => a.code.localeCompare(b.code))) {
+    const schema = toJsonSchema(s.schema, { errorMode: 'ignore' }) as Schema;
+    out.push(`## \`${s.code}\``, '', `${s.summary}.`, '');
+    const props = Object.entries(schema.properties ?? {});
+    if (props.length) {
+      out.push('| setting | type | required | default | constraints |', '|---|---|---|---|---|');
+      for (const [name, p] of props) {
+        const required = (schema.required ?? []).includes(name) ? 'yes' : 'no';
+        const def = p.default === undefined ? '' : `\`${JSON.stringify(p.default)}\``;
+        out.push(`| \`${name}\` | ${typeOf(p)} | ${required} | ${def} | ${constraints(p)} |`);
+      }
+    } else out.push('No settings.');
+    out.push('');
+    if (s.statuses.length) {
+      out.push('Answers:', '');
+      for (const st of s.statuses) out.push(`- ${st.status === 0 ? 'the configured status' : `**${st.status}**`}: ${st.when}.`);
+      out.push('');
+    }
+    out.push('Example:', '', '```json', JSON.stringify({ code: s.code, settings: s.example }), '```', '');
+  }
+  return out.join('\n');
+}
