@@ -18,6 +18,8 @@ import { requestSizeLimit } from './request-size-limit.js';
 import { timeout } from './timeout.js';
 import { concurrencyLimit } from './concurrency-limit.js';
 import { accessLog } from './access-log.js';
+import { forwardAuth } from './forward-auth.js';
+import { httpCallout } from './http-callout.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -25,6 +27,7 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
+      forwardAuth, httpCallout,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

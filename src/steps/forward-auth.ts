@@ -1,0 +1,49 @@
+import * as v from 'valibot';
+import { defineStep, type StepOutcome } from './step.js';
+import { HeaderName, HttpUrl, subRequest } from './sub-request.js';
+import { stepError } from './reply.js';
+
+/**
+ * Asks an auth service about each request (copying the chosen request headers; the
+ * original method and URI go as X-Forwarded-Method/-Uri). A 2xx lets the request on,
+ * with the chosen answer headers copied into it; any other status is returned to the
+ * client as the auth service gave it. An unreachable service: 503.
+ */
+export const forwardAuth = defineStep({
+  code: 'forward-auth',
+  summary: 'Ask an auth service; 2xx continues (copying chosen headers), else its answer is returned',
+  statuses: [
+    { status: 0, when: "the auth service's own non-2xx status and body" },
+    { status: 503, when: 'the auth service cannot be reached in time' },
+  ],
+  example: { url: 'http://127.0.0.1:9000/verify', requestHeaders: ['authorization', 'cookie'], upstreamHeaders: ['x-user-id'] },
+  schema: v.strictObject({
+    url: HttpUrl,
+    method: v.optional(v.picklist(['GET', 'POST', 'HEAD']), 'GET'),
+    requestHeaders: v.optional(v.array(HeaderName), ['authorization', 'cookie']),
+    upstreamHeaders: v.optional(v.array(HeaderName), []),
+    timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000)), 2_000),
+  }),
+  create(s) {
+    const copy = s.requestHeaders.map((h) => h.toLowerCase());
+    const pass = s.upstreamHeaders.map((h) => h.toLowerCase());
+    const unavailable = stepError(503, 'Svc.Data.AuthUnavailable', 'The auth service could not be reached');
+    return async (flow): Promise<StepOutcome> => {
+      let r;
+      try {
+        r = await subRequest(s.url, s.method, flow.req, copy, s.timeoutMs);
+      } catch {
+        return unavailable;
+      }
+      if (r.status < 200 || r.status >= 300) {
+        const ct = r.headers['content-type'];
+        return { status: r.status, headers: typeof ct === 'string' ? { 'content-type': ct } : {}, body: r.body };
+      }
+      for (const h of pass) {
+        const val = r.headers[h];
+        if (typeof val === 'string') flow.setHeader(h, val);
+      }
+      return undefined;
+    };
+  },
+});

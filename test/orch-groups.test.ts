@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startGateway } from './helpers/gateway.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { BOUNDED } from './helpers/wait.js';
+
+/** A service answering after `delayMs` with `status` and a JSON body. */
+async function service(t: { after(fn: () => unknown): void }, delayMs: number, status: number, body: unknown): Promise<string> {
+  const server: Server = createServer((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(status, { 'content-type': 'application/json', 'x-user-id': 'u-42' });
+      res.end(JSON.stringify(body));
+    }, delayMs);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+}
+
+test('parallel groups run their members concurrently and merge by all, any or first', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const slowA = await service(t, 400, 200, { tier: 'gold' });
+  const slowB = await service(t, 400, 200, { region: 'eu' });
+  const deny = await service(t, 50, 401, { code: 'nope' });
+  const allow = await service(t, 300, 200, {});
+  const fast = await service(t, 50, 200, { who: 'fast' });
+  const callout = (id: string, url: string, header: string, pointer: string) => ({ id, step: 'http-callout', settings: { url, map: { [header]: pointer } } });
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['orch', 'all', { nodes: [callout('a', slowA, 'x-tier', '/tier'), callout('b', slowB, 'x-region', '/region')], links: [], groups: [{ id: 'g', nodes: ['a', 'b'], merge: 'all' }] }],
+    ['orch', 'any', { nodes: [{ id: 'd', step: 'forward-auth', settings: { url: deny, upstreamHeaders: ['x-user-id'] } }, { id: 'ok', step: 'forward-auth', settings: { url: allow, upstreamHeaders: ['x-user-id'] } }], links: [], groups: [{ id: 'g', nodes: ['d', 'ok'], merge: 'any' }] }],
+    ['orch', 'anyfail', { nodes: [{ id: 'd1', step: 'forward-auth', settings: { url: deny } }, { id: 'd2', step: 'forward-auth', settings: { url: deny } }], links: [], groups: [{ id: 'g', nodes: ['d1', 'd2'], merge: 'any' }] }],
+    ['orch', 'first', { nodes: [callout('s', slowA, 'x-tier', '/tier'), callout('f', fast, 'x-who', '/who')], links: [], groups: [{ id: 'g', nodes: ['s', 'f'], merge: 'first' }] }],
+    ['route', 'all', { cluster: 'up', pathPrefix: '/all', steps: [{ code: 'orch', settings: { ref: 'all' } }] }],
+    ['route', 'any', { cluster: 'up', pathPrefix: '/any', steps: [{ code: 'orch', settings: { ref: 'any' } }] }],
+    ['route', 'anyfail', { cluster: 'up', pathPrefix: '/anyfail', steps: [{ code: 'orch', settings: { ref: 'anyfail' } }] }],
+    ['route', 'first', { cluster: 'up', pathPrefix: '/first', steps: [{ code: 'orch', settings: { ref: 'first' } }] }],
+  ]);
+  const timed = async (path: string) => {
+    const t0 = Date.now();
+    const r = await request(`${gw.dataUrl}${path}`);
+    return { r, ms: Date.now() - t0 };
+  };
+  await timed('/all'); // warm the connections to the services
+
+  await t.test('all: both 400 ms callouts in well under the 800 ms of running them in turn; both mappings applied', async () => {
+    const { r, ms } = await timed('/all');
+    assert.equal(r.status, 200);
+    assert.equal(r.json.headers['x-tier'], 'gold');
+    assert.equal(r.json.headers['x-region'], 'eu');
+    assert.ok(ms < 700, `took ${ms} ms`);
+  });
+
+  await t.test('any: one member denying is enough to be outvoted by one allowing', async () => {
+    const { r } = await timed('/any');
+    assert.equal(r.status, 200);
+    const { r: no } = await timed('/anyfail');
+    assert.equal(no.status, 401, 'when every member fails, the first failure is returned');
+  });
+
+  await t.test('first: the first member to finish decides', async () => {
+    const { r, ms } = await timed('/first');
+    assert.equal(r.status, 200);
+    assert.equal(r.json.headers['x-who'], 'fast');
+    assert.ok(ms < 350, `took ${ms} ms`);
+  });
+});
