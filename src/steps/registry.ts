@@ -20,6 +20,8 @@ import { concurrencyLimit } from './concurrency-limit.js';
 import { accessLog } from './access-log.js';
 import { forwardAuth } from './forward-auth.js';
 import { httpCallout } from './http-callout.js';
+import { basicAuth } from './basic-auth.js';
+import { jwtAuth } from './jwt-auth.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -27,7 +29,7 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
-      forwardAuth, httpCallout,
+      forwardAuth, httpCallout, basicAuth, jwtAuth,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, scryptSync } from 'node:crypto';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { startGateway } from './helpers/gateway.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { BOUNDED } from './helpers/wait.js';
+
+function scryptHash(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password, salt, 32, { N: 1024, r: 8, p: 1 });
+  return `scrypt$1024$8$1$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const secret = randomBytes(32).toString('hex');
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+  const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret } });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'basic', { cluster: 'up', pathPrefix: '/basic', steps: [{ code: 'basic-auth', settings: { realm: 'ops', users: [{ username: 'alice', scrypt: scryptHash('s3cret pass') }] } }] }],
+    ['route', 'hs', { cluster: 'up', pathPrefix: '/hs', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_JWT_SECRET', issuer: 'idp', audience: 'api' } }] }],
+    ['route', 'es', { cluster: 'up', pathPrefix: '/es', steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwks: { keys: [jwk] } } }] }],
+  ]);
+  const get = (path: string, headers: Record<string, string> = {}) => request(`${gw.dataUrl}${path}`, { headers });
+  const basic = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
+
+  await t.test('basic-auth: 401 with WWW-Authenticate; the right password passes, twice (cached), the user goes upstream', async () => {
+    const none = await get('/basic');
+    assert.equal(none.status, 401);
+    assert.match(String(none.headers['www-authenticate']), /^Basic realm="ops"/);
+    assert.equal((await get('/basic', basic('alice', 'wrong'))).status, 401);
+    assert.equal((await get('/basic', basic('bob', 's3cret pass'))).status, 401);
+    for (let i = 0; i < 2; i++) {
+      const ok = await get('/basic', basic('alice', 's3cret pass'));
+      assert.equal(ok.status, 200);
+      assert.equal(ok.json.headers['x-consumer-id'], 'alice');
+      assert.equal(ok.json.headers.authorization, undefined, 'the credentials are not forwarded');
+    }
+  });
+
+  const hs = (claims: Record<string, unknown>, exp: string | number = '5m', key = secret) =>
+    new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('user-7').setExpirationTime(exp).sign(Buffer.from(key));
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  await t.test('jwt-auth HS256: signature, issuer, audience and expiry are checked', async () => {
+    const ok = await get('/hs', bearer(await hs({ iss: 'idp', aud: 'api' })));
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.headers['x-consumer-id'], 'user-7');
+    assert.equal((await get('/hs', bearer(await hs({ iss: 'other', aud: 'api' })))).status, 401);
+    assert.equal((await get('/hs', bearer(await hs({ iss: 'idp', aud: 'web' })))).status, 401);
+    assert.equal((await get('/hs', bearer(await hs({ iss: 'idp', aud: 'api' }, Math.floor(Date.now() / 1000) - 120)))).status, 401);
+    assert.equal((await get('/hs', bearer(await hs({ iss: 'idp', aud: 'api' }, '5m', 'not-the-secret')))).status, 401);
+    assert.equal((await get('/hs')).status, 401);
+  });
+
+  await t.test('jwt-auth ES256 against an inline JWKS', async () => {
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setSubject('svc-1').setExpirationTime('5m').sign(privateKey);
+    const ok = await get('/es', bearer(token));
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.headers['x-consumer-id'], 'svc-1');
+    const other = await generateKeyPair('ES256');
+    const forged = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(other.privateKey);
+    assert.equal((await get('/es', bearer(forged))).status, 401);
+  });
+});
