@@ -40,7 +40,7 @@ export type CompiledTerminal =
 
 export type CompiledStep =
   /** `continue`: the node's failureStrategy is Continue: a reply from it is logged and the chain goes on. */
-  | { kind: 'step'; code: string; settings: unknown; bucket: string; continue?: true }
+  | { kind: 'step'; code: string; settings: unknown; tenant: string; bucket: string; continue?: true }
   | { kind: 'group'; id: string; merge: string; members: CompiledStep[][] };
 
 export interface CompileIssue {

@@ -27,6 +27,8 @@ export class StepCompiler {
   private readonly orders = new Map<string, ChainUnit[] | null>();
 
   constructor(
+    private readonly tenant: string,
+    private readonly clusters: ReadonlySet<string>,
     private readonly orchs: ReadonlyMap<string, OrchDoc>,
     private readonly issues: CompileIssue[],
     /** Codes the tenant disabled: using one is an issue until it is enabled again. */
@@ -75,7 +77,7 @@ export class StepCompiler {
     if (settings === undefined) return null;
     const b = `${bucket}${at}`;
     if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack);
-    return [{ kind: 'step', code: s.code, settings, bucket: `${b}@${canonical(settings)}` }];
+    return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}` }];
   }
 
   private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
@@ -149,6 +151,9 @@ export class StepCompiler {
       }
       return undefined;
     }
+    const missing = (def.clusterRefs?.(r.output) ?? []).filter((ref) => !this.clusters.has(ref.name));
+    for (const ref of missing) this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.Cluster', `${code}: no cluster ${ref.name} in this tenant`);
+    if (missing.length) return undefined;
     return r.output;
   }
 

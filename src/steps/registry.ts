@@ -22,6 +22,8 @@ import { forwardAuth } from './forward-auth.js';
 import { httpCallout } from './http-callout.js';
 import { basicAuth } from './basic-auth.js';
 import { jwtAuth } from './jwt-auth.js';
+import { circuitBreaker } from './circuit-breaker.js';
+import { trafficSplit } from './traffic-split.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -29,7 +31,7 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
-      forwardAuth, httpCallout, basicAuth, jwtAuth,
+      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -37,6 +37,8 @@ export interface Flow {
   /** Runs on the response head (the upstream's, or a step's reply) before it is sent. */
   onResponse(hook: (head: ResponseHead) => void): void;
   readonly vars: Record<string, unknown>;
+  /** The cluster the proxy stage sends to, as `tenant/name`; null: the route's. */
+  cluster: string | null;
   /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
   timeouts: { headersMs?: number; bodyMs?: number } | null;
   /** Runs once when the exchange ends, with the status sent (499: the client went away). */
@@ -90,7 +92,9 @@ export interface StepDefinition<S = unknown> {
    * is a stable key for per-step state that must outlive a publish when the step is
    * unchanged (rate-limit buckets).
    */
-  create?(settings: S, ctx: { bucket: string; env: StepEnv }): StepRun;
+  create?(settings: S, ctx: { bucket: string; tenant: string; env: StepEnv }): StepRun;
+  /** Cluster names the settings refer to (checked by the compiler against the tenant's clusters). */
+  clusterRefs?(settings: S): { pointer: string; name: string }[];
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
   compileTime?: boolean;
 }

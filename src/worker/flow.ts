@@ -8,6 +8,7 @@ export class RequestFlow implements Flow {
   query: string | null;
   readonly vars: Record<string, unknown> = {};
   timeouts: { headersMs?: number; bodyMs?: number } | null = null;
+  cluster: string | null = null;
   private edits: [string, Edit][] | null = null;
   private hooks: ((head: ResponseHead) => void)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;

@@ -12,7 +12,7 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): Ste
   if (steps.length === 0) return null;
   const runs = steps.map((s) => {
     if (s.kind === 'group') return groupRun(s.merge, s.members, env);
-    const run = stepRun(s.code, s.settings, s.bucket, env);
+    const run = stepRun(s.code, s.settings, s.tenant, s.bucket, env);
     return s.continue ? continuing(s.code, run, env) : run;
   });
   if (runs.length === 1) return runs[0]!;
@@ -28,10 +28,10 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): Ste
   return (flow) => runFrom(flow, 0);
 }
 
-function stepRun(code: string, settings: unknown, bucket: string, env: StepEnv): StepRun {
+function stepRun(code: string, settings: unknown, tenant: string, bucket: string, env: StepEnv): StepRun {
   const def = STEPS.get(code);
   if (!def?.create) throw new Error(`step ${code} has no runtime`); // the compiler never emits such a step
-  return def.create(settings, { bucket, env });
+  return def.create(settings, { bucket, tenant, env });
 }
 
 const PASS: StepRun = () => undefined;

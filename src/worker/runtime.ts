@@ -82,10 +82,11 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
         ex.sendHead(head.status, o.body, head.headers);
         end();
       };
+      const forward = () => proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), body, flow, traceId, end);
       const r = pipeline(flow);
-      if (r === undefined) return proxy(ex, upstream, body, flow, traceId, end);
+      if (r === undefined) return forward();
       if (r instanceof Promise) {
-        r.then((o) => (o === undefined ? proxy(ex, upstream, body, flow, traceId, end) : replied(o))).catch((err) => {
+        r.then((o) => (o === undefined ? forward() : replied(o))).catch((err) => {
           flow.status = 500;
           fail(ex, err);
           flow.finish(ex.aborted);
