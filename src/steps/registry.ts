@@ -24,6 +24,8 @@ import { basicAuth } from './basic-auth.js';
 import { jwtAuth } from './jwt-auth.js';
 import { circuitBreaker } from './circuit-breaker.js';
 import { trafficSplit } from './traffic-split.js';
+import { bodyValidate } from './body-validate.js';
+import { mirror } from './mirror.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -31,7 +33,7 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
-      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit,
+      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -37,6 +37,8 @@ export interface Flow {
   /** Runs on the response head (the upstream's, or a step's reply) before it is sent. */
   onResponse(hook: (head: ResponseHead) => void): void;
   readonly vars: Record<string, unknown>;
+  /** Reads the whole request body (at most `limit` bytes, else rejects); the upstream then gets these bytes. */
+  readBody(limit: number): Promise<Buffer>;
   /** The cluster the proxy stage sends to, as `tenant/name`; null: the route's. */
   cluster: string | null;
   /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
@@ -64,6 +66,8 @@ export interface StepEnv {
   rateLimits: RateLimitClient;
   /** Where steps log (access-log, Continue failures). */
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** A connection pool to a cluster (`tenant/name`) of the generation being served. */
+  upstream?: (cluster: string) => import('undici').Dispatcher;
   /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
   random?: () => number;
 }

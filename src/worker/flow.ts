@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 
 type Edit = { op: 'set' | 'add'; value: string } | { op: 'remove' };
@@ -15,9 +16,37 @@ export class RequestFlow implements Flow {
   /** The status sent to the client, once known. */
   status = 0;
 
-  constructor(readonly req: StepRequest) {
+  private buffered: Buffer | null = null;
+
+  constructor(
+    readonly req: StepRequest,
+    private body: Readable | null = null,
+  ) {
     this.path = req.url;
     this.query = req.query;
+  }
+
+  async readBody(limit: number): Promise<Buffer> {
+    if (this.buffered) return this.buffered;
+    if (this.body === null) return (this.buffered = Buffer.alloc(0));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of this.body) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        this.body.destroy();
+        throw new Error(`body over ${limit} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    this.buffered = Buffer.concat(chunks);
+    return this.buffered;
+  }
+
+  /** What the proxy sends: the buffered body if a step read it, else the live stream. */
+  upstreamBody(): Readable | null {
+    if (this.buffered === null) return this.body;
+    return this.buffered.length ? Readable.from([this.buffered]) : null;
   }
 
   setHeader(name: string, value: string): void {

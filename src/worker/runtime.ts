@@ -47,6 +47,9 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     return p;
   };
 
+  // Steps of this generation reach its own pools (mirror, traffic-split).
+  const stepEnv = { ...deps.env, upstream: (cluster: string) => poolsFor(cluster).pick() };
+
   const fail = (ex: Exchange, err: unknown) => {
     log.error({ err }, 'step failed');
     ex.sendJson(500, { code: 'Svc.Internal', message: ERRORS['Svc.Internal'].message, traceId: traceId() });
@@ -59,7 +62,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
     if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
     const upstream = poolsFor(t.cluster);
-    const pipeline: StepRun | null = buildPipeline(t.steps, deps.env);
+    const pipeline: StepRun | null = buildPipeline(t.steps, stepEnv);
     if (pipeline === null) {
       return (ex) => {
         inFlight++;
@@ -71,7 +74,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
       inFlight++;
       ex.path = normalizePath(ex.url);
       const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
-      const flow = new RequestFlow(ex);
+      const flow = new RequestFlow(ex, body);
       const end = () => {
         flow.finish(ex.aborted);
         done();
@@ -82,7 +85,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
         ex.sendHead(head.status, o.body, head.headers);
         end();
       };
-      const forward = () => proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), body, flow, traceId, end);
+      const forward = () => proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, traceId, end);
       const r = pipeline(flow);
       if (r === undefined) return forward();
       if (r instanceof Promise) {

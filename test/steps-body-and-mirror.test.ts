@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway } from './helpers/gateway.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { BOUNDED, waitFor } from './helpers/wait.js';
+
+test('body-validate and mirror', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const shadow = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const schema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer' } }, additionalProperties: false };
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['cluster', 'shadow', { targets: [shadow.target] }],
+    ['route', 'validated', { cluster: 'up', pathPrefix: '/users', steps: [{ code: 'body-validate', settings: { schema, maxBytes: 200 } }] }],
+    ['route', 'mirrored', { cluster: 'up', pathPrefix: '/m', steps: [{ code: 'mirror', settings: { cluster: 'shadow' } }] }],
+  ]);
+  const post = (body: string, type = 'application/json') => request(`${gw.dataUrl}/users`, { method: 'POST', body, headers: { 'content-type': type } });
+
+  await t.test('a valid body reaches the upstream byte for byte', async () => {
+    const body = '{"name":"Ada","age":36}';
+    const r = await post(body);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.bodyBytes, Buffer.byteLength(body));
+  });
+
+  await t.test('violations are 400 with pointers; not JSON 400; wrong type 415; too large 413', async () => {
+    const bad = await post('{"age":"x","extra":1}');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.code, 'Svc.Data.BodyInvalid');
+    assert.ok(bad.json.violations.length >= 2, JSON.stringify(bad.json));
+    assert.ok(bad.json.violations.some((x: { pointer: string }) => x.pointer === '/age'));
+    assert.equal((await post('{nope')).status, 400);
+    assert.equal((await post('{"name":"a"}', 'text/plain')).status, 415);
+    assert.equal((await post(JSON.stringify({ name: 'x'.repeat(300) }))).status, 413);
+  });
+
+  await t.test('mirror: the shadow cluster gets a copy; the client gets the main answer', async () => {
+    const before = shadow.requests.length;
+    const r = await request(`${gw.dataUrl}/m/item?id=7`, { headers: { 'x-tag': 't1' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.json.url, '/m/item?id=7');
+    const copy = await waitFor('the mirrored copy', () => shadow.requests.slice(before).find((q) => q.url === '/m/item?id=7'));
+    assert.equal(copy.headers['x-tag'], 't1');
+  });
+});
