@@ -12,7 +12,7 @@
 //   BENCH_TOOL     autocannon | wrk (default: wrk when on PATH, else autocannon)
 //   BENCH_ROUNDS   run every target this many times, report the median (default 1)
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -32,7 +32,9 @@ const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 1);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
 
 // Acceptance item 9 of issue 3.
-const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8 };
+const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85 };
+// The API key the five-step route's key-auth accepts (the gateway only holds its SHA-256).
+const BENCH_API_KEY = 'bench-key-0123456789';
 
 // ---------------------------------------------------------------------------
 // Child processes: tracked here, all stopped on the way out.
@@ -148,8 +150,8 @@ function log(msg) {
   process.stderr.write(`bench: ${msg}\n`);
 }
 
-async function expectBody(name, url, expected) {
-  const res = await request(url);
+async function expectBody(name, url, expected, headers = {}) {
+  const res = await request(url, { headers });
   const body = await res.body.text();
   if (res.statusCode !== 200 || !body.includes(expected)) {
     throw new Error(`${name}: ${url} answered ${res.statusCode} ${body.slice(0, 200)}; expected 200 with ${expected}`);
@@ -198,6 +200,20 @@ async function startGateway(upstreamPort) {
   await api('config/set/cluster/bench-upstream', { targets: [`${HOST}:${upstreamPort}`] });
   await api('config/set/route/bench-cluster', { cluster: 'bench-upstream', pathPrefix: '/' });
   await api('config/set/route/bench-direct', { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 });
+  // A cluster route with five steps (issue 4): the machinery's cost against the bare cluster route.
+  const sha = createHash('sha256').update(BENCH_API_KEY).digest('hex');
+  await api('config/set/route/bench-steps', {
+    cluster: 'bench-upstream',
+    pathPrefix: '/steps',
+    order: 10,
+    steps: [
+      { code: 'request-id', settings: {} },
+      { code: 'cors', settings: { origins: ['https://bench.example'] } },
+      { code: 'key-auth', settings: { keys: [{ id: 'bench', sha256: sha }] } },
+      { code: 'rate-limit', settings: { requestsPerSecond: 1_000_000, burst: 1_000_000 } },
+      { code: 'request-headers', settings: { set: { 'x-bench': '1' } } },
+    ],
+  });
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
   return { data, generation: published.generation };
@@ -206,9 +222,9 @@ async function startGateway(upstreamPort) {
 // ---------------------------------------------------------------------------
 // Load generators. Both report { rps, p99Ms, requests, non2xx, errors }.
 
-function runAutocannon(url, seconds) {
+function runAutocannon(url, seconds, headers = {}) {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, pipelining: PIPELINING, duration: seconds }, (err, r) => {
+    autocannon({ url, headers, connections: CONNECTIONS, pipelining: PIPELINING, duration: seconds }, (err, r) => {
       if (err) return reject(err);
       resolve({
         rps: r.requests.average,
@@ -221,9 +237,10 @@ function runAutocannon(url, seconds) {
   });
 }
 
-function runWrk(url, seconds) {
+function runWrk(url, seconds, headers = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...h, url], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
@@ -302,15 +319,16 @@ async function main() {
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"' },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello' },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello' },
+    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' } },
   ];
-  for (const t of targets) await expectBody(t.label, t.url, t.expect);
+  for (const t of targets) await expectBody(t.label, t.url, t.expect, t.headers);
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const t of targets) {
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s)`);
-      await load(t.url, WARMUP_SECONDS);
-      const r = await load(t.url, SECONDS);
+      await load(t.url, WARMUP_SECONDS, t.headers);
+      const r = await load(t.url, SECONDS, t.headers);
       log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
       samples[t.key].push(r);
     }
@@ -335,6 +353,7 @@ async function main() {
     gatewayClusterVsBaseline: { value: ratio('gatewayCluster', 'baseline'), target: TARGETS.clusterVsBaseline },
     gatewayClusterVsUpstream: { value: ratio('gatewayCluster', 'upstream'), target: null },
     gatewayDirectVsBareUws: { value: ratio('gatewayDirect', 'bareUws'), target: TARGETS.directVsBareUws },
+    gatewayStepsVsCluster: { value: ratio('gatewaySteps', 'gatewayCluster'), target: TARGETS.fiveStepsVsCluster },
   };
   for (const r of Object.values(ratios)) r.pass = r.target === null ? null : r.value >= r.target;
 
@@ -358,6 +377,7 @@ async function main() {
   rrows.push(['gateway cluster / fastify baseline', fmt(ratios.gatewayClusterVsBaseline.value, 2), '>= 3.00', verdict(ratios.gatewayClusterVsBaseline)]);
   rrows.push(['gateway cluster / upstream direct', fmt(ratios.gatewayClusterVsUpstream.value, 2), '-', '-']);
   rrows.push(['gateway directResponse / bare uWS', fmt(ratios.gatewayDirectVsBareUws.value, 2), '>= 0.80', verdict(ratios.gatewayDirectVsBareUws)]);
+  rrows.push(['gateway 5 steps / gateway cluster route', fmt(ratios.gatewayStepsVsCluster.value, 2), '>= 0.85', verdict(ratios.gatewayStepsVsCluster)]);
 
   process.stdout.write(
     `\nswitchyard bench ${report.date}  node ${report.node}  ${report.machine.cpus} cpus  tool ${TOOL}  ` +
