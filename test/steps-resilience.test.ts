@@ -59,3 +59,39 @@ test('traffic-split and circuit-breaker', BOUNDED, async (t) => {
     assert.equal((await get('/cb')).status, 503, 'the failed probe opened the circuit again');
   });
 });
+
+test('retry: idempotent requests are retried on chosen statuses and connection errors, bodies are not', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const dead = await freePort();
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  let failuresLeft = 0;
+  up.handler = (req, res) => {
+    if (req.url?.startsWith('/flaky') && failuresLeft > 0) {
+      failuresLeft--;
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('try again');
+      return true;
+    }
+    return false;
+  };
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['cluster', 'halfdead', { targets: [`127.0.0.1:${dead}`, up.target] }],
+    ['route', 'flaky', { cluster: 'up', pathPrefix: '/flaky', steps: [{ code: 'retry', settings: { attempts: 3, backoffMs: 10 } }] }],
+    ['route', 'half', { cluster: 'halfdead', pathPrefix: '/half', steps: [{ code: 'retry', settings: { attempts: 2, backoffMs: 10 } }] }],
+  ]);
+  const get = (p: string, opts: Parameters<typeof request>[1] = {}) => request(`${gw.dataUrl}${p}`, opts);
+
+  failuresLeft = 2;
+  const ok = await get('/flaky');
+  assert.equal(ok.status, 200, 'two 503s, then the third attempt answers');
+  assert.equal(failuresLeft, 0);
+  failuresLeft = 5;
+  const exhausted = await get('/flaky');
+  assert.equal(exhausted.status, 503, 'after 3 attempts the last answer goes to the client');
+  assert.equal(exhausted.text, 'try again');
+  failuresLeft = 1;
+  assert.equal((await get('/flaky', { method: 'POST', body: 'x' })).status, 503, 'POST is not retried');
+  failuresLeft = 0;
+  for (let i = 0; i < 6; i++) assert.equal((await get('/half')).status, 200, 'a refused connection is retried on the next target');
+});

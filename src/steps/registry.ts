@@ -26,6 +26,7 @@ import { circuitBreaker } from './circuit-breaker.js';
 import { trafficSplit } from './traffic-split.js';
 import { bodyValidate } from './body-validate.js';
 import { mirror } from './mirror.js';
+import { retry } from './retry.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -33,7 +34,7 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
-      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror,
+      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror, retry,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -41,6 +41,8 @@ export interface Flow {
   readBody(limit: number): Promise<Buffer>;
   /** The cluster the proxy stage sends to, as `tenant/name`; null: the route's. */
   cluster: string | null;
+  /** Retry policy for the proxy stage (bodiless requests only); null: one attempt. */
+  retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null;
   /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
   timeouts: { headersMs?: number; bodyMs?: number } | null;
   /** Runs once when the exchange ends, with the status sent (499: the client went away). */

@@ -10,6 +10,7 @@ export class RequestFlow implements Flow {
   readonly vars: Record<string, unknown> = {};
   timeouts: { headersMs?: number; bodyMs?: number } | null = null;
   cluster: string | null = null;
+  retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null = null;
   private edits: [string, Edit][] | null = null;
   private hooks: ((head: ResponseHead) => void)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;

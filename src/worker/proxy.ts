@@ -22,26 +22,36 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
     return done();
   }
   const spec = pools.spec;
-  const pool = pools.pick();
-  const handler = new ProxyHandler(ex, flow, traceId, done);
-  ex.onAbort(() => handler.clientAborted());
-  try {
-    pool.dispatch(
-    {
-      path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
-      method: ex.method as Dispatcher.HttpMethod,
-      headers: flow === null ? upstreamHeaders(ex) : flow.applyHeaderEdits(upstreamHeaders(ex)),
-      body,
-      headersTimeout: flow?.timeouts?.headersMs ?? spec.headersMs,
-      bodyTimeout: flow?.timeouts?.bodyMs ?? spec.bodyMs,
-      // A request with a streamed body is not safe to replay on another connection.
-      idempotent: body === null && (ex.method === 'GET' || ex.method === 'HEAD'),
-    },
-    handler,
-    );
-  } catch (err) {
-    handler.onResponseError(null, err as Error);
-  }
+  const retry = body === null ? (flow?.retry ?? null) : null; // a streamed body cannot be replayed
+  let current: ProxyHandler | null = null;
+  ex.onAbort(() => current?.clientAborted());
+  const attempt = (n: number): void => {
+    if (ex.aborted) return; // the previous attempt's handler already finished on the abort
+    const again =
+      retry !== null && n < retry.attempts
+        ? { statuses: retry.statuses, next: () => void setTimeout(() => attempt(n + 1), retry.backoffMs * 2 ** (n - 1)) }
+        : null;
+    const handler = new ProxyHandler(ex, flow, traceId, done, again);
+    current = handler;
+    try {
+      pools.pick().dispatch(
+        {
+          path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
+          method: ex.method as Dispatcher.HttpMethod,
+          headers: flow === null ? upstreamHeaders(ex) : flow.applyHeaderEdits(upstreamHeaders(ex)),
+          body,
+          headersTimeout: flow?.timeouts?.headersMs ?? spec.headersMs,
+          bodyTimeout: flow?.timeouts?.bodyMs ?? spec.bodyMs,
+          // A request with a streamed body is not safe to replay on another connection.
+          idempotent: body === null && (ex.method === 'GET' || ex.method === 'HEAD'),
+        },
+        handler,
+      );
+    } catch (err) {
+      handler.onResponseError(null, err as Error);
+    }
+  };
+  attempt(1);
 }
 
 function target(path: string, query: string | null): string {
@@ -75,12 +85,16 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
   private total: number | null = null;
   private bodyless = false;
   private finished = false;
+  /** This attempt's answer is being dropped: another attempt follows. */
+  private discarding = false;
 
   constructor(
     private readonly ex: Exchange,
     private readonly flow: RequestFlow | null,
     private readonly traceId: () => string,
     private readonly done: () => void,
+    /** Set when another attempt is allowed: which statuses retry, and how to start it. */
+    private readonly again: { statuses: ReadonlySet<number>; next: () => void } | null = null,
   ) {}
 
   clientAborted(): void {
@@ -95,6 +109,10 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
 
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
     if (statusCode < 200) return; // 1xx: not relayed
+    if (this.again?.statuses.has(statusCode)) {
+      this.discarding = true; // read and drop the body so the connection stays reusable
+      return;
+    }
     const listed = connectionListed(headers.connection);
     const out: [string, string][] = [];
     let length: string | undefined;
@@ -123,17 +141,19 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.bodyless || this.ex.aborted) return;
+    if (this.discarding || this.bodyless || this.ex.aborted) return;
     if (!this.ex.write(chunk, this.total, () => controller.resume())) controller.pause();
   }
 
   onResponseEnd(): void {
+    if (this.discarding) return this.retryNow();
     if (this.bodyless) this.ex.endWithoutBody(this.total ?? undefined);
     else this.ex.end(); // no-op when the last tryEnd already completed a known length
     this.finish();
   }
 
   onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.again && !this.ex.aborted && !this.ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
     if (!this.ex.aborted && !this.ex.done) {
       if (this.ex.headersSent) this.ex.close();
       else {
@@ -145,11 +165,22 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     this.finish();
   }
 
+  private retryNow(): void {
+    if (this.ex.aborted) return this.finish();
+    this.again!.next();
+  }
+
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
     this.done();
   }
+}
+
+/** Failures before any answer byte: another attempt may succeed. */
+function retriable(err: Error): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT'].includes(code);
 }
 
 function errorCode(err: Error): ErrorCode {

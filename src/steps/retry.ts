@@ -1,0 +1,31 @@
+import * as v from 'valibot';
+import { defineStep } from './step.js';
+
+const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
+
+/**
+ * Retries the proxy stage for idempotent, bodiless requests: on connection failures
+ * (refused, reset, connect or header timeouts) and on the chosen statuses, up to
+ * `attempts` tries in all, waiting `backoffMs`, then twice that, and so on. The last
+ * attempt's answer goes to the client; nothing is sent before it is chosen.
+ */
+export const retry = defineStep({
+  code: 'retry',
+  summary: 'Retry idempotent requests on connection errors and chosen statuses, with backoff',
+  statuses: [],
+  example: { attempts: 3, statuses: [502, 503, 504], backoffMs: 50 },
+  schema: v.strictObject({
+    attempts: v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(5)),
+    statuses: v.optional(v.array(v.pipe(v.number(), v.integer(), v.minValue(500), v.maxValue(599))), [502, 503, 504]),
+    backoffMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10_000)), 50),
+    methods: v.optional(v.array(v.picklist(IDEMPOTENT)), IDEMPOTENT),
+  }),
+  create(s) {
+    const policy = { attempts: s.attempts, statuses: new Set(s.statuses), backoffMs: s.backoffMs };
+    const methods = new Set<string>(s.methods);
+    return (flow) => {
+      if (methods.has(flow.req.method)) flow.retry = policy;
+      return undefined;
+    };
+  },
+});
