@@ -27,6 +27,8 @@ import { trafficSplit } from './traffic-split.js';
 import { bodyValidate } from './body-validate.js';
 import { mirror } from './mirror.js';
 import { retry } from './retry.js';
+import { cache } from './cache.js';
+import { compression } from './compression.js';
 
 /** Every built-in step, by code. The compiler checks codes and settings against this. */
 export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -34,7 +36,7 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
-      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror, retry,
+      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror, retry, cache, compression,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -41,6 +41,12 @@ export interface Flow {
   readBody(limit: number): Promise<Buffer>;
   /** The cluster the proxy stage sends to, as `tenant/name`; null: the route's. */
   cluster: string | null;
+  /**
+   * Asks for the whole upstream answer as one buffer (only when it declares a
+   * Content-Length of at most `maxBytes`; larger or unsized answers stream untouched).
+   * Collectors run in registration order; each may return a changed answer.
+   */
+  collectResponse(maxBytes: number, collector: (answer: CollectedAnswer) => CollectedAnswer): void;
   /** Retry policy for the proxy stage (bodiless requests only); null: one attempt. */
   retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null;
   /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
@@ -51,11 +57,17 @@ export interface Flow {
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
 }
 
+export interface CollectedAnswer {
+  status: number;
+  headers: [string, string][];
+  body: Buffer;
+}
+
 /** A step that answers ends the chain (FailFast): the response goes to the client. */
 export interface StepReply {
   status: number;
   headers?: Record<string, string>;
-  body: string;
+  body: string | Buffer;
 }
 
 export type StepOutcome = StepReply | undefined;

@@ -114,7 +114,7 @@ export class Exchange implements StepRequest {
   }
 
   /** A complete response in one corked write. Ignored once aborted or done. */
-  send(status: number, body: string, headers?: Record<string, string>): void {
+  send(status: number, body: string | Buffer, headers?: Record<string, string>): void {
     if (this.aborted || this.done) return;
     this.pendingHead = null; // a held streamed head is replaced by this response
     this.res.cork(() => {
@@ -127,7 +127,7 @@ export class Exchange implements StepRequest {
   }
 
   /** Like send, with headers as a list (repeated names allowed). */
-  sendHead(status: number, body: string, headers: [string, string][]): void {
+  sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
     this.pendingHead = null;
     this.res.cork(() => {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
+import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 
 type Edit = { op: 'set' | 'add'; value: string } | { op: 'remove' };
 
@@ -11,6 +11,21 @@ export class RequestFlow implements Flow {
   timeouts: { headersMs?: number; bodyMs?: number } | null = null;
   cluster: string | null = null;
   retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null = null;
+  /** Whole-answer collectors (cache, compression) and the smallest size limit among them. */
+  collectors: ((a: CollectedAnswer) => CollectedAnswer)[] | null = null;
+  collectLimit = Infinity;
+
+  collectResponse(maxBytes: number, collector: (a: CollectedAnswer) => CollectedAnswer): void {
+    (this.collectors ??= []).push(collector);
+    this.collectLimit = Math.min(this.collectLimit, maxBytes);
+  }
+
+  /** Runs the collectors over a complete answer, in order. */
+  collected(answer: CollectedAnswer): CollectedAnswer {
+    let a = answer;
+    for (const c of this.collectors ?? []) a = c(a);
+    return a;
+  }
   private edits: [string, Edit][] | null = null;
   private hooks: ((head: ResponseHead) => void)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;

@@ -87,6 +87,8 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
   private finished = false;
   /** This attempt's answer is being dropped: another attempt follows. */
   private discarding = false;
+  /** The answer is being gathered whole for the flow's collectors (cache, compression). */
+  private gathering: { status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
 
   constructor(
     private readonly ex: Exchange,
@@ -130,6 +132,10 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     this.total = length !== undefined ? Number(length) : null;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
     if (this.flow) this.flow.status = statusCode;
+    if (this.flow?.collectors && !this.bodyless && this.total !== null && this.total <= this.flow.collectLimit) {
+      this.gathering = { status: statusCode, headers: out, chunks: [] };
+      return;
+    }
     if (this.flow?.hasResponseHooks) {
       const head = { status: statusCode, headers: out };
       this.flow.applyResponseHooks(head);
@@ -142,11 +148,21 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.discarding || this.bodyless || this.ex.aborted) return;
+    if (this.gathering) return void this.gathering.chunks.push(chunk); // bounded by collectLimit
     if (!this.ex.write(chunk, this.total, () => controller.resume())) controller.pause();
   }
 
   onResponseEnd(): void {
     if (this.discarding) return this.retryNow();
+    if (this.gathering) {
+      const g = this.gathering;
+      const a = this.flow!.collected({ status: g.status, headers: g.headers, body: Buffer.concat(g.chunks) });
+      const head = { status: a.status, headers: a.headers };
+      this.flow!.applyResponseHooks(head);
+      this.flow!.status = head.status;
+      this.ex.sendHead(head.status, a.body, head.headers);
+      return this.finish();
+    }
     if (this.bodyless) this.ex.endWithoutBody(this.total ?? undefined);
     else this.ex.end(); // no-op when the last tryEnd already completed a known length
     this.finish();

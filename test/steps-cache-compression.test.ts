@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gunzipSync, brotliDecompressSync } from 'node:zlib';
+import { request as httpRequest } from 'node:http';
+import { startGateway } from './helpers/gateway.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { BOUNDED } from './helpers/wait.js';
+
+/** A GET returning the raw body bytes (the http helper decodes text). */
+function raw(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpRequest(url, { headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+test('cache and compression', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const big = JSON.stringify({ items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `item-${i}` })) });
+  up.handler = (req, res) => {
+    if (req.url?.startsWith('/c/vary')) {
+      res.writeHead(200, { 'content-type': 'text/plain', vary: 'accept-language', 'content-length': 2 });
+      res.end(String(req.headers['accept-language'] ?? '--').slice(0, 2));
+      return true;
+    }
+    if (req.url?.startsWith('/c/private')) {
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'private', 'content-length': 1 });
+      res.end('p');
+      return true;
+    }
+    if (req.url?.startsWith('/z/')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(big) });
+      res.end(big);
+      return true;
+    }
+    return false;
+  };
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'cached', { cluster: 'up', pathPrefix: '/c', steps: [{ code: 'cache', settings: { ttlSeconds: 60 } }] }],
+    ['route', 'zipped', { cluster: 'up', pathPrefix: '/z', steps: [{ code: 'compression', settings: { minBytes: 100 } }] }],
+  ]);
+  const count = (url: string) => up.requests.filter((r) => r.url === url).length;
+
+  await t.test('cache: MISS then HIT without reaching the upstream; Vary keys; private answers are not stored', async () => {
+    const a = await request(`${gw.dataUrl}/c/item?x=1`);
+    assert.equal(a.headers['x-cache'], 'MISS');
+    const b = await request(`${gw.dataUrl}/c/item?x=1`);
+    assert.equal(b.headers['x-cache'], 'HIT');
+    assert.equal(b.text, a.text);
+    assert.equal(count('/c/item?x=1'), 1);
+    assert.equal((await request(`${gw.dataUrl}/c/item?x=2`)).headers['x-cache'], 'MISS', 'the query is part of the key');
+    await request(`${gw.dataUrl}/c/vary`, { headers: { 'accept-language': 'de' } });
+    const de = await request(`${gw.dataUrl}/c/vary`, { headers: { 'accept-language': 'de' } });
+    assert.equal(de.headers['x-cache'], 'HIT');
+    const fr = await request(`${gw.dataUrl}/c/vary`, { headers: { 'accept-language': 'fr' } });
+    assert.equal(fr.headers['x-cache'], 'MISS');
+    assert.equal(fr.text, 'fr');
+    await request(`${gw.dataUrl}/c/private`);
+    assert.equal((await request(`${gw.dataUrl}/c/private`)).headers['x-cache'], 'MISS');
+    assert.equal((await request(`${gw.dataUrl}/c/item?x=1`, { method: 'POST', body: 'x' })).headers['x-cache'], undefined, 'POST bypasses the cache');
+  });
+
+  await t.test('compression: brotli preferred, gzip next, identity without Accept-Encoding', async () => {
+    const br = await raw(`${gw.dataUrl}/z/a`, { 'accept-encoding': 'gzip, br' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.match(String(br.headers.vary), /Accept-Encoding/);
+    assert.equal(brotliDecompressSync(br.body).toString(), big);
+    assert.ok(br.body.length < big.length / 3);
+    const gz = await raw(`${gw.dataUrl}/z/b`, { 'accept-encoding': 'gzip' });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.equal(gunzipSync(gz.body).toString(), big);
+    const plain = await raw(`${gw.dataUrl}/z/c`, {});
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.body.toString(), big);
+    const refused = await raw(`${gw.dataUrl}/z/d`, { 'accept-encoding': 'br;q=0, gzip' });
+    assert.equal(refused.headers['content-encoding'], 'gzip', 'q=0 refuses brotli');
+  });
+});
