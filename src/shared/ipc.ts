@@ -21,7 +21,7 @@ export type ToWorker =
   | { type: 'generation'; generation: GenerationMessage }
   | { type: 'drain'; graceMs: number }
   /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
-  | { type: 'lease'; id: number; granted: number; retryAfterMs: number };
+  | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number };
 
 export type FromWorker =
   /** The worker's message handler is in place (ESM loads async, so 'online' is too early). */

@@ -1,16 +1,24 @@
 import * as v from 'valibot';
-import { defineStep, type StepReply } from './step.js';
+import { defineStep, type Flow, type StepReply } from './step.js';
 
 const Settings = v.strictObject({
   requestsPerSecond: v.pipe(v.number(), v.gtValue(0), v.maxValue(1_000_000)),
   burst: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000_000)),
+  /** One bucket for the route, one per client address (the socket peer), or one per value of a header. */
+  key: v.optional(v.union([v.picklist(['route', 'ip']), v.strictObject({ header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)) })]), 'route'),
+  /** RateLimit-Limit / -Remaining / -Reset on every answer of the route. */
+  headers: v.optional(v.boolean(), true),
 });
 
-function tooMany(retryAfterSeconds: number): StepReply {
+function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): StepReply {
   const retryAfter = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   return {
     status: 429,
-    headers: { 'content-type': 'application/json', 'retry-after': retryAfter },
+    headers: {
+      'content-type': 'application/json',
+      'retry-after': retryAfter,
+      ...(headers ? { 'ratelimit-limit': String(burst), 'ratelimit-remaining': '0', 'ratelimit-reset': retryAfter } : {}),
+    },
     body: JSON.stringify({ code: 'Svc.Data.RateLimited', message: 'Rate limit exceeded', retryAfter: Number(retryAfter) }),
   };
 }
@@ -24,15 +32,28 @@ export const rateLimit = defineStep({
   code: 'rate-limit',
   summary: 'Token bucket per route across all workers; 429 with Retry-After when empty',
   statuses: [{ status: 429, when: 'the bucket is empty (Retry-After says when the next token is due)' }],
-  example: { requestsPerSecond: 10, burst: 20 },
+  example: { requestsPerSecond: 10, burst: 20, key: 'ip' },
   schema: Settings,
   create(settings, { bucket, env }) {
-    const { requestsPerSecond, burst } = settings;
-    return () => {
-      const r = env.rateLimits.acquire(bucket, requestsPerSecond, burst);
-      if (r === true) return undefined;
-      if ('then' in r) return r.then((x) => (x === true ? undefined : tooMany(x.retryAfterSeconds)));
-      return tooMany(r.retryAfterSeconds);
+    const { requestsPerSecond, burst, key, headers } = settings;
+    const limits = env.rateLimits;
+    const keyOf: (flow: Flow) => string =
+      key === 'route' ? () => bucket : key === 'ip' ? (f) => `${bucket}|ip:${f.req.remoteAddress}` : (f) => `${bucket}|h:${f.req.header(key.header.toLowerCase()) ?? ''}`;
+    const limitHeader = String(burst);
+    const passed = (flow: Flow, b: string): undefined => {
+      if (headers) {
+        const remaining = limits.remaining(b);
+        const reset = String(Math.ceil((burst - remaining) / requestsPerSecond));
+        flow.onResponse((head) => void head.headers.push(['ratelimit-limit', limitHeader], ['ratelimit-remaining', String(remaining)], ['ratelimit-reset', reset]));
+      }
+      return undefined;
+    };
+    return (flow) => {
+      const b = keyOf(flow);
+      const r = limits.acquire(b, requestsPerSecond, burst);
+      if (r === true) return passed(flow, b);
+      if ('then' in r) return r.then((x) => (x === true ? passed(flow, b) : tooMany(x.retryAfterSeconds, burst, headers)));
+      return tooMany(r.retryAfterSeconds, burst, headers);
     };
   },
 });

@@ -94,6 +94,8 @@ export interface RateLimitDenied {
 /** Node-wide token buckets, leased from the supervisor (see supervisor/rate-limit-leases.ts). */
 export interface RateLimitClient {
   acquire(bucket: string, requestsPerSecond: number, burst: number): true | RateLimitDenied | Promise<true | RateLimitDenied>;
+  /** Tokens left in the node-wide bucket as last seen by this worker (an estimate between leases). */
+  remaining(bucket: string): number;
 }
 
 export interface StepDefinition<S = unknown> {

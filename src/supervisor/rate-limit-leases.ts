@@ -14,7 +14,7 @@ export class RateLimitLeases {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
-  lease(key: string, rps: number, burst: number): { granted: number; retryAfterMs: number } {
+  lease(key: string, rps: number, burst: number): { granted: number; retryAfterMs: number; remaining: number } {
     const now = this.clock();
     let entry = this.buckets.get(key);
     if (!entry) {
@@ -26,7 +26,7 @@ export class RateLimitLeases {
     // A quarter of a fair share per worker: large batches while plenty is left, one token near empty.
     const batch = Math.max(1, Math.floor(available / (4 * Math.max(1, this.workers()))));
     const granted = entry.bucket.take(batch, now);
-    return { granted, retryAfterMs: granted > 0 ? 0 : entry.bucket.msUntilToken(now) };
+    return { granted, retryAfterMs: granted > 0 ? 0 : entry.bucket.msUntilToken(now), remaining: entry.bucket.available(now) };
   }
 
   /** Forgets buckets unused for `idleMs` (a full bucket carries no state worth keeping). */

@@ -134,7 +134,7 @@ function serveLeases(pool: WorkerPool, leases: RateLimitLeases): void {
     if (msg.type !== 'lease') return;
     const r = leases.lease(msg.bucket, msg.rps, msg.burst);
     const s = pool.slots[slot];
-    if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs });
+    if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining });
   });
   setInterval(() => leases.sweep(60_000), 30_000).unref();
 }

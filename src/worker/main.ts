@@ -33,7 +33,7 @@ process.on('message', (msg: ToWorker) => {
   try {
     if (msg.type === 'init') void init(msg);
     else if (msg.type === 'generation') swap(msg.generation.id, msg.generation.payload);
-    else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs);
+    else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining);
     else if (msg.type === 'drain') void drain(msg.graceMs);
   } catch (err) {
     log.error({ err }, 'worker failed to handle a supervisor message');

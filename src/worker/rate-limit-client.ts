@@ -3,6 +3,8 @@ import type { FromWorker } from '../shared/ipc.js';
 
 interface Local {
   tokens: number;
+  /** The supervisor's count after the last lease (tokens not leased to anyone). */
+  pool: number;
   /** Leased tokens are used soon or dropped, so an idle worker does not sit on them. */
   expires: number;
   deniedUntil: number;
@@ -17,7 +19,7 @@ const LEASE_TTL_MS = 1000;
  */
 export class LeasedRateLimits implements RateLimitClient {
   private readonly local = new Map<string, Local>();
-  private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number }) => void>();
+  private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number; remaining: number }) => void>();
   private nextId = 1;
 
   constructor(private readonly send: (msg: FromWorker) => void) {}
@@ -25,7 +27,10 @@ export class LeasedRateLimits implements RateLimitClient {
   acquire(bucket: string, rps: number, burst: number): true | RateLimitDenied | Promise<true | RateLimitDenied> {
     const now = performance.now();
     let l = this.local.get(bucket);
-    if (!l) this.local.set(bucket, (l = { tokens: 0, expires: 0, deniedUntil: 0 }));
+    if (!l) {
+      if (this.local.size >= 100_000) this.local.clear(); // per-client keys: bound the memory
+      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0 }));
+    }
     if (l.tokens > 0 && now < l.expires) {
       l.tokens--;
       return true;
@@ -34,8 +39,9 @@ export class LeasedRateLimits implements RateLimitClient {
     const entry = l;
     return new Promise((resolve) => {
       const id = this.nextId++;
-      this.waiting.set(id, ({ granted, retryAfterMs }) => {
+      this.waiting.set(id, ({ granted, retryAfterMs, remaining }) => {
         const at = performance.now();
+        entry.pool = remaining;
         if (granted > 0) {
           entry.tokens = granted - 1;
           entry.expires = at + LEASE_TTL_MS;
@@ -49,11 +55,16 @@ export class LeasedRateLimits implements RateLimitClient {
     });
   }
 
+  remaining(bucket: string): number {
+    const l = this.local.get(bucket);
+    return l ? l.pool + l.tokens : 0;
+  }
+
   /** The supervisor's answer to a lease. */
-  answer(id: number, granted: number, retryAfterMs: number): void {
+  answer(id: number, granted: number, retryAfterMs: number, remaining: number): void {
     const w = this.waiting.get(id);
     if (!w) return;
     this.waiting.delete(id);
-    w({ granted, retryAfterMs });
+    w({ granted, retryAfterMs, remaining });
   }
 }
