@@ -125,3 +125,14 @@ test('deleting a cluster a route still uses is an issue', () => {
   ];
   assert.deepEqual(codes(run([{ kind: 'cluster', name: 'c', doc: null }], published)), ['Compile.Route.Cluster']);
 });
+
+test('every registered step: an unknown setting is a compile issue pointing into that step', async () => {
+  const { STEPS } = await import('../../src/steps/registry.js');
+  for (const def of STEPS.values()) {
+    const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: def.code, settings: { ...def.example, bogus: true } }] })]);
+    assert.equal(r.ok, false, def.code);
+    const issue = r.issues.find((i) => i.code === 'Compile.Step.Settings');
+    assert.ok(issue, `${def.code}: ${JSON.stringify(r.issues)}`);
+    assert.ok(issue.pointer.startsWith('/steps/0/settings'), `${def.code}: ${issue.pointer}`);
+  }
+});
