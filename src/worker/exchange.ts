@@ -175,13 +175,16 @@ export class Exchange implements StepRequest {
    */
   write(chunk: Buffer, total: number | null, onDrain: () => void): boolean {
     if (this.aborted || this.done) return true;
+    // In chunked mode a zero-length write is the terminating chunk: never pass one on.
+    if (chunk.length === 0 && total !== 0) return true;
     const res = this.res;
     let ok = true;
     res.cork(() => {
       this.flushHead();
       if (total === null) {
         ok = res.write(chunk);
-        if (!ok) res.onWritable(() => (onDrain(), true));
+        // Resume the producer after uWS's writable callback, not inside it.
+        if (!ok) res.onWritable(() => (setImmediate(onDrain), true));
         return;
       }
       const start = res.getWriteOffset();

@@ -16,10 +16,14 @@ export interface CliResult {
  */
 export function runCli(
   args: string[],
-  { env = {}, timeoutMs = 20_000 }: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+  { env = {}, timeoutMs = 20_000, input }: { env?: Record<string, string | undefined>; timeoutMs?: number; input?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [RUN_JS, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [RUN_JS, ...args], { cwd: ROOT, env: childEnv(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) {
+      proc.stdin!.on('error', () => {}); // the command may exit before reading all of it
+      proc.stdin!.end(input);
+    }
     let stdout = '';
     let stderr = '';
     proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
