@@ -41,12 +41,22 @@ export const keyAuth = defineStep({
       }
       return undefined;
     };
-    return (flow) => {
-      const presented = flow.req.header(header) ?? fromQuery(flow.req.query);
-      if (!presented) return unauthorized;
+    // Presented key -> consumer (or null), so a repeat caller skips the hash. In memory
+    // only, bounded, and per generation: it goes when the settings change.
+    const seen = new Map<string, string | null>();
+    const lookup = (presented: string): string | null => {
       const digest = createHash('sha256').update(presented).digest();
       let consumer: string | null = null;
       for (const k of keys) if (timingSafeEqual(k.digest, digest) && consumer === null) consumer = k.id;
+      if (seen.size >= 10_000) seen.clear();
+      seen.set(presented, consumer);
+      return consumer;
+    };
+    return (flow) => {
+      const presented = flow.req.header(header) ?? fromQuery(flow.req.query);
+      if (!presented) return unauthorized;
+      const cached = seen.get(presented);
+      const consumer = cached !== undefined ? cached : lookup(presented);
       if (consumer === null) return unauthorized;
       flow.vars.consumer = consumer;
       flow.setHeader(s.consumerHeader, consumer);

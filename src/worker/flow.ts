@@ -94,20 +94,22 @@ export class RequestFlow implements Flow {
     for (const h of hooks) h(status);
   }
 
-  /** Applies the header edits to a flat [name, value, …] list of upstream headers. */
+  /** Applies the header edits to a flat [name, value, …] list of upstream headers, in one pass. */
   applyHeaderEdits(flat: string[]): string[] {
     if (this.edits === null) return flat;
-    let out = flat;
+    // The last set/remove of a name wins over the client's values; adds after it append.
+    const replaced = new Map<string, string[]>();
     for (const [name, e] of this.edits) {
       if (e.op === 'add') {
-        out.push(name, e.value);
-        continue;
-      }
-      const kept: string[] = [];
-      for (let i = 0; i < out.length; i += 2) if (out[i] !== name) kept.push(out[i]!, out[i + 1]!);
-      if (e.op === 'set') kept.push(name, e.value);
-      out = kept;
+        const cur = replaced.get(name);
+        if (cur) cur.push(e.value);
+        else flat.push(name, e.value);
+      } else replaced.set(name, e.op === 'set' ? [e.value] : []);
     }
+    if (replaced.size === 0) return flat;
+    const out: string[] = [];
+    for (let i = 0; i < flat.length; i += 2) if (!replaced.has(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
+    for (const [name, values] of replaced) for (const val of values) out.push(name, val);
     return out;
   }
 
