@@ -2,6 +2,11 @@ import assert from 'node:assert/strict';
 import type { Gateway, KeySpec } from './gateway.js';
 import { request, type HttpResult } from './http.js';
 import { waitFor } from './wait.js';
+import type { Kind } from '../../src/compiler/documents.js';
+import type { CompileIssue } from '../../src/compiler/generation.js';
+import type { EntityView as StoredEntityView } from '../../src/store/entity-repo.js';
+
+export type { Kind, CompileIssue };
 
 /**
  * Typed calls of the admin contract, made with the gateway's root key (a key with id
@@ -12,31 +17,17 @@ import { waitFor } from './wait.js';
 /** A `*` system key; pass `keys: [ROOT_KEY]` to startGateway. */
 export const ROOT_KEY: KeySpec = { id: 'root', scopes: ['*'] };
 
-export type Kind = 'cluster' | 'route' | 'orch';
-
 export interface Receipt {
   logicalAddress: string;
   generation: number;
 }
 
-export interface EntityView {
-  tenant: string;
-  kind: Kind;
-  name: string;
-  state: 'draft' | 'published';
-  pending: 'set' | 'delete' | null;
+/** `config get`: the stored view plus the entity's logical address (docs typed loosely for assertions). */
+export type EntityView = Omit<StoredEntityView, 'draft' | 'published'> & {
   draft: { doc: any; updatedAt: string } | null;
   published: { doc: any; generation: number } | null;
   logicalAddress: string;
-}
-
-export interface CompileIssue {
-  kind: string;
-  name: string;
-  pointer: string;
-  code: string;
-  message: string;
-}
+};
 
 export interface DryRunBody {
   success: boolean;
