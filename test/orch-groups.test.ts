@@ -34,11 +34,13 @@ test('parallel groups run their members concurrently and merge by all, any or fi
     ['cluster', 'up', { targets: [up.target] }],
     ['orch', 'all', { nodes: [callout('a', slowA, 'x-tier', '/tier'), callout('b', slowB, 'x-region', '/region')], links: [], groups: [{ id: 'g', nodes: ['a', 'b'], merge: 'all' }] }],
     ['orch', 'seq', { nodes: [callout('a', slowA, 'x-tier', '/tier'), callout('b', slowB, 'x-region', '/region')], links: [{ from: 'a', to: 'b' }] }],
+    ['orch', 'order', { nodes: [callout('slow', slowA, 'x-who', '/tier'), callout('quick', fast, 'x-who', '/who')], links: [], groups: [{ id: 'g', nodes: ['slow', 'quick'], merge: 'all' }] }],
     ['orch', 'any', { nodes: [{ id: 'd', step: 'forward-auth', settings: { url: deny, upstreamHeaders: ['x-user-id'] } }, { id: 'ok', step: 'forward-auth', settings: { url: allow, upstreamHeaders: ['x-user-id'] } }], links: [], groups: [{ id: 'g', nodes: ['d', 'ok'], merge: 'any' }] }],
     ['orch', 'anyfail', { nodes: [{ id: 'd1', step: 'forward-auth', settings: { url: deny } }, { id: 'd2', step: 'forward-auth', settings: { url: deny } }], links: [], groups: [{ id: 'g', nodes: ['d1', 'd2'], merge: 'any' }] }],
     ['orch', 'first', { nodes: [callout('s', slowA, 'x-tier', '/tier'), callout('f', fast, 'x-who', '/who')], links: [], groups: [{ id: 'g', nodes: ['s', 'f'], merge: 'first' }] }],
     ['route', 'all', { cluster: 'up', pathPrefix: '/all', steps: [{ code: 'orch', settings: { ref: 'all' } }] }],
     ['route', 'seq', { cluster: 'up', pathPrefix: '/seq', steps: [{ code: 'orch', settings: { ref: 'seq' } }] }],
+    ['route', 'order', { cluster: 'up', pathPrefix: '/order', steps: [{ code: 'orch', settings: { ref: 'order' } }] }],
     ['route', 'any', { cluster: 'up', pathPrefix: '/any', steps: [{ code: 'orch', settings: { ref: 'any' } }] }],
     ['route', 'anyfail', { cluster: 'up', pathPrefix: '/anyfail', steps: [{ code: 'orch', settings: { ref: 'anyfail' } }] }],
     ['route', 'first', { cluster: 'up', pathPrefix: '/first', steps: [{ code: 'orch', settings: { ref: 'first' } }] }],
@@ -62,6 +64,12 @@ test('parallel groups run their members concurrently and merge by all, any or fi
     assert.equal(r.json.headers['x-region'], 'eu');
     assert.ok(seq.ms >= 800, `the sequential chain took ${seq.ms} ms`);
     assert.ok(ms < seq.ms - 250, `group ${ms} ms vs in turn ${seq.ms} ms`);
+  });
+
+  await t.test('all: the members’ changes apply in node order, not in the order they finished', async () => {
+    const { r } = await timed('/order');
+    assert.equal(r.status, 200);
+    assert.equal(r.json.headers['x-who'], 'fast', 'the later node (quick) sets the header last, although it finished first');
   });
 
   await t.test('any: one member denying is enough to be outvoted by one allowing', async () => {

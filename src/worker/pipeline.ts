@@ -1,5 +1,6 @@
 import type { CompiledStep } from '../compiler/generation.js';
 import { STEPS } from '../steps/registry.js';
+import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 
 /**
@@ -49,17 +50,26 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
 }
 
 /**
- * A parallel group: every member chain runs concurrently, then `merge` decides:
- * `all` passes when every member passed (else the first answer in member order),
- * `any` passes when one member passed, `first` takes whichever settles first.
+ * A parallel group: every member chain runs concurrently on its own MemberFlow, then
+ * `merge` decides: `all` passes when every member passed (else the first answer in
+ * member order), `any` passes when one member passed (else the first answer), `first`
+ * takes whichever settles first. The changes of the members that count are applied in
+ * node order, whatever order they finished in.
  */
 function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
   return async (flow) => {
-    const pending = chains.map((c) => Promise.resolve(c(flow)));
-    if (merge === 'first') return Promise.race(pending);
+    const flows = chains.map(() => new MemberFlow(flow));
+    const pending = chains.map((c, i) => Promise.resolve(c(flows[i]!)).then((r) => ({ i, r })));
+    if (merge === 'first') {
+      const { i, r } = await Promise.race(pending);
+      if (r === undefined) flows[i]!.applyTo(flow);
+      return r;
+    }
     const results = await Promise.all(pending);
-    if (merge === 'any') return results.some((r) => r === undefined) ? undefined : results[0];
-    return results.find((r) => r !== undefined);
+    const passed = results.filter((x) => x.r === undefined);
+    if (merge === 'any' ? passed.length === 0 : passed.length !== results.length) return results.find((x) => x.r !== undefined)!.r;
+    for (const x of passed) flows[x.i]!.applyTo(flow);
+    return undefined;
   };
 }
