@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply, dryRun, setEntity } from './helpers/admin.js';
@@ -134,9 +135,21 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal(res.text, 'teapot');
   });
 
-  await t.test('request-size-limit: a body over maxBytes gets 413, a small one passes', async () => {
+  await t.test('request-size-limit: a body over maxBytes gets 413, a small one passes; chunked bodies are counted as they stream', async () => {
     assert.equal((await get('/size', { method: 'POST', body: 'x'.repeat(11) })).status, 413);
     assert.equal((await get('/size', { method: 'POST', body: 'x'.repeat(10) })).status, 200);
+    const chunked = (parts: string[]) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${gw.dataUrl}/size`, { method: 'POST', agent: false, headers: { 'transfer-encoding': 'chunked' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+        for (const p of parts) req.write(p);
+        req.end();
+      });
+    assert.equal(await chunked(['x'.repeat(6), 'y'.repeat(6)]), 413);
+    assert.equal(await chunked(['x'.repeat(4), 'y'.repeat(4)]), 200);
   });
 
   await t.test('bad settings are compile issues with a pointer', async () => {

@@ -37,6 +37,8 @@ export interface Flow {
   /** Runs on the response head (the upstream's, or a step's reply) before it is sent. */
   onResponse(hook: (head: ResponseHead) => void): void;
   readonly vars: Record<string, unknown>;
+  /** Caps the streamed request body: past `maxBytes` the upstream request is cut and the client gets 413. */
+  limitBody(maxBytes: number): void;
   /** Reads the whole request body (at most `limit` bytes, else rejects); the upstream then gets these bytes. */
   readBody(limit: number): Promise<Buffer>;
   /** The cluster the proxy stage sends to, as `tenant/name`; null: the route's. */

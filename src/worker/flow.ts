@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 
 type Edit = { op: 'set' | 'add'; value: string } | { op: 'remove' };
@@ -33,6 +33,13 @@ export class RequestFlow implements Flow {
   status = 0;
 
   private buffered: Buffer | null = null;
+  private bodyLimit = Infinity;
+  /** The streamed body went past limitBody's cap (the proxy answers 413). */
+  bodyTooLarge = false;
+
+  limitBody(maxBytes: number): void {
+    this.bodyLimit = Math.min(this.bodyLimit, maxBytes);
+  }
 
   constructor(
     readonly req: StepRequest,
@@ -61,8 +68,24 @@ export class RequestFlow implements Flow {
 
   /** What the proxy sends: the buffered body if a step read it, else the live stream. */
   upstreamBody(): Readable | null {
-    if (this.buffered === null) return this.body;
-    return this.buffered.length ? Readable.from([this.buffered]) : null;
+    if (this.buffered !== null) return this.buffered.length ? Readable.from([this.buffered]) : null;
+    if (this.body === null || this.bodyLimit === Infinity) return this.body;
+    const source = this.body;
+    const limit = this.bodyLimit;
+    let seen = 0;
+    const counted = new Transform({
+      transform: (chunk: Buffer, _enc, cb) => {
+        seen += chunk.length;
+        if (seen > limit) {
+          this.bodyTooLarge = true;
+          source.destroy();
+          return cb(new Error(`request body over ${limit} bytes`));
+        }
+        cb(null, chunk);
+      },
+    });
+    source.on('error', (err) => counted.destroy(err));
+    return source.pipe(counted);
   }
 
   setHeader(name: string, value: string): void {

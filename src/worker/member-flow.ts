@@ -75,6 +75,9 @@ export class MemberFlow implements Flow {
   collectResponse(maxBytes: number, collector: (a: CollectedAnswer) => CollectedAnswer): void {
     this.ops.push((f) => f.collectResponse(maxBytes, collector));
   }
+  limitBody(maxBytes: number): void {
+    this.ops.push((f) => f.limitBody(maxBytes));
+  }
   readBody(limit: number): Promise<Buffer> {
     return this.parent.readBody(limit);
   }

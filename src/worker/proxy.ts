@@ -173,7 +173,7 @@ class ProxyHandler implements Dispatcher.DispatchHandler {
     if (!this.ex.aborted && !this.ex.done) {
       if (this.ex.headersSent) this.ex.close();
       else {
-        const code = errorCode(err);
+        const code = this.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : errorCode(err);
         if (this.flow) this.flow.status = ERRORS[code].status;
         this.ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId: this.traceId() });
       }
