@@ -19,12 +19,15 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
   const secret = randomBytes(32).toString('hex');
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+  const rsa = await generateKeyPair('RS256');
+  const rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: 'r1', alg: 'RS256' };
   const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret } });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'basic', { cluster: 'up', pathPrefix: '/basic', steps: [{ code: 'basic-auth', settings: { realm: 'ops', users: [{ username: 'alice', scrypt: scryptHash('s3cret pass') }] } }] }],
     ['route', 'hs', { cluster: 'up', pathPrefix: '/hs', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_JWT_SECRET', issuer: 'idp', audience: 'api' } }] }],
     ['route', 'es', { cluster: 'up', pathPrefix: '/es', steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwks: { keys: [jwk] } } }] }],
+    ['route', 'rs', { cluster: 'up', pathPrefix: '/rs', steps: [{ code: 'jwt-auth', settings: { algorithms: ['RS256'], jwks: { keys: [rsaJwk] }, audience: 'api' } }] }],
   ]);
   const get = (path: string, headers: Record<string, string> = {}) => request(`${gw.dataUrl}${path}`, { headers });
   const basic = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
@@ -66,5 +69,14 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
     const other = await generateKeyPair('ES256');
     const forged = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(other.privateKey);
     assert.equal((await get('/es', bearer(forged))).status, 401);
+  });
+
+  await t.test('jwt-auth RS256 against an inline JWKS; a token signed for another algorithm is refused', async () => {
+    const token = await new SignJWT({ aud: 'api' }).setProtectedHeader({ alg: 'RS256', kid: 'r1' }).setSubject('svc-rsa').setExpirationTime('5m').sign(rsa.privateKey);
+    const ok = await get('/rs', bearer(token));
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.headers['x-consumer-id'], 'svc-rsa');
+    const es = await new SignJWT({ aud: 'api' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(privateKey);
+    assert.equal((await get('/rs', bearer(es))).status, 401, 'ES256 is not an allowed algorithm on this route');
   });
 });

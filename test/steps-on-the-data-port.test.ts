@@ -32,6 +32,7 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     route('cors', '/cors', [{ code: 'cors', settings: { origins: ['https://app.example'], credentials: true } }]),
     route('key', '/key', [{ code: 'key-auth', settings: { keys: [{ id: 'alice', sha256: sha('alice-key') }], query: 'apikey' } }]),
     route('fault', '/fault', [{ code: 'fault-injection', settings: { abort: { percent: 100, status: 418, body: 'teapot' } } }]),
+    route('delay', '/delay', [{ code: 'fault-injection', settings: { delay: { percent: 100, ms: 400 } } }]),
     route('size', '/size', [{ code: 'request-size-limit', settings: { maxBytes: 10 } }]),
   ]);
   assert.equal(r.ok, true);
@@ -129,10 +130,14 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal((await get('/key?apikey=alice-key')).status, 200);
   });
 
-  await t.test('fault-injection: a 100% abort answers the configured status', async () => {
+  await t.test('fault-injection: a 100% abort answers the configured status; a 100% delay holds the request', async () => {
     const res = await get('/fault');
     assert.equal(res.status, 418);
     assert.equal(res.text, 'teapot');
+    const t0 = Date.now();
+    const delayed = await get('/delay');
+    assert.equal(delayed.status, 200);
+    assert.ok(Date.now() - t0 >= 390, `answered after ${Date.now() - t0} ms`);
   });
 
   await t.test('request-size-limit: a body over maxBytes gets 413, a small one passes; chunked bodies are counted as they stream', async () => {
