@@ -1,5 +1,5 @@
 import { uws, type us_listen_socket } from './uws.js';
-import { Exchange, replyStatic, staticReply, type StaticReply } from './exchange.js';
+import { Exchange, replyStatic, type StaticReply } from './exchange.js';
 import type { Logger } from '../shared/logger.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
@@ -71,4 +71,3 @@ export class DataServer {
   }
 }
 
-export { staticReply };
