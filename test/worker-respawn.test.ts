@@ -4,15 +4,8 @@ import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { canBind } from './helpers/ports.js';
 import { BOUNDED, isRunning, waitFor } from './helpers/wait.js';
+import type { WorkerStatus } from './helpers/admin.js';
 
-interface WorkerStatus {
-  slot: number;
-  pid: number | null;
-  state: string;
-  generation: number;
-  restarts: number;
-  startedAt: string | null;
-}
 
 async function clusterStatus(gw: Gateway): Promise<{ supervisor: { pid: number }; workers: WorkerStatus[] }> {
   const r = await request(`${gw.adminUrl}/api/v1/sys/cluster/status`, { token: gw.tokens.ops });

@@ -6,9 +6,10 @@ import { claimHosts } from './host-claims.js';
 
 export const DEFAULT_TENANT = 'default';
 
+/** `entities`: the state the candidate serves (published with the drafts applied), for the publisher to store. */
 export type CompileResult =
-  | { ok: true; generation: CompiledGeneration; planned: string[]; issues: [] }
-  | { ok: false; planned: string[]; issues: CompileIssue[] };
+  | { ok: true; generation: CompiledGeneration; planned: string[]; entities: EntityRow[]; issues: [] }
+  | { ok: false; planned: string[]; entities: EntityRow[]; issues: CompileIssue[] };
 
 const TERMINALS = ['cluster', 'redirect', 'directResponse'] as const;
 
@@ -51,8 +52,8 @@ export function compile(snapshot: Snapshot): CompileResult {
   }
   generation.hostOwners = claimHosts(allRoutes, issues);
 
-  if (issues.length) return { ok: false, planned, issues };
-  return { ok: true, generation, planned, issues: [] };
+  if (issues.length) return { ok: false, planned, entities, issues };
+  return { ok: true, generation, planned, entities, issues: [] };
 }
 
 function compileCluster(c: ClusterDoc): CompiledCluster {

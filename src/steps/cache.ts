@@ -6,7 +6,6 @@ interface Entry {
   headers: [string, string][];
   body: Buffer;
   expires: number;
-  varyNames: string[];
 }
 
 /**
@@ -57,7 +56,7 @@ export const cache = defineStep({
         const key = keyOf(base, vary, header);
         store.delete(key);
         if (store.size >= s.maxEntries) store.delete(store.keys().next().value!);
-        store.set(key, { status: a.status, headers: a.headers.filter(([k]) => k !== 'x-cache'), body: a.body, expires: Date.now() + s.ttlSeconds * 1000, varyNames: vary });
+        store.set(key, { status: a.status, headers: a.headers.filter(([k]) => k !== 'x-cache'), body: a.body, expires: Date.now() + s.ttlSeconds * 1000 });
         return a;
       });
       return undefined;

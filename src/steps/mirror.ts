@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { Dispatcher } from 'undici';
 import { defineStep } from './step.js';
+import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 
 /** Drains and ignores the mirror's answer; errors are ignored too. */
 const IGNORE: Dispatcher.DispatchHandler = {
@@ -34,7 +35,8 @@ export const mirror = defineStep({
       if (s.percent < 100 && random() * 100 >= s.percent) return undefined;
       const p = flow.preview();
       const headers: string[] = [];
-      for (const [k, val] of p.headers) if (k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') headers.push(k, val);
+      const listed = connectionListed(flow.req.header('connection'));
+      for (const [k, val] of p.headers) if (!HOP_BY_HOP.has(k) && !listed?.has(k)) headers.push(k, val);
       try {
         env.upstream?.(key).dispatch({ method: p.method as Dispatcher.HttpMethod, path: p.query === null ? p.path : `${p.path}?${p.query}`, headers, headersTimeout: 10_000, bodyTimeout: 10_000 }, IGNORE);
       } catch {

@@ -19,12 +19,7 @@ export class EntityRepo {
   constructor(private readonly db: Db) {}
 
   setDraft(tenant: string, kind: Kind, name: string, doc: unknown, now = Date.now()): void {
-    this.db
-      .prepare(
-        `INSERT INTO entity_draft (tenant, kind, name, doc, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (tenant, kind, name) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at`,
-      )
-      .run(tenant, kind, name, JSON.stringify(doc), now);
+    this.setDraftRaw(tenant, kind, name, JSON.stringify(doc), now);
   }
 
   /** Stages a removal for the next publish. False when there is nothing to remove. */

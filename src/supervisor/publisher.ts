@@ -1,5 +1,5 @@
 import { compile } from '../compiler/compile.js';
-import { applyDrafts, type EntityRow } from '../compiler/snapshot.js';
+import type { EntityRow } from '../compiler/snapshot.js';
 import type { CompileIssue } from '../compiler/generation.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
@@ -62,16 +62,14 @@ export class Publisher {
 
   go(tenant: string): Promise<PublishResult> {
     return this.serial(async () => {
-      const snapshot = this.snapshot(tenant);
-      const r = compile(snapshot);
+      const r = compile(this.snapshot(tenant));
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
       if (r.planned.length === 0) {
-        this.entities.replacePublished(tenant, applyDrafts(snapshot).entities, new Set(), 0, true); // drop no-op drafts
+        this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
         return { ok: true as const, generation: this.currentId(), planned: [] };
       }
-      const effective = applyDrafts(snapshot).entities;
-      return this.commit(tenant, 'publish', candidate, r.generation, r.planned, effective, true);
+      return this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true);
     });
   }
 
@@ -79,12 +77,12 @@ export class Publisher {
     return this.serial(async () => {
       const state = this.generations.tenantState(tenant, to);
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
-      const others = this.entities.published().filter((e) => e.tenant !== tenant);
-      const published = [...others, ...state];
+      const all = this.entities.published();
+      const published = [...all.filter((e) => e.tenant !== tenant), ...state];
       const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled() });
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
-      const current = new Map(this.entities.published().filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
+      const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
       const target = new Map(state.map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
       const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
       return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false);

@@ -115,24 +115,17 @@ export class Exchange implements StepRequest {
 
   /** A complete response in one corked write. Ignored once aborted or done. */
   send(status: number, body: string | Buffer, headers?: Record<string, string>): void {
-    if (this.aborted || this.done) return;
-    this.pendingHead = null; // a held streamed head is replaced by this response
-    this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      if (headers) for (const k in headers) this.res.writeHeader(k, headers[k]!);
-      // A body we did not read to the end makes the connection unusable: close it.
-      this.res.end(body, this.closing() || this.bodyOpen);
-    });
-    this.finish();
+    this.sendHead(status, body, headers ? Object.entries(headers) : []);
   }
 
   /** Like send, with headers as a list (repeated names allowed). */
   sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
-    this.pendingHead = null;
+    this.pendingHead = null; // a held streamed head is replaced by this response
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (let i = 0; i < headers.length; i++) this.res.writeHeader(headers[i]![0], headers[i]![1]);
+      // A body we did not read to the end makes the connection unusable: close it.
       this.res.end(body, this.closing() || this.bodyOpen);
     });
     this.finish();

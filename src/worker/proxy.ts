@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Exchange } from './exchange.js';
 import type { ClusterPools } from './upstream-pools.js';
-import { HOP_BY_HOP, connectionListed } from './hop-by-hop.js';
+import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 
