@@ -11,6 +11,11 @@
 //   BENCH_SECONDS  measured seconds per target (default 10); a 2 s warm-up precedes each
 //   BENCH_TOOL     autocannon | wrk (default: wrk when on PATH, else autocannon)
 //   BENCH_ROUNDS   run every target this many times, report the median (default 1)
+//   BENCH_ONLY     comma-separated target keys to run (default: all); ratios whose two
+//                  targets did not both run are left out
+//   BENCH_PIN      1 | 0: pin the proxy under test to CPU 0 and the load generator and
+//                  the upstream to CPU 1 with taskset (default 1 when taskset is on PATH
+//                  and there are at least 2 CPUs)
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +35,12 @@ const WARMUP_SECONDS = 2;
 const SECONDS = positiveInt(process.env.BENCH_SECONDS, 10);
 const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 1);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
+const PIN = choosePin(process.env.BENCH_PIN);
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((k) => k.trim())) : null;
+// With pinning: the server under test gets CPU 0 to itself; the load generator and the
+// upstream share CPU 1, so they never steal cycles from the process being measured.
+const CPU_SERVER = '0';
+const CPU_LOAD = '1';
 
 // Acceptance item 9 of issue 3.
 const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85 };
@@ -43,8 +54,13 @@ const children = new Set();
 let tmp = null;
 let signalled = false;
 
-function startChild(name, args, { env, cwd, ready = /^ready port=(\d+)$/m, timeoutMs = 20_000 } = {}) {
-  const child = spawn(process.execPath, args, {
+/** The command line, under `taskset -c <cpu>` when pinning is on. */
+function pinned(cpu, cmd, args) {
+  return PIN && cpu !== undefined ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];
+}
+
+function startChild(name, args, { env, cwd, cpu, ready = /^ready port=(\d+)$/m, timeoutMs = 20_000 } = {}) {
+  const child = spawn(...pinned(cpu, process.execPath, args), {
     cwd: cwd ?? ROOT,
     env: { ...process.env, ...env },
     // Our servers (and guard.mjs around the gateway) exit when their stdin closes,
@@ -135,6 +151,14 @@ function chooseTool(forced) {
   return onPath('wrk') ? 'wrk' : 'autocannon';
 }
 
+function choosePin(raw) {
+  if (raw === '0') return false;
+  const possible = onPath('taskset') && cpus().length >= 2;
+  if (raw === '1' && !possible) throw new Error('BENCH_PIN=1 needs taskset on PATH and at least 2 CPUs');
+  if (raw !== undefined && raw !== '' && raw !== '1') throw new Error(`BENCH_PIN must be 0 or 1, got ${raw}`);
+  return possible;
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -182,6 +206,7 @@ async function startGateway(upstreamPort) {
   const gatewayCmd = [process.execPath, join(ROOT, 'bin', 'run.js'), 'run', '--config', configFile];
   const { match } = await startChild('gateway', [join(HERE, 'guard.mjs'), ...gatewayCmd], {
     env: { SY_BENCH_TOKEN: token },
+    cpu: CPU_SERVER, // inherited by the supervisor and its worker
     ready: /^switchyard ready data=(\S+) admin=(\S+) workers=(\d+) generation=(\d+)$/m,
     timeoutMs: 30_000,
   });
@@ -240,7 +265,8 @@ function runAutocannon(url, seconds, headers = {}) {
 function runWrk(url, seconds, headers = {}) {
   return new Promise((resolve, reject) => {
     const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...h, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const wrkArgs = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...h, url];
+    const child = spawn(...pinned(CPU_LOAD, 'wrk', wrkArgs), { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
@@ -303,24 +329,34 @@ function table(rows) {
 async function main() {
   const startedAt = new Date();
   const loadBefore = loadavg();
+  // autocannon runs inside this process: it belongs with the load generator.
+  if (PIN && TOOL === 'autocannon') spawnSync('taskset', ['-p', '-c', CPU_LOAD, String(process.pid)], { stdio: 'ignore' });
+  log(`pinning=${PIN ? `server under test on cpu ${CPU_SERVER}, load generator and upstream on cpu ${CPU_LOAD}` : 'off'}`);
   log(`tool=${TOOL} connections=${CONNECTIONS} pipelining=${PIPELINING} seconds=${SECONDS} (+${WARMUP_SECONDS} s warm-up) rounds=${ROUNDS}`);
 
-  const upstream = await startChild('upstream', [join(HERE, 'upstream.mjs'), String(await freePort())]);
+  const upstream = await startChild('upstream', [join(HERE, 'upstream.mjs'), String(await freePort())], { cpu: CPU_LOAD });
   const upstreamPort = Number(upstream.match[1]);
   const upstreamUrl = `http://${HOST}:${upstreamPort}`;
-  const baseline = await startChild('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())]);
-  const bare = await startChild('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())]);
+  const baseline = await startChild('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
+  const floor = await startChild('floor-proxy', [join(HERE, 'floor-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
+  const bare = await startChild('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
   const gateway = await startGateway(upstreamPort);
   log(`gateway ${gateway.data} generation=${gateway.generation}`);
 
-  const targets = [
+  const allTargets = [
     { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"' },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"' },
+    { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"' },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"' },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello' },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello' },
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' } },
   ];
+  const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
+  if (ONLY) {
+    const unknown = [...ONLY].filter((k) => !allTargets.some((t) => t.key === k));
+    if (unknown.length) throw new Error(`BENCH_ONLY: unknown target ${unknown.join(', ')}; known: ${allTargets.map((t) => t.key).join(', ')}`);
+  }
   for (const t of targets) await expectBody(t.label, t.url, t.expect, t.headers);
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
@@ -348,20 +384,28 @@ async function main() {
       rounds: s,
     };
   }
-  const ratio = (a, b) => results[a].rps / results[b].rps;
-  const ratios = {
-    gatewayClusterVsBaseline: { value: ratio('gatewayCluster', 'baseline'), target: TARGETS.clusterVsBaseline },
-    gatewayClusterVsUpstream: { value: ratio('gatewayCluster', 'upstream'), target: null },
-    gatewayDirectVsBareUws: { value: ratio('gatewayDirect', 'bareUws'), target: TARGETS.directVsBareUws },
-    gatewayStepsVsCluster: { value: ratio('gatewaySteps', 'gatewayCluster'), target: TARGETS.fiveStepsVsCluster },
-  };
-  for (const r of Object.values(ratios)) r.pass = r.target === null ? null : r.value >= r.target;
+  // [key, label, numerator, denominator, target]
+  const RATIOS = [
+    ['gatewayClusterVsBaseline', 'gateway cluster / fastify baseline', 'gatewayCluster', 'baseline', TARGETS.clusterVsBaseline],
+    ['gatewayClusterVsFloor', 'gateway cluster / floor (uWS + undici)', 'gatewayCluster', 'floor', null],
+    ['floorVsBaseline', 'floor (uWS + undici) / fastify baseline', 'floor', 'baseline', null],
+    ['gatewayClusterVsUpstream', 'gateway cluster / upstream direct', 'gatewayCluster', 'upstream', null],
+    ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
+    ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
+  ];
+  const ratios = {};
+  for (const [key, label, a, b, target] of RATIOS) {
+    if (!results[a] || !results[b]) continue;
+    const value = results[a].rps / results[b].rps;
+    ratios[key] = { label, value, target, pass: target === null ? null : value >= target };
+  }
 
   const report = {
     date: startedAt.toISOString(),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgBefore: loadBefore, loadavgAfter: loadavg() },
     node: process.version,
     tool: TOOL,
+    pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
     load: { connections: CONNECTIONS, pipelining: PIPELINING, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS },
     results,
     ratios,
@@ -373,15 +417,13 @@ async function main() {
     rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.non2xx, r.errors]);
   }
   const rrows = [['ratio (requests/s)', 'value', 'target', 'verdict']];
-  const verdict = (r) => (r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL');
-  rrows.push(['gateway cluster / fastify baseline', fmt(ratios.gatewayClusterVsBaseline.value, 2), '>= 3.00', verdict(ratios.gatewayClusterVsBaseline)]);
-  rrows.push(['gateway cluster / upstream direct', fmt(ratios.gatewayClusterVsUpstream.value, 2), '-', '-']);
-  rrows.push(['gateway directResponse / bare uWS', fmt(ratios.gatewayDirectVsBareUws.value, 2), '>= 0.80', verdict(ratios.gatewayDirectVsBareUws)]);
-  rrows.push(['gateway 5 steps / gateway cluster route', fmt(ratios.gatewayStepsVsCluster.value, 2), '>= 0.85', verdict(ratios.gatewayStepsVsCluster)]);
+  for (const r of Object.values(ratios)) {
+    rrows.push([r.label, fmt(r.value, 2), r.target === null ? '-' : `>= ${fmt(r.target, 2)}`, r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL']);
+  }
 
   process.stdout.write(
     `\nswitchyard bench ${report.date}  node ${report.node}  ${report.machine.cpus} cpus  tool ${TOOL}  ` +
-      `c=${CONNECTIONS} p=${PIPELINING} ${SECONDS}s${ROUNDS > 1 ? ` median of ${ROUNDS}` : ''}\n\n` +
+      `c=${CONNECTIONS} p=${PIPELINING} ${SECONDS}s${PIN ? ' pinned' : ''}${ROUNDS > 1 ? ` median of ${ROUNDS}` : ''}\n\n` +
       `${table(rows)}\n\n${table(rrows)}\n\n`,
   );
 

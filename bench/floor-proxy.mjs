@@ -1,0 +1,75 @@
+// The floor of the stack DESIGN.md prescribes for a proxied route: uWebSockets.js in,
+// undici `Pool.dispatch` out, and nothing else (no routing, no hop-by-hop rules, no
+// X-Forwarded-*, no timeouts, no backpressure, GET only, whole response buffered).
+// Not a usable proxy: it tells how close the gateway's cluster route is to what
+// uWS + undici cost by themselves on this machine. Runs in its own process.
+//
+//   node bench/floor-proxy.mjs <upstream url> [port]
+//
+// Prints one line `ready port=N` on stdout once it listens.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Pool } from 'undici';
+import { exitWithParent } from './lifecycle.mjs';
+
+const require = createRequire(import.meta.url);
+const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
+const uws = require(join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`));
+
+const pool = new Pool(process.argv[2]);
+const SKIP = new Set(['connection', 'keep-alive', 'content-length', 'transfer-encoding', 'date']);
+
+const app = uws.App();
+app.any('/*', (res, req) => {
+  const query = req.getQuery();
+  const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
+  const headers = [];
+  req.forEach((k, v) => {
+    if (k !== 'connection') headers.push(k, v);
+  });
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  let status = 200;
+  let head = null;
+  const chunks = [];
+  pool.dispatch(
+    { path, method: 'GET', headers },
+    {
+      onRequestStart() {},
+      onResponseStart(_c, statusCode, h) {
+        status = statusCode;
+        head = h;
+      },
+      onResponseData(_c, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        if (aborted) return;
+        res.cork(() => {
+          res.writeStatus(String(status));
+          for (const k in head) if (!SKIP.has(k)) res.writeHeader(k, String(head[k]));
+          res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+        });
+      },
+      onResponseError() {
+        if (!aborted) res.cork(() => res.writeStatus('502 Bad Gateway').end());
+      },
+    },
+  );
+});
+
+let listenSocket = null;
+app.listen('127.0.0.1', Number(process.argv[3] ?? 0), (socket) => {
+  if (!socket) {
+    process.stderr.write('floor-proxy: cannot listen\n');
+    process.exit(1);
+  }
+  listenSocket = socket;
+  process.stdout.write(`ready port=${uws.us_socket_local_port(socket)}\n`);
+});
+exitWithParent(() => {
+  if (listenSocket) uws.us_listen_socket_close(listenSocket);
+  pool.close();
+});
