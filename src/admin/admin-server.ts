@@ -8,6 +8,8 @@ import { authenticate, checkAccess, type TokenResolver } from './authorize.js';
 import { readJsonBody } from './body.js';
 import { Reply, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
+import type { AuthThrottle } from './auth-throttle.js';
+import { auditRecord, isAuditedWrite, type AuditRecord } from './audit-trail.js';
 
 const TENANT = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -17,6 +19,10 @@ export interface AdminServerOptions<S> {
   resolvers: readonly TokenResolver[];
   services: S;
   log: Logger;
+  /** Failed authentications per client address; absent: no throttling. */
+  throttle?: AuthThrottle;
+  /** Receives every authenticated write (config, publish, key, plugin), refused or not. */
+  audit?: (record: AuditRecord) => void;
 }
 
 /**
@@ -40,9 +46,14 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     const traceId = newTraceId();
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    // The socket peer: the only address the admin port believes (never X-Forwarded-*).
+    const peer = req.socket.remoteAddress ?? '';
     let identity: Identity | null = null;
     let status = 500;
     let allow: string[] | undefined;
+    let retryAfter: number | undefined;
+    let audited: { op: Operation; params: Record<string, string> } | null = null;
+    const note = {};
     try {
       const route = router.match(req.method ?? 'GET', url.pathname);
       if (route.kind === 'none') throw new SvcError('Svc.Request.NotFound', `No operation at ${url.pathname}`);
@@ -51,23 +62,46 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
         throw new SvcError('Svc.Request.MethodNotAllowed', `${req.method} is not allowed on ${url.pathname}`);
       }
       const { op, params } = route;
-      identity = authenticate(op, req.headers.authorization, opts.resolvers);
+      if (op.auth !== 'none' && opts.throttle) {
+        const wait = opts.throttle.waitMs(peer);
+        if (wait > 0) {
+          retryAfter = Math.max(1, Math.ceil(wait / 1000));
+          throw new SvcError('Svc.Auth.Throttled', undefined, { retryAfter });
+        }
+      }
+      try {
+        identity = authenticate(op, req.headers.authorization, opts.resolvers);
+      } catch (err) {
+        // Only a presented token is a guess; a missing header costs nothing.
+        if (req.headers.authorization !== undefined) opts.throttle?.failed(peer);
+        throw err;
+      }
+      if (identity && isAuditedWrite(op)) audited = { op, params };
       checkAccess(op, params, identity);
       if (params.tenant !== undefined && (!TENANT.test(params.tenant) || params.tenant === 'sys')) {
         throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
       }
       const body = op.method === 'POST' ? await readJsonBody(req) : undefined;
-      const result = await opts.handlers[op.id]!({ op, params, query: url.searchParams, body, identity, traceId, services: opts.services });
+      const result = await opts.handlers[op.id]!({ op, params, query: url.searchParams, body, identity, traceId, services: opts.services, audit: note });
       const reply = result instanceof Reply ? result : new Reply(200, result);
       status = reply.status;
-      writeJson(res, status, reply.body, traceId);
+      if (reply.contentType !== undefined) writeText(res, status, String(reply.body), reply.contentType, traceId);
+      else writeJson(res, status, reply.body, traceId);
     } catch (err) {
       const e = asSvcError(err);
       if (e.code === 'Svc.Internal') opts.log.error({ err, traceId }, 'admin handler failed');
       status = e.status;
       if (allow) res.setHeader('allow', allow.join(', '));
+      if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
       writeJson(res, status, e.envelope(traceId), traceId);
     } finally {
+      if (audited && identity && opts.audit) {
+        try {
+          opts.audit(auditRecord(audited.op, audited.params, identity, note, status, traceId));
+        } catch (err) {
+          opts.log.error({ err, traceId }, 'audit write failed');
+        }
+      }
       opts.log.info(
         {
           method: req.method,
@@ -75,7 +109,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
           status,
           traceId,
           identity: identity?.id ?? null,
-          peer: req.socket.remoteAddress,
+          peer,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
         },
         'admin call',
@@ -87,10 +121,13 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
 }
 
 function writeJson(res: ServerResponse, status: number, body: unknown, traceId: string): void {
+  writeText(res, status, JSON.stringify(body), 'application/json', traceId);
+}
+
+function writeText(res: ServerResponse, status: number, text: string, contentType: string, traceId: string): void {
   if (res.headersSent) return;
-  const text = JSON.stringify(body);
   res.writeHead(status, {
-    'content-type': 'application/json',
+    'content-type': contentType,
     'content-length': Buffer.byteLength(text),
     'x-trace-id': traceId,
     'cache-control': 'no-store',

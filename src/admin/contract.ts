@@ -42,6 +42,12 @@ export const OPERATIONS: readonly Operation[] = [
   { id: 'plugin.list', method: 'GET', path: '/api/v1/{tenant}/plugin/list', family: 'plugin', access: 'read', auth: 'scope', level: 'tenant', summary: 'Every built-in step: code, summary, enabled, settings JSON Schema' },
   { id: 'plugin.enable', method: 'POST', path: '/api/v1/{tenant}/plugin/enable/{code}', family: 'plugin', access: 'lifecycle', auth: 'scope', level: 'tenant', summary: 'Enable a step for the tenant (applies at the next publish)' },
   { id: 'plugin.disable', method: 'POST', path: '/api/v1/{tenant}/plugin/disable/{code}', family: 'plugin', access: 'lifecycle', auth: 'scope', level: 'tenant', summary: 'Disable a step for the tenant: routes using it fail the next dry-run and publish' },
+  { id: 'key.issue', method: 'POST', path: '/api/v1/{tenant}/key/issue', family: 'key', access: 'write', auth: 'scope', level: 'tenant', body: true, summary: 'Issue a tenant sub-key {name, scopes, ttlSeconds?}; the plaintext is in this answer only' },
+  { id: 'key.list', method: 'GET', path: '/api/v1/{tenant}/key/list', family: 'key', access: 'read', auth: 'scope', level: 'tenant', summary: "The tenant's sub-keys with state and lastUsedAt (never the plaintext)" },
+  { id: 'key.revoke', method: 'POST', path: '/api/v1/{tenant}/key/revoke/{id}', family: 'key', access: 'write', auth: 'scope', level: 'tenant', summary: 'Revoke a sub-key: refused from the next request on' },
+  { id: 'key.delete', method: 'POST', path: '/api/v1/{tenant}/key/delete/{id}', family: 'key', access: 'write', auth: 'scope', level: 'tenant', summary: "Delete a sub-key's record" },
+  { id: 'audit.list', method: 'GET', path: '/api/v1/{tenant}/audit/list', family: 'audit', access: 'read', auth: 'scope', level: 'tenant', summary: "The tenant's admin writes, newest first (?limit=1..500, ?before=<id> for the next page)" },
+  { id: 'metrics', method: 'GET', path: '/metrics', family: 'metrics', access: 'read', auth: 'scope', level: 'instance', summary: 'Prometheus text: generation, workers, admin authentication counters' },
   { id: 'publish.rollback', method: 'POST', path: '/api/v1/{tenant}/publish/rollback/{generation}', family: 'publish', access: 'write', auth: 'scope', level: 'tenant', summary: "Publish a new generation with the tenant's content of an earlier one" },
 ];
 

@@ -11,6 +11,13 @@ export interface OpContext<S = unknown> {
   identity: Identity | null;
   traceId: string;
   services: S;
+  /** What the audit entry of a write names: handlers fill in what the path does not say. */
+  audit: AuditNote;
+}
+
+export interface AuditNote {
+  target?: string;
+  generation?: number;
 }
 
 /** A handler's answer. A plain value is a 200 with that JSON body. */
@@ -18,6 +25,8 @@ export class Reply {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    /** Set for a non-JSON answer (the body is then a string sent as is). */
+    readonly contentType?: string,
   ) {}
 }
 

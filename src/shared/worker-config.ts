@@ -46,6 +46,14 @@ export const WorkerConfigSchema = v.strictObject({
   admin: v.strictObject({
     listen: HostPort,
     keys: v.optional(v.array(AdminKey), []),
+    /** Failed authentications per client address before it gets 429 (token guessing). */
+    authFailures: v.optional(
+      v.strictObject({
+        burst: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 20),
+        perSecond: v.optional(v.pipe(v.number(), v.gtValue(0), v.maxValue(1_000_000)), 1),
+      }),
+      {},
+    ),
   }),
   workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
   log: v.optional(
@@ -127,9 +135,15 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
   const admin = parseHostPort(config.admin.listen);
   if (admin && (admin.host === '0.0.0.0' || admin.host === '::')) {
     warnings.push('the admin port listens on every interface; bind it to a private address');
+  } else if (admin && !isLoopback(admin.host)) {
+    warnings.push(`the admin port listens on ${admin.host}, which is not a loopback address; make sure only operators can reach it`);
   }
   if (errors.length) return { ok: false, baseDir, errors, warnings };
   return { ok: true, config, baseDir, errors, warnings };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host) || /^::ffff:127\./i.test(host);
 }
 
 function issuePath(issue: v.BaseIssue<unknown>): string {

@@ -53,6 +53,23 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (tenant, code)
   );
   `,
+  // 3: the audit trail of admin writes; sub-keys listed per tenant
+  `
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    identity_id TEXT,
+    identity_kind TEXT,
+    tenant TEXT,
+    operation TEXT NOT NULL,
+    target TEXT,
+    status INTEGER NOT NULL,
+    trace_id TEXT NOT NULL,
+    generation INTEGER
+  );
+  CREATE INDEX audit_log_tenant ON audit_log (tenant, id);
+  CREATE INDEX admin_key_tenant ON admin_key (tenant, created_at);
+  `,
 ];
 
 export function migrate(db: Database): number {

@@ -5,6 +5,11 @@ import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
 import type { Publisher } from './publisher.js';
 import type { PluginRepo } from '../store/plugin-repo.js';
+import type { KeyRepo } from '../store/key-repo.js';
+import type { AuditRepo } from '../store/audit-repo.js';
+import type { KeyUsage } from '../admin/keys/key-usage.js';
+import type { SubKeyRing } from '../admin/keys/sub-key-ring.js';
+import type { AuthThrottle } from '../admin/auth-throttle.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -17,4 +22,9 @@ export interface Services {
   generations: GenerationRepo;
   plugins: PluginRepo;
   publisher: Publisher;
+  keys: KeyRepo;
+  keyUsage: KeyUsage;
+  subKeys: SubKeyRing;
+  audit: AuditRepo;
+  throttle: AuthThrottle;
 }

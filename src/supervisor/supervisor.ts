@@ -7,6 +7,11 @@ import { createAdminServer } from '../admin/admin-server.js';
 import { OPERATIONS } from '../admin/contract.js';
 import { HANDLERS } from '../admin/handlers/index.js';
 import { SystemKeyRing } from '../admin/system-keys.js';
+import { SubKeyRing } from '../admin/keys/sub-key-ring.js';
+import { KeyUsage } from '../admin/keys/key-usage.js';
+import { AuthThrottle } from '../admin/auth-throttle.js';
+import { KeyRepo } from '../store/key-repo.js';
+import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
 import { BindError, WorkerPool } from './worker-pool.js';
@@ -58,14 +63,24 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     currentGeneration: () => publisher.current(),
   });
   serveLeases(pool, new RateLimitLeases(() => pool.live().length));
-  const services: Services = { version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher };
+  const keys = new KeyRepo(volume.db);
+  const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
+  const subKeys = new SubKeyRing(keys, keyUsage);
+  const auditRepo = new AuditRepo(volume.db);
+  const throttle = new AuthThrottle(config.admin.authFailures);
+  const services: Services = {
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle },
+  };
 
   const admin = createAdminServer({
     operations: OPERATIONS,
     handlers: HANDLERS,
-    resolvers: [new SystemKeyRing(config.admin.keys)],
+    resolvers: [new SystemKeyRing(config.admin.keys), subKeys],
     services,
     log,
+    throttle,
+    audit: (r) => auditRepo.append(r),
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {
@@ -91,10 +106,26 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const readyLine =
     `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
     `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
-  return lifecycle(config, log, admin, pool, volume, readyLine);
+  keyUsage.start();
+  // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
+  const purge = setInterval(() => {
+    try {
+      keys.purgeExpired(Date.now() - EXPIRED_KEY_RETENTION_MS);
+    } catch (err) {
+      log.error({ err }, 'purging expired keys failed');
+    }
+  }, 60_000);
+  purge.unref();
+  const beforeClose = () => {
+    clearInterval(purge);
+    keyUsage.stop(); // the last second of key use reaches the volume
+  };
+  return lifecycle(config, log, admin, pool, volume, readyLine, beforeClose);
 }
 
-function lifecycle(config: WorkerConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string): Running {
+const EXPIRED_KEY_RETENTION_MS = 24 * 3600 * 1000;
+
+function lifecycle(config: WorkerConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => void): Running {
   let resolveStopped!: (code: number) => void;
   const stopped = new Promise<number>((r) => (resolveStopped = r));
   let stopping: Promise<number> | null = null;
@@ -104,6 +135,7 @@ function lifecycle(config: WorkerConfig, log: Logger, admin: Server, pool: Worke
       admin.close();
       admin.closeIdleConnections();
       await pool.stop(config.drain.graceMs);
+      beforeClose();
       volume.close();
       log.info('stopped');
       resolveStopped(EXIT.ok);

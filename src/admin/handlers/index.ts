@@ -4,6 +4,8 @@ import * as sys from './sys.js';
 import * as config from './config.js';
 import * as publish from './publish.js';
 import * as plugin from './plugin.js';
+import * as key from './key.js';
+import * as audit from './audit.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -23,4 +25,10 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   'plugin.list': plugin.list,
   'plugin.enable': plugin.enable,
   'plugin.disable': plugin.disable,
+  'key.issue': key.issue,
+  'key.list': key.list,
+  'key.revoke': key.revoke,
+  'key.delete': key.remove,
+  'audit.list': audit.list,
+  metrics: sys.metrics,
 };

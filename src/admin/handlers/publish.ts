@@ -14,15 +14,22 @@ export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
   });
 };
 
-export const go: OpHandler<Services> = ({ params, services }) => services.publisher.go(params.tenant!);
+export const go: OpHandler<Services> = async ({ params, services, audit }) => {
+  const r = await services.publisher.go(params.tenant!);
+  audit.generation = r.generation;
+  return r;
+};
 
 export const history: OpHandler<Services> = ({ params, services, query }) => {
   const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 100) || 100));
   return { tenant: params.tenant, current: services.publisher.currentId(), items: services.generations.history(params.tenant!, limit) };
 };
 
-export const rollback: OpHandler<Services> = ({ params, services }) => {
+export const rollback: OpHandler<Services> = async ({ params, services, audit }) => {
   const to = Number(params.generation);
   if (!Number.isInteger(to) || to < 1) throw new SvcError('Svc.Request.BadParam', `Invalid generation ${JSON.stringify(params.generation)}`);
-  return services.publisher.rollback(params.tenant!, to);
+  const r = await services.publisher.rollback(params.tenant!, to);
+  audit.generation = r.generation;
+  audit.target = `generation ${to}`;
+  return r;
 };

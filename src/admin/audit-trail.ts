@@ -1,0 +1,43 @@
+import type { Operation } from './contract.js';
+import type { Identity } from './identity.js';
+import type { Params } from './op-router.js';
+import type { AuditNote } from './op-context.js';
+
+/** One admin write, as the audit trail records it. */
+export interface AuditRecord {
+  at: number;
+  identityId: string | null;
+  identityKind: 'system' | 'tenant' | null;
+  tenant: string | null;
+  operation: string;
+  target: string | null;
+  status: number;
+  traceId: string;
+  generation: number | null;
+}
+
+/** Writes are POSTs the contract does not label read (dry-run is a read). */
+export function isAuditedWrite(op: Operation): boolean {
+  return op.method === 'POST' && op.access !== 'read';
+}
+
+/** The target a path names: kind/name, a step code, a key id or a generation. */
+export function targetOf(params: Params, note: AuditNote): string | null {
+  if (note.target !== undefined) return note.target;
+  if (params.kind !== undefined && params.name !== undefined) return `${params.kind}/${params.name}`;
+  return params.code ?? params.id ?? params.generation ?? null;
+}
+
+export function auditRecord(op: Operation, params: Params, identity: Identity, note: AuditNote, status: number, traceId: string): AuditRecord {
+  return {
+    at: Date.now(),
+    identityId: identity.id,
+    identityKind: identity.kind,
+    tenant: params.tenant ?? null,
+    operation: op.id,
+    target: targetOf(params, note),
+    status,
+    traceId,
+    generation: note.generation ?? null,
+  };
+}

@@ -1,0 +1,44 @@
+import type { KeyRepo } from '../../store/key-repo.js';
+
+/**
+ * `lastUsedAt`, kept off the request path: a use is noted in memory and the batch is
+ * written once a second in one transaction, so a key busy with thousands of calls
+ * costs at most one row write per second.
+ */
+export class KeyUsage {
+  private pending = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly keys: KeyRepo,
+    private readonly onError: (err: unknown) => void,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => this.flush(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  touch(id: string, at: number): void {
+    this.pending.set(id, at);
+  }
+
+  /** Writes what is pending (also on shutdown, so no use is lost). */
+  flush(): void {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    try {
+      this.keys.recordUse(batch);
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flush();
+  }
+}

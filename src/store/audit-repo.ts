@@ -1,0 +1,61 @@
+import type { Db } from './volume.js';
+
+export interface AuditEntry {
+  id: number;
+  at: number;
+  identityId: string | null;
+  identityKind: 'system' | 'tenant' | null;
+  tenant: string | null;
+  operation: string;
+  target: string | null;
+  status: number;
+  traceId: string;
+  generation: number | null;
+}
+
+interface Row {
+  id: number;
+  at: number;
+  identity_id: string | null;
+  identity_kind: 'system' | 'tenant' | null;
+  tenant: string | null;
+  operation: string;
+  target: string | null;
+  status: number;
+  trace_id: string;
+  generation: number | null;
+}
+
+/** The audit trail: append only; read newest first, a page at a time. */
+export class AuditRepo {
+  constructor(private readonly db: Db) {}
+
+  append(e: Omit<AuditEntry, 'id'>): number {
+    const r = this.db
+      .prepare(
+        `INSERT INTO audit_log (at, identity_id, identity_kind, tenant, operation, target, status, trace_id, generation)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(e.at, e.identityId, e.identityKind, e.tenant, e.operation, e.target, e.status, e.traceId, e.generation);
+    return Number(r.lastInsertRowid);
+  }
+
+  /** Entries of one tenant with id < `before` (all when null), newest first. */
+  list(tenant: string, limit: number, before: number | null): AuditEntry[] {
+    const rows = this.db
+      .prepare('SELECT * FROM audit_log WHERE tenant = ? AND id < ? ORDER BY id DESC LIMIT ?')
+      .all(tenant, before ?? Number.MAX_SAFE_INTEGER, limit) as Row[];
+    return rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      identityId: r.identity_id,
+      identityKind: r.identity_kind,
+      tenant: r.tenant,
+      operation: r.operation,
+      target: r.target,
+      status: r.status,
+      traceId: r.trace_id,
+      generation: r.generation,
+    }));
+  }
+}

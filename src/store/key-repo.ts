@@ -1,0 +1,120 @@
+import type { Db } from './volume.js';
+
+/** A stored sub-key: never the plaintext, only its fingerprint. */
+export interface KeyRecord {
+  id: string;
+  tenant: string;
+  name: string;
+  fingerprint: string;
+  scopes: string[];
+  issuer: string;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+}
+
+interface Row {
+  id: string;
+  tenant: string;
+  name: string;
+  fingerprint: string;
+  scopes: string;
+  issuer: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  last_used_at?: number | null;
+}
+
+const toRecord = (r: Row): KeyRecord => ({
+  id: r.id,
+  tenant: r.tenant,
+  name: r.name,
+  fingerprint: r.fingerprint,
+  scopes: JSON.parse(r.scopes) as string[],
+  issuer: r.issuer,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  revokedAt: r.revoked_at,
+});
+
+/**
+ * Tenant sub-keys and their usage. `lastUsedAt` lives in admin_key_usage, apart from
+ * the key record, so recording use never rewrites the key row.
+ */
+export class KeyRepo {
+  /** Store lookups by fingerprint: exported as a metric, so tests can tell a refusal that never reached the store. */
+  lookups = 0;
+
+  constructor(private readonly db: Db) {}
+
+  insert(k: KeyRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO admin_key (id, tenant, name, fingerprint, scopes, issuer, created_at, expires_at, revoked_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      )
+      .run(k.id, k.tenant, k.name, k.fingerprint, JSON.stringify(k.scopes), k.issuer, k.createdAt, k.expiresAt);
+  }
+
+  byFingerprint(fingerprint: string): KeyRecord | null {
+    this.lookups++;
+    const row = this.db.prepare('SELECT * FROM admin_key WHERE fingerprint = ?').get(fingerprint) as Row | undefined;
+    return row ? toRecord(row) : null;
+  }
+
+  get(tenant: string, id: string): KeyRecord | null {
+    const row = this.db.prepare('SELECT * FROM admin_key WHERE tenant = ? AND id = ?').get(tenant, id) as Row | undefined;
+    return row ? toRecord(row) : null;
+  }
+
+  /** The tenant's keys, newest first, with their last use. */
+  list(tenant: string): (KeyRecord & { lastUsedAt: number | null })[] {
+    const rows = this.db
+      .prepare(
+        `SELECT k.*, u.last_used_at FROM admin_key k LEFT JOIN admin_key_usage u ON u.key_id = k.id
+         WHERE k.tenant = ? ORDER BY k.created_at DESC, k.id`,
+      )
+      .all(tenant) as Row[];
+    return rows.map((r) => ({ ...toRecord(r), lastUsedAt: r.last_used_at ?? null }));
+  }
+
+  /** Marks the key revoked (first revocation time kept). False when there is no such key. */
+  revoke(tenant: string, id: string, now: number): boolean {
+    const r = this.db.prepare('UPDATE admin_key SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?').run(now, tenant, id);
+    return r.changes > 0;
+  }
+
+  delete(tenant: string, id: string): boolean {
+    return this.db.transaction(() => {
+      const r = this.db.prepare('DELETE FROM admin_key WHERE tenant = ? AND id = ?').run(tenant, id);
+      this.db.prepare('DELETE FROM admin_key_usage WHERE key_id = ?').run(id);
+      return r.changes > 0;
+    })();
+  }
+
+  /** One transaction for a batch of key id -> last use (ms). */
+  recordUse(batch: ReadonlyMap<string, number>): void {
+    if (batch.size === 0) return;
+    const stmt = this.db.prepare(
+      `INSERT INTO admin_key_usage (key_id, last_used_at) VALUES (?, ?)
+       ON CONFLICT (key_id) DO UPDATE SET last_used_at = MAX(last_used_at, excluded.last_used_at)`,
+    );
+    this.db.transaction(() => {
+      for (const [id, at] of batch) stmt.run(id, at);
+    })();
+  }
+
+  lastUsedAt(id: string): number | null {
+    const row = this.db.prepare('SELECT last_used_at FROM admin_key_usage WHERE key_id = ?').get(id) as { last_used_at: number } | undefined;
+    return row?.last_used_at ?? null;
+  }
+
+  /** Deletes keys that expired before `before` (and their usage rows). Returns how many. */
+  purgeExpired(before: number): number {
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM admin_key_usage WHERE key_id IN (SELECT id FROM admin_key WHERE expires_at IS NOT NULL AND expires_at < ?)').run(before);
+      return this.db.prepare('DELETE FROM admin_key WHERE expires_at IS NOT NULL AND expires_at < ?').run(before).changes;
+    })();
+  }
+}
