@@ -102,9 +102,38 @@ function operationsOf(doc: any): Op[] {
   return ops;
 }
 
+/** Tenant sub-keys issued through the API (key.issue), checked like the configured keys. */
+async function issueSubKeys(gw: Gateway): Promise<Record<string, string>> {
+  const issue = async (name: string, scopes: string[], ttlSeconds?: number) => {
+    const r = await request(`${gw.adminUrl}/api/v1/${OWN_TENANT}/key/issue`, {
+      method: 'POST',
+      token: gw.tokens.root,
+      body: { name, scopes, ...(ttlSeconds ? { ttlSeconds } : {}) },
+    });
+    assert.equal(r.status, 201, `issue ${name}: ${r.text}`);
+    return r.json as { id: string; token: string };
+  };
+  const out: Record<string, string> = {};
+  out['sub-acme'] = (await issue('sub-acme', ['*'])).token;
+  for (const f of FAMILIES) out[`sub-acme-no-${f}`] = (await issue(`no-${f}`, allBut(f))).token;
+  const revoked = await issue('revoked', ['*']);
+  const r = await request(`${gw.adminUrl}/api/v1/${OWN_TENANT}/key/revoke/${revoked.id}`, { method: 'POST', token: gw.tokens.root, body: {} });
+  assert.equal(r.status, 200, r.text);
+  out['sub-revoked'] = revoked.token;
+  out['sub-expired'] = (await issue('expired', ['*'], 1)).token;
+  await new Promise((res) => setTimeout(res, 1100)); // past its ttl
+  return out;
+}
+
 test('every operation of the admin contract enforces authentication, scopes and tenant binding', BOUNDED, async (t) => {
-  const gw = await startGateway(t, { keys: KEYS, workers: 1 });
-  const tok = (id: string) => gw.tokens[id]!;
+  const gw = await startGateway(t, {
+    keys: KEYS,
+    workers: 1,
+    // this test presents hundreds of bad tokens from one address on purpose
+    edit: (c) => void (c.admin.authFailures = { burst: 1_000_000, perSecond: 1_000_000 }),
+  });
+  const subKeys = await issueSubKeys(gw);
+  const tok = (id: string) => gw.tokens[id] ?? subKeys[id]!;
 
   const docRes = await request(`${gw.adminUrl}/api/v1/openapi.json`, { token: tok('root') });
   assert.equal(docRes.status, 200, docRes.text);
@@ -166,6 +195,13 @@ test('every operation of the admin contract enforces authentication, scopes and 
         const near = tok('root').slice(0, -1) + (tok('root').endsWith('A') ? 'B' : 'A');
         assertError(await call(gw, op, 'default', { token: near }), 401, 'Svc.Auth.Unauthenticated', 'near-miss token');
       });
+      await t.test('revoked and expired tenant sub-keys: 401 Svc.Auth.Unauthenticated', async () => {
+        for (const id of ['sub-revoked', 'sub-expired']) {
+          for (const tenant of ['default', OWN_TENANT]) {
+            assertError(await call(gw, op, tenant, { token: tok(id) }), 401, 'Svc.Auth.Unauthenticated', `${id} on ${tenant}`);
+          }
+        }
+      });
       await t.test('a system key holding every scope passes the gate', async () => {
         assertPassesAuth(await call(gw, op, 'default', { token: tok('root') }), 'root key');
       });
@@ -190,26 +226,31 @@ test('every operation of the admin contract enforces authentication, scopes and 
       }
 
       if (op.level === 'tenant') {
-        await t.test(`a key bound to ${OWN_TENANT} on tenant default: 403 Svc.Auth.TenantScope`, async () => {
-          assertError(await call(gw, op, 'default', { token: tok('acme') }), 403, 'Svc.Auth.TenantScope', 'acme key on default');
+        // `acme…`: system keys bound to the tenant in worker.json; `sub-acme…`: sub-keys issued in it.
+        await t.test(`keys bound to ${OWN_TENANT} on tenant default: 403 Svc.Auth.TenantScope`, async () => {
+          for (const id of ['acme', 'sub-acme']) {
+            assertError(await call(gw, op, 'default', { token: tok(id) }), 403, 'Svc.Auth.TenantScope', `${id} key on default`);
+          }
         });
-        await t.test(`a key bound to ${OWN_TENANT} on its own tenant passes the gate`, async () => {
-          assertPassesAuth(await call(gw, op, OWN_TENANT, { token: tok('acme') }), 'acme key on acme');
+        await t.test(`keys bound to ${OWN_TENANT} on their own tenant pass the gate`, async () => {
+          for (const id of ['acme', 'sub-acme']) assertPassesAuth(await call(gw, op, OWN_TENANT, { token: tok(id) }), `${id} key on acme`);
         });
         if (op.auth === 'scope') {
-          await t.test(`a key bound to ${OWN_TENANT} without the scope, on its own tenant: 403 Svc.Auth.Scope`, async () => {
-            const r = await call(gw, op, OWN_TENANT, { token: tok(`acme-no-${op.family}`) });
-            assertError(r, 403, 'Svc.Auth.Scope', `acme-no-${op.family} on acme`);
-            assert.equal(r.json.requiredScope, requiredScope(op));
+          await t.test(`keys bound to ${OWN_TENANT} without the scope, on their own tenant: 403 Svc.Auth.Scope`, async () => {
+            for (const id of [`acme-no-${op.family}`, `sub-acme-no-${op.family}`]) {
+              const r = await call(gw, op, OWN_TENANT, { token: tok(id) });
+              assertError(r, 403, 'Svc.Auth.Scope', `${id} on acme`);
+              assert.equal(r.json.requiredScope, requiredScope(op));
+            }
           });
         }
       } else if (op.auth === 'scope') {
-        await t.test(`a key bound to ${OWN_TENANT} (scopes *) on an instance-level operation: 403 Svc.Auth.TenantScope`, async () => {
-          assertError(await call(gw, op, 'default', { token: tok('acme') }), 403, 'Svc.Auth.TenantScope', 'acme key');
+        await t.test(`keys bound to ${OWN_TENANT} (scopes *) on an instance-level operation: 403 Svc.Auth.TenantScope`, async () => {
+          for (const id of ['acme', 'sub-acme']) assertError(await call(gw, op, 'default', { token: tok(id) }), 403, 'Svc.Auth.TenantScope', `${id} key`);
         });
       } else {
-        await t.test(`a key bound to ${OWN_TENANT} may call this identity operation`, async () => {
-          assertPassesAuth(await call(gw, op, 'default', { token: tok('acme') }), 'acme key');
+        await t.test(`keys bound to ${OWN_TENANT} may call this identity operation`, async () => {
+          for (const id of ['acme', 'sub-acme']) assertPassesAuth(await call(gw, op, 'default', { token: tok(id) }), `${id} key`);
         });
       }
     });

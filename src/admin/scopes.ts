@@ -46,3 +46,17 @@ export function unknownFamilies(scopes: readonly string[]): string[] {
 export function isSubset(sub: Record<Family, number>, sup: Record<Family, number>): boolean {
   return FAMILIES.every((f) => (sub[f] & ~sup[f]) === 0);
 }
+
+/**
+ * The first grant of `scope` that `holder` lacks, named as a scope string
+ * (`config:read`, `config:write`), or null when `holder` covers it entirely.
+ */
+export function firstUncovered(scope: string, holder: Record<Family, number>): string | null {
+  const wanted = masksOf([scope]);
+  for (const f of FAMILIES) {
+    const missing = wanted[f] & ~holder[f];
+    if (missing & BITS.read) return `${f}:read`;
+    if (missing) return `${f}:write`;
+  }
+  return null;
+}

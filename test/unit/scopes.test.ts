@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FAMILIES, isSubset, masksOf, requiredScope, unknownFamilies } from '../../src/admin/scopes.js';
+import { FAMILIES, firstUncovered, isSubset, masksOf, requiredScope, unknownFamilies } from '../../src/admin/scopes.js';
 
 const zero = () => Object.fromEntries(FAMILIES.map((f) => [f, 0]));
 
@@ -41,4 +41,15 @@ test('isSubset: a sub-key may not exceed its issuer', () => {
   assert.equal(isSubset(masksOf(['key:read']), issuer), false);
   assert.equal(isSubset(masksOf(['*']), issuer), false);
   assert.equal(isSubset(masksOf(['*']), masksOf(['*'])), true);
+});
+
+test('firstUncovered names the first grant an issuer lacks, as a scope string', () => {
+  const issuer = masksOf(['key:write', 'config:read']);
+  assert.equal(firstUncovered('config:read', issuer), null);
+  assert.equal(firstUncovered('key:write', issuer), null);
+  assert.equal(firstUncovered('config:write', issuer), 'config:write');
+  assert.equal(firstUncovered('key:read', issuer), 'key:read');
+  assert.equal(firstUncovered('config:*', issuer), 'config:write');
+  assert.equal(firstUncovered('*', issuer), 'sys:read');
+  assert.equal(firstUncovered('*', masksOf(['*'])), null);
 });

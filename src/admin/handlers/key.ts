@@ -3,7 +3,7 @@ import type { OpHandler } from '../op-context.js';
 import { Reply } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { SvcError } from '../../shared/errors.js';
-import { FAMILIES, masksOf, type Family } from '../scopes.js';
+import { FAMILIES, firstUncovered } from '../scopes.js';
 import { fingerprint, newSubKey, randomBase62 } from '../keys/key-format.js';
 import type { KeyRecord } from '../../store/key-repo.js';
 
@@ -15,17 +15,6 @@ const IssueBody = v.strictObject({
   scopes: v.pipe(v.array(v.pipe(v.string(), v.regex(SCOPE, `a scope is * or {family}:{read|write|*} with family one of ${FAMILIES.join(', ')}`))), v.minLength(1), v.maxLength(64)),
   ttlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_TTL_SECONDS))),
 });
-
-/** The first grant in `scope` the issuer does not hold, as a scope string; null when covered. */
-function uncovered(scope: string, issuer: Record<Family, number>): string | null {
-  const wanted = masksOf([scope]);
-  for (const f of FAMILIES) {
-    const missing = wanted[f] & ~issuer[f];
-    if (missing & 1) return `${f}:read`;
-    if (missing) return `${f}:write`;
-  }
-  return null;
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -60,7 +49,7 @@ export const issue: OpHandler<Services> = ({ params, body, identity, services, a
   const { name, scopes, ttlSeconds } = parsed.output;
   // A key never holds more than the key that issued it.
   for (const s of scopes) {
-    const lacking = uncovered(s, identity!.masks);
+    const lacking = firstUncovered(s, identity!.masks);
     if (lacking) throw new SvcError('Svc.Auth.Scope', `Cannot grant ${s}: the issuing key lacks ${lacking}`, { requiredScope: lacking });
   }
   const now = Date.now();
