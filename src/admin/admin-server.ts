@@ -36,11 +36,11 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   if (missing.length) throw new Error(`operations without a handler: ${missing.join(', ')}`);
   const router = new OpRouter(opts.operations);
 
-  const server = createServer((req, res) => {
+  // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
+  // second (Node's default check interval is 30 s, which would stretch both limits).
+  const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
     void handle(req, res);
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const traceId = newTraceId();
