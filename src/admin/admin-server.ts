@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from '../shared/logger.js';
 import { SvcError, asSvcError } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
+import { isTenantName } from '../shared/tenant-name.js';
 import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
 import { authenticate, checkAccess, type TokenResolver } from './authorize.js';
@@ -11,7 +12,6 @@ import type { Identity } from './identity.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import { auditRecord, isAuditedWrite, type AuditRecord } from './audit-trail.js';
 
-const TENANT = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export interface AdminServerOptions<S> {
   operations: readonly Operation[];
@@ -78,7 +78,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       }
       if (identity && isAuditedWrite(op)) audited = { op, params };
       checkAccess(op, params, identity);
-      if (params.tenant !== undefined && (!TENANT.test(params.tenant) || params.tenant === 'sys')) {
+      if (params.tenant !== undefined && !isTenantName(params.tenant)) {
         throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
       }
       const body = op.method === 'POST' ? await readJsonBody(req) : undefined;

@@ -30,18 +30,26 @@ export function authenticate(op: Operation, authorization: string | undefined, r
 }
 
 export function checkAccess(op: Operation, params: Params, identity: Identity | null): void {
-  if (identity === null) return;
+  const refused = identity === null ? null : accessDenial(op, params.tenant, identity);
+  if (refused) throw refused;
+}
+
+/**
+ * Why `identity` may not call `op` on `tenant` (undefined for instance-level paths), or
+ * null when it may. The one rule: the auth gate throws it, the console model asks it.
+ */
+export function accessDenial(op: Operation, tenant: string | undefined, identity: Identity): SvcError | null {
   if (identity.tenant !== null) {
     if (op.level === 'instance' && op.auth === 'scope') {
-      throw new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant}; ${op.path} is instance-level`);
+      return new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant}; ${op.path} is instance-level`);
     }
-    if (op.level === 'tenant' && params.tenant !== identity.tenant) {
-      throw new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant} and cannot reach tenant ${params.tenant}`);
+    if (op.level === 'tenant' && tenant !== identity.tenant) {
+      return new SvcError('Svc.Auth.TenantScope', `This key is bound to tenant ${identity.tenant} and cannot reach tenant ${tenant}`);
     }
   }
-
   if (op.auth === 'scope' && (identity.masks[op.family] & BITS[op.access]) === 0) {
     const scope = requiredScope(op.family, op.access);
-    throw new SvcError('Svc.Auth.Scope', `Missing scope ${scope}`, { requiredScope: scope });
+    return new SvcError('Svc.Auth.Scope', `Missing scope ${scope}`, { requiredScope: scope });
   }
+  return null;
 }

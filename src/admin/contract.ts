@@ -29,6 +29,7 @@ export const OPERATIONS: readonly Operation[] = [
   { id: 'openapi', method: 'GET', path: '/api/v1/openapi.json', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'This contract as OpenAPI 3.1' },
   { id: 'whoami', method: 'GET', path: '/api/v1/sys/whoami', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The calling identity: kind, tenant, masks, scopes' },
   { id: 'cluster.status', method: 'GET', path: '/api/v1/sys/cluster/status', family: 'cluster', access: 'read', auth: 'scope', level: 'instance', summary: 'Supervisor and worker status' },
+  { id: 'console', method: 'GET', path: '/api/v1/sys/console', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: "The console's navigation and feature states for the calling identity (?tenant= for system keys)" },
   { id: 'sys.steps', method: 'GET', path: '/api/v1/sys/steps', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The built-in steps and their settings as JSON Schema' },
 
   { id: 'config.set', method: 'POST', path: '/api/v1/{tenant}/config/set/{kind}/{name}', family: 'config', access: 'write', auth: 'scope', level: 'tenant', body: true, summary: 'Write a draft entity; returns the receipt {logicalAddress, generation}' },

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { TENANT_PATTERN } from './tenant-name.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isIP } from 'node:net';
@@ -10,7 +11,6 @@ import { isIP } from 'node:net';
  */
 
 export const SCOPE_PATTERN = /^(\*|[a-z][a-z-]*:(read|write|\*))$/;
-const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 const Port = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 

@@ -14,6 +14,7 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   whoami: sys.whoami,
   'cluster.status': sys.clusterStatus,
   'sys.steps': sys.steps,
+  console: sys.console,
   'config.set': config.set,
   'config.get': config.get,
   'config.list': config.list,

@@ -3,6 +3,9 @@ import type { Services } from '../../supervisor/services.js';
 import { OPERATIONS } from '../contract.js';
 import { openApiDocument } from '../openapi.js';
 import { stepCatalog } from '../../steps/registry.js';
+import { consoleModel } from '../console-nav.js';
+import { SvcError } from '../../shared/errors.js';
+import { isTenantName } from '../../shared/tenant-name.js';
 
 export const health: OpHandler<Services> = () => ({ ok: true });
 
@@ -26,6 +29,15 @@ export const clusterStatus: OpHandler<Services> = ({ services }) => ({
   volume: services.volume.file ? 'virtual' : 'memory',
   workers: services.pool.status(),
 });
+
+export const console: OpHandler<Services> = ({ identity, query }) => {
+  const requested = query.get('tenant');
+  if (requested !== null && !isTenantName(requested)) {
+    throw new SvcError('Svc.Request.BadQuery', `Invalid tenant name ${JSON.stringify(requested)}`);
+  }
+  const id = identity!;
+  return { identity: { kind: id.kind, tenant: id.tenant, scopes: id.scopes }, ...consoleModel(id, requested) };
+};
 
 export const steps: OpHandler<Services> = () => ({ steps: stepCatalog() });
 
