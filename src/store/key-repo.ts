@@ -97,11 +97,12 @@ export class KeyRepo {
   recordUse(batch: ReadonlyMap<string, number>): void {
     if (batch.size === 0) return;
     const stmt = this.db.prepare(
-      `INSERT INTO admin_key_usage (key_id, last_used_at) VALUES (?, ?)
+      // Only for keys that still exist: a use noted just before a delete must not leave an orphan row.
+      `INSERT INTO admin_key_usage (key_id, last_used_at) SELECT id, ? FROM admin_key WHERE id = ?
        ON CONFLICT (key_id) DO UPDATE SET last_used_at = MAX(last_used_at, excluded.last_used_at)`,
     );
     this.db.transaction(() => {
-      for (const [id, at] of batch) stmt.run(id, at);
+      for (const [id, at] of batch) stmt.run(at, id);
     })();
   }
 

@@ -77,6 +77,7 @@ export const list: OpHandler<Services> = ({ params, services }) => {
 };
 
 export const revoke: OpHandler<Services> = ({ params, services }) => {
+  services.keyUsage.flush(); // the answer shows a use made just before
   if (!services.keys.revoke(params.tenant!, params.id!, Date.now())) throw notFound(params.id!);
   const k = services.keys.get(params.tenant!, params.id!)!;
   return view(k, Date.now(), services.keys.lastUsedAt(k.id));

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openVolume } from '../../src/store/volume.js';
+import { KeyRepo, type KeyRecord } from '../../src/store/key-repo.js';
+import { KeyUsage } from '../../src/admin/keys/key-usage.js';
+
+const rec = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
+  id, tenant: 'acme', name: id, fingerprint: `fp-${id}`, scopes: ['config:read'], issuer: 'root', createdAt: 1, expiresAt: null, revokedAt: null, ...over,
+});
+
+test('regression: a use noted just before a delete leaves no orphan usage row', (t) => {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const keys = new KeyRepo(v.db);
+  const usage = new KeyUsage(keys, (err) => assert.fail(String(err)));
+  keys.insert(rec('key_a'));
+  keys.insert(rec('key_b'));
+  usage.touch('key_a', 100);
+  usage.touch('key_b', 100);
+  assert.ok(keys.delete('acme', 'key_a'));
+  usage.flush();
+  const rows = v.db.prepare('SELECT key_id FROM admin_key_usage ORDER BY key_id').all() as { key_id: string }[];
+  assert.deepEqual(rows.map((r) => r.key_id), ['key_b']);
+});
+
+test('last use only moves forward, and purge removes expired keys with their usage', (t) => {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const keys = new KeyRepo(v.db);
+  keys.insert(rec('key_a', { expiresAt: 50 }));
+  keys.insert(rec('key_b', { expiresAt: 5000 }));
+  keys.recordUse(new Map([['key_a', 40], ['key_b', 200]]));
+  keys.recordUse(new Map([['key_b', 150]]));
+  assert.equal(keys.lastUsedAt('key_b'), 200);
+  assert.equal(keys.purgeExpired(100), 1);
+  assert.equal(keys.get('acme', 'key_a'), null);
+  assert.equal(keys.lastUsedAt('key_a'), null);
+  assert.deepEqual(keys.list('acme').map((k) => [k.id, k.lastUsedAt]), [['key_b', 200]]);
+});
+
+test('revoke keeps the first revocation time; get and revoke are scoped to the tenant', (t) => {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const keys = new KeyRepo(v.db);
+  keys.insert(rec('key_a'));
+  assert.equal(keys.revoke('other', 'key_a', 10), false);
+  assert.equal(keys.get('other', 'key_a'), null);
+  assert.ok(keys.revoke('acme', 'key_a', 10));
+  assert.ok(keys.revoke('acme', 'key_a', 20));
+  assert.equal(keys.get('acme', 'key_a')!.revokedAt, 10);
+});
