@@ -7,6 +7,7 @@ import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
 import { authenticate, checkAccess, type TokenResolver } from './authorize.js';
 import { readJsonBody } from './body.js';
+import { serveConsole } from './console-static.js';
 import { Reply, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
 import type { AuthThrottle } from './auth-throttle.js';
@@ -43,9 +44,10 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    if (serveConsole(req, res, url.pathname)) return;
     const traceId = newTraceId();
     const started = process.hrtime.bigint();
-    const url = new URL(req.url ?? '/', 'http://admin.invalid');
     // The socket peer: the only address the admin port believes (never X-Forwarded-*).
     const peer = req.socket.remoteAddress ?? '';
     let identity: Identity | null = null;

@@ -25,7 +25,8 @@ export function isAuditedWrite(op: Operation): boolean {
 export function targetOf(params: Params, note: AuditNote): string | null {
   if (note.target !== undefined) return note.target;
   if (params.kind !== undefined && params.name !== undefined) return `${params.kind}/${params.name}`;
-  return params.code ?? params.id ?? params.generation ?? null;
+  if (params.generation !== undefined) return `generation ${params.generation}`;
+  return params.code ?? params.id ?? null;
 }
 
 export function auditRecord(op: Operation, params: Params, identity: Identity, note: AuditNote, status: number, traceId: string): AuditRecord {

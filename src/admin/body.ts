@@ -2,24 +2,66 @@ import type { IncomingMessage } from 'node:http';
 import { SvcError } from '../shared/errors.js';
 
 export const MAX_ADMIN_BODY = 1024 * 1024;
+/** How long an oversized upload is read and dropped before the 413 goes out. */
+const DRAIN_MS = 2_000;
 
 /** Reads a JSON request body (at most MAX_ADMIN_BODY bytes). Empty body: undefined. */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_ADMIN_BODY) throw new SvcError('Svc.Request.TooLarge', `The request body exceeds ${MAX_ADMIN_BODY} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_ADMIN_BODY) throw new SvcError('Svc.Request.TooLarge', `The request body exceeds ${MAX_ADMIN_BODY} bytes`);
-    chunks.push(chunk as Buffer);
+  if (declared > MAX_ADMIN_BODY) {
+    await drain(req);
+    throw tooLarge();
   }
-  if (size === 0) return undefined;
+  const raw = await collect(req);
+  if (raw === null) throw tooLarge();
+  if (raw.length === 0) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new SvcError('Svc.Request.MediaType');
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(raw.toString('utf8'));
   } catch (err) {
     throw new SvcError('Svc.Request.BadJson', `The request body is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+const tooLarge = () => new SvcError('Svc.Request.TooLarge', `The request body exceeds ${MAX_ADMIN_BODY} bytes`);
+
+/**
+ * The body, or null once it passes the limit. Past the limit the rest is read and
+ * dropped (for DRAIN_MS at most): destroying the request would reset the connection
+ * and a client still uploading would never see the 413.
+ */
+function collect(req: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    const onData = (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > MAX_ADMIN_BODY) {
+        over = true;
+        chunks.length = 0;
+        req.off('end', onEnd);
+        void drain(req).then(() => resolve(null));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks));
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+}
+
+function drain(req: IncomingMessage): Promise<void> {
+  if (req.complete) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, DRAIN_MS);
+    req.once('end', done).once('close', done).once('error', done);
+    req.resume();
+  });
 }

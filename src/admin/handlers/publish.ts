@@ -30,6 +30,5 @@ export const rollback: OpHandler<Services> = async ({ params, services, audit })
   if (!Number.isInteger(to) || to < 1) throw new SvcError('Svc.Request.BadParam', `Invalid generation ${JSON.stringify(params.generation)}`);
   const r = await services.publisher.rollback(params.tenant!, to);
   audit.generation = r.generation;
-  audit.target = `generation ${to}`;
   return r;
 };
