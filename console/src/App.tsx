@@ -1,0 +1,157 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, ApiError } from './api';
+import { clearToken, getToken, setToken } from './session';
+import { ModelProvider, type ConsoleModel } from './gate';
+import { go, useHashLocation } from './hash-route';
+import { ErrorBox } from './components';
+import { Overview } from './views/Overview';
+import { Entities } from './views/Entities';
+import { Publish } from './views/Publish';
+import { Keys } from './views/Keys';
+import { Plugins } from './views/Plugins';
+import { Audit } from './views/Audit';
+
+const TENANT_KEY = 'switchyard.tenant';
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(() => getToken() !== null);
+  if (!signedIn) return <SignIn onDone={() => setSignedIn(true)} />;
+  return (
+    <Shell
+      onSignOut={() => {
+        clearToken();
+        sessionStorage.removeItem(TENANT_KEY);
+        location.hash = '';
+        setSignedIn(false);
+      }}
+    />
+  );
+}
+
+function SignIn({ onDone }: { onDone: () => void }) {
+  const [token, setTokenInput] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setToken(token.trim());
+    try {
+      await api('GET', '/api/v1/sys/whoami');
+      onDone();
+    } catch (err) {
+      clearToken();
+      setError(err);
+    }
+  };
+  return (
+    <main className="signin">
+      <form onSubmit={submit} aria-labelledby="signin-title">
+        <h1 id="signin-title">Switchyard console</h1>
+        <label htmlFor="token">Admin token</label>
+        <input id="token" type="password" autoComplete="off" value={token} onChange={(e) => setTokenInput(e.target.value)} required autoFocus />
+        <p className="hint">A system token or a tenant sub-key (syk_…). It is kept in this tab's session storage only.</p>
+        <button type="submit">Sign in</button>
+        <ErrorBox error={error} testId="signin-error" />
+      </form>
+    </main>
+  );
+}
+
+function Shell({ onSignOut }: { onSignOut: () => void }) {
+  const [tenant, setTenant] = useState(() => sessionStorage.getItem(TENANT_KEY) ?? 'default');
+  const [model, setModel] = useState<ConsoleModel | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const loc = useHashLocation();
+
+  useEffect(() => {
+    api<ConsoleModel>('GET', `/api/v1/sys/console?tenant=${encodeURIComponent(tenant)}`).then(
+      (m) => {
+        setModel(m);
+        setError(null);
+      },
+      (e) => {
+        if (e instanceof ApiError && e.status === 401) onSignOut();
+        setError(e);
+      },
+    );
+  }, [tenant]);
+
+  if (!model) return <main className="loading">{error ? <ErrorBox error={error} /> : 'Loading…'}</main>;
+  const current = model.nav.find((n) => n.id === loc.view)?.id ?? model.nav[0]?.id ?? null;
+
+  return (
+    <ModelProvider value={model}>
+      <div className="shell">
+        <header className="top">
+          <span className="brand">Switchyard</span>
+          <span className="who" data-testid="identity">
+            {model.identity.kind} key{model.identity.tenant ? ` · tenant ${model.identity.tenant}` : ''}
+          </span>
+          {model.tenantSelectable ? (
+            <form
+              className="tenant"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const v = String(new FormData(e.currentTarget).get('tenant') ?? '').trim();
+                if (v) {
+                  sessionStorage.setItem(TENANT_KEY, v);
+                  setTenant(v);
+                }
+              }}
+            >
+              <label htmlFor="tenant-input">Tenant</label>
+              <input id="tenant-input" name="tenant" defaultValue={model.tenant} data-testid="tenant-input" />
+              <button type="submit">Switch</button>
+            </form>
+          ) : (
+            <span className="tenant" data-testid="tenant-fixed">
+              Tenant {model.tenant}
+            </span>
+          )}
+          <button className="signout" onClick={onSignOut}>
+            Sign out
+          </button>
+        </header>
+        <nav aria-label="Views" className="side">
+          <ul>
+            {model.nav.map((n) => (
+              <li key={n.id}>
+                <a href={`#/${n.id}`} aria-current={n.id === current ? 'page' : undefined} data-testid={`nav-${n.id}`}>
+                  {n.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main className="content">
+          <ErrorBox error={error} />
+          <View id={current} arg={loc.arg} tenant={model.tenant} />
+        </main>
+      </div>
+    </ModelProvider>
+  );
+}
+
+function View({ id, arg, tenant }: { id: string | null; arg: string | null; tenant: string }) {
+  switch (id) {
+    case 'overview':
+      return <Overview tenant={tenant} />;
+    case 'clusters':
+      return <Entities key={`cluster-${tenant}`} kind="cluster" tenant={tenant} selected={arg} />;
+    case 'routes':
+      return <Entities key={`route-${tenant}`} kind="route" tenant={tenant} selected={arg} />;
+    case 'chains':
+      return <Entities key={`orch-${tenant}`} kind="orch" tenant={tenant} selected={arg} />;
+    case 'publish':
+      return <Publish tenant={tenant} />;
+    case 'keys':
+      return <Keys tenant={tenant} />;
+    case 'plugins':
+      return <Plugins tenant={tenant} />;
+    case 'audit':
+      return <Audit tenant={tenant} />;
+    default:
+      return <p>Nothing to show for this identity.</p>;
+  }
+}
+
+export { go };

@@ -1,0 +1,79 @@
+import { getToken } from './session';
+
+/** An admin error as the server sent it ({code, message, traceId, …}), with the HTTP status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: { code?: string; message?: string; [k: string]: unknown },
+  ) {
+    super(body.message ?? `HTTP ${status}`);
+  }
+  get code(): string {
+    return this.body.code ?? 'Unknown';
+  }
+}
+
+/** One admin call with the session's bearer token. Non-2xx answers throw ApiError. */
+export async function api<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  const token = getToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: any = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = { message: text };
+  }
+  if (!res.ok) throw new ApiError(res.status, parsed ?? {});
+  return parsed as T;
+}
+
+export const seg = (s: string) => encodeURIComponent(s);
+
+/** Tenant-scoped path: /api/v1/{tenant}/… */
+export const tpath = (tenant: string, rest: string) => `/api/v1/${seg(tenant)}/${rest}`;
+
+export type Kind = 'cluster' | 'route' | 'orch';
+
+export interface EntityListItem {
+  name: string;
+  state: string;
+  pending: string | null;
+  publishedGeneration: number | null;
+  logicalAddress: string;
+}
+
+export interface EntityView {
+  kind: Kind;
+  name: string;
+  state: string;
+  draft: { doc: any; updatedAt: string } | null;
+  published: { doc: any; generation: number } | null;
+  logicalAddress?: string;
+}
+
+export interface CompileIssue {
+  kind: string;
+  name: string;
+  pointer: string;
+  code: string;
+  message: string;
+}
+
+export interface DryRun {
+  success: boolean;
+  candidateGeneration: number;
+  issues: CompileIssue[];
+  planned: string[];
+}
+
+export interface StepInfo {
+  code: string;
+  summary: string;
+  enabled: boolean;
+  /** JSON Schema of the step's settings. */
+  settingsSchema: any;
+}

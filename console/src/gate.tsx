@@ -1,0 +1,36 @@
+import { createContext, useContext, type ReactElement, type ReactNode } from 'react';
+
+/**
+ * The one permission primitive. The server's answer (GET /api/v1/sys/console) says,
+ * per feature, `enabled`, `disabled` or `hidden`; every gated control is wrapped in
+ * <Gate feature="…"> and receives `disabled`. The console itself decides nothing.
+ */
+export type FeatureState = 'enabled' | 'disabled' | 'hidden';
+
+export interface ConsoleModel {
+  identity: { kind: 'system' | 'tenant'; tenant: string | null; scopes: string[] };
+  tenant: string;
+  tenantSelectable: boolean;
+  nav: { id: string; label: string }[];
+  features: Record<string, FeatureState>;
+}
+
+const ModelContext = createContext<ConsoleModel | null>(null);
+export const ModelProvider = ModelContext.Provider;
+
+export function useModel(): ConsoleModel {
+  const m = useContext(ModelContext);
+  if (!m) throw new Error('useModel outside ModelProvider');
+  return m;
+}
+
+/** A feature unknown to the server is hidden. */
+export function useFeature(feature: string): FeatureState {
+  return useModel().features[feature] ?? 'hidden';
+}
+
+export function Gate({ feature, children }: { feature: string; children: (disabled: boolean) => ReactNode }): ReactElement | null {
+  const state = useFeature(feature);
+  if (state === 'hidden') return null;
+  return <>{children(state === 'disabled')}</>;
+}

@@ -1,0 +1,71 @@
+import { api, tpath } from '../api';
+import { ErrorBox, Section, useLoad, when } from '../components';
+
+interface Status {
+  supervisor: { pid: number; uptimeSeconds: number; version: string };
+  generation: number;
+  volume: string;
+  workers: { slot: number; pid: number | null; state: string; generation: number; restarts: number }[];
+}
+
+export function Overview({ tenant }: { tenant: string }) {
+  const status = useLoad(() => api<Status>('GET', '/api/v1/sys/cluster/status'), []);
+  const history = useLoad(() => api<{ items: { generation: number; action: string; planned: string[]; createdAt: string }[] }>('GET', tpath(tenant, 'publish/history?limit=5')), [tenant]);
+  const s = status.data;
+  return (
+    <>
+      <Section title="Overview" actions={<button onClick={() => (status.reload(), history.reload())}>Refresh</button>}>
+        <ErrorBox error={status.error} />
+        {s && (
+          <dl className="facts">
+            <dt>Current generation</dt>
+            <dd data-testid="current-generation">{s.generation}</dd>
+            <dt>Volume</dt>
+            <dd>{s.volume}</dd>
+            <dt>Supervisor</dt>
+            <dd>
+              pid {s.supervisor.pid}, up {s.supervisor.uptimeSeconds} s, version {s.supervisor.version}
+            </dd>
+          </dl>
+        )}
+      </Section>
+      <Section title="Workers">
+        {s && (
+          <table data-testid="workers">
+            <thead>
+              <tr>
+                <th>Slot</th>
+                <th>PID</th>
+                <th>State</th>
+                <th>Generation</th>
+                <th>Restarts</th>
+              </tr>
+            </thead>
+            <tbody>
+              {s.workers.map((w) => (
+                <tr key={w.slot}>
+                  <td>{w.slot}</td>
+                  <td>{w.pid ?? '—'}</td>
+                  <td>{w.state}</td>
+                  <td>{w.generation}</td>
+                  <td>{w.restarts}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+      <Section title={`Last publishes of ${tenant}`}>
+        <ErrorBox error={history.error} />
+        <ul className="plain">
+          {(history.data?.items ?? []).map((h) => (
+            <li key={h.generation}>
+              Generation <strong>{h.generation}</strong> ({h.action}, {when(h.createdAt)}): {h.planned.join(', ') || 'no changes'}
+            </li>
+          ))}
+          {history.data && history.data.items.length === 0 && <li>Nothing published yet.</li>}
+        </ul>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,54 @@
+import { useState } from 'react';
+import { api, seg, tpath, type StepInfo } from '../api';
+import { ErrorBox, Section, useLoad } from '../components';
+import { Gate } from '../gate';
+
+export function Plugins({ tenant }: { tenant: string }) {
+  const list = useLoad(() => api<{ items: StepInfo[] }>('GET', tpath(tenant, 'plugin/list')), [tenant]);
+  const [error, setError] = useState<unknown>(null);
+  const toggle = async (code: string, enable: boolean) => {
+    setError(null);
+    try {
+      await api('POST', tpath(tenant, `plugin/${enable ? 'enable' : 'disable'}/${seg(code)}`), {});
+      list.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <Section title={`Plugins of ${tenant}`}>
+      <p className="hint">A disabled step used by a route or chain fails the next dry-run and publish; what is serving keeps serving.</p>
+      <ErrorBox error={error || list.error} />
+      <table data-testid="plugin-list">
+        <thead>
+          <tr>
+            <th>Step</th>
+            <th>What it does</th>
+            <th>State</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {(list.data?.items ?? []).map((s) => (
+            <tr key={s.code}>
+              <td>
+                <code>{s.code}</code>
+              </td>
+              <td>{s.summary}</td>
+              <td data-testid={`plugin-state-${s.code}`}>{s.enabled ? 'enabled' : 'disabled'}</td>
+              <td>
+                <Gate feature="plugin.toggle">
+                  {(disabled) => (
+                    <button onClick={() => toggle(s.code, !s.enabled)} disabled={disabled} data-testid={`plugin-toggle-${s.code}`}>
+                      {s.enabled ? 'Disable' : 'Enable'}
+                    </button>
+                  )}
+                </Gate>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}

@@ -1,0 +1,141 @@
+import { useState } from 'react';
+import { api, ApiError, tpath, type DryRun } from '../api';
+import { ErrorBox, Section, useLoad, when } from '../components';
+import { Gate } from '../gate';
+
+const VIEW_OF: Record<string, string> = { cluster: 'clusters', route: 'routes', orch: 'chains' };
+
+/** Dry-run (planned changes, issues linked to their entities), then go; history and rollback. */
+export function Publish({ tenant }: { tenant: string }) {
+  const [dry, setDry] = useState<DryRun | null>(null);
+  const [published, setPublished] = useState<{ generation: number; planned: string[] } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const history = useLoad(() => api<{ current: number; items: { generation: number; action: string; planned: string[]; createdAt: string }[] }>('GET', tpath(tenant, 'publish/history?limit=20')), [tenant]);
+
+  const dryRun = async () => {
+    setError(null);
+    setPublished(null);
+    try {
+      setDry(await api<DryRun>('POST', tpath(tenant, 'publish/dry-run'), {}));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 422) setDry(e.body as unknown as DryRun);
+      else setError(e);
+    }
+  };
+  const publish = async () => {
+    setError(null);
+    try {
+      const r = await api<{ generation: number; planned: string[] }>('POST', tpath(tenant, 'publish/go'), {});
+      setPublished(r);
+      setDry(null);
+      history.reload();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 422) setDry(e.body as unknown as DryRun);
+      setError(e);
+    }
+  };
+  const rollback = async (generation: number) => {
+    setError(null);
+    try {
+      setPublished(await api('POST', tpath(tenant, `publish/rollback/${generation}`), {}));
+      history.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <>
+      <Section
+        title={`Publish ${tenant}`}
+        actions={
+          <>
+            <Gate feature="publish.dry-run">
+              {(disabled) => (
+                <button onClick={dryRun} disabled={disabled} data-testid="dry-run">
+                  Dry-run
+                </button>
+              )}
+            </Gate>
+            <Gate feature="publish.go">
+              {(disabled) => (
+                <button onClick={publish} disabled={disabled} data-testid="publish-go" className="primary">
+                  Publish
+                </button>
+              )}
+            </Gate>
+          </>
+        }
+      >
+        <ErrorBox error={error} testId="publish-error" />
+        {published && (
+          <p className="ok" role="status" data-testid="published">
+            Generation <strong data-testid="published-generation">{published.generation}</strong> is serving. Changed: {published.planned.join(', ') || 'nothing'}.
+          </p>
+        )}
+        {dry && (
+          <div data-testid="dry-run-result">
+            <p>
+              {dry.success ? 'Compiles.' : `${dry.issues.length} issue(s): the previous generation keeps serving.`} Candidate generation {dry.candidateGeneration}.
+            </p>
+            <h3>Planned changes</h3>
+            <ul className="plain" data-testid="planned">
+              {dry.planned.map((p) => (
+                <li key={p}>{p}</li>
+              ))}
+              {dry.planned.length === 0 && <li>Nothing to publish.</li>}
+            </ul>
+            {dry.issues.length > 0 && (
+              <>
+                <h3>Issues</h3>
+                <ul className="issues" data-testid="issues">
+                  {dry.issues.map((i, n) => (
+                    <li key={n}>
+                      <a href={`#/${VIEW_OF[i.kind] ?? 'routes'}/${encodeURIComponent(i.name)}`}>
+                        {i.kind}/{i.name}
+                      </a>{' '}
+                      <code>{i.pointer || '/'}</code> <strong>{i.code}</strong> {i.message}
+                    </li>
+                  ))}
+                </ul>
+              </>
+            )}
+          </div>
+        )}
+      </Section>
+      <Section title="History" actions={<button onClick={history.reload}>Refresh</button>}>
+        <ErrorBox error={history.error} />
+        <table data-testid="history">
+          <thead>
+            <tr>
+              <th>Generation</th>
+              <th>Action</th>
+              <th>When</th>
+              <th>Changed</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {(history.data?.items ?? []).map((h) => (
+              <tr key={h.generation}>
+                <td>{h.generation}</td>
+                <td>{h.action}</td>
+                <td>{when(h.createdAt)}</td>
+                <td>{h.planned.join(', ')}</td>
+                <td>
+                  <Gate feature="publish.rollback">
+                    {(disabled) => (
+                      <button onClick={() => rollback(h.generation)} disabled={disabled || h.generation === history.data?.current}>
+                        Roll back to {h.generation}
+                      </button>
+                    )}
+                  </Gate>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+    </>
+  );
+}
