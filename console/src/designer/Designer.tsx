@@ -65,6 +65,9 @@ function DesignerBody({ tenant, name, onClose }: DesignerProps) {
   const flow = useMemo(() => toFlow(model, stepMap, issues, activeId), [model, stepMap, issues, activeId]);
   const adder = useAddStep(canvasRef, model, dispatch, (code) => stepMap.get(code)?.enabled === true);
   const loaded = chain.source !== null;
+  // Fit only a chain that opened with nodes: on an empty canvas the fit would jump to the first node added.
+  const fitOnOpen = useRef<boolean | null>(null);
+  if (loaded && fitOnOpen.current === null) fitOnOpen.current = model.doc.nodes.length > 0;
 
   const show = (t: IssueTarget) => {
     if (t.type === 'node') dispatch({ type: 'select-only', id: t.id });
@@ -124,7 +127,7 @@ function DesignerBody({ tenant, name, onClose }: DesignerProps) {
             deleteKeyCode={null}
             multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
             elevateNodesOnSelect={false}
-            fitView
+            fitView={fitOnOpen.current === true}
             fitViewOptions={FIT}
             minZoom={0.2}
             aria-label={`Chain ${name}`}
