@@ -14,7 +14,7 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   whoami: sys.whoami,
   'cluster.status': sys.clusterStatus,
   'sys.steps': sys.steps,
-  console: sys.console,
+  console: sys.consoleNav,
   'config.set': config.set,
   'config.get': config.get,
   'config.list': config.list,

@@ -30,7 +30,7 @@ export const clusterStatus: OpHandler<Services> = ({ services }) => ({
   workers: services.pool.status(),
 });
 
-export const console: OpHandler<Services> = ({ identity, query }) => {
+export const consoleNav: OpHandler<Services> = ({ identity, query }) => {
   const requested = query.get('tenant');
   if (requested !== null && !isTenantName(requested)) {
     throw new SvcError('Svc.Request.BadQuery', `Invalid tenant name ${JSON.stringify(requested)}`);
