@@ -5,6 +5,7 @@
 import { useId, useState, type Dispatch } from 'react';
 import type { Action } from './designer-state';
 import { groupOf, type OrchDoc } from './orch-doc';
+import { wouldCycle } from './link-cycles';
 
 export function LinkControls({ from, doc, dispatch }: { from: string; doc: OrchDoc; dispatch: Dispatch<Action> }) {
   const selectId = useId();
@@ -15,7 +16,7 @@ export function LinkControls({ from, doc, dispatch }: { from: string; doc: OrchD
   const candidates = [
     ...doc.nodes.map((n) => ({ id: n.id, label: `${n.id} (${n.step})` })),
     ...(doc.groups ?? []).map((g) => ({ id: g.id, label: `${g.id} (group)` })),
-  ].filter((c) => c.id !== from && unit(c.id) !== mine && !linked.has(c.id));
+  ].filter((c) => c.id !== from && unit(c.id) !== mine && !linked.has(c.id) && !wouldCycle(doc, from, c.id, unit));
   const chosen = candidates.some((c) => c.id === target) ? target : (candidates[0]?.id ?? '');
   const links = doc.links.map((l, index) => ({ ...l, index })).filter((l) => l.from === from || l.to === from);
 
