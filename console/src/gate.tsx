@@ -1,4 +1,4 @@
-import { createContext, useContext, type ReactElement, type ReactNode } from 'react';
+import { createContext, useContext, type ButtonHTMLAttributes, type ReactElement, type ReactNode } from 'react';
 
 /**
  * The one permission primitive. The server's answer (GET /api/v1/sys/console) says,
@@ -33,4 +33,17 @@ export function Gate({ feature, children }: { feature: string; children: (disabl
   const state = useFeature(feature);
   if (state === 'hidden') return null;
   return <>{children(state === 'disabled')}</>;
+}
+
+/** The common case: a button that the server's answer disables or hides. `disabled` adds the view's own reasons. */
+export function GatedButton({ feature, disabled, children, ...rest }: { feature: string } & ButtonHTMLAttributes<HTMLButtonElement>): ReactElement | null {
+  return (
+    <Gate feature={feature}>
+      {(off) => (
+        <button type="button" {...rest} disabled={off || disabled}>
+          {children}
+        </button>
+      )}
+    </Gate>
+  );
 }

@@ -2,19 +2,10 @@ import type { Operation } from './contract.js';
 import type { Identity } from './identity.js';
 import type { Params } from './op-router.js';
 import type { AuditNote } from './op-context.js';
+import type { AuditEntry } from '../store/audit-repo.js';
 
-/** One admin write, as the audit trail records it. */
-export interface AuditRecord {
-  at: number;
-  identityId: string | null;
-  identityKind: 'system' | 'tenant' | null;
-  tenant: string | null;
-  operation: string;
-  target: string | null;
-  status: number;
-  traceId: string;
-  generation: number | null;
-}
+/** One admin write, as the audit trail records it (the store adds the id). */
+export type AuditRecord = Omit<AuditEntry, 'id'>;
 
 /** Writes are POSTs the contract does not label read (dry-run is a read). */
 export function isAuditedWrite(op: Operation): boolean {

@@ -16,6 +16,8 @@ export interface RequestOptions {
   /** A string or Buffer is sent as is; any other value as JSON (with content-type). */
   body?: unknown;
   timeoutMs?: number;
+  /** Local source address (Linux loopback accepts the whole 127/8: another socket peer). */
+  localAddress?: string;
 }
 
 /**
@@ -37,7 +39,7 @@ export function request(url: string, opts: RequestOptions = {}): Promise<HttpRes
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
   const timeoutMs = opts.timeoutMs ?? 5_000;
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers, agent: false }, (res) => {
+    const req = httpRequest(url, { method: opts.method ?? 'GET', headers, agent: false, localAddress: opts.localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, seg, tpath, type EntityListItem, type EntityView, type Kind } from '../api';
 import { ErrorBox, Section, useLoad } from '../components';
-import { Gate } from '../gate';
+import { Gate, GatedButton } from '../gate';
 import { go } from '../hash-route';
 import { Designer } from '../designer/Designer';
 
@@ -132,13 +132,9 @@ function Editor({ kind, tenant, name, onChange }: { kind: Kind; tenant: string; 
               Open in designer
             </button>
           )}
-          <Gate feature="config.delete">
-            {(disabled) => (
-              <button onClick={remove} disabled={disabled || !view} data-testid="entity-delete">
-                Stage delete
-              </button>
-            )}
-          </Gate>
+          <GatedButton feature="config.delete" onClick={remove} disabled={!view} data-testid="entity-delete">
+            Stage delete
+          </GatedButton>
         </>
       }
     >
@@ -153,13 +149,9 @@ function Editor({ kind, tenant, name, onChange }: { kind: Kind; tenant: string; 
           {saved}
         </p>
       )}
-      <Gate feature="config.set">
-        {(disabled) => (
-          <button onClick={save} disabled={disabled} data-testid="entity-save">
-            Save draft
-          </button>
-        )}
-      </Gate>
+      <GatedButton feature="config.set" onClick={save} data-testid="entity-save">
+        Save draft
+      </GatedButton>
       {view?.published && (
         <details>
           <summary>Published version (generation {view.published.generation})</summary>

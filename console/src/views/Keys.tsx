@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, seg, tpath } from '../api';
 import { ErrorBox, Section, useLoad, when } from '../components';
-import { Gate } from '../gate';
+import { Gate, GatedButton } from '../gate';
 
 interface KeyView {
   id: string;
@@ -115,20 +115,12 @@ export function Keys({ tenant }: { tenant: string }) {
                 <td>{when(k.expiresAt)}</td>
                 <td>{when(k.lastUsedAt)}</td>
                 <td>
-                  <Gate feature="key.revoke">
-                    {(disabled) => (
-                      <button onClick={() => act('revoke', k.id)} disabled={disabled || k.state !== 'active'}>
-                        Revoke
-                      </button>
-                    )}
-                  </Gate>
-                  <Gate feature="key.delete">
-                    {(disabled) => (
-                      <button onClick={() => act('delete', k.id)} disabled={disabled}>
-                        Delete
-                      </button>
-                    )}
-                  </Gate>
+                  <GatedButton feature="key.revoke" onClick={() => act('revoke', k.id)} disabled={k.state !== 'active'}>
+                    Revoke
+                  </GatedButton>
+                  <GatedButton feature="key.delete" onClick={() => act('delete', k.id)}>
+                    Delete
+                  </GatedButton>
                 </td>
               </tr>
             ))}

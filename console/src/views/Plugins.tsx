@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, seg, tpath, type StepInfo } from '../api';
 import { ErrorBox, Section, useLoad } from '../components';
-import { Gate } from '../gate';
+import { GatedButton } from '../gate';
 
 export function Plugins({ tenant }: { tenant: string }) {
   const list = useLoad(() => api<{ items: StepInfo[] }>('GET', tpath(tenant, 'plugin/list')), [tenant]);
@@ -37,13 +37,9 @@ export function Plugins({ tenant }: { tenant: string }) {
               <td>{s.summary}</td>
               <td data-testid={`plugin-state-${s.code}`}>{s.enabled ? 'enabled' : 'disabled'}</td>
               <td>
-                <Gate feature="plugin.toggle">
-                  {(disabled) => (
-                    <button onClick={() => toggle(s.code, !s.enabled)} disabled={disabled} data-testid={`plugin-toggle-${s.code}`}>
-                      {s.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                  )}
-                </Gate>
+                <GatedButton feature="plugin.toggle" onClick={() => toggle(s.code, !s.enabled)} data-testid={`plugin-toggle-${s.code}`}>
+                  {s.enabled ? 'Disable' : 'Enable'}
+                </GatedButton>
               </td>
             </tr>
           ))}

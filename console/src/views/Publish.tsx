@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, ApiError, tpath, type DryRun } from '../api';
 import { ErrorBox, Section, useLoad, when } from '../components';
-import { Gate } from '../gate';
+import { GatedButton } from '../gate';
 
 const VIEW_OF: Record<string, string> = { cluster: 'clusters', route: 'routes', orch: 'chains' };
 
@@ -50,20 +50,12 @@ export function Publish({ tenant }: { tenant: string }) {
         title={`Publish ${tenant}`}
         actions={
           <>
-            <Gate feature="publish.dry-run">
-              {(disabled) => (
-                <button onClick={dryRun} disabled={disabled} data-testid="dry-run">
-                  Dry-run
-                </button>
-              )}
-            </Gate>
-            <Gate feature="publish.go">
-              {(disabled) => (
-                <button onClick={publish} disabled={disabled} data-testid="publish-go" className="primary">
-                  Publish
-                </button>
-              )}
-            </Gate>
+            <GatedButton feature="publish.dry-run" onClick={dryRun} data-testid="dry-run">
+              Dry-run
+            </GatedButton>
+            <GatedButton feature="publish.go" onClick={publish} data-testid="publish-go" className="primary">
+              Publish
+            </GatedButton>
           </>
         }
       >
@@ -123,13 +115,9 @@ export function Publish({ tenant }: { tenant: string }) {
                 <td>{when(h.createdAt)}</td>
                 <td>{h.planned.join(', ')}</td>
                 <td>
-                  <Gate feature="publish.rollback">
-                    {(disabled) => (
-                      <button onClick={() => rollback(h.generation)} disabled={disabled || h.generation === history.data?.current}>
-                        Roll back to {h.generation}
-                      </button>
-                    )}
-                  </Gate>
+                  <GatedButton feature="publish.rollback" onClick={() => rollback(h.generation)} disabled={h.generation === history.data?.current}>
+                    Roll back to {h.generation}
+                  </GatedButton>
                 </td>
               </tr>
             ))}
