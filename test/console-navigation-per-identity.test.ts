@@ -75,7 +75,9 @@ test('navigation and controls follow the server per identity', BOUNDED, async (t
       if (m.features['config.set'] === 'hidden') assert.equal(await save.count(), 0);
       else assert.equal(await save.isDisabled(), m.features['config.set'] === 'disabled', `${who}: New button state`);
 
-      const routes = await page.getByTestId('route-list').locator('[data-testid^="entity-"]').allTextContents();
+      const links = page.getByTestId('route-list').locator('[data-testid^="entity-"]');
+      await links.first().waitFor(); // the list loads after the view renders
+      const routes = await links.allTextContents();
       if (m.tenant === 'acme') assert.deepEqual(routes, ['in-acme'], 'only its tenant\'s entities');
       else assert.deepEqual(routes, ['in-default']);
 
