@@ -29,7 +29,8 @@ test('create a cluster and a route in the console, dry-run, publish: the data po
 
   await writeEntity(page, 'clusters', 'shop', { targets: [up.target] });
   await writeEntity(page, 'routes', 'shop', { cluster: 'shop', pathPrefix: '/shop' });
-  assert.match((await page.getByTestId('entity-state').textContent()) ?? '', /draft/);
+  // the editor reloads the entity after a save: wait for its new state
+  await page.getByTestId('entity-state').filter({ hasText: /State: draft/ }).waitFor();
 
   // a server-side validation error is shown next to the editor, with the field path
   await page.getByTestId('doc-editor').fill(JSON.stringify({ cluster: 'shop', pathPrefix: 'no-slash' }));
