@@ -11,11 +11,15 @@ import { launchBrowser, newPage, screenshot, signIn } from './helpers/browser.js
 import { BOUNDED } from './helpers/wait.js';
 import type { Page } from 'playwright-core';
 
+const KIND_OF: Record<string, string> = { clusters: 'cluster', routes: 'route', chains: 'orch' };
+
 async function writeEntity(page: Page, view: string, name: string, doc: unknown): Promise<void> {
   await page.getByTestId(`nav-${view}`).click();
+  await page.getByTestId(`${KIND_OF[view]}-list`).waitFor(); // the view switched (the hash change is asynchronous)
   await page.getByTestId('new-name').fill(name);
   await page.getByTestId('new-entity').click();
-  await page.getByTestId('doc-editor').fill(JSON.stringify(doc, null, 2));
+  await page.getByRole('heading', { name: `${KIND_OF[view]} ${name}` }).waitFor();
+  await page.getByTestId('doc-editor').fill(JSON.stringify(doc, null, 2)); // shown once the document is loaded
   await page.getByTestId('entity-save').click();
   await page.getByTestId('entity-saved').waitFor();
 }

@@ -74,6 +74,8 @@ function Editor({ kind, tenant, name, onChange }: { kind: Kind; tenant: string; 
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [designer, setDesigner] = useState(false);
+  // The editor appears once the document is in: text typed earlier would be overwritten by the load.
+  const [loaded, setLoaded] = useState(false);
 
   const load = () =>
     api<EntityView>('GET', tpath(tenant, `config/get/${kind}/${seg(name)}`)).then(
@@ -81,11 +83,13 @@ function Editor({ kind, tenant, name, onChange }: { kind: Kind; tenant: string; 
         setView(v);
         const doc = v.draft?.doc ?? v.published?.doc ?? TEMPLATE[kind];
         setText(JSON.stringify(doc, null, 2));
+        setLoaded(true);
       },
       (e) => {
         setView(null);
         setText(JSON.stringify(TEMPLATE[kind], null, 2)); // a new entity
         if (e?.status !== 404) setError(e);
+        setLoaded(true);
       },
     );
   useEffect(() => void load(), []);
@@ -142,7 +146,11 @@ function Editor({ kind, tenant, name, onChange }: { kind: Kind; tenant: string; 
         {view ? `State: ${view.state}${view.published ? `, published in generation ${view.published.generation}` : ', never published'}` : 'New: not saved yet'}
       </p>
       <label htmlFor="doc-editor">Document (JSON)</label>
-      <textarea id="doc-editor" className="json" spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} rows={16} data-testid="doc-editor" />
+      {loaded ? (
+        <textarea id="doc-editor" className="json" spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} rows={16} data-testid="doc-editor" />
+      ) : (
+        <p className="hint">Loading…</p>
+      )}
       <ErrorBox error={error} testId="entity-error" />
       {saved && (
         <p className="ok" role="status" data-testid="entity-saved">
