@@ -55,13 +55,9 @@ export interface EntityView {
   logicalAddress?: string;
 }
 
-export interface CompileIssue {
-  kind: string;
-  name: string;
-  pointer: string;
-  code: string;
-  message: string;
-}
+/** The compiler's issue shape, shared with the server (a type only: nothing of src/ is bundled). */
+export type { CompileIssue } from '../../src/compiler/generation';
+import type { CompileIssue } from '../../src/compiler/generation';
 
 export interface DryRun {
   success: boolean;

@@ -55,3 +55,19 @@ export function Section({ title, children, actions }: { title: string; children:
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** A data table: the header row from `head` ('' for an unlabelled column), the rows as children. */
+export function Table({ head, children, ...rest }: { head: string[]; children: ReactNode; 'data-testid'?: string }) {
+  return (
+    <table {...rest}>
+      <thead>
+        <tr>
+          {head.map((h, i) => (
+            <th key={i}>{h}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}

@@ -61,7 +61,7 @@ export function serveConsole(req: IncomingMessage, res: ServerResponse, pathname
     sendError(res, 'Svc.Console.NotBuilt', 'The console is not built: run npm run build');
     return true;
   }
-  const body = readFileSync(target);
+  const body = read(target);
   const immutable = target.includes(`${sep}assets${sep}`); // Vite's hashed file names
   res.writeHead(200, {
     'content-type': TYPES[extname(target)] ?? 'application/octet-stream',
@@ -71,6 +71,15 @@ export function serveConsole(req: IncomingMessage, res: ServerResponse, pathname
   });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;
+}
+
+// The build output does not change while the process runs: each file is read once.
+const cache = new Map<string, Buffer>();
+
+function read(path: string): Buffer {
+  let body = cache.get(path);
+  if (body === undefined) cache.set(path, (body = readFileSync(path)));
+  return body;
 }
 
 function isFile(path: string): boolean {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api, tpath } from '../api';
-import { ErrorBox, Section, when } from '../components';
+import { ErrorBox, Table, Section, when } from '../components';
 
 interface Entry {
   id: number;
@@ -30,19 +30,7 @@ export function Audit({ tenant }: { tenant: string }) {
   return (
     <Section title={`Audit trail of ${tenant}`} actions={<button onClick={() => load(null)}>Refresh</button>}>
       <ErrorBox error={error} />
-      <table data-testid="audit-list">
-        <thead>
-          <tr>
-            <th>When</th>
-            <th>Who</th>
-            <th>Operation</th>
-            <th>Target</th>
-            <th>Status</th>
-            <th>Generation</th>
-            <th>Trace</th>
-          </tr>
-        </thead>
-        <tbody>
+      <Table data-testid="audit-list" head={['When', 'Who', 'Operation', 'Target', 'Status', 'Generation', 'Trace']}>
           {items.map((e) => (
             <tr key={e.id}>
               <td>{when(e.at)}</td>
@@ -58,8 +46,7 @@ export function Audit({ tenant }: { tenant: string }) {
               </td>
             </tr>
           ))}
-        </tbody>
-      </table>
+        </Table>
       {next !== null && <button onClick={() => load(next)}>Older entries</button>}
     </Section>
   );

@@ -1,11 +1,10 @@
 import { useEffect, useState } from 'react';
 import { api, seg, tpath, type EntityListItem, type EntityView, type Kind } from '../api';
-import { ErrorBox, Section, useLoad } from '../components';
+import { ErrorBox, Section, Table, useLoad } from '../components';
 import { Gate, GatedButton } from '../gate';
-import { go } from '../hash-route';
+import { go, VIEW_OF_KIND } from '../hash-route';
 import { Designer } from '../designer/Designer';
 
-const VIEW_OF: Record<Kind, string> = { cluster: 'clusters', route: 'routes', orch: 'chains' };
 const TEMPLATE: Record<Kind, unknown> = {
   cluster: { targets: ['127.0.0.1:3000'] },
   route: { cluster: 'api', pathPrefix: '/api' },
@@ -21,20 +20,11 @@ export function Entities({ kind, tenant, selected }: { kind: Kind; tenant: strin
     <>
       <Section title={title} actions={<button onClick={list.reload}>Refresh</button>}>
         <ErrorBox error={list.error} />
-        <table data-testid={`${kind}-list`}>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>State</th>
-              <th>Pending</th>
-              <th>Published in</th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table data-testid={`${kind}-list`} head={['Name', 'State', 'Pending', 'Published in']}>
             {(list.data?.items ?? []).map((e) => (
               <tr key={e.name} className={e.name === selected ? 'selected' : undefined}>
                 <td>
-                  <a href={`#/${VIEW_OF[kind]}/${encodeURIComponent(e.name)}`} data-testid={`entity-${e.name}`}>
+                  <a href={`#/${VIEW_OF_KIND[kind]}/${encodeURIComponent(e.name)}`} data-testid={`entity-${e.name}`}>
                     {e.name}
                   </a>
                 </td>
@@ -43,15 +33,14 @@ export function Entities({ kind, tenant, selected }: { kind: Kind; tenant: strin
                 <td>{e.publishedGeneration ?? '—'}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+        </Table>
         <Gate feature="config.set">
           {(disabled) => (
             <form
               className="inline"
               onSubmit={(e) => {
                 e.preventDefault();
-                if (newName.trim()) go(VIEW_OF[kind], newName.trim());
+                if (newName.trim()) go(VIEW_OF_KIND[kind], newName.trim());
               }}
             >
               <label htmlFor={`new-${kind}`}>New {kind} name</label>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, seg, tpath } from '../api';
-import { ErrorBox, Section, useLoad, when } from '../components';
+import { ErrorBox, Table, Section, useLoad, when } from '../components';
 import { Gate, GatedButton } from '../gate';
 
 interface KeyView {
@@ -91,19 +91,7 @@ export function Keys({ tenant }: { tenant: string }) {
       </Gate>
       <Section title={`Keys of ${tenant}`} actions={<button onClick={list.reload}>Refresh</button>}>
         <ErrorBox error={list.error} />
-        <table data-testid="key-list">
-          <thead>
-            <tr>
-              <th>Id</th>
-              <th>Name</th>
-              <th>Scopes</th>
-              <th>State</th>
-              <th>Expires</th>
-              <th>Last used</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
+        <Table data-testid="key-list" head={['Id', 'Name', 'Scopes', 'State', 'Expires', 'Last used', '']}>
             {(list.data?.items ?? []).map((k) => (
               <tr key={k.id} data-testid={`key-row-${k.id}`}>
                 <td>
@@ -124,8 +112,7 @@ export function Keys({ tenant }: { tenant: string }) {
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </Table>
       </Section>
     </>
   );

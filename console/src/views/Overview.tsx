@@ -1,5 +1,5 @@
 import { api, tpath } from '../api';
-import { ErrorBox, Section, useLoad, when } from '../components';
+import { ErrorBox, Table, Section, useLoad, when } from '../components';
 
 interface Status {
   supervisor: { pid: number; uptimeSeconds: number; version: string };
@@ -31,17 +31,7 @@ export function Overview({ tenant }: { tenant: string }) {
       </Section>
       <Section title="Workers">
         {s && (
-          <table data-testid="workers">
-            <thead>
-              <tr>
-                <th>Slot</th>
-                <th>PID</th>
-                <th>State</th>
-                <th>Generation</th>
-                <th>Restarts</th>
-              </tr>
-            </thead>
-            <tbody>
+          <Table data-testid="workers" head={['Slot', 'PID', 'State', 'Generation', 'Restarts']}>
               {s.workers.map((w) => (
                 <tr key={w.slot}>
                   <td>{w.slot}</td>
@@ -51,8 +41,7 @@ export function Overview({ tenant }: { tenant: string }) {
                   <td>{w.restarts}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
+            </Table>
         )}
       </Section>
       <Section title={`Last publishes of ${tenant}`}>

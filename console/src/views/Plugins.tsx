@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, seg, tpath, type StepInfo } from '../api';
-import { ErrorBox, Section, useLoad } from '../components';
+import { ErrorBox, Table, Section, useLoad } from '../components';
 import { GatedButton } from '../gate';
 
 export function Plugins({ tenant }: { tenant: string }) {
@@ -19,16 +19,7 @@ export function Plugins({ tenant }: { tenant: string }) {
     <Section title={`Plugins of ${tenant}`}>
       <p className="hint">A disabled step used by a route or chain fails the next dry-run and publish; what is serving keeps serving.</p>
       <ErrorBox error={error || list.error} />
-      <table data-testid="plugin-list">
-        <thead>
-          <tr>
-            <th>Step</th>
-            <th>What it does</th>
-            <th>State</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
+      <Table data-testid="plugin-list" head={['Step', 'What it does', 'State', '']}>
           {(list.data?.items ?? []).map((s) => (
             <tr key={s.code}>
               <td>
@@ -43,8 +34,7 @@ export function Plugins({ tenant }: { tenant: string }) {
               </td>
             </tr>
           ))}
-        </tbody>
-      </table>
+        </Table>
     </Section>
   );
 }

@@ -1,9 +1,8 @@
 import { useState } from 'react';
 import { api, ApiError, tpath, type DryRun } from '../api';
-import { ErrorBox, Section, useLoad, when } from '../components';
+import { VIEW_OF_KIND } from '../hash-route';
+import { ErrorBox, Table, Section, useLoad, when } from '../components';
 import { GatedButton } from '../gate';
-
-const VIEW_OF: Record<string, string> = { cluster: 'clusters', route: 'routes', orch: 'chains' };
 
 /** Dry-run (planned changes, issues linked to their entities), then go; history and rollback. */
 export function Publish({ tenant }: { tenant: string }) {
@@ -83,7 +82,7 @@ export function Publish({ tenant }: { tenant: string }) {
                 <ul className="issues" data-testid="issues">
                   {dry.issues.map((i, n) => (
                     <li key={n}>
-                      <a href={`#/${VIEW_OF[i.kind] ?? 'routes'}/${encodeURIComponent(i.name)}`}>
+                      <a href={`#/${VIEW_OF_KIND[i.kind] ?? 'routes'}/${encodeURIComponent(i.name)}`}>
                         {i.kind}/{i.name}
                       </a>{' '}
                       <code>{i.pointer || '/'}</code> <strong>{i.code}</strong> {i.message}
@@ -97,17 +96,7 @@ export function Publish({ tenant }: { tenant: string }) {
       </Section>
       <Section title="History" actions={<button onClick={history.reload}>Refresh</button>}>
         <ErrorBox error={history.error} />
-        <table data-testid="history">
-          <thead>
-            <tr>
-              <th>Generation</th>
-              <th>Action</th>
-              <th>When</th>
-              <th>Changed</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
+        <Table data-testid="history" head={['Generation', 'Action', 'When', 'Changed', '']}>
             {(history.data?.items ?? []).map((h) => (
               <tr key={h.generation}>
                 <td>{h.generation}</td>
@@ -121,8 +110,7 @@ export function Publish({ tenant }: { tenant: string }) {
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
+          </Table>
       </Section>
     </>
   );
