@@ -24,6 +24,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { treeCpuMs } from './process-cpu.mjs';
 import { request } from 'undici';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -204,7 +205,7 @@ async function startGateway(upstreamPort) {
   );
   // The gateway does not watch its parent: bench/guard.mjs stops it if this process dies.
   const gatewayCmd = [process.execPath, join(ROOT, 'bin', 'run.js'), 'run', '--config', configFile];
-  const { match } = await startChild('gateway', [join(HERE, 'guard.mjs'), ...gatewayCmd], {
+  const { child, match } = await startChild('gateway', [join(HERE, 'guard.mjs'), ...gatewayCmd], {
     env: { SY_BENCH_TOKEN: token },
     cpu: CPU_SERVER, // inherited by the supervisor and its worker
     ready: /^switchyard ready data=(\S+) admin=(\S+) workers=(\d+) generation=(\d+)$/m,
@@ -241,7 +242,7 @@ async function startGateway(upstreamPort) {
   });
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
-  return { data, generation: published.generation };
+  return { data, generation: published.generation, pid: child.pid };
 }
 
 // ---------------------------------------------------------------------------
@@ -344,13 +345,13 @@ async function main() {
   log(`gateway ${gateway.data} generation=${gateway.generation}`);
 
   const allTargets = [
-    { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"' },
-    { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"' },
-    { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"' },
-    { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"' },
-    { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello' },
-    { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello' },
-    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' } },
+    { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"', pid: upstream.child.pid },
+    { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"', pid: baseline.child.pid },
+    { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"', pid: floor.child.pid },
+    { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"', pid: gateway.pid },
+    { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
+    { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
+    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' }, pid: gateway.pid },
   ];
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
   if (ONLY) {
@@ -364,8 +365,12 @@ async function main() {
     for (const t of targets) {
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s)`);
       await load(t.url, WARMUP_SECONDS, t.headers);
+      const cpuBefore = treeCpuMs(t.pid);
       const r = await load(t.url, SECONDS, t.headers);
-      log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
+      const cpuAfter = treeCpuMs(t.pid);
+      // The server's own CPU per request (µs), whatever the neighbours did meanwhile.
+      r.serverCpuUsPerRequest = cpuBefore === null || cpuAfter === null || !r.requests ? null : ((cpuAfter - cpuBefore) * 1000) / r.requests;
+      log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, server CPU ${r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1)} µs/req, non-2xx ${r.non2xx}, errors ${r.errors}`);
       samples[t.key].push(r);
     }
   }
@@ -379,6 +384,7 @@ async function main() {
       url: t.url,
       rps: median(s.map((x) => x.rps)),
       p99Ms: median(s.map((x) => x.p99Ms)),
+      serverCpuUsPerRequest: s.some((x) => x.serverCpuUsPerRequest === null) ? null : median(s.map((x) => x.serverCpuUsPerRequest)),
       non2xx: s.reduce((a, x) => a + x.non2xx, 0),
       errors: s.reduce((a, x) => a + x.errors, 0),
       rounds: s,
@@ -411,10 +417,10 @@ async function main() {
     ratios,
   };
 
-  const rows = [['target', 'requests/s', 'p99 ms', 'non-2xx', 'errors']];
+  const rows = [['target', 'requests/s', 'p99 ms', 'server CPU µs/req', 'non-2xx', 'errors']];
   for (const t of targets) {
     const r = results[t.key];
-    rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.non2xx, r.errors]);
+    rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1), r.non2xx, r.errors]);
   }
   const rrows = [['ratio (requests/s)', 'value', 'target', 'verdict']];
   for (const r of Object.values(ratios)) {

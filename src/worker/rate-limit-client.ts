@@ -1,6 +1,8 @@
 import type { RateLimitClient, RateLimitDenied } from '../steps/step.js';
 import type { FromWorker } from '../shared/ipc.js';
 
+type Verdict = true | RateLimitDenied;
+
 interface Local {
   tokens: number;
   /** The supervisor's count after the last lease (tokens not leased to anyone). */
@@ -8,14 +10,25 @@ interface Local {
   /** Leased tokens are used soon or dropped, so an idle worker does not sit on them. */
   expires: number;
   deniedUntil: number;
+  /** The size of the last grant: 1 means the bucket is near empty. */
+  lastGrant: number;
+  /** A lease request is on its way: every other request of this bucket waits for it. */
+  asking: boolean;
+  waiters: ((v: Verdict) => void)[] | null;
 }
 
 const LEASE_TTL_MS = 1000;
+/** A bucket in steady use asks for its next lease this long before the current one lapses. */
+const RENEW_AHEAD_MS = 250;
 
 /**
  * The worker's side of the node-wide buckets: spends tokens leased from the supervisor
- * synchronously, and asks for more over IPC only when it has none. A denial is cached
- * until the bucket refills, so a flood of over-limit requests does not flood the IPC.
+ * synchronously, and asks for more over IPC only when it has none. At most one lease
+ * request per bucket is in flight: requests that arrive meanwhile queue on it, and the
+ * grant is shared among them in arrival order (without that, a burst of concurrent
+ * requests each asked for a lease, each lease took a share of the bucket, and the
+ * shrinking shares fed the next burst). A denial is cached until the bucket refills,
+ * so a flood of over-limit requests does not flood the IPC either.
  */
 export class LeasedRateLimits implements RateLimitClient {
   private readonly local = new Map<string, Local>();
@@ -24,34 +37,25 @@ export class LeasedRateLimits implements RateLimitClient {
 
   constructor(private readonly send: (msg: FromWorker) => void) {}
 
-  acquire(bucket: string, rps: number, burst: number): true | RateLimitDenied | Promise<true | RateLimitDenied> {
+  acquire(bucket: string, rps: number, burst: number): Verdict | Promise<Verdict> {
     const now = performance.now();
     let l = this.local.get(bucket);
     if (!l) {
       if (this.local.size >= 100_000) this.local.clear(); // per-client keys: bound the memory
-      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0 }));
+      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0, lastGrant: 0, asking: false, waiters: null }));
     }
     if (l.tokens > 0 && now < l.expires) {
       l.tokens--;
+      // Renew a busy bucket before its lease lapses, so its requests never wait on IPC.
+      // Not near empty (grants of 1): there every token is handed out one by one.
+      if (!l.asking && l.lastGrant > 1 && l.expires - now < RENEW_AHEAD_MS) this.ask(l, bucket, rps, burst);
       return true;
     }
     if (now < l.deniedUntil) return { ok: false, retryAfterSeconds: (l.deniedUntil - now) / 1000 };
     const entry = l;
     return new Promise((resolve) => {
-      const id = this.nextId++;
-      this.waiting.set(id, ({ granted, retryAfterMs, remaining }) => {
-        const at = performance.now();
-        entry.pool = remaining;
-        if (granted > 0) {
-          entry.tokens = granted - 1;
-          entry.expires = at + LEASE_TTL_MS;
-          resolve(true);
-        } else {
-          entry.deniedUntil = at + retryAfterMs;
-          resolve({ ok: false, retryAfterSeconds: retryAfterMs / 1000 });
-        }
-      });
-      this.send({ type: 'lease', id, bucket, rps, burst });
+      (entry.waiters ??= []).push(resolve);
+      if (!entry.asking) this.ask(entry, bucket, rps, burst);
     });
   }
 
@@ -66,5 +70,36 @@ export class LeasedRateLimits implements RateLimitClient {
     if (!w) return;
     this.waiting.delete(id);
     w({ granted, retryAfterMs, remaining });
+  }
+
+  private ask(l: Local, bucket: string, rps: number, burst: number): void {
+    l.asking = true;
+    const id = this.nextId++;
+    this.waiting.set(id, ({ granted, retryAfterMs, remaining }) => {
+      l.asking = false;
+      const at = performance.now();
+      const kept = at < l.expires ? l.tokens : 0;
+      l.pool = remaining;
+      if (granted > 0) {
+        l.tokens = kept + granted;
+        l.expires = at + LEASE_TTL_MS;
+        l.lastGrant = granted;
+      } else {
+        l.tokens = kept;
+        if (kept === 0) l.deniedUntil = at + retryAfterMs;
+      }
+      const queued = l.waiters;
+      l.waiters = null;
+      if (queued === null) return;
+      for (const resolve of queued) {
+        if (l.tokens > 0) {
+          l.tokens--;
+          resolve(true);
+        } else if (at < l.deniedUntil) resolve({ ok: false, retryAfterSeconds: (l.deniedUntil - at) / 1000 });
+        else (l.waiters ??= []).push(resolve); // the grant ran out before this one: ask again
+      }
+      if (l.waiters !== null) this.ask(l, bucket, rps, burst);
+    });
+    this.send({ type: 'lease', id, bucket, rps, burst });
   }
 }

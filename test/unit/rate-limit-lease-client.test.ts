@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LeasedRateLimits } from '../../src/worker/rate-limit-client.js';
+import { RateLimitLeases } from '../../src/supervisor/rate-limit-leases.js';
+import type { FromWorker } from '../../src/shared/ipc.js';
+
+/** A worker's lease client wired to a real supervisor-side bucket over a fake, asynchronous IPC. */
+function wired(workers = 1) {
+  const supervisor = new RateLimitLeases(() => workers);
+  const sent: FromWorker[] = [];
+  const client: LeasedRateLimits = new LeasedRateLimits((msg) => {
+    sent.push(msg);
+    if (msg.type !== 'lease') return;
+    setImmediate(() => {
+      const r = supervisor.lease(msg.bucket, msg.rps, msg.burst);
+      client.answer(msg.id, r.granted, r.retryAfterMs, r.remaining);
+    });
+  });
+  return { client, sent };
+}
+
+// Regression: every request that found no local token sent its own lease request, so a
+// burst of concurrent requests drained the bucket in shrinking shares and kept the IPC
+// busy (3,358 lease messages in a 7 s bench run at 13k req/s).
+test('concurrent requests on an empty local bucket share one lease request', async () => {
+  const { client, sent } = wired();
+  const verdicts = await Promise.all(Array.from({ length: 50 }, () => client.acquire('route-a', 1_000_000, 1_000_000)));
+  assert.ok(verdicts.every((v) => v === true));
+  assert.equal(sent.length, 1);
+  // The grant covers the following requests synchronously.
+  for (let i = 0; i < 1000; i++) assert.equal(client.acquire('route-a', 1_000_000, 1_000_000), true);
+  assert.equal(sent.length, 1);
+});
+
+test('near empty, queued requests get exactly the bucket and the rest are refused', async () => {
+  const { client, sent } = wired(2);
+  const verdicts = await Promise.all(Array.from({ length: 10 }, () => client.acquire('route-b', 0.001, 3)));
+  assert.equal(verdicts.filter((v) => v === true).length, 3);
+  const refused = verdicts.filter((v) => v !== true);
+  assert.equal(refused.length, 7);
+  for (const r of refused) assert.ok(r !== true && r.retryAfterSeconds > 0);
+  // One token per lease near empty, then one denial: not one request per waiter.
+  assert.ok(sent.length <= 4, `sent ${sent.length}`);
+  // The denial is cached: more requests do not reach the supervisor.
+  const again = client.acquire('route-b', 0.001, 3);
+  assert.notEqual(again, true);
+  assert.ok(!(again instanceof Promise));
+  assert.ok(sent.length <= 4);
+});
+
+test('buckets are independent', async () => {
+  const { client } = wired();
+  assert.equal(await client.acquire('x', 1, 1), true);
+  assert.equal(await client.acquire('y', 1, 1), true);
+  const x2 = await client.acquire('x', 1, 1);
+  assert.notEqual(x2, true);
+});
