@@ -16,6 +16,8 @@
 //   BENCH_PIN      1 | 0: pin the proxy under test to CPU 0 and the load generator and
 //                  the upstream to CPU 1 with taskset (default 1 when taskset is on PATH
 //                  and there are at least 2 CPUs)
+//   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
+//                  targets compareCluster and compareSteps, in the same rounds (an A/B)
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +39,7 @@ const SECONDS = positiveInt(process.env.BENCH_SECONDS, 10);
 const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 1);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
 const PIN = choosePin(process.env.BENCH_PIN);
+const COMPARE = process.env.BENCH_COMPARE || null;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((k) => k.trim())) : null;
 // With pinning: the server under test gets CPU 0 to itself; the load generator and the
 // upstream share CPU 1, so they never steal cycles from the process being measured.
@@ -52,7 +55,7 @@ const BENCH_API_KEY = 'bench-key-0123456789';
 // Child processes: tracked here, all stopped on the way out.
 
 const children = new Set();
-let tmp = null;
+const tmps = [];
 let signalled = false;
 
 /** The command line, under `taskset -c <cpu>` when pinning is on. */
@@ -110,15 +113,14 @@ async function stopAll() {
       }),
   );
   await Promise.all(waiting);
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-  tmp = null;
+  for (const t of tmps.splice(0)) rmSync(t, { recursive: true, force: true });
 }
 
 // Last resort (synchronous, e.g. after an uncaught exception): SIGTERM, so that
 // guard.mjs still stops the gateway; our servers also go when their stdin closes.
 process.on('exit', () => {
   for (const c of children) c.kill('SIGTERM');
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  for (const t of tmps) rmSync(t, { recursive: true, force: true });
 });
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(sig, () => {
@@ -187,10 +189,11 @@ async function expectBody(name, url, expected, headers = {}) {
 // The gateway: 1 worker, memory: volume, a cluster route on "/" and a
 // directResponse route on "/direct".
 
-async function startGateway(upstreamPort) {
+async function startGateway(upstreamPort, root = ROOT) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
   const token = randomBytes(30).toString('base64url'); // 40 characters
-  tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  tmps.push(tmp);
   const configFile = join(tmp, 'worker.json');
   writeFileSync(
     configFile,
@@ -204,7 +207,7 @@ async function startGateway(upstreamPort) {
     }),
   );
   // The gateway does not watch its parent: bench/guard.mjs stops it if this process dies.
-  const gatewayCmd = [process.execPath, join(ROOT, 'bin', 'run.js'), 'run', '--config', configFile];
+  const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
   const { child, match } = await startChild('gateway', [join(HERE, 'guard.mjs'), ...gatewayCmd], {
     env: { SY_BENCH_TOKEN: token },
     cpu: CPU_SERVER, // inherited by the supervisor and its worker
@@ -343,6 +346,10 @@ async function main() {
   const bare = await startChild('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
   const gateway = await startGateway(upstreamPort);
   log(`gateway ${gateway.data} generation=${gateway.generation}`);
+  // A second gateway from another checkout (its dist/ built), measured in the same rounds:
+  // an A/B of a change that the machine's drift cannot fake.
+  const compare = COMPARE ? await startGateway(upstreamPort, COMPARE) : null;
+  if (compare) log(`compare gateway (${COMPARE}) ${compare.data} generation=${compare.generation}`);
 
   const allTargets = [
     { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"', pid: upstream.child.pid },
@@ -353,6 +360,12 @@ async function main() {
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' }, pid: gateway.pid },
   ];
+  if (compare) {
+    allTargets.push(
+      { key: 'compareCluster', label: 'compare: cluster route', url: `${compare.data}/`, expect: '"service":"upstream"', pid: compare.pid },
+      { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' }, pid: compare.pid },
+    );
+  }
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
   if (ONLY) {
     const unknown = [...ONLY].filter((k) => !allTargets.some((t) => t.key === k));
@@ -398,12 +411,16 @@ async function main() {
     ['gatewayClusterVsUpstream', 'gateway cluster / upstream direct', 'gatewayCluster', 'upstream', null],
     ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
     ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
+    ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
+    ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
   ];
   const ratios = {};
   for (const [key, label, a, b, target] of RATIOS) {
     if (!results[a] || !results[b]) continue;
-    const value = results[a].rps / results[b].rps;
-    ratios[key] = { label, value, target, pass: target === null ? null : value >= target };
+    // Paired: both targets of a round ran back to back, so drift between rounds cancels out.
+    const perRound = results[a].rounds.map((r, i) => r.rps / results[b].rounds[i].rps);
+    const value = median(perRound);
+    ratios[key] = { label, value, ofMedians: results[a].rps / results[b].rps, perRound, target, pass: target === null ? null : value >= target };
   }
 
   const report = {
@@ -422,9 +439,9 @@ async function main() {
     const r = results[t.key];
     rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1), r.non2xx, r.errors]);
   }
-  const rrows = [['ratio (requests/s)', 'value', 'target', 'verdict']];
+  const rrows = [['ratio (requests/s)', 'value', 'per round', 'target', 'verdict']];
   for (const r of Object.values(ratios)) {
-    rrows.push([r.label, fmt(r.value, 2), r.target === null ? '-' : `>= ${fmt(r.target, 2)}`, r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL']);
+    rrows.push([r.label, fmt(r.value, 2), r.perRound.map((x) => fmt(x, 2)).join(' '), r.target === null ? '-' : `>= ${fmt(r.target, 2)}`, r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL']);
   }
 
   process.stdout.write(

@@ -8,6 +8,9 @@ import * as v from 'valibot';
  */
 
 export const KINDS = ['cluster', 'route', 'orch'] as const;
+
+/** A header value the data plane writes as is: no CR, LF or NUL (no response splitting). */
+const HeaderValue = v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'must not contain CR, LF or NUL'));
 export type Kind = (typeof KINDS)[number];
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -50,12 +53,12 @@ export const RouteDoc = v.strictObject({
     v.strictObject({
       statusCode: v.pipe(Status, v.minValue(100), v.maxValue(599)),
       body: v.optional(v.string(), ''),
-      headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), v.string())),
+      headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), HeaderValue)),
     }),
   ),
   redirect: v.optional(
     v.strictObject({
-      location: v.pipe(v.string(), v.minLength(1)),
+      location: v.pipe(HeaderValue, v.minLength(1)),
       statusCode: v.optional(v.picklist([301, 302, 303, 307, 308])),
     }),
   ),

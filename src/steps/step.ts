@@ -8,7 +8,8 @@ export interface StepRequest {
   /** The normalised path routes are matched on. */
   readonly path: string;
   readonly query: string | null;
-  readonly headers: [string, string][];
+  /** Flat `name, value, name, value, …`, names lower case, in the client's order. */
+  readonly headers: readonly string[];
   readonly remoteAddress: string;
   header(name: string): string | undefined;
 }

@@ -19,8 +19,10 @@ export class Exchange implements StepRequest {
   readonly url: string;
   /** The raw query after '?', or null when the target has no '?' at all (a bare '?' is ''). */
   readonly query: string | null;
-  /** Header names are lower case (uWS delivers them so). */
-  readonly headers: [string, string][] = [];
+  /** Flat `name, value, name, value, …` as undici takes them; names lower case (uWS delivers them so). */
+  readonly headers: string[] = [];
+  /** The request announced a body (Content-Length other than 0, or Transfer-Encoding). */
+  readonly hasBody: boolean;
   private peer: string | null = null;
   /** The normalised path, set by the route table. */
   path = '';
@@ -44,9 +46,13 @@ export class Exchange implements StepRequest {
     this.method = method;
     this.url = url;
     this.query = req.getQuery() ?? null;
+    const h = this.headers;
+    let body = false;
     req.forEach((k, v) => {
-      this.headers.push([k, v]);
+      h.push(k, v);
+      if ((k === 'content-length' && v !== '0') || k === 'transfer-encoding') body = true;
     });
+    this.hasBody = body;
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
@@ -61,20 +67,17 @@ export class Exchange implements StepRequest {
   }
 
   header(name: string): string | undefined {
-    for (const [k, v] of this.headers) if (k === name) return v;
+    const h = this.headers;
+    for (let i = 0; i < h.length; i += 2) if (h[i] === name) return h[i + 1];
     return undefined;
   }
 
   /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */
   headerList(name: string): string | undefined {
+    const h = this.headers;
     let out: string | undefined;
-    for (const [k, v] of this.headers) if (k === name) out = out === undefined ? v : `${out}, ${v}`;
+    for (let i = 0; i < h.length; i += 2) if (h[i] === name) out = out === undefined ? h[i + 1] : `${out}, ${h[i + 1]}`;
     return out;
-  }
-
-  get hasBody(): boolean {
-    const cl = this.header('content-length');
-    return (cl !== undefined && cl !== '0') || this.header('transfer-encoding') !== undefined;
   }
 
   onAbort(hook: () => void): void {
@@ -123,8 +126,7 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done) return;
     this.pendingHead = null; // a held streamed head is replaced by this response
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (let i = 0; i < headers.length; i++) this.res.writeHeader(headers[i]![0], headers[i]![1]);
+      this.res.writeStatus(headBlock(statusLine(status), headers));
       // A body we did not read to the end makes the connection unusable: close it.
       this.res.end(body, this.closing() || this.bodyOpen);
     });
@@ -147,7 +149,8 @@ export class Exchange implements StepRequest {
    */
   writeHead(status: number, statusText: string | undefined, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
-    this.pendingHead = { line: statusText ? `${status} ${statusText}` : statusLine(status), headers };
+    // The upstream's usual reason phrase takes the cached line: no string built per response.
+    this.pendingHead = { line: statusText && statusText !== REASONS[status] ? `${status} ${statusText}` : statusLine(status), headers };
   }
 
   /** Inside a cork: the held head, if any. */
@@ -156,8 +159,7 @@ export class Exchange implements StepRequest {
     if (h === null) return;
     this.pendingHead = null;
     this.headFlushed = true;
-    this.res.writeStatus(h.line);
-    for (let i = 0; i < h.headers.length; i++) this.res.writeHeader(h.headers[i]![0], h.headers[i]![1]);
+    this.res.writeStatus(headBlock(h.line, h.headers));
   }
 
   /**
@@ -232,13 +234,30 @@ export class Exchange implements StepRequest {
 
 /** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
 export interface StaticReply {
-  line: string;
+  /** Status line and header lines as one block (see headBlock), joined once. */
+  head: string;
   headers: [string, string][];
   body: string;
 }
 
 export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
-  return { line: statusLine(status), headers: Object.entries(headers), body };
+  const list = Object.entries(headers);
+  return { head: headBlock(statusLine(status), list), headers: list, body };
+}
+
+/**
+ * The status line and the header lines as one string for a single writeStatus call.
+ * uWS writes `HTTP/1.1 ${status}\r\n` and `${name}: ${value}\r\n` byte for byte, so the
+ * wire is the same as one writeHeader per header; but uWS.js copies every string
+ * argument of every call into native memory, and one call per head instead of one per
+ * header was a measurable share of a proxied request's CPU (about 0.3 µs a header).
+ * Safe because no value holds CR or LF: upstream heads come through llhttp, client
+ * headers through uWS's parser, and configured values are checked by their schemas.
+ */
+export function headBlock(line: string, headers: readonly (readonly [string, string])[]): string {
+  let s = line;
+  for (let i = 0; i < headers.length; i++) s += '\r\n' + headers[i]![0] + ': ' + headers[i]![1];
+  return s;
 }
 
 /**
@@ -246,8 +265,7 @@ export function staticReply(status: number, body: string, headers: Record<string
  * socket: no Exchange, no header copy, no abort handler (nothing awaits).
  */
 export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean): void {
-  res.writeStatus(r.line);
-  for (let i = 0; i < r.headers.length; i++) res.writeHeader(r.headers[i]![0], r.headers[i]![1]);
+  res.writeStatus(r.head);
   res.end(r.body, close);
 }
 

@@ -137,7 +137,7 @@ export class RequestFlow implements Flow {
   }
 
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] } {
-    const flat = this.applyHeaderEdits(this.req.headers.flat());
+    const flat = this.applyHeaderEdits(this.req.headers.slice());
     const headers: [string, string][] = [];
     for (let i = 0; i < flat.length; i += 2) headers.push([flat[i]!, flat[i + 1]!]);
     return { method: this.req.method, path: this.path, query: this.query, headers };

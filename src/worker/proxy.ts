@@ -60,10 +60,13 @@ function target(path: string, query: string | null): string {
 
 function upstreamHeaders(ex: Exchange): string[] {
   const listed = connectionListed(ex.headerList('connection'));
+  const h = ex.headers;
   const out: string[] = [];
   let xff: string | undefined;
   let host = '';
-  for (const [k, v] of ex.headers) {
+  for (let i = 0; i < h.length; i += 2) {
+    const k = h[i]!;
+    const v = h[i + 1]!;
     if (HOP_BY_HOP.has(k) || (listed && listed.has(k))) continue;
     if (k === 'x-forwarded-for') {
       xff = xff ? `${xff}, ${v}` : v;
