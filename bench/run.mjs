@@ -351,14 +351,15 @@ async function main() {
   const compare = COMPARE ? await startGateway(upstreamPort, COMPARE) : null;
   if (compare) log(`compare gateway (${COMPARE}) ${compare.data} generation=${compare.generation}`);
 
+  // Within a round, the targets of each ratio run back to back (the ratios are per-round pairs).
   const allTargets = [
     { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"', pid: upstream.child.pid },
-    { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"', pid: baseline.child.pid },
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"', pid: floor.child.pid },
+    { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"', pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"', pid: gateway.pid },
-    { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
-    { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' }, pid: gateway.pid },
+    { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
+    { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
   ];
   if (compare) {
     allTargets.push(

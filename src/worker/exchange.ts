@@ -250,7 +250,7 @@ export function staticReply(status: number, body: string, headers: Record<string
  * uWS writes `HTTP/1.1 ${status}\r\n` and `${name}: ${value}\r\n` byte for byte, so the
  * wire is the same as one writeHeader per header; but uWS.js copies every string
  * argument of every call into native memory, and one call per head instead of one per
- * header was a measurable share of a proxied request's CPU (about 0.3 µs a header).
+ * header was a measurable share of a proxied request's CPU (about 0.15 µs a header).
  * Safe because no value holds CR or LF: upstream heads come through llhttp, client
  * headers through uWS's parser, and configured values are checked by their schemas.
  */

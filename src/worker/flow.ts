@@ -1,7 +1,10 @@
 import { Readable, Transform } from 'node:stream';
 import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 
-type Edit = { op: 'set' | 'add'; value: string } | { op: 'remove' };
+/** Header edit operations, kept flat as `op, name, value` triples (no object per edit). */
+const SET = 0;
+const ADD = 1;
+const REMOVE = 2;
 
 /** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
 export class RequestFlow implements Flow {
@@ -26,7 +29,7 @@ export class RequestFlow implements Flow {
     for (const c of this.collectors ?? []) a = c(a);
     return a;
   }
-  private edits: [string, Edit][] | null = null;
+  private edits: (number | string)[] | null = null;
   private hooks: ((head: ResponseHead) => void)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;
   /** The status sent to the client, once known. */
@@ -89,15 +92,15 @@ export class RequestFlow implements Flow {
   }
 
   setHeader(name: string, value: string): void {
-    (this.edits ??= []).push([name.toLowerCase(), { op: 'set', value }]);
+    (this.edits ??= []).push(SET, name.toLowerCase(), value);
   }
 
   addHeader(name: string, value: string): void {
-    (this.edits ??= []).push([name.toLowerCase(), { op: 'add', value }]);
+    (this.edits ??= []).push(ADD, name.toLowerCase(), value);
   }
 
   removeHeader(name: string): void {
-    (this.edits ??= []).push([name.toLowerCase(), { op: 'remove' }]);
+    (this.edits ??= []).push(REMOVE, name.toLowerCase(), '');
   }
 
   onResponse(hook: (head: ResponseHead) => void): void {
@@ -119,20 +122,32 @@ export class RequestFlow implements Flow {
 
   /** Applies the header edits to a flat [name, value, …] list of upstream headers, in one pass. */
   applyHeaderEdits(flat: string[]): string[] {
-    if (this.edits === null) return flat;
+    const e = this.edits;
+    if (e === null) return flat;
     // The last set/remove of a name wins over the client's values; adds after it append.
-    const replaced = new Map<string, string[]>();
-    for (const [name, e] of this.edits) {
-      if (e.op === 'add') {
-        const cur = replaced.get(name);
-        if (cur) cur.push(e.value);
-        else flat.push(name, e.value);
-      } else replaced.set(name, e.op === 'set' ? [e.value] : []);
+    // Routes edit a handful of names: arrays and indexOf beat a Map here.
+    let names: string[] | null = null;
+    let values: string[][] | null = null;
+    for (let i = 0; i < e.length; i += 3) {
+      const op = e[i] as number;
+      const name = e[i + 1] as string;
+      const at = names === null ? -1 : names.indexOf(name);
+      if (op === ADD) {
+        if (at >= 0) values![at]!.push(e[i + 2] as string);
+        else flat.push(name, e[i + 2] as string);
+        continue;
+      }
+      const replaced = op === SET ? [e[i + 2] as string] : [];
+      if (at >= 0) values![at] = replaced;
+      else {
+        (names ??= []).push(name);
+        (values ??= []).push(replaced);
+      }
     }
-    if (replaced.size === 0) return flat;
+    if (names === null) return flat;
     const out: string[] = [];
-    for (let i = 0; i < flat.length; i += 2) if (!replaced.has(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
-    for (const [name, values] of replaced) for (const val of values) out.push(name, val);
+    for (let i = 0; i < flat.length; i += 2) if (!names.includes(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
+    for (let n = 0; n < names.length; n++) for (const val of values![n]!) out.push(names[n]!, val);
     return out;
   }
 

@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RequestFlow } from '../../src/worker/flow.js';
+import type { StepRequest } from '../../src/steps/step.js';
+
+function flowOf(headers: string[]): RequestFlow {
+  const req: StepRequest = {
+    method: 'GET',
+    url: '/x',
+    path: '/x',
+    query: null,
+    headers,
+    remoteAddress: '127.0.0.1',
+    header: (n) => {
+      for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
+      return undefined;
+    },
+  };
+  return new RequestFlow(req, null);
+}
+
+const pairs = (flat: string[]) => {
+  const out: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push(`${flat[i]}: ${flat[i + 1]}`);
+  return out;
+};
+
+test('no edits: the upstream list is returned as it is', () => {
+  const list = ['host', 'h', 'a', '1'];
+  assert.equal(flowOf([]).applyHeaderEdits(list), list);
+});
+
+test('set replaces every client value, remove drops them, add appends to the client values', () => {
+  const f = flowOf([]);
+  f.setHeader('X-Set', 'new');
+  f.removeHeader('x-drop');
+  f.addHeader('x-add', 'a2');
+  const out = f.applyHeaderEdits(['host', 'h', 'x-set', 'old1', 'x-drop', 'd', 'x-set', 'old2', 'x-add', 'a1']);
+  assert.deepEqual(pairs(out), ['host: h', 'x-add: a1', 'x-add: a2', 'x-set: new']);
+});
+
+test('the last set or remove of a name wins; adds after it append, adds before it are replaced', () => {
+  const f = flowOf([]);
+  f.addHeader('x-a', 'before');
+  f.setHeader('x-a', 'one');
+  f.setHeader('x-a', 'two');
+  f.addHeader('x-a', 'after');
+  f.removeHeader('x-b');
+  f.addHeader('x-b', 'fresh');
+  f.setHeader('x-c', 'c');
+  f.removeHeader('x-c');
+  const out = f.applyHeaderEdits(['x-a', 'client', 'x-b', 'client', 'x-c', 'client', 'keep', 'k']);
+  assert.deepEqual(pairs(out), ['keep: k', 'x-a: two', 'x-a: after', 'x-b: fresh']);
+});
+
+test('preview shows the request with the edits applied, without consuming them', () => {
+  const f = flowOf(['host', 'h', 'x-a', 'client']);
+  f.setHeader('x-a', 'mine');
+  assert.deepEqual(f.preview().headers, [['host', 'h'], ['x-a', 'mine']]);
+  assert.deepEqual(f.preview().headers, [['host', 'h'], ['x-a', 'mine']]);
+});
