@@ -179,3 +179,30 @@ test('routes match the normalised path (/a/../b is /b) while the upstream receiv
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.url, '/../../b/x');
 });
+
+// The steps' header edits are applied in the proxy's one pass over the headers, together
+// with the X-Forwarded-* it sets: an edit of one of those wins, exactly once.
+test('a step that sets or removes an X-Forwarded header overrides the gateway value, once', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    [
+      'route',
+      'edited',
+      {
+        cluster: 'echo',
+        steps: [{ code: 'request-headers', settings: { set: { 'X-Forwarded-Proto': 'https', 'x-extra': 'e' }, remove: ['x-forwarded-host'], add: { 'x-forwarded-for': '10.9.9.9' } } }],
+      },
+    ],
+  ]);
+  const r = await request(`http://127.0.0.1:${gw.dataPort}/edited`, { headers: { 'x-forwarded-proto': 'gopher', 'x-forwarded-for': '192.0.2.1' } });
+  assert.equal(r.status, 200);
+  const raw = r.json.rawHeaders as string[];
+  const values = (name: string) => raw.flatMap((v, i) => (i % 2 === 0 && v.toLowerCase() === name ? [raw[i + 1]!] : []));
+  assert.deepEqual(values('x-forwarded-proto'), ['https']);
+  assert.deepEqual(values('x-forwarded-host'), []);
+  // The client's chain, then the socket peer, then the step's add.
+  assert.deepEqual(values('x-forwarded-for'), ['192.0.2.1, 127.0.0.1', '10.9.9.9']);
+  assert.deepEqual(values('x-extra'), ['e']);
+});

@@ -289,12 +289,18 @@ export function statusLine(status: number): string {
 
 const v4Names = new Map<number, string>();
 
+/** The first ten bytes of an IPv4-mapped IPv6 address are zero. */
+function zeroPrefix(b: Uint8Array): boolean {
+  for (let i = 0; i < 10; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
 /** uWS's binary peer address as text: IPv4 (also v4-mapped IPv6) from a small cache, else IPv6. */
 export function formatAddress(ab: ArrayBuffer): string {
   const b = new Uint8Array(ab);
   let o = -1;
   if (b.length === 4) o = 0;
-  else if (b.length === 16 && b[10] === 0xff && b[11] === 0xff && b.subarray(0, 10).every((x) => x === 0)) o = 12;
+  else if (b.length === 16 && b[10] === 0xff && b[11] === 0xff && zeroPrefix(b)) o = 12;
   if (o >= 0) {
     const key = ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
     let name = v4Names.get(key);

@@ -120,34 +120,49 @@ export class RequestFlow implements Flow {
     for (const h of hooks) h(status);
   }
 
-  /** Applies the header edits to a flat [name, value, …] list of upstream headers, in one pass. */
-  applyHeaderEdits(flat: string[]): string[] {
+  /**
+   * The header edits reduced to what the upstream list needs: the names whose client
+   * values are dropped (the last set/remove of a name wins over them), and the values
+   * appended after the rest (adds not overridden later, then the set values). Computed
+   * from the edits alone, so the proxy applies it in its one pass over the headers.
+   */
+  editPlan(): { drop: string[]; tail: string[] } | null {
     const e = this.edits;
-    if (e === null) return flat;
-    // The last set/remove of a name wins over the client's values; adds after it append.
+    if (e === null) return null;
     // Routes edit a handful of names: arrays and indexOf beat a Map here.
-    let names: string[] | null = null;
-    let values: string[][] | null = null;
+    const drop: string[] = [];
+    const values: string[][] = [];
+    const adds: string[] = [];
     for (let i = 0; i < e.length; i += 3) {
       const op = e[i] as number;
       const name = e[i + 1] as string;
-      const at = names === null ? -1 : names.indexOf(name);
+      const at = drop.indexOf(name);
       if (op === ADD) {
-        if (at >= 0) values![at]!.push(e[i + 2] as string);
-        else flat.push(name, e[i + 2] as string);
+        if (at >= 0) values[at]!.push(e[i + 2] as string);
+        else adds.push(name, e[i + 2] as string);
         continue;
       }
       const replaced = op === SET ? [e[i + 2] as string] : [];
-      if (at >= 0) values![at] = replaced;
+      if (at >= 0) values[at] = replaced;
       else {
-        (names ??= []).push(name);
-        (values ??= []).push(replaced);
+        drop.push(name);
+        values.push(replaced);
       }
     }
-    if (names === null) return flat;
+    // An add made before a later set/remove of the same name is overridden with the client's values.
+    const tail: string[] = [];
+    for (let i = 0; i < adds.length; i += 2) if (!drop.includes(adds[i]!)) tail.push(adds[i]!, adds[i + 1]!);
+    for (let n = 0; n < drop.length; n++) for (const val of values[n]!) tail.push(drop[n]!, val);
+    return { drop, tail };
+  }
+
+  /** Applies the header edits to a flat [name, value, …] list of upstream headers. */
+  applyHeaderEdits(flat: string[]): string[] {
+    const plan = this.editPlan();
+    if (plan === null) return flat;
     const out: string[] = [];
-    for (let i = 0; i < flat.length; i += 2) if (!names.includes(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
-    for (let n = 0; n < names.length; n++) for (const val of values![n]!) out.push(names[n]!, val);
+    for (let i = 0; i < flat.length; i += 2) if (!plan.drop.includes(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
+    for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
     return out;
   }
 

@@ -38,7 +38,7 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
         {
           path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
           method: ex.method as Dispatcher.HttpMethod,
-          headers: flow === null ? upstreamHeaders(ex) : flow.applyHeaderEdits(upstreamHeaders(ex)),
+          headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan()),
           body,
           headersTimeout: flow?.timeouts?.headersMs ?? spec.headersMs,
           bodyTimeout: flow?.timeouts?.bodyMs ?? spec.bodyMs,
@@ -58,8 +58,14 @@ function target(path: string, query: string | null): string {
   return query === null ? path : `${path}?${query}`;
 }
 
-function upstreamHeaders(ex: Exchange): string[] {
+/**
+ * The client's headers as the upstream receives them, in one pass: hop-by-hop ones
+ * dropped (also those named in Connection), X-Forwarded-* set, and the steps' header
+ * edits applied (`plan`: names whose values are replaced, then the values to append).
+ */
+function upstreamHeaders(ex: Exchange, plan: { drop: string[]; tail: string[] } | null): string[] {
   const listed = connectionListed(ex.headerList('connection'));
+  const drop = plan === null || plan.drop.length === 0 ? null : plan.drop;
   const h = ex.headers;
   const out: string[] = [];
   let xff: string | undefined;
@@ -75,11 +81,13 @@ function upstreamHeaders(ex: Exchange): string[] {
     if (k === 'x-forwarded-proto' || k === 'x-forwarded-host') continue; // set by us, never trusted from the client
     if (k === 'expect') continue; // 100-continue is answered on the client side; undici refuses the header
     if (k === 'host') host = v;
+    if (drop !== null && drop.includes(k)) continue;
     out.push(k, v);
   }
-  out.push('x-forwarded-for', xff ? `${xff}, ${ex.remoteAddress}` : ex.remoteAddress);
-  out.push('x-forwarded-proto', 'http');
-  if (host) out.push('x-forwarded-host', host);
+  if (drop === null || !drop.includes('x-forwarded-for')) out.push('x-forwarded-for', xff ? `${xff}, ${ex.remoteAddress}` : ex.remoteAddress);
+  if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', 'http');
+  if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
+  if (plan !== null) for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
   return out;
 }
 
