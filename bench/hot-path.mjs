@@ -6,33 +6,17 @@
 // ns per request and without the machine's noise. Prints one line per route.
 //
 //   npm run build && node bench/hot-path.mjs [label filter]
-import { createHash } from 'node:crypto';
 import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { Exchange } from '../dist/worker/exchange.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
+import { FIVE_STEPS, STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
 
-const KEY = 'bench-key-0123456789';
 const drafts = [
   { kind: 'cluster', name: 'up', doc: { targets: ['127.0.0.1:9'] } },
   { kind: 'route', name: 'cluster', doc: { cluster: 'up', pathPrefix: '/' } },
   { kind: 'route', name: 'direct', doc: { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 } },
-  {
-    kind: 'route',
-    name: 'steps',
-    doc: {
-      cluster: 'up',
-      pathPrefix: '/steps',
-      order: 10,
-      steps: [
-        { code: 'request-id', settings: {} },
-        { code: 'cors', settings: { origins: ['https://bench.example'] } },
-        { code: 'key-auth', settings: { keys: [{ id: 'bench', sha256: createHash('sha256').update(KEY).digest('hex') }] } },
-        { code: 'rate-limit', settings: { requestsPerSecond: 1_000_000, burst: 1_000_000 } },
-        { code: 'request-headers', settings: { set: { 'x-bench': '1' } } },
-      ],
-    },
-  },
+  { kind: 'route', name: 'steps', doc: { cluster: 'up', pathPrefix: '/steps', order: 10, steps: FIVE_STEPS } },
 ];
 const compiled = compile({ tenant: 'default', published: [], drafts });
 if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
@@ -112,7 +96,7 @@ function serve(req) {
 const HOST = ['host', '127.0.0.1:8080'];
 const cases = [
   ['cluster route', reqOf('/', [HOST])],
-  ['cluster route, 5 steps', reqOf('/steps', [HOST, ['x-api-key', KEY], ['origin', 'https://bench.example']])],
+  ['cluster route, 5 steps', reqOf('/steps', [HOST, ...Object.entries(STEPS_REQUEST_HEADERS)])],
   ['directResponse', reqOf('/direct', [HOST])],
 ];
 // An optional argument picks the routes whose label contains it (for profiling one).

@@ -19,7 +19,7 @@
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster and compareSteps, in the same rounds (an A/B)
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -27,6 +27,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { treeCpuMs } from './process-cpu.mjs';
+import { FIVE_STEPS, STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
 import { request } from 'undici';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -48,8 +49,6 @@ const CPU_LOAD = '1';
 
 // Acceptance item 9 of issue 3.
 const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85 };
-// The API key the five-step route's key-auth accepts (the gateway only holds its SHA-256).
-const BENCH_API_KEY = 'bench-key-0123456789';
 
 // ---------------------------------------------------------------------------
 // Child processes: tracked here, all stopped on the way out.
@@ -230,19 +229,7 @@ async function startGateway(upstreamPort, root = ROOT) {
   await api('config/set/route/bench-cluster', { cluster: 'bench-upstream', pathPrefix: '/' });
   await api('config/set/route/bench-direct', { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 });
   // A cluster route with five steps (issue 4): the machinery's cost against the bare cluster route.
-  const sha = createHash('sha256').update(BENCH_API_KEY).digest('hex');
-  await api('config/set/route/bench-steps', {
-    cluster: 'bench-upstream',
-    pathPrefix: '/steps',
-    order: 10,
-    steps: [
-      { code: 'request-id', settings: {} },
-      { code: 'cors', settings: { origins: ['https://bench.example'] } },
-      { code: 'key-auth', settings: { keys: [{ id: 'bench', sha256: sha }] } },
-      { code: 'rate-limit', settings: { requestsPerSecond: 1_000_000, burst: 1_000_000 } },
-      { code: 'request-headers', settings: { set: { 'x-bench': '1' } } },
-    ],
-  });
+  await api('config/set/route/bench-steps', { cluster: 'bench-upstream', pathPrefix: '/steps', order: 10, steps: FIVE_STEPS });
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
   return { data, generation: published.generation, pid: child.pid };
@@ -357,14 +344,14 @@ async function main() {
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"', pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"', pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"', pid: gateway.pid },
-    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' }, pid: gateway.pid },
+    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: STEPS_REQUEST_HEADERS, pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
   ];
   if (compare) {
     allTargets.push(
       { key: 'compareCluster', label: 'compare: cluster route', url: `${compare.data}/`, expect: '"service":"upstream"', pid: compare.pid },
-      { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: '"service":"upstream"', headers: { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' }, pid: compare.pid },
+      { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: '"service":"upstream"', headers: STEPS_REQUEST_HEADERS, pid: compare.pid },
     );
   }
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
