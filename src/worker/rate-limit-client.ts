@@ -18,6 +18,8 @@ interface Local {
 }
 
 const LEASE_TTL_MS = 1000;
+/** A lease answer that has not come by then is treated as a refusal (never a hang). */
+const ANSWER_TIMEOUT_MS = 2000;
 /** A bucket in steady use asks for its next lease this long before the current one lapses. */
 const RENEW_AHEAD_MS = 250;
 
@@ -35,7 +37,10 @@ export class LeasedRateLimits implements RateLimitClient {
   private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number; remaining: number }) => void>();
   private nextId = 1;
 
-  constructor(private readonly send: (msg: FromWorker) => void) {}
+  constructor(
+    private readonly send: (msg: FromWorker) => void,
+    private readonly answerTimeoutMs = ANSWER_TIMEOUT_MS,
+  ) {}
 
   acquire(bucket: string, rps: number, burst: number): Verdict | Promise<Verdict> {
     const now = performance.now();
@@ -75,7 +80,11 @@ export class LeasedRateLimits implements RateLimitClient {
   private ask(l: Local, bucket: string, rps: number, burst: number): void {
     l.asking = true;
     const id = this.nextId++;
+    // The requests of this bucket all wait on this one answer: if it is lost, they are
+    // refused for a second instead of waiting forever.
+    const lost = setTimeout(() => this.answer(id, 0, 1000, l.pool), this.answerTimeoutMs);
     this.waiting.set(id, ({ granted, retryAfterMs, remaining }) => {
+      clearTimeout(lost);
       l.asking = false;
       const at = performance.now();
       const kept = at < l.expires ? l.tokens : 0;

@@ -55,3 +55,16 @@ test('buckets are independent', async () => {
   const x2 = await client.acquire('x', 1, 1);
   assert.notEqual(x2, true);
 });
+
+test('a lease answer that never comes refuses the waiting requests instead of hanging them', async () => {
+  let sent = 0;
+  const client = new LeasedRateLimits(() => void sent++, 50);
+  const started = Date.now();
+  const verdicts = await Promise.all([client.acquire('lost', 10, 10), client.acquire('lost', 10, 10)]);
+  assert.ok(Date.now() - started < 1000);
+  for (const v of verdicts) assert.ok(v !== true && v.retryAfterSeconds > 0);
+  assert.equal(sent, 1);
+  // The refusal is cached for its Retry-After; after it the bucket asks again.
+  const again = client.acquire('lost', 10, 10);
+  assert.ok(again !== true && !(again instanceof Promise));
+});
