@@ -9,6 +9,7 @@ import type { StepRequest } from '../steps/step.js';
  *  - the request is copied synchronously (method, url, query, headers, peer);
  *  - onAborted is registered before anything can await;
  *  - every write is corked (writes after an await must be);
+ *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
  *  - response bodies go through tryEnd/write + onWritable (backpressure);
  *  - request bodies go through onData + pause/resume (backpressure);
  *  - nothing is written after an abort or after the end;
