@@ -8,9 +8,10 @@
 // exit, on errors and on SIGINT/SIGTERM.
 //
 // Environment:
-//   BENCH_SECONDS  measured seconds per target (default 10); a 2 s warm-up precedes each
+//   BENCH_SECONDS  measured seconds per target and round (default 4); a 2 s warm-up precedes each
 //   BENCH_TOOL     autocannon | wrk (default: wrk when on PATH, else autocannon)
-//   BENCH_ROUNDS   run every target this many times, report the median (default 1)
+//   BENCH_ROUNDS   run every target this many times, report medians (default 5: ratios are
+//                  medians of per-round pairs, which short rounds make robust)
 //   BENCH_ONLY     comma-separated target keys to run (default: all); ratios whose two
 //                  targets did not both run are left out
 //   BENCH_PIN      1 | 0: pin the proxy under test to CPU 0 and the load generator and
@@ -36,8 +37,8 @@ const HOST = '127.0.0.1';
 const CONNECTIONS = 50;
 const PIPELINING = 1;
 const WARMUP_SECONDS = 2;
-const SECONDS = positiveInt(process.env.BENCH_SECONDS, 10);
-const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 1);
+const SECONDS = positiveInt(process.env.BENCH_SECONDS, 4);
+const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 5);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
 const PIN = choosePin(process.env.BENCH_PIN);
 const COMPARE = process.env.BENCH_COMPARE || null;
