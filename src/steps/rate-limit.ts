@@ -31,7 +31,7 @@ function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): St
 export const rateLimit = defineStep({
   code: 'rate-limit',
   summary: 'Token bucket per route across all workers; 429 with Retry-After when empty',
-  statuses: [{ status: 429, when: 'the bucket is empty (Retry-After says when the next token is due)' }],
+  statuses: [{ status: 429, when: 'the bucket is empty (Retry-After says when the next token is due); also, for 1 s, when the supervisor did not answer a token lease within 2 s' }],
   example: { requestsPerSecond: 10, burst: 20, key: 'ip' },
   schema: Settings,
   create(settings, { bucket, env }) {
