@@ -9,6 +9,7 @@
 import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { Exchange } from '../dist/worker/exchange.js';
+import { normalizePath } from '../dist/worker/normalize-path.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { FIVE_STEPS, STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
 
@@ -88,9 +89,10 @@ function reqOf(url, headers) {
 function serve(req) {
   const method = req.getCaseSensitiveMethod();
   const url = req.getUrl();
-  const target = runtime.route(method, url, req.getHeader('host'));
+  const path = normalizePath(url);
+  const target = runtime.route(method, path, req.getHeader('host'));
   if (typeof target !== 'function') return res.writeStatus(target.head), res.end(target.body);
-  target(new Exchange(res, req, method, url, () => false, () => {}));
+  target(new Exchange(res, req, method, url, path, () => false, () => {}));
 }
 
 const HOST = ['host', '127.0.0.1:8080'];

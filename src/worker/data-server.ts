@@ -1,12 +1,13 @@
 import { uws, type us_listen_socket } from './uws.js';
 import { Exchange, replyStatic, type StaticReply } from './exchange.js';
 import type { Logger } from '../shared/logger.js';
+import { normalizePath } from './normalize-path.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
 
-/** Decides from the request line and Host alone, synchronously. */
-export type Router = (method: string, url: string, host: string) => Target;
+/** Decides from the method, the normalised path and Host alone, synchronously. */
+export type Router = (method: string, path: string, host: string) => Target;
 
 /**
  * The data-port server: one uWS app per worker, listening with SO_REUSEPORT (uWS's
@@ -31,10 +32,12 @@ export class DataServer {
       try {
         const method = req.getCaseSensitiveMethod();
         const url = req.getUrl();
-        const target = route(method, url, req.getHeader('host'));
+        // Normalised once per request: the route table matches on it, steps read it as ex.path.
+        const path = normalizePath(url);
+        const target = route(method, path, req.getHeader('host'));
         if (typeof target !== 'function') return replyStatic(res, target, this.draining);
         this.inFlight++;
-        ex = new Exchange(res, req, method, url, closing, finished);
+        ex = new Exchange(res, req, method, url, path, closing, finished);
         target(ex);
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.

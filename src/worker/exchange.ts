@@ -25,8 +25,8 @@ export class Exchange implements StepRequest {
   /** The request announced a body (Content-Length other than 0, or Transfer-Encoding). */
   readonly hasBody: boolean;
   private peer: string | null = null;
-  /** The normalised path, set by the route table. */
-  path = '';
+  /** The normalised path routes were matched on (see normalize-path.ts). */
+  readonly path: string;
   aborted = false;
   done = false;
   private headFlushed = false;
@@ -40,12 +40,14 @@ export class Exchange implements StepRequest {
     req: HttpRequest,
     method: string,
     url: string,
+    path: string,
     /** Worker-wide: a draining worker asks clients to close their connection. */
     private readonly closing: () => boolean,
     private readonly onFinish: () => void,
   ) {
     this.method = method;
     this.url = url;
+    this.path = path;
     this.query = req.getQuery() ?? null;
     const h = this.headers;
     let body = false;

@@ -49,7 +49,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps);
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.
-    (method, url, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, url, host)),
+    (method, path, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host)),
     () => envelopeReply('Svc.Internal', traceId()),
     log,
   );

@@ -5,7 +5,6 @@ import { ERRORS } from '../shared/errors.js';
 import { staticReply, type Exchange } from './exchange.js';
 import type { Target } from './data-server.js';
 import { envelopeReply } from './envelope.js';
-import { normalizePath } from './normalize-path.js';
 import { buildPipeline } from './pipeline.js';
 import { proxy } from './proxy.js';
 import { RouteTable, routingHost } from './route-table.js';
@@ -22,7 +21,7 @@ export interface RuntimeDeps {
 export interface Runtime {
   readonly generation: number;
   /** Where a request goes; a handler target belongs to this runtime for the request's whole life. */
-  route(method: string, url: string, host: string): Target;
+  route(method: string, path: string, host: string): Target;
   /** A newer generation replaced this one: close its pools once its requests finish. */
   retire(): void;
 }
@@ -66,13 +65,11 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     if (pipeline === null) {
       return (ex) => {
         inFlight++;
-        ex.path = normalizePath(ex.url);
         proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, traceId, done);
       };
     }
     return (ex) => {
       inFlight++;
-      ex.path = normalizePath(ex.url);
       const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
       const flow = new RequestFlow(ex, body);
       const end = () => {
@@ -104,8 +101,8 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
 
   return {
     generation,
-    route(method, url, host) {
-      return table.lookup(method, routingHost(host), normalizePath(url)) ?? envelopeReply('Svc.Data.NoRoute', traceId());
+    route(method, path, host) {
+      return table.lookup(method, routingHost(host), path) ?? envelopeReply('Svc.Data.NoRoute', traceId());
     },
     retire() {
       retired = true;
