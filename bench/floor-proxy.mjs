@@ -7,14 +7,10 @@
 //   node bench/floor-proxy.mjs <upstream url> [port]
 //
 // Prints one line `ready port=N` on stdout once it listens.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { Pool } from 'undici';
-import { exitWithParent } from './lifecycle.mjs';
+import { listenUntilParentExits, loadUws } from './uws-native.mjs';
 
-const require = createRequire(import.meta.url);
-const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
-const uws = require(join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`));
+const uws = loadUws('floor-proxy');
 
 const pool = new Pool(process.argv[2]);
 const SKIP = new Set(['connection', 'keep-alive', 'content-length', 'transfer-encoding', 'date']);
@@ -60,16 +56,4 @@ app.any('/*', (res, req) => {
   );
 });
 
-let listenSocket = null;
-app.listen('127.0.0.1', Number(process.argv[3] ?? 0), (socket) => {
-  if (!socket) {
-    process.stderr.write('floor-proxy: cannot listen\n');
-    process.exit(1);
-  }
-  listenSocket = socket;
-  process.stdout.write(`ready port=${uws.us_socket_local_port(socket)}\n`);
-});
-exitWithParent(() => {
-  if (listenSocket) uws.us_listen_socket_close(listenSocket);
-  pool.close();
-});
+listenUntilParentExits(uws, app, 'floor-proxy', Number(process.argv[3] ?? 0), () => pool.close());

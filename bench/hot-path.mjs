@@ -8,8 +8,7 @@
 //   npm run build && node bench/hot-path.mjs [label filter]
 import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
-import { Exchange } from '../dist/worker/exchange.js';
-import { normalizePath } from '../dist/worker/normalize-path.js';
+import { DataServer } from '../dist/worker/data-server.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { FIVE_STEPS, STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
 
@@ -62,6 +61,7 @@ const res = {
   },
   end(b) {
     written += b ? b.length : 0;
+    return res;
   },
   tryEnd(b) {
     written += b.length;
@@ -85,15 +85,12 @@ function reqOf(url, headers) {
   };
 }
 
-// What DataServer does per request, minus uWS.
-function serve(req) {
-  const method = req.getCaseSensitiveMethod();
-  const url = req.getUrl();
-  const path = normalizePath(url);
-  const target = runtime.route(method, path, req.getHeader('host'));
-  if (typeof target !== 'function') return res.writeStatus(target.head), res.end(target.body);
-  target(new Exchange(res, req, method, url, path, () => false, () => {}));
-}
+// The data port's real per-request callback, called with the fakes instead of by uWS
+// (the server is built but never listens).
+const server = new DataServer((method, path, host) => runtime.route(method, path, host), () => {
+  throw new Error('internal error');
+}, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} });
+const serve = (req) => server.handle(res, req);
 
 const HOST = ['host', '127.0.0.1:8080'];
 const cases = [

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { startGateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
-import { launchBrowser, newPage, screenshot, signIn } from './helpers/browser.js';
+import { newPage, screenshot, signIn, signedInPage } from './helpers/browser.js';
 import { BOUNDED } from './helpers/wait.js';
 import type { Page } from 'playwright-core';
 
@@ -27,9 +27,7 @@ async function writeEntity(page: Page, view: string, name: string, doc: unknown)
 test('create a cluster and a route in the console, dry-run, publish: the data port serves it', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [{ id: 'root', scopes: ['*'] }], workers: 2 });
-  const browser = await launchBrowser(t);
-  const page = await newPage(browser);
-  await signIn(page, gw.adminUrl, gw.tokens.root!);
+  const { browser, page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
 
   await writeEntity(page, 'clusters', 'shop', { targets: [up.target] });
   await writeEntity(page, 'routes', 'shop', { cluster: 'shop', pathPrefix: '/shop' });
@@ -70,9 +68,7 @@ test('create a cluster and a route in the console, dry-run, publish: the data po
 
 test('issue a key in the console: the plaintext is shown once, never after a reload', BOUNDED, async (t) => {
   const gw = await startGateway(t, { keys: [{ id: 'root', scopes: ['*'] }] });
-  const browser = await launchBrowser(t);
-  const page = await newPage(browser);
-  await signIn(page, gw.adminUrl, gw.tokens.root!);
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
   await page.getByTestId('nav-keys').click();
   await page.getByTestId('key-name').fill('ci');
   await page.getByTestId('key-scopes').fill('config:read, publish:read');

@@ -13,7 +13,7 @@ import { ROOT_KEY, dryRun, getEntity, publish, setEntity } from './helpers/admin
 import { runCli } from './helpers/cli.js';
 import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
-import { launchBrowser, newPage, screenshot, signIn } from './helpers/browser.js';
+import { screenshot, signedInPage } from './helpers/browser.js';
 import { BOUNDED } from './helpers/wait.js';
 
 const cliFlags = (gw: Gateway) => ['--admin', gw.adminUrl, '--token', gw.tokens.root!];
@@ -77,9 +77,7 @@ const withoutCanvas = ({ canvas: _c, ...rest }: any) => rest;
 test('designer: build a chain with a link and a group, set rate-limit through the form, save, bind it from a route: the data port limits', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  const browser = await launchBrowser(t);
-  const page = await newPage(browser);
-  await signIn(page, gw.adminUrl, gw.tokens.root!);
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
   await openDesigner(page, 'edge', false);
   assert.equal(await page.getByTestId('designer-source').textContent(), 'new chain');
   await page.getByTestId('designer-empty').waitFor();
@@ -193,9 +191,7 @@ test('a chain written by the CLI opens in the designer with its nodes and links;
   const before = (await cliGetOrch(gw, 'cli-chain')).draft.doc;
   assert.deepEqual(before, written, 'stored as written: no canvas');
 
-  const browser = await launchBrowser(t);
-  const page = await newPage(browser);
-  await signIn(page, gw.adminUrl, gw.tokens.root!);
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
   await openDesigner(page, 'cli-chain', true);
   assert.equal(await page.getByTestId('designer-source').textContent(), 'draft');
 
@@ -233,9 +229,7 @@ test('a chain written by the CLI opens in the designer with its nodes and links;
 
 test('a dry-run issue inside a chain is shown on its node; the designer fits 1280×800 and Tab reaches the palette', BOUNDED, async (t) => {
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  const browser = await launchBrowser(t);
-  const page = await newPage(browser, { width: 1280, height: 800 });
-  await signIn(page, gw.adminUrl, gw.tokens.root!);
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
   await openDesigner(page, 'broken', false);
 
   // on screen at 1280×800

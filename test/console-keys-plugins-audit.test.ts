@@ -3,14 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
-import { launchBrowser, newPage, signIn } from './helpers/browser.js';
+import { signedInPage } from './helpers/browser.js';
 import { BOUNDED } from './helpers/wait.js';
 
 test('keys: revoke and delete; plugins: disable and enable; audit: the trail of those writes', BOUNDED, async (t) => {
   const gw = await startGateway(t, { keys: [{ id: 'root', scopes: ['*'] }] });
-  const browser = await launchBrowser(t);
-  const page = await newPage(browser);
-  await signIn(page, gw.adminUrl, gw.tokens.root!);
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
 
   await page.getByTestId('nav-keys').click();
   await page.getByTestId('key-name').fill('deploy');

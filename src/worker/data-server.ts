@@ -1,4 +1,4 @@
-import { uws, type us_listen_socket } from './uws.js';
+import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { Exchange, replyStatic, type StaticReply } from './exchange.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from './normalize-path.js';
@@ -27,7 +27,7 @@ export class DataServer {
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
     };
-    this.app.any('/*', (res, req) => {
+    this.handle = (res, req) => {
       let ex: Exchange | undefined;
       try {
         const method = req.getCaseSensitiveMethod();
@@ -43,11 +43,15 @@ export class DataServer {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
         const r = internalError();
-        if (ex) ex.send(500, r.body, Object.fromEntries(r.headers));
+        if (ex) ex.sendHead(500, r.body, r.headers);
         else replyStatic(res, r, true);
       }
-    });
+    };
+    this.app.any('/*', this.handle);
   }
+
+  /** The per-request callback uWS calls (bench/hot-path.mjs drives it with fakes). */
+  readonly handle: (res: HttpResponse, req: HttpRequest) => void;
 
   listen(host: string, port: number): Promise<boolean> {
     return new Promise((resolve) => {

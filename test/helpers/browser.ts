@@ -39,3 +39,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: false });
   return file;
 }
+
+/** A browser for the test, a fresh 1280×800 page, signed in to the console with `token`. */
+export async function signedInPage(t: TestContext, adminUrl: string, token: string): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchBrowser(t);
+  const page = await newPage(browser);
+  await signIn(page, adminUrl, token);
+  return { browser, page };
+}

@@ -5,6 +5,7 @@
 import { useId, type Dispatch } from 'react';
 import type { Action } from './designer-state';
 import type { ShownIssue } from './issues';
+import { PanelIssues } from './issues-list';
 import { LinkControls } from './link-controls';
 import { MERGES, type OrchDoc, type OrchGroup } from './orch-doc';
 
@@ -41,15 +42,7 @@ export function GroupPanel({ group, doc, issues, dispatch }: { group: OrchGroup;
         </select>
         <div className="sy-hint">{MERGE_HELP[group.merge ?? 'all'] ?? ''}</div>
       </div>
-      {issues.length > 0 && (
-        <div className="sy-field-error" data-testid="group-panel-issues">
-          {issues.map((i, k) => (
-            <div key={k}>
-              {i.code} {i.target.type === 'group' ? i.target.sub : ''}: {i.message}
-            </div>
-          ))}
-        </div>
-      )}
+      <PanelIssues issues={issues} testId="group-panel-issues" />
       <p className="sy-hint">Ungroup (under the node list) dissolves the group; its members stay.</p>
       <LinkControls from={group.id} doc={doc} dispatch={dispatch} />
     </section>

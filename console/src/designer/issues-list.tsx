@@ -3,7 +3,7 @@
  * of this chain first and linked to the node, group or link they concern.
  */
 import type { CompileIssue } from '../api';
-import { targetOf, type IssueTarget } from './issues';
+import { targetOf, type IssueTarget, type ShownIssue } from './issues';
 import type { OrchDoc } from './orch-doc';
 
 export interface DryRunOutcome {
@@ -65,5 +65,19 @@ export function IssuesList({ outcome, name, onShow }: { outcome: DryRunOutcome; 
         </ul>
       )}
     </section>
+  );
+}
+
+/** The findings placed on one node or group, under its panel: code, where inside it, message. */
+export function PanelIssues({ issues, testId }: { issues: readonly ShownIssue[]; testId: string }) {
+  if (issues.length === 0) return null;
+  return (
+    <div className="sy-field-error" data-testid={testId}>
+      {issues.map((i, k) => (
+        <div key={k}>
+          {i.code} {i.target.sub}: {i.message}
+        </div>
+      ))}
+    </div>
   );
 }

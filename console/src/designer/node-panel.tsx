@@ -7,6 +7,7 @@ import { useId, useState, type Dispatch } from 'react';
 import type { StepInfo } from '../api';
 import type { Action } from './designer-state';
 import { settingsErrors, type ShownIssue } from './issues';
+import { PanelIssues } from './issues-list';
 import { LinkControls } from './link-controls';
 import { FAILURE_STRATEGIES, groupOf, type OrchDoc, type OrchNode } from './orch-doc';
 import { SchemaForm } from './schema-form';
@@ -90,15 +91,7 @@ export function NodePanel({ node, doc, info, issues, chainNames, dispatch }: Nod
         </select>
         <div className="sy-hint">FailFast: this node's failure answers the request. Continue: it is logged and the chain goes on.</div>
       </div>
-      {own.length > 0 && (
-        <div className="sy-field-error" data-testid="node-panel-issues">
-          {own.map((i, k) => (
-            <div key={k}>
-              {i.code} {i.target.type === 'node' ? i.target.sub : ''}: {i.message}
-            </div>
-          ))}
-        </div>
-      )}
+      <PanelIssues issues={own} testId="node-panel-issues" />
       <fieldset className="sy-fieldset sy-settings">
         <legend>Settings</legend>
         <SchemaForm

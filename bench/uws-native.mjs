@@ -1,0 +1,38 @@
+// The bench's own uWS servers (bare-uws.mjs, floor-proxy.mjs): load the package's
+// native binary directly, as the gateway does (the package's entry point would silently
+// fall back to a slow pure-JS implementation when the binary does not fit this Node,
+// which would make these limits meaningless), listen on 127.0.0.1, print `ready
+// port=N`, and stop with the parent.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { exitWithParent } from './lifecycle.mjs';
+
+const require = createRequire(import.meta.url);
+
+export function loadUws(name) {
+  const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
+  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  try {
+    return require(binary);
+  } catch (err) {
+    process.stderr.write(`${name}: no native uWebSockets.js build for this Node (${binary}): ${err.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** Listens on `port` (0: the kernel picks), reports it, and closes on the parent's exit (then `onClose`). */
+export function listenUntilParentExits(uws, app, name, port, onClose) {
+  let listenSocket = null;
+  app.listen('127.0.0.1', port, (socket) => {
+    if (!socket) {
+      process.stderr.write(`${name}: cannot listen\n`);
+      process.exit(1);
+    }
+    listenSocket = socket;
+    process.stdout.write(`ready port=${uws.us_socket_local_port(socket)}\n`);
+  });
+  exitWithParent(() => {
+    if (listenSocket) uws.us_listen_socket_close(listenSocket);
+    onClose?.();
+  });
+}
