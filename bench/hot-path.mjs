@@ -92,11 +92,12 @@ const server = new DataServer((method, path, host) => runtime.route(method, path
 }, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} });
 const serve = (req) => server.handle(res, req);
 
-const HOST = ['host', '127.0.0.1:8080'];
+// The same request headers on every route, as in run.mjs: only the route differs.
+const HEADERS = [['host', '127.0.0.1:8080'], ...Object.entries(STEPS_REQUEST_HEADERS)];
 const cases = [
-  ['cluster route', reqOf('/', [HOST])],
-  ['cluster route, 5 steps', reqOf('/steps', [HOST, ...Object.entries(STEPS_REQUEST_HEADERS)])],
-  ['directResponse', reqOf('/direct', [HOST])],
+  ['cluster route', reqOf('/', HEADERS)],
+  ['cluster route, 5 steps', reqOf('/steps', HEADERS)],
+  ['directResponse', reqOf('/direct', HEADERS)],
 ];
 // An optional argument picks the routes whose label contains it (for profiling one).
 const only = process.argv[2];

@@ -44,3 +44,42 @@ export function treeCpuMs(root) {
   }
   return total * TICK_MS;
 }
+
+/**
+ * Per-CPU tick counters from /proc/stat: `steal` is time the hypervisor gave this
+ * virtual CPU to someone else. Null without /proc.
+ */
+export function cpuTicks() {
+  try {
+    const out = new Map();
+    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+      const m = /^cpu(\d+)\s+(.*)$/.exec(line);
+      if (!m) continue;
+      const f = m[2].split(/\s+/).map(Number);
+      // user nice system idle iowait irq softirq steal (guest time is inside user)
+      out.set(m[1], { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 });
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** Percent of `cpu`'s time (null: all CPUs') stolen by the hypervisor between two cpuTicks() readings, or null. */
+export function stealPercent(before, after, cpu) {
+  const a = cpu === null ? sum(before) : before?.get(String(cpu));
+  const b = cpu === null ? sum(after) : after?.get(String(cpu));
+  if (!a || !b || b.total <= a.total) return null;
+  return (100 * (b.steal - a.steal)) / (b.total - a.total);
+}
+
+function sum(ticks) {
+  if (!ticks) return undefined;
+  let total = 0;
+  let steal = 0;
+  for (const t of ticks.values()) {
+    total += t.total;
+    steal += t.steal;
+  }
+  return { total, steal };
+}

@@ -8,10 +8,11 @@
 // exit, on errors and on SIGINT/SIGTERM.
 //
 // Environment:
-//   BENCH_SECONDS  measured seconds per target and round (default 4); a 2 s warm-up precedes each
+//   BENCH_SECONDS  measured seconds per target and round (default 2); a warm-up precedes
+//                  each (3 s in the first round, when the JIT is cold; 1 s after that)
 //   BENCH_TOOL     autocannon | wrk (default: wrk when on PATH, else autocannon)
-//   BENCH_ROUNDS   run every target this many times, report medians (default 5: ratios are
-//                  medians of per-round pairs, which short rounds make robust)
+//   BENCH_ROUNDS   run every target this many times, report medians (default 10: ratios are
+//                  medians of per-round pairs; rounds alternate direction, A B then B A)
 //   BENCH_ONLY     comma-separated target keys to run (default: all); ratios whose two
 //                  targets did not both run are left out
 //   BENCH_PIN      1 | 0: pin the proxy under test to CPU 0 and the load generator and
@@ -27,7 +28,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { treeCpuMs } from './process-cpu.mjs';
+import { cpuTicks, stealPercent, treeCpuMs } from './process-cpu.mjs';
 import { FIVE_STEPS, STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
 import { request } from 'undici';
 
@@ -36,9 +37,10 @@ const ROOT = dirname(HERE);
 const HOST = '127.0.0.1';
 const CONNECTIONS = 50;
 const PIPELINING = 1;
-const WARMUP_SECONDS = 2;
-const SECONDS = positiveInt(process.env.BENCH_SECONDS, 4);
-const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 5);
+const WARMUP_FIRST_SECONDS = 3;
+const WARMUP_SECONDS = 1;
+const SECONDS = positiveInt(process.env.BENCH_SECONDS, 2);
+const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 10);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
 const PIN = choosePin(process.env.BENCH_PIN);
 const COMPARE = process.env.BENCH_COMPARE || null;
@@ -46,6 +48,7 @@ const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').
 // With pinning: the server under test gets CPU 0 to itself; the load generator and the
 // upstream share CPU 1, so they never steal cycles from the process being measured.
 const CPU_SERVER = '0';
+const REQUEST_HEADERS = STEPS_REQUEST_HEADERS;
 const CPU_LOAD = '1';
 
 // Acceptance item 9 of issue 3.
@@ -304,6 +307,10 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+function maxOrNull(xs) {
+  return xs.some((x) => x === null || x === undefined) ? null : Math.max(...xs);
+}
+
 function fmt(n, digits = 0) {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
@@ -324,7 +331,7 @@ async function main() {
   // autocannon runs inside this process: it belongs with the load generator.
   if (PIN && TOOL === 'autocannon') spawnSync('taskset', ['-p', '-c', CPU_LOAD, String(process.pid)], { stdio: 'ignore' });
   log(`pinning=${PIN ? `server under test on cpu ${CPU_SERVER}, load generator and upstream on cpu ${CPU_LOAD}` : 'off'}`);
-  log(`tool=${TOOL} connections=${CONNECTIONS} pipelining=${PIPELINING} seconds=${SECONDS} (+${WARMUP_SECONDS} s warm-up) rounds=${ROUNDS}`);
+  log(`tool=${TOOL} connections=${CONNECTIONS} pipelining=${PIPELINING} seconds=${SECONDS} (+${WARMUP_FIRST_SECONDS} s warm-up in round 1, ${WARMUP_SECONDS} s after) rounds=${ROUNDS} (alternating direction)`);
 
   const upstream = await startChild('upstream', [join(HERE, 'upstream.mjs'), String(await freePort())], { cpu: CPU_LOAD });
   const upstreamPort = Number(upstream.match[1]);
@@ -345,14 +352,14 @@ async function main() {
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"', pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"', pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"', pid: gateway.pid },
-    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', headers: STEPS_REQUEST_HEADERS, pid: gateway.pid },
+    { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: '"service":"upstream"', pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
   ];
   if (compare) {
     allTargets.push(
       { key: 'compareCluster', label: 'compare: cluster route', url: `${compare.data}/`, expect: '"service":"upstream"', pid: compare.pid },
-      { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: '"service":"upstream"', headers: STEPS_REQUEST_HEADERS, pid: compare.pid },
+      { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: '"service":"upstream"', pid: compare.pid },
     );
   }
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
@@ -360,19 +367,32 @@ async function main() {
     const unknown = [...ONLY].filter((k) => !allTargets.some((t) => t.key === k));
     if (unknown.length) throw new Error(`BENCH_ONLY: unknown target ${unknown.join(', ')}; known: ${allTargets.map((t) => t.key).join(', ')}`);
   }
-  for (const t of targets) await expectBody(t.label, t.url, t.expect, t.headers);
+  // Every target gets the same request: the headers the five-step route needs (an API key
+  // and an allowed Origin) go to all of them, so a ratio compares servers or routes, never loads.
+  for (const t of targets) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const t of targets) {
-      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${WARMUP_SECONDS} s, then ${SECONDS} s)`);
-      await load(t.url, WARMUP_SECONDS, t.headers);
+    // Rounds alternate direction (A B, then B A): a neighbour's load that rises or falls
+    // over a pair's few seconds favours each side of the pair equally often.
+    const order = round % 2 === 1 ? targets : [...targets].reverse();
+    const warmup = round === 1 ? WARMUP_FIRST_SECONDS : WARMUP_SECONDS;
+    for (const t of order) {
+      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${warmup} s, then ${SECONDS} s)`);
+      await load(t.url, warmup, REQUEST_HEADERS);
       const cpuBefore = treeCpuMs(t.pid);
-      const r = await load(t.url, SECONDS, t.headers);
+      const ticksBefore = cpuTicks();
+      const r = await load(t.url, SECONDS, REQUEST_HEADERS);
       const cpuAfter = treeCpuMs(t.pid);
+      const ticksAfter = cpuTicks();
       // The server's own CPU per request (µs), whatever the neighbours did meanwhile.
       r.serverCpuUsPerRequest = cpuBefore === null || cpuAfter === null || !r.requests ? null : ((cpuAfter - cpuBefore) * 1000) / r.requests;
-      log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, server CPU ${r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1)} µs/req, non-2xx ${r.non2xx}, errors ${r.errors}`);
+      // Time the hypervisor took from our CPUs meanwhile: a round with much of it was disturbed from outside.
+      r.stealPercent = PIN
+        ? { server: stealPercent(ticksBefore, ticksAfter, CPU_SERVER), load: stealPercent(ticksBefore, ticksAfter, CPU_LOAD) }
+        : { all: stealPercent(ticksBefore, ticksAfter, null) };
+      const steal = Object.values(r.stealPercent).map((x) => (x === null ? '?' : `${fmt(x, 1)}%`)).join('/');
+      log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, server CPU ${r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1)} µs/req, steal ${steal}, non-2xx ${r.non2xx}, errors ${r.errors}`);
       samples[t.key].push(r);
     }
   }
@@ -387,6 +407,8 @@ async function main() {
       rps: median(s.map((x) => x.rps)),
       p99Ms: median(s.map((x) => x.p99Ms)),
       serverCpuUsPerRequest: s.some((x) => x.serverCpuUsPerRequest === null) ? null : median(s.map((x) => x.serverCpuUsPerRequest)),
+      // The worst round's share of the server's CPU taken by the hypervisor (a disturbed round shows here).
+      stealPercentMax: maxOrNull(s.map((x) => Object.values(x.stealPercent)[0])),
       non2xx: s.reduce((a, x) => a + x.non2xx, 0),
       errors: s.reduce((a, x) => a + x.errors, 0),
       rounds: s,
@@ -418,15 +440,16 @@ async function main() {
     node: process.version,
     tool: TOOL,
     pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
-    load: { connections: CONNECTIONS, pipelining: PIPELINING, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS },
+    load: { connections: CONNECTIONS, pipelining: PIPELINING, seconds: SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
     results,
     ratios,
   };
 
-  const rows = [['target', 'requests/s', 'p99 ms', 'server CPU µs/req', 'non-2xx', 'errors']];
+  const rows = [['target', 'requests/s', 'p99 ms', 'server CPU µs/req', 'steal % (max)', 'non-2xx', 'errors']];
   for (const t of targets) {
     const r = results[t.key];
-    rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1), r.non2xx, r.errors]);
+    const steal = r.stealPercentMax === null ? '?' : fmt(r.stealPercentMax, 1);
+    rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1), steal, r.non2xx, r.errors]);
   }
   const rrows = [['ratio (requests/s)', 'value', 'per round', 'target', 'verdict']];
   for (const r of Object.values(ratios)) {
