@@ -1,5 +1,6 @@
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { Exchange, replyStatic, type StaticReply } from './exchange.js';
+import { Exchange, replyStatic } from './exchange.js';
+import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from './normalize-path.js';
 

@@ -1,5 +1,5 @@
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
-import { staticReply, type StaticReply } from './exchange.js';
+import { staticReply, type StaticReply } from './response-head.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse } from './uws.js';
 import type { StepRequest } from '../steps/step.js';
+import { headBlock, statusLine, type StaticReply } from './response-head.js';
+import { formatAddress } from './peer-address.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -152,8 +154,7 @@ export class Exchange implements StepRequest {
    */
   writeHead(status: number, statusText: string | undefined, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
-    // The upstream's usual reason phrase takes the cached line: no string built per response.
-    this.pendingHead = { line: statusText && statusText !== REASONS[status] ? `${status} ${statusText}` : statusLine(status), headers };
+    this.pendingHead = { line: statusLine(status, statusText), headers };
   }
 
   /** Inside a cork: the held head, if any. */
@@ -235,34 +236,6 @@ export class Exchange implements StepRequest {
   }
 }
 
-/** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
-export interface StaticReply {
-  /** Status line and header lines as one block (see headBlock), joined once. */
-  head: string;
-  headers: [string, string][];
-  body: string;
-}
-
-export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
-  const list = Object.entries(headers);
-  return { head: headBlock(statusLine(status), list), headers: list, body };
-}
-
-/**
- * The status line and the header lines as one string for a single writeStatus call.
- * uWS writes `HTTP/1.1 ${status}\r\n` and `${name}: ${value}\r\n` byte for byte, so the
- * wire is the same as one writeHeader per header; but uWS.js copies every string
- * argument of every call into native memory, and one call per head instead of one per
- * header was a measurable share of a proxied request's CPU (about 0.15 µs a header).
- * Safe because no value holds CR or LF: upstream heads come through llhttp, client
- * headers through uWS's parser, and configured values are checked by their schemas.
- */
-export function headBlock(line: string, headers: readonly (readonly [string, string])[]): string {
-  let s = line;
-  for (let i = 0; i < headers.length; i++) s += '\r\n' + headers[i]![0] + ': ' + headers[i]![1];
-  return s;
-}
-
 /**
  * Answers from inside the uWS request callback, where uWS has already corked the
  * socket: no Exchange, no header copy, no abort handler (nothing awaits).
@@ -270,61 +243,4 @@ export function headBlock(line: string, headers: readonly (readonly [string, str
 export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean): void {
   res.writeStatus(r.head);
   res.end(r.body, close);
-}
-
-const REASONS: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other',
-  304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 413: 'Content Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error',
-  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
-};
-const lines = new Map<number, string>();
-
-/** "503 Service Unavailable", built once per status. */
-export function statusLine(status: number): string {
-  let l = lines.get(status);
-  if (l === undefined) {
-    l = `${status} ${REASONS[status] ?? 'Status'}`;
-    lines.set(status, l);
-  }
-  return l;
-}
-
-const v4Names = new Map<number, string>();
-
-/** The first ten bytes of an IPv4-mapped IPv6 address are zero. */
-function zeroPrefix(b: Uint8Array): boolean {
-  for (let i = 0; i < 10; i++) if (b[i] !== 0) return false;
-  return true;
-}
-
-/** uWS's binary peer address as text: IPv4 (also v4-mapped IPv6) from a small cache, else IPv6. */
-export function formatAddress(ab: ArrayBuffer): string {
-  const b = new Uint8Array(ab);
-  let o = -1;
-  if (b.length === 4) o = 0;
-  else if (b.length === 16 && b[10] === 0xff && b[11] === 0xff && zeroPrefix(b)) o = 12;
-  if (o >= 0) {
-    const key = ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
-    let name = v4Names.get(key);
-    if (name === undefined) {
-      name = `${b[o]}.${b[o + 1]}.${b[o + 2]}.${b[o + 3]}`;
-      if (v4Names.size > 4096) v4Names.clear();
-      v4Names.set(key, name);
-    }
-    return name;
-  }
-  const groups: string[] = [];
-  for (let i = 0; i + 1 < b.length; i += 2) groups.push(((b[i]! << 8) | b[i + 1]!).toString(16));
-  // compress the longest run of zero groups (RFC 5952)
-  let best = -1, bestLen = 0;
-  for (let i = 0; i < groups.length; ) {
-    if (groups[i] !== '0') { i++; continue; }
-    let j = i;
-    while (j < groups.length && groups[j] === '0') j++;
-    if (j - i > bestLen && j - i > 1) { best = i; bestLen = j - i; }
-    i = j;
-  }
-  if (best === -1) return groups.join(':');
-  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
 }

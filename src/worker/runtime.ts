@@ -2,7 +2,8 @@ import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.j
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv, StepReply, StepRun } from '../steps/step.js';
 import { ERRORS } from '../shared/errors.js';
-import { staticReply, type Exchange } from './exchange.js';
+import type { Exchange } from './exchange.js';
+import { staticReply } from './response-head.js';
 import type { Target } from './data-server.js';
 import { envelopeReply } from './envelope.js';
 import { buildPipeline } from './pipeline.js';

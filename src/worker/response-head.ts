@@ -1,0 +1,53 @@
+// A response head as uWS wants it: the status line and the header lines in one string
+// (one writeStatus call per response; see headBlock). Pure: no uWS object is touched here.
+
+/** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
+export interface StaticReply {
+  /** Status line and header lines as one block (see headBlock), joined once. */
+  head: string;
+  headers: [string, string][];
+  body: string;
+}
+
+export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
+  const list = Object.entries(headers);
+  return { head: headBlock(statusLine(status), list), headers: list, body };
+}
+
+/**
+ * The status line and the header lines as one string for a single writeStatus call.
+ * uWS writes `HTTP/1.1 ${status}\r\n` and `${name}: ${value}\r\n` byte for byte, so the
+ * wire is the same as one writeHeader per header; but uWS.js copies every string
+ * argument of every call into native memory, and one call per head instead of one per
+ * header was a measurable share of a proxied request's CPU (about 0.15 µs a header).
+ * Safe because no value holds CR or LF: upstream heads come through llhttp, client
+ * headers through uWS's parser, and configured values are checked by their schemas.
+ */
+export function headBlock(line: string, headers: readonly (readonly [string, string])[]): string {
+  let s = line;
+  for (let i = 0; i < headers.length; i++) s += '\r\n' + headers[i]![0] + ': ' + headers[i]![1];
+  return s;
+}
+
+const REASONS: Record<number, string> = {
+  200: 'OK', 201: 'Created', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other',
+  304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized',
+  403: 'Forbidden', 404: 'Not Found', 413: 'Content Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error',
+  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+const lines = new Map<number, string>();
+
+/**
+ * "503 Service Unavailable", built once per status. An upstream's own reason phrase is
+ * kept when it differs from the usual one; the usual one takes the cached line, so no
+ * string is built per response.
+ */
+export function statusLine(status: number, reason?: string): string {
+  if (reason && reason !== REASONS[status]) return `${status} ${reason}`;
+  let l = lines.get(status);
+  if (l === undefined) {
+    l = `${status} ${REASONS[status] ?? 'Status'}`;
+    lines.set(status, l);
+  }
+  return l;
+}
