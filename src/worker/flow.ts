@@ -1,10 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
-
-/** Header edit operations, kept flat as `op, name, value` triples (no object per edit). */
-const SET = 0;
-const ADD = 1;
-const REMOVE = 2;
+import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from './header-edits.js';
 
 /** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
 export class RequestFlow implements Flow {
@@ -29,7 +25,7 @@ export class RequestFlow implements Flow {
     for (const c of this.collectors ?? []) a = c(a);
     return a;
   }
-  private edits: (number | string)[] | null = null;
+  private edits: HeaderEdits | null = null;
   private hooks: ((head: ResponseHead) => void)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;
   /** The status sent to the client, once known. */
@@ -120,50 +116,14 @@ export class RequestFlow implements Flow {
     for (const h of hooks) h(status);
   }
 
-  /**
-   * The header edits reduced to what the upstream list needs: the names whose client
-   * values are dropped (the last set/remove of a name wins over them), and the values
-   * appended after the rest (adds not overridden later, then the set values). Computed
-   * from the edits alone, so the proxy applies it in its one pass over the headers.
-   */
-  editPlan(): { drop: string[]; tail: string[] } | null {
-    const e = this.edits;
-    if (e === null) return null;
-    // Routes edit a handful of names: arrays and indexOf beat a Map here.
-    const drop: string[] = [];
-    const values: string[][] = [];
-    const adds: string[] = [];
-    for (let i = 0; i < e.length; i += 3) {
-      const op = e[i] as number;
-      const name = e[i + 1] as string;
-      const at = drop.indexOf(name);
-      if (op === ADD) {
-        if (at >= 0) values[at]!.push(e[i + 2] as string);
-        else adds.push(name, e[i + 2] as string);
-        continue;
-      }
-      const replaced = op === SET ? [e[i + 2] as string] : [];
-      if (at >= 0) values[at] = replaced;
-      else {
-        drop.push(name);
-        values.push(replaced);
-      }
-    }
-    // An add made before a later set/remove of the same name is overridden with the client's values.
-    const tail: string[] = [];
-    for (let i = 0; i < adds.length; i += 2) if (!drop.includes(adds[i]!)) tail.push(adds[i]!, adds[i + 1]!);
-    for (let n = 0; n < drop.length; n++) for (const val of values[n]!) tail.push(drop[n]!, val);
-    return { drop, tail };
+  /** The header edits as a plan for the proxy's one pass (see header-edits.ts); null when there are none. */
+  editPlan(): EditPlan | null {
+    return this.edits === null ? null : editPlan(this.edits);
   }
 
   /** Applies the header edits to a flat [name, value, …] list of upstream headers. */
   applyHeaderEdits(flat: string[]): string[] {
-    const plan = this.editPlan();
-    if (plan === null) return flat;
-    const out: string[] = [];
-    for (let i = 0; i < flat.length; i += 2) if (!plan.drop.includes(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
-    for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
-    return out;
+    return this.edits === null ? flat : applyPlan(flat, editPlan(this.edits));
   }
 
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] } {

@@ -4,6 +4,7 @@ import type { Exchange } from './exchange.js';
 import type { ClusterPools } from './upstream-pools.js';
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { RequestFlow } from './flow.js';
+import type { EditPlan } from './header-edits.js';
 import { ProxyHandler } from './proxy-handler.js';
 
 /**
@@ -60,7 +61,7 @@ function target(path: string, query: string | null): string {
  * dropped (also those named in Connection), X-Forwarded-* set, and the steps' header
  * edits applied (`plan`: names whose values are replaced, then the values to append).
  */
-function upstreamHeaders(ex: Exchange, plan: { drop: string[]; tail: string[] } | null): string[] {
+function upstreamHeaders(ex: Exchange, plan: EditPlan | null): string[] {
   const listed = connectionListed(ex.headerList('connection'));
   const drop = plan === null || plan.drop.length === 0 ? null : plan.drop;
   const h = ex.headers;

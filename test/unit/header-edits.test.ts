@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RequestFlow } from '../../src/worker/flow.js';
+import { ADD, REMOVE, SET, applyPlan, editPlan } from '../../src/worker/header-edits.js';
 import type { StepRequest } from '../../src/steps/step.js';
 
 function flowOf(headers: string[]): RequestFlow {
@@ -58,4 +59,10 @@ test('preview shows the request with the edits applied, without consuming them',
   f.setHeader('x-a', 'mine');
   assert.deepEqual(f.preview().headers, [['host', 'h'], ['x-a', 'mine']]);
   assert.deepEqual(f.preview().headers, [['host', 'h'], ['x-a', 'mine']]);
+});
+
+test('editPlan on the raw triples: names to drop in first-edit order, the tail of values to append', () => {
+  const plan = editPlan([ADD, 'x-a', 'early', SET, 'x-a', 'v', ADD, 'x-n', 'n', REMOVE, 'x-r', '', ADD, 'x-a', 'late']);
+  assert.deepEqual(plan, { drop: ['x-a', 'x-r'], tail: ['x-n', 'n', 'x-a', 'v', 'x-a', 'late'] });
+  assert.deepEqual(applyPlan(['x-a', 'c', 'x-r', 'c', 'k', '1'], plan), ['k', '1', 'x-n', 'n', 'x-a', 'v', 'x-a', 'late']);
 });
