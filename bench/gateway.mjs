@@ -1,0 +1,54 @@
+// The gateway under test: 1 worker, memory: volume, started through bench/guard.mjs (the
+// gateway does not watch its parent; the guard stops it if run.mjs dies), with three
+// routes published through the admin API: "/" → the upstream cluster, "/direct" → a
+// directResponse, "/steps" → the same cluster behind the five steps of issue 4.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { FIVE_STEPS } from './five-step-route.mjs';
+
+/** Resolves with { data, generation, pid } once the routes are published. */
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort }) {
+  const [dataPort, adminPort] = [await freePort(), await freePort()];
+  const token = randomBytes(30).toString('base64url'); // 40 characters
+  const configFile = join(procs.tmp('switchyard-bench-'), 'worker.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      volume: 'memory:',
+      listen: { port: dataPort, host },
+      admin: { listen: `${host}:${adminPort}`, keys: [{ id: 'root', tokenEnv: 'SY_BENCH_TOKEN', scopes: ['*'] }] },
+      workers: 1,
+      log: { level: 'warn' },
+      drain: { graceMs: 1_000 },
+    }),
+  );
+  const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
+  const { child, match } = await procs.startNode('gateway', [join(benchDir, 'guard.mjs'), ...gatewayCmd], {
+    env: { SY_BENCH_TOKEN: token },
+    cpu, // inherited by the supervisor and its worker
+    ready: /^switchyard ready data=(\S+) admin=(\S+) workers=(\d+) generation=(\d+)$/m,
+    timeoutMs: 30_000,
+  });
+  const [, data, admin] = match;
+
+  const api = async (path, body) => {
+    const res = await request(`${admin}/api/v1/default/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`gateway admin ${path}: ${res.statusCode} ${text}`);
+    return JSON.parse(text);
+  };
+  await api('config/set/cluster/bench-upstream', { targets: [`${host}:${upstreamPort}`] });
+  await api('config/set/route/bench-cluster', { cluster: 'bench-upstream', pathPrefix: '/' });
+  await api('config/set/route/bench-direct', { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 });
+  // A cluster route with five steps (issue 4): the machinery's cost against the bare cluster route.
+  await api('config/set/route/bench-steps', { cluster: 'bench-upstream', pathPrefix: '/steps', order: 10, steps: FIVE_STEPS });
+  const published = await api('publish/go', {});
+  if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
+  return { data, generation: published.generation, pid: child.pid };
+}

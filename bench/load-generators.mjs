@@ -1,0 +1,56 @@
+// The load generators of run.mjs. Both drive one URL for N seconds with the same
+// connections, pipelining and headers, and report { rps, p99Ms, requests, non2xx, errors }.
+import autocannon from 'autocannon';
+
+/**
+ * The `load(url, seconds, headers)` function for `tool` ('wrk' or 'autocannon').
+ * `spawnWrk(args)` starts wrk (pinned to the load generator's CPU when pinning is on) and
+ * tracks the child, so that everything run.mjs started stops with it.
+ */
+export function loadGenerator({ tool, connections, pipelining, spawnWrk }) {
+  if (tool !== 'wrk') {
+    return (url, seconds, headers = {}) =>
+      new Promise((resolve, reject) => {
+        autocannon({ url, headers, connections, pipelining, duration: seconds }, (err, r) => {
+          if (err) return reject(err);
+          resolve({ rps: r.requests.average, p99Ms: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts });
+        });
+      });
+  }
+  if (pipelining !== 1) throw new Error('wrk runs without pipelining: use autocannon for pipelining > 1');
+  return (url, seconds, headers = {}) =>
+    new Promise((resolve, reject) => {
+      const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+      const child = spawnWrk(['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...h, url]);
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
+      child.once('error', reject);
+      child.once('exit', (code) => {
+        if (code !== 0) return reject(new Error(`wrk exited ${code}:\n${out}`));
+        try {
+          resolve(parseWrk(out));
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+}
+
+/** Parses `wrk --latency` output. */
+export function parseWrk(out) {
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s)\b/m.exec(out);
+  const total = /(\d+) requests in/.exec(out);
+  if (!rps || !p99 || !total) throw new Error(`cannot parse wrk output:\n${out}`);
+  const scale = { us: 0.001, ms: 1, s: 1000 }[p99[2]];
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: Number(rps[1]),
+    p99Ms: Number(p99[1]) * scale,
+    requests: Number(total[1]),
+    non2xx: non2xx ? Number(non2xx[1]) : 0,
+    errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+  };
+}

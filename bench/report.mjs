@@ -1,0 +1,67 @@
+// From the rounds run.mjs measured to the figures it prints and writes: per-target
+// medians, and the ratios as medians of per-round pairs, with their acceptance targets.
+import { fmt, maxOrNull, median, table } from './table.mjs';
+
+/** Acceptance targets: issue 3 item 9 (cluster, directResponse) and issue 4 item 4 (five steps). */
+export const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85 };
+
+// [key, label, numerator, denominator, target]
+const RATIOS = [
+  ['gatewayClusterVsBaseline', 'gateway cluster / fastify baseline', 'gatewayCluster', 'baseline', TARGETS.clusterVsBaseline],
+  ['gatewayClusterVsFloor', 'gateway cluster / floor (uWS + undici)', 'gatewayCluster', 'floor', null],
+  ['floorVsBaseline', 'floor (uWS + undici) / fastify baseline', 'floor', 'baseline', null],
+  ['gatewayClusterVsUpstream', 'gateway cluster / upstream direct', 'gatewayCluster', 'upstream', null],
+  ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
+  ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
+  ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
+  ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
+];
+
+/** Per target: medians over the rounds, the worst round's steal, error totals, and every round. */
+export function summarize(targets, samples) {
+  const results = {};
+  for (const t of targets) {
+    const s = samples[t.key];
+    results[t.key] = {
+      label: t.label,
+      url: t.url,
+      rps: median(s.map((x) => x.rps)),
+      p99Ms: median(s.map((x) => x.p99Ms)),
+      serverCpuUsPerRequest: s.some((x) => x.serverCpuUsPerRequest === null) ? null : median(s.map((x) => x.serverCpuUsPerRequest)),
+      // The worst round's share of the server's CPU taken by the hypervisor (a disturbed round shows here).
+      stealPercentMax: maxOrNull(s.map((x) => Object.values(x.stealPercent)[0])),
+      non2xx: s.reduce((a, x) => a + x.non2xx, 0),
+      errors: s.reduce((a, x) => a + x.errors, 0),
+      rounds: s,
+    };
+  }
+  return results;
+}
+
+/** The ratios whose two targets both ran, each the median of its per-round pairs. */
+export function pairedRatios(results) {
+  const ratios = {};
+  for (const [key, label, a, b, target] of RATIOS) {
+    if (!results[a] || !results[b]) continue;
+    // Paired: both targets of a round ran back to back, so drift between rounds cancels out.
+    const perRound = results[a].rounds.map((r, i) => r.rps / results[b].rounds[i].rps);
+    const value = median(perRound);
+    ratios[key] = { label, value, ofMedians: results[a].rps / results[b].rps, perRound, target, pass: target === null ? null : value >= target };
+  }
+  return ratios;
+}
+
+/** The two printed tables: targets, then ratios with their verdicts. */
+export function renderTables(targets, results, ratios) {
+  const rows = [['target', 'requests/s', 'p99 ms', 'server CPU µs/req', 'steal % (max)', 'non-2xx', 'errors']];
+  for (const t of targets) {
+    const r = results[t.key];
+    const steal = r.stealPercentMax === null ? '?' : fmt(r.stealPercentMax, 1);
+    rows.push([r.label, fmt(r.rps), fmt(r.p99Ms, 2), r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1), steal, r.non2xx, r.errors]);
+  }
+  const rrows = [['ratio (requests/s)', 'value', 'per round', 'target', 'verdict']];
+  for (const r of Object.values(ratios)) {
+    rrows.push([r.label, fmt(r.value, 2), r.perRound.map((x) => fmt(x, 2)).join(' '), r.target === null ? '-' : `>= ${fmt(r.target, 2)}`, r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL']);
+  }
+  return `${table(rows)}\n\n${table(rrows)}`;
+}
