@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { FIVE_STEPS } from './five-step-route.mjs';
+import { benchRoutes } from './fixtures.mjs';
 
 /** Resolves with { data, generation, pid } once the routes are published. */
 export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort }) {
@@ -44,10 +44,7 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
     return JSON.parse(text);
   };
   await api('config/set/cluster/bench-upstream', { targets: [`${host}:${upstreamPort}`] });
-  await api('config/set/route/bench-cluster', { cluster: 'bench-upstream', pathPrefix: '/' });
-  await api('config/set/route/bench-direct', { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 });
-  // A cluster route with five steps (issue 4): the machinery's cost against the bare cluster route.
-  await api('config/set/route/bench-steps', { cluster: 'bench-upstream', pathPrefix: '/steps', order: 10, steps: FIVE_STEPS });
+  for (const [name, doc] of benchRoutes('bench-upstream')) await api(`config/set/route/${name}`, doc);
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
   return { data, generation: published.generation, pid: child.pid };

@@ -10,20 +10,17 @@ import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { DataServer } from '../dist/worker/data-server.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
-import { FIVE_STEPS, STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
+import { STEPS_REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
 const drafts = [
   { kind: 'cluster', name: 'up', doc: { targets: ['127.0.0.1:9'] } },
-  { kind: 'route', name: 'cluster', doc: { cluster: 'up', pathPrefix: '/' } },
-  { kind: 'route', name: 'direct', doc: { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 } },
-  { kind: 'route', name: 'steps', doc: { cluster: 'up', pathPrefix: '/steps', order: 10, steps: FIVE_STEPS } },
+  ...benchRoutes('up').map(([name, doc]) => ({ kind: 'route', name, doc })),
 ];
 const compiled = compile({ tenant: 'default', published: [], drafts });
 if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
 
 // The upstream: answers every dispatch at once with the bench upstream's head and body.
-const BODY = Buffer.from(JSON.stringify({ ok: true, service: 'upstream', items: [1, 2, 3] }));
-const UP_HEADERS = { 'content-type': 'application/json', 'content-length': String(BODY.length), date: 'Thu, 26 Nov 2026 00:00:00 GMT', connection: 'keep-alive', 'keep-alive': 'timeout=5' };
+const UP_HEADERS = { 'content-type': 'application/json', 'content-length': String(UPSTREAM_BODY.length), date: 'Thu, 26 Nov 2026 00:00:00 GMT', connection: 'keep-alive', 'keep-alive': 'timeout=5' };
 let sentHeaders = 0;
 const fakeUpstream = {
   dispatch(opts, handler) {
@@ -31,7 +28,7 @@ const fakeUpstream = {
     const controller = { abort() {}, pause() {}, resume() {} };
     handler.onRequestStart(controller, {});
     handler.onResponseStart(controller, 200, { ...UP_HEADERS }, 'OK');
-    handler.onResponseData(controller, BODY);
+    handler.onResponseData(controller, UPSTREAM_BODY);
     handler.onResponseEnd(controller, {});
     return true;
   },

@@ -30,7 +30,7 @@ import { cpuTicks, stealPercent, treeCpuMs } from './process-cpu.mjs';
 import { loadGenerator } from './load-generators.mjs';
 import { fmt } from './table.mjs';
 import { pairedRatios, renderTables, summarize } from './report.mjs';
-import { STEPS_REQUEST_HEADERS } from './five-step-route.mjs';
+import { STEPS_REQUEST_HEADERS } from './fixtures.mjs';
 import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
 import { request } from 'undici';

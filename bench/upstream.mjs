@@ -7,15 +7,15 @@
 // closes (the parent died) or on SIGTERM/SIGINT.
 import { createServer } from 'node:http';
 import { exitWithParent } from './lifecycle.mjs';
+import { UPSTREAM_BODY } from './fixtures.mjs';
 
-const BODY = Buffer.from(JSON.stringify({ ok: true, service: 'upstream', items: [1, 2, 3] }));
-const HEADERS = { 'content-type': 'application/json', 'content-length': String(BODY.length) };
+const HEADERS = { 'content-type': 'application/json', 'content-length': String(UPSTREAM_BODY.length) };
 
 const server = createServer((req, res) => {
   // Drain any request body so the connection stays reusable.
   req.resume();
   res.writeHead(200, HEADERS);
-  res.end(BODY);
+  res.end(UPSTREAM_BODY);
 });
 // Keep-alive well past the benchmark's idle gaps between targets.
 server.keepAliveTimeout = 120_000;

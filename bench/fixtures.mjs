@@ -1,0 +1,33 @@
+// What every bench measures the same way, shared by run.mjs (a real gateway and
+// upstream), gateway.mjs (the routes it publishes) and hot-path.mjs (the worker's
+// runtime with fakes): the upstream's answer, the gateway's routes with the five steps
+// of issue 4, and the request every target gets.
+import { createHash } from 'node:crypto';
+
+/** The upstream's fixed answer body (upstream.mjs serves it; hot-path.mjs's fake upstream too). */
+export const UPSTREAM_BODY = Buffer.from(JSON.stringify({ ok: true, service: 'upstream', items: [1, 2, 3] }));
+
+/** The API key the route's key-auth accepts (the gateway only holds its SHA-256). */
+export const BENCH_API_KEY = 'bench-key-0123456789';
+/** The headers every request carries: the key and an allowed Origin (what the five steps need). */
+export const STEPS_REQUEST_HEADERS = { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' };
+
+export const FIVE_STEPS = [
+  { code: 'request-id', settings: {} },
+  { code: 'cors', settings: { origins: ['https://bench.example'] } },
+  { code: 'key-auth', settings: { keys: [{ id: 'bench', sha256: createHash('sha256').update(BENCH_API_KEY).digest('hex') }] } },
+  { code: 'rate-limit', settings: { requestsPerSecond: 1_000_000, burst: 1_000_000 } },
+  { code: 'request-headers', settings: { set: { 'x-bench': '1' } } },
+];
+
+/**
+ * The gateway's routes, as [name, document]: "/" → the cluster, "/direct" → a fixed
+ * answer (the bare-uWS comparison), "/steps" → the same cluster behind the five steps.
+ */
+export function benchRoutes(cluster) {
+  return [
+    ['bench-cluster', { cluster, pathPrefix: '/' }],
+    ['bench-direct', { directResponse: { statusCode: 200, body: 'hello' }, pathPrefix: '/direct', order: 10 }],
+    ['bench-steps', { cluster, pathPrefix: '/steps', order: 10, steps: FIVE_STEPS }],
+  ];
+}
