@@ -20,6 +20,7 @@
 //                  and there are at least 2 CPUs)
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster and compareSteps, in the same rounds (an A/B)
+//   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -47,6 +48,7 @@ const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 10);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
 const PIN = choosePin(process.env.BENCH_PIN);
 const COMPARE = process.env.BENCH_COMPARE || null;
+const UPSTREAM = chooseUpstream(process.env.BENCH_UPSTREAM);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((k) => k.trim())) : null;
 // With pinning: the server under test gets CPU 0 to itself; the load generator and the
 // upstream share CPU 1, so they never steal cycles from the process being measured.
@@ -87,6 +89,12 @@ function choosePin(raw) {
   if (raw === '1' && !possible) throw new Error('BENCH_PIN=1 needs taskset on PATH and at least 2 CPUs');
   if (raw !== undefined && raw !== '' && raw !== '1') throw new Error(`BENCH_PIN must be 0 or 1, got ${raw}`);
   return possible;
+}
+
+function chooseUpstream(raw) {
+  if (raw === undefined || raw === '') return 'uws';
+  if (raw !== 'uws' && raw !== 'node') throw new Error(`BENCH_UPSTREAM must be uws or node, got ${raw}`);
+  return raw;
 }
 
 function freePort() {
@@ -130,7 +138,7 @@ async function main() {
   log(`pinning=${PIN ? `server under test on cpu ${CPU_SERVER}, load generator and upstream on cpu ${CPU_LOAD}` : 'off'}`);
   log(`tool=${TOOL} connections=${CONNECTIONS} pipelining=${PIPELINING} seconds=${SECONDS} (+${WARMUP_FIRST_SECONDS} s warm-up in round 1, ${WARMUP_SECONDS} s after) rounds=${ROUNDS} (alternating direction)`);
 
-  const upstream = await procs.startNode('upstream', [join(HERE, 'upstream.mjs'), String(await freePort())], { cpu: CPU_LOAD });
+  const upstream = await procs.startNode('upstream', [join(HERE, 'upstream.mjs'), String(await freePort()), UPSTREAM], { cpu: CPU_LOAD });
   const upstreamPort = Number(upstream.match[1]);
   const upstreamUrl = `http://${HOST}:${upstreamPort}`;
   const baseline = await procs.startNode('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
@@ -145,7 +153,7 @@ async function main() {
 
   // Within a round, the targets of each ratio run back to back (the ratios are per-round pairs).
   const allTargets = [
-    { key: 'upstream', label: 'upstream direct (node:http)', url: `${upstreamUrl}/`, expect: '"service":"upstream"', pid: upstream.child.pid },
+    { key: 'upstream', label: `upstream direct (${UPSTREAM === 'uws' ? 'uWS' : 'node:http'})`, url: `${upstreamUrl}/`, expect: '"service":"upstream"', pid: upstream.child.pid },
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: '"service":"upstream"', pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: '"service":"upstream"', pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: '"service":"upstream"', pid: gateway.pid },
@@ -203,6 +211,7 @@ async function main() {
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgBefore: loadBefore, loadavgAfter: loadavg() },
     node: process.version,
     tool: TOOL,
+    upstream: UPSTREAM,
     pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
     load: { connections: CONNECTIONS, pipelining: PIPELINING, seconds: SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
     results,
@@ -211,7 +220,7 @@ async function main() {
 
   process.stdout.write(
     `\nswitchyard bench ${report.date}  node ${report.node}  ${report.machine.cpus} cpus  tool ${TOOL}  ` +
-      `c=${CONNECTIONS} p=${PIPELINING} ${SECONDS}s${PIN ? ' pinned' : ''}${ROUNDS > 1 ? ` median of ${ROUNDS}` : ''}\n\n` +
+      `upstream ${UPSTREAM}  c=${CONNECTIONS} p=${PIPELINING} ${SECONDS}s${PIN ? ' pinned' : ''}${ROUNDS > 1 ? ` median of ${ROUNDS}` : ''}\n\n` +
       `${renderTables(targets, results, ratios)}\n\n`,
   );
 
