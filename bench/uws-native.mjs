@@ -1,4 +1,4 @@
-// The bench's own uWS servers (bare-uws.mjs, floor-proxy.mjs): load the package's
+// The bench's own uWS servers (bare-uws.mjs, floor-proxy.mjs, upstream.mjs): load the package's
 // native binary directly, as the gateway does (the package's entry point would silently
 // fall back to a slow pure-JS implementation when the binary does not fit this Node,
 // which would make these limits meaningless), listen on 127.0.0.1, print `ready
