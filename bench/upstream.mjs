@@ -16,19 +16,13 @@
 import { createServer } from 'node:http';
 import { exitWithParent } from './lifecycle.mjs';
 import { UPSTREAM_BODY } from './fixtures.mjs';
-import { listenUntilParentExits, loadUws } from './uws-native.mjs';
+import { serveFixed } from './uws-native.mjs';
 
 const port = Number(process.argv[2] ?? 0);
 const kind = process.argv[3] ?? 'uws';
 
 if (kind === 'uws') {
-  const uws = loadUws('upstream');
-  const app = uws.App();
-  app.any('/*', (res) => {
-    // Any request body is left unread: uWS discards it and keeps the connection.
-    res.cork(() => res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(UPSTREAM_BODY));
-  });
-  listenUntilParentExits(uws, app, 'upstream', port);
+  serveFixed('upstream', port, { 'content-type': 'application/json' }, UPSTREAM_BODY);
 } else if (kind === 'node') {
   const headers = { 'content-type': 'application/json', 'content-length': String(UPSTREAM_BODY.length) };
   const server = createServer((req, res) => {

@@ -36,3 +36,19 @@ export function listenUntilParentExits(uws, app, name, port, onClose) {
     onClose?.();
   });
 }
+
+/** A server answering every request with 200, `headers` and `body` in one corked write. */
+export function serveFixed(name, port, headers, body) {
+  const uws = loadUws(name);
+  const app = uws.App();
+  const pairs = Object.entries(headers);
+  app.any('/*', (res) => {
+    // Any request body is left unread: uWS discards it and keeps the connection.
+    res.cork(() => {
+      res.writeStatus('200 OK');
+      for (const [k, v] of pairs) res.writeHeader(k, v);
+      res.end(body);
+    });
+  });
+  listenUntilParentExits(uws, app, name, port);
+}
