@@ -4,13 +4,16 @@
 // of issue 4, and the request every target gets.
 import { createHash } from 'node:crypto';
 
+/** The upstream's servers (upstream.mjs's second argument, BENCH_UPSTREAM): the first is the default. */
+export const UPSTREAM_KINDS = ['uws', 'node'];
+
 /** The upstream's fixed answer body (upstream.mjs serves it; hot-path.mjs's fake upstream too). */
 export const UPSTREAM_BODY = Buffer.from(JSON.stringify({ ok: true, service: 'upstream', items: [1, 2, 3] }));
 
 /** The API key the route's key-auth accepts (the gateway only holds its SHA-256). */
 export const BENCH_API_KEY = 'bench-key-0123456789';
 /** The headers every request carries: the key and an allowed Origin (what the five steps need). */
-export const STEPS_REQUEST_HEADERS = { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' };
+export const REQUEST_HEADERS = { 'x-api-key': BENCH_API_KEY, origin: 'https://bench.example' };
 
 export const FIVE_STEPS = [
   { code: 'request-id', settings: {} },

@@ -4,6 +4,7 @@
 //
 //   node bench/guard.mjs <command> [args...]
 import { spawn } from 'node:child_process';
+import { onParentGone } from './lifecycle.mjs';
 
 const [cmd, ...args] = process.argv.slice(2);
 if (!cmd) {
@@ -25,8 +26,4 @@ function stop() {
   child.kill('SIGTERM');
   setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
 }
-process.stdin.on('end', stop);
-process.stdin.on('error', stop);
-process.stdin.resume();
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+onParentGone(stop);

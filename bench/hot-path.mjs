@@ -10,7 +10,7 @@ import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { DataServer } from '../dist/worker/data-server.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
-import { STEPS_REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
+import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
 const drafts = [
   { kind: 'cluster', name: 'up', doc: { targets: ['127.0.0.1:9'] } },
@@ -90,7 +90,7 @@ const server = new DataServer((method, path, host) => runtime.route(method, path
 const serve = (req) => server.handle(res, req);
 
 // The same request headers on every route, as in run.mjs: only the route differs.
-const HEADERS = [['host', '127.0.0.1:8080'], ...Object.entries(STEPS_REQUEST_HEADERS)];
+const HEADERS = [['host', '127.0.0.1:8080'], ...Object.entries(REQUEST_HEADERS)];
 const cases = [
   ['cluster route', reqOf('/', HEADERS)],
   ['cluster route, 5 steps', reqOf('/steps', HEADERS)],

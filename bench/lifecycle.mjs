@@ -1,5 +1,19 @@
-// Shared by the server processes of the benchmark: stop by themselves when the
-// parent (bench/run.mjs) goes away, even if it was killed with SIGKILL.
+// Shared by the benchmark's child processes: notice that the parent (bench/run.mjs) went
+// away, even if it was killed with SIGKILL, or that we were asked to stop.
+
+/**
+ * Calls `stop` when stdin closes (the parent holds it as a pipe: EOF means it is gone) or
+ * on SIGTERM/SIGINT. `stop` may be called more than once.
+ */
+export function onParentGone(stop) {
+  process.stdin.on('end', stop);
+  process.stdin.on('error', stop);
+  process.stdin.resume();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+/** The servers' rule: on the parent's exit (or an IPC disconnect), `close` and exit. */
 export function exitWithParent(close) {
   const stop = () => {
     try {
@@ -8,11 +22,6 @@ export function exitWithParent(close) {
       process.exit(0);
     }
   };
-  // The parent holds our stdin as a pipe: EOF means it is gone.
-  process.stdin.on('end', stop);
-  process.stdin.on('error', stop);
-  process.stdin.resume();
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  onParentGone(stop);
   process.on('disconnect', stop);
 }

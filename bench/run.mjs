@@ -31,7 +31,7 @@ import { cpuTicks, stealPercent, treeCpuMs } from './process-cpu.mjs';
 import { loadGenerator } from './load-generators.mjs';
 import { fmt } from './table.mjs';
 import { pairedRatios, renderTables, summarize } from './report.mjs';
-import { STEPS_REQUEST_HEADERS, UPSTREAM_BODY } from './fixtures.mjs';
+import { REQUEST_HEADERS, UPSTREAM_BODY, UPSTREAM_KINDS } from './fixtures.mjs';
 import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
 import { request } from 'undici';
@@ -54,8 +54,6 @@ const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').
 // upstream share CPU 1, so they never steal cycles from the process being measured.
 const CPU_SERVER = '0';
 const CPU_LOAD = '1';
-// Every target gets the same request (see main).
-const REQUEST_HEADERS = STEPS_REQUEST_HEADERS;
 
 const procs = new Processes({ pin: PIN, cwd: ROOT });
 
@@ -92,8 +90,8 @@ function choosePin(raw) {
 }
 
 function chooseUpstream(raw) {
-  if (raw === undefined || raw === '') return 'uws';
-  if (raw !== 'uws' && raw !== 'node') throw new Error(`BENCH_UPSTREAM must be uws or node, got ${raw}`);
+  if (raw === undefined || raw === '') return UPSTREAM_KINDS[0];
+  if (!UPSTREAM_KINDS.includes(raw)) throw new Error(`BENCH_UPSTREAM must be one of ${UPSTREAM_KINDS.join(', ')}, got ${raw}`);
   return raw;
 }
 

@@ -15,11 +15,11 @@
 // closes (the parent died) or on SIGTERM/SIGINT.
 import { createServer } from 'node:http';
 import { exitWithParent } from './lifecycle.mjs';
-import { UPSTREAM_BODY } from './fixtures.mjs';
+import { UPSTREAM_BODY, UPSTREAM_KINDS } from './fixtures.mjs';
 import { serveFixed } from './uws-native.mjs';
 
 const port = Number(process.argv[2] ?? 0);
-const kind = process.argv[3] ?? 'uws';
+const kind = process.argv[3] ?? UPSTREAM_KINDS[0];
 
 if (kind === 'uws') {
   serveFixed('upstream', port, { 'content-type': 'application/json' }, UPSTREAM_BODY);
@@ -40,6 +40,6 @@ if (kind === 'uws') {
   });
   exitWithParent(() => server.close());
 } else {
-  process.stderr.write(`upstream: unknown kind ${JSON.stringify(kind)} (uws or node)\n`);
+  process.stderr.write(`upstream: unknown kind ${JSON.stringify(kind)} (one of ${UPSTREAM_KINDS.join(', ')})\n`);
   process.exit(2);
 }
