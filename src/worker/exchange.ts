@@ -186,6 +186,12 @@ export class Exchange implements StepRequest {
         if (!ok) res.onWritable(() => (setImmediate(onDrain), true));
         return;
       }
+      if (chunk.length === total) {
+        // The whole body in one chunk (most answers): end() takes it in one call, and
+        // anything the socket cannot take now is at most this chunk, buffered by uWS.
+        res.end(chunk, this.closing());
+        return this.finish();
+      }
       const start = res.getWriteOffset();
       const [sent, finished] = res.tryEnd(chunk, total);
       if (finished) return this.finish();

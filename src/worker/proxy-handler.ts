@@ -1,5 +1,4 @@
 import type { Dispatcher } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Exchange } from './exchange.js';
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
@@ -11,9 +10,17 @@ const NO_BODY_STATUS = new Set([204, 304]);
  * One attempt's undici handler: relays the upstream's answer to the client as it comes
  * (head held until the first body bytes, body with backpressure both ways), or gathers
  * it whole for the flow's collectors, or drops it when a retry follows.
+ *
+ * It implements undici's own callback interface (onConnect, onHeaders, onData,
+ * onComplete, onError), which undici 7 calls directly. A handler written against the
+ * newer onRequestStart/onResponse* interface is wrapped per request in an adapter that
+ * also parses the raw head into an object (and the trailers, even when empty): measured
+ * at about 3 µs a request, 7 % of a proxied request's CPU. The raw head is read here
+ * once, as name/value pairs in the upstream's order.
  */
 export class ProxyHandler implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+  private abortUpstream: ((err?: Error) => void) | null = null;
+  private resumeUpstream: (() => void) | null = null;
   private total: number | null = null;
   private bodyless = false;
   private finished = false;
@@ -21,6 +28,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   private discarding = false;
   /** The answer is being gathered whole for the flow's collectors (cache, compression). */
   private gathering: { status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
+  /** onData's answer to undici: false pauses the upstream socket until resumeUpstream. */
+  private readonly drained = () => this.resumeUpstream?.();
 
   constructor(
     private readonly ex: Exchange,
@@ -32,59 +41,51 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   ) {}
 
   clientAborted(): void {
-    this.controller?.abort(new Error('client aborted'));
+    this.abortUpstream?.(new Error('client aborted'));
     this.finish();
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.ex.aborted) controller.abort(new Error('client aborted'));
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortUpstream = abort;
+    if (this.ex.aborted) abort(new Error('client aborted'));
   }
 
-  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
-    if (statusCode < 200) return; // 1xx: not relayed
+  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    if (statusCode < 200) return true; // 1xx: not relayed
+    this.resumeUpstream = resume;
     if (this.again?.statuses.has(statusCode)) {
       this.discarding = true; // read and drop the body so the connection stays reusable
-      return;
+      return true;
     }
-    const listed = connectionListed(headers.connection);
-    const out: [string, string][] = [];
-    let length: string | undefined;
-    for (const k in headers) {
-      const v = headers[k];
-      if (v === undefined || HOP_BY_HOP.has(k) || (listed && listed.has(k))) continue;
-      if (k === 'date') continue; // uWS writes its own
-      if (k === 'content-length') {
-        length = v as string;
-        continue; // uWS writes its own framing
-      }
-      if (Array.isArray(v)) for (const x of v) out.push([k, x]);
-      else out.push([k, v]);
-    }
+    const { headers: out, length } = responseHeaders(raw);
     this.total = length !== undefined ? Number(length) : null;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
     if (this.flow) this.flow.status = statusCode;
     if (this.flow?.collectors && !this.bodyless && this.total !== null && this.total <= this.flow.collectLimit) {
       this.gathering = { status: statusCode, headers: out, chunks: [] };
-      return;
+      return true;
     }
     if (this.flow?.hasResponseHooks) {
       const head = { status: statusCode, headers: out };
       this.flow.applyResponseHooks(head);
       this.flow.status = head.status;
       this.ex.writeHead(head.status, head.status === statusCode ? statusMessage : undefined, head.headers);
-      return;
+      return true;
     }
     this.ex.writeHead(statusCode, statusMessage, out);
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.discarding || this.bodyless || this.ex.aborted) return;
-    if (this.gathering) return void this.gathering.chunks.push(chunk); // bounded by collectLimit
-    if (!this.ex.write(chunk, this.total, () => controller.resume())) controller.pause();
+  onData(chunk: Buffer): boolean {
+    if (this.discarding || this.bodyless || this.ex.aborted) return true;
+    if (this.gathering) {
+      this.gathering.chunks.push(chunk); // bounded by collectLimit
+      return true;
+    }
+    return this.ex.write(chunk, this.total, this.drained);
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.discarding) return this.retryNow();
     if (this.gathering) {
       const g = this.gathering;
@@ -96,11 +97,11 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
       return this.finish();
     }
     if (this.bodyless) this.ex.endWithoutBody(this.total ?? undefined);
-    else this.ex.end(); // no-op when the last tryEnd already completed a known length
+    else this.ex.end(); // no-op when the last write already completed a known length
     this.finish();
   }
 
-  onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
+  onError(err: Error): void {
     if (this.again && !this.ex.aborted && !this.ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
     if (!this.ex.aborted && !this.ex.done) {
       if (this.ex.headersSent) this.ex.close();
@@ -135,4 +136,31 @@ function errorCode(err: Error): ErrorCode {
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
   return 'Svc.Data.UpstreamUnreachable';
+}
+
+/**
+ * The upstream's raw head (`name, value, …` as bytes) as the client gets it: names in
+ * lower case, hop-by-hop fields dropped (also those named in Connection), Date and
+ * Content-Length left to uWS (it writes its own), repeated fields kept in order.
+ */
+export function responseHeaders(raw: readonly Buffer[]): { headers: [string, string][]; length: string | undefined } {
+  const out: [string, string][] = [];
+  let length: string | undefined;
+  let connection: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const k = raw[i]!.toString('latin1').toLowerCase();
+    const v = raw[i + 1]!.toString('latin1');
+    if (HOP_BY_HOP.has(k)) {
+      if (k === 'connection') connection = connection === undefined ? v : `${connection}, ${v}`;
+      continue;
+    }
+    if (k === 'date') continue;
+    if (k === 'content-length') {
+      length = v;
+      continue;
+    }
+    out.push([k, v]);
+  }
+  const listed = connectionListed(connection);
+  return { headers: listed === null ? out : out.filter(([k]) => !listed.has(k)), length };
 }

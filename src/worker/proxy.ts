@@ -46,7 +46,7 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
         handler,
       );
     } catch (err) {
-      handler.onResponseError(null, err as Error);
+      handler.onError(err as Error);
     }
   };
   attempt(1);
