@@ -1,6 +1,8 @@
 // The floor of the stack DESIGN.md prescribes for a proxied route: uWebSockets.js in,
 // undici `Pool.dispatch` out, and nothing else (no routing, no hop-by-hop rules, no
 // X-Forwarded-*, no timeouts, no backpressure, GET only, whole response buffered).
+// The handler uses undici's own callbacks (onHeaders, onData, …), as the gateway does:
+// the newer onResponse* interface costs an adapter and a parsed head per request.
 // Not a usable proxy: it tells how close the gateway's cluster route is to what
 // uWS + undici cost by themselves on this machine. Runs in its own process.
 //
@@ -33,23 +35,28 @@ app.any('/*', (res, req) => {
   pool.dispatch(
     { path, method: 'GET', headers },
     {
-      onRequestStart() {},
-      onResponseStart(_c, statusCode, h) {
+      onConnect() {},
+      onHeaders(statusCode, raw) {
         status = statusCode;
-        head = h;
+        head = raw;
+        return true;
       },
-      onResponseData(_c, chunk) {
+      onData(chunk) {
         chunks.push(chunk);
+        return true;
       },
-      onResponseEnd() {
+      onComplete() {
         if (aborted) return;
         res.cork(() => {
           res.writeStatus(String(status));
-          for (const k in head) if (!SKIP.has(k)) res.writeHeader(k, String(head[k]));
+          for (let i = 0; i < head.length; i += 2) {
+            const k = head[i].toString('latin1').toLowerCase();
+            if (!SKIP.has(k)) res.writeHeader(k, head[i + 1].toString('latin1'));
+          }
           res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
         });
       },
-      onResponseError() {
+      onError() {
         if (!aborted) res.cork(() => res.writeStatus('502 Bad Gateway').end());
       },
     },
