@@ -44,7 +44,7 @@ export const cache = defineStep({
         const reply: StepReply = { status: hit.status, headers: Object.fromEntries([...hit.headers, ['x-cache', 'HIT'], ['age', String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000))]]), body: req.method === 'HEAD' ? '' : hit.body };
         return reply;
       }
-      flow.onResponse((head) => void head.headers.push(['x-cache', 'MISS']));
+      flow.addResponseHeader('x-cache', 'MISS');
       if (req.method === 'HEAD') return undefined;
       flow.collectResponse(s.maxEntryBytes, (a: CollectedAnswer) => {
         const get = (n: string) => a.headers.find(([k]) => k === n)?.[1];

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep, type ResponseHead, type StepReply } from './step.js';
+import { defineStep, type StepReply } from './step.js';
 
 const Method = v.pipe(v.string(), v.regex(/^[A-Z]+$/));
 
@@ -32,21 +32,7 @@ export const cors = defineStep({
       vary: 'Origin',
       ...(s.credentials ? { 'access-control-allow-credentials': 'true' } : {}),
     });
-    // One response hook per origin, built once (origins repeat; the cache is bounded).
-    const hooks = new Map<string, (head: ResponseHead) => void>();
-    const hookFor = (origin: string) => {
-      let hook = hooks.get(origin);
-      if (!hook) {
-        const h = Object.entries(common(origin));
-        if (s.exposeHeaders.length) h.push(['access-control-expose-headers', s.exposeHeaders.join(', ')]);
-        hook = (head) => {
-          for (const e of h) head.headers.push(e);
-        };
-        if (hooks.size >= 1000) hooks.clear();
-        hooks.set(origin, hook);
-      }
-      return hook;
-    };
+    const expose = s.exposeHeaders.length ? s.exposeHeaders.join(', ') : null;
     const refused: StepReply = { status: 403, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.CorsDenied', message: 'Origin not allowed' }) };
     return (flow) => {
       const origin = flow.req.header('origin');
@@ -66,7 +52,12 @@ export const cors = defineStep({
           body: '',
         };
       }
-      if (ok) flow.onResponse(hookFor(origin));
+      if (ok) {
+        flow.addResponseHeader('access-control-allow-origin', allowOrigin(origin));
+        flow.addResponseHeader('vary', 'Origin');
+        if (s.credentials) flow.addResponseHeader('access-control-allow-credentials', 'true');
+        if (expose !== null) flow.addResponseHeader('access-control-expose-headers', expose);
+      }
       return undefined;
     };
   },

@@ -44,7 +44,9 @@ export const rateLimit = defineStep({
       if (headers) {
         const remaining = limits.remaining(b);
         const reset = String(Math.ceil((burst - remaining) / requestsPerSecond));
-        flow.onResponse((head) => void head.headers.push(['ratelimit-limit', limitHeader], ['ratelimit-remaining', String(remaining)], ['ratelimit-reset', reset]));
+        flow.addResponseHeader('ratelimit-limit', limitHeader);
+        flow.addResponseHeader('ratelimit-remaining', String(remaining));
+        flow.addResponseHeader('ratelimit-reset', reset);
       }
       return undefined;
     };

@@ -12,10 +12,11 @@ export const requestHeaders = defineStep({
     const set = lowerEntries(s.set);
     const add = lowerEntries(s.add);
     const remove = s.remove.map((n) => n.toLowerCase());
+    // Index loops: destructuring in for-of makes an iterator per entry, per request.
     return (flow) => {
-      for (const [k, val] of set) flow.setHeader(k, val);
-      for (const [k, val] of add) flow.addHeader(k, val);
-      for (const k of remove) flow.removeHeader(k);
+      for (let i = 0; i < set.length; i++) flow.setHeader(set[i]![0], set[i]![1]);
+      for (let i = 0; i < add.length; i++) flow.addHeader(add[i]![0], add[i]![1]);
+      for (let i = 0; i < remove.length; i++) flow.removeHeader(remove[i]!);
       return undefined;
     };
   },

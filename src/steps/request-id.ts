@@ -21,7 +21,7 @@ export const requestId = defineStep({
       const id = incoming !== undefined && ok.test(incoming) ? incoming : randomUUID();
       flow.setHeader(name, id);
       flow.vars.requestId = id;
-      if (s.echo) flow.onResponse((head) => head.headers.push([name, id]));
+      if (s.echo) flow.addResponseHeader(name, id);
       return undefined;
     };
   },

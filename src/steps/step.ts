@@ -37,6 +37,12 @@ export interface Flow {
   removeHeader(name: string): void;
   /** Runs on the response head (the upstream's, or a step's reply) before it is sent. */
   onResponse(hook: (head: ResponseHead) => void): void;
+  /**
+   * Appends a header (lower-case name) to the response head, in order with the
+   * response hooks: what onResponse with a hook that pushes it would do, without a
+   * closure per request.
+   */
+  addResponseHeader(name: string, value: string): void;
   readonly vars: Record<string, unknown>;
   /** Caps the streamed request body: past `maxBytes` the upstream request is cut and the client gets 413. */
   limitBody(maxBytes: number): void;

@@ -26,7 +26,8 @@ export class RequestFlow implements Flow {
     return a;
   }
   private edits: HeaderEdits | null = null;
-  private hooks: ((head: ResponseHead) => void)[] | null = null;
+  /** Response edits in registration order: a hook, or a header as two entries (name, value). */
+  private hooks: (((head: ResponseHead) => void) | string)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;
   /** The status sent to the client, once known. */
   status = 0;
@@ -63,6 +64,11 @@ export class RequestFlow implements Flow {
     }
     this.buffered = Buffer.concat(chunks);
     return this.buffered;
+  }
+
+  /** A step answered: the request body will not be read. */
+  discardBody(): void {
+    this.body?.destroy();
   }
 
   /** What the proxy sends: the buffered body if a step read it, else the live stream. */
@@ -103,6 +109,10 @@ export class RequestFlow implements Flow {
     (this.hooks ??= []).push(hook);
   }
 
+  addResponseHeader(name: string, value: string): void {
+    (this.hooks ??= []).push(name, value);
+  }
+
   onDone(hook: (status: number) => void): void {
     (this.doneHooks ??= []).push(hook);
   }
@@ -133,9 +143,15 @@ export class RequestFlow implements Flow {
     return { method: this.req.method, path: this.path, query: this.query, headers };
   }
 
-  /** Runs the response hooks on a head, in registration order. */
+  /** Runs the response hooks and appends the added headers, in registration order. */
   applyResponseHooks(head: ResponseHead): void {
-    if (this.hooks !== null) for (const h of this.hooks) h(head);
+    const hooks = this.hooks;
+    if (hooks === null) return;
+    for (let i = 0; i < hooks.length; i++) {
+      const h = hooks[i]!;
+      if (typeof h === 'string') head.headers.push([h, hooks[++i] as string]);
+      else h(head);
+    }
   }
 
   get hasResponseHooks(): boolean {

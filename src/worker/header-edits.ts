@@ -20,6 +20,26 @@ export interface EditPlan {
  * the rest (adds not overridden later, then the set values).
  */
 export function editPlan(e: HeaderEdits): EditPlan {
+  return simplePlan(e) ?? generalPlan(e);
+}
+
+/**
+ * The common case, in one pass: only sets and removes, each name once. Then the names
+ * are the drops and the set values the tail, in edit order, as generalPlan would give.
+ */
+function simplePlan(e: HeaderEdits): EditPlan | null {
+  const drop: string[] = [];
+  const tail: string[] = [];
+  for (let i = 0; i < e.length; i += 3) {
+    const name = e[i + 1] as string;
+    if (e[i] === ADD || drop.includes(name)) return null;
+    drop.push(name);
+    if (e[i] === SET) tail.push(name, e[i + 2] as string);
+  }
+  return { drop, tail };
+}
+
+function generalPlan(e: HeaderEdits): EditPlan {
   // Routes edit a handful of names: arrays and indexOf beat a Map here.
   const drop: string[] = [];
   const values: string[][] = [];

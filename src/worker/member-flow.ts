@@ -68,6 +68,9 @@ export class MemberFlow implements Flow {
   onResponse(hook: (head: ResponseHead) => void): void {
     this.ops.push((f) => f.onResponse(hook));
   }
+  addResponseHeader(name: string, value: string): void {
+    this.ops.push((f) => f.addResponseHeader(name, value));
+  }
   onDone(hook: (status: number) => void): void {
     // Done hooks release resources (concurrency slots, probes): register them whatever the merge decides.
     this.parent.onDone(hook);

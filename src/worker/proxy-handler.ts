@@ -28,8 +28,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   private discarding = false;
   /** The answer is being gathered whole for the flow's collectors (cache, compression). */
   private gathering: { status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
-  /** onData's answer to undici: false pauses the upstream socket until resumeUpstream. */
-  private readonly drained = () => this.resumeUpstream?.();
+  /** Resumes the upstream once the client took a chunk it could not take at once (made on first need). */
+  private drained: (() => void) | null = null;
 
   constructor(
     private readonly ex: Exchange,
@@ -82,7 +82,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
       this.gathering.chunks.push(chunk); // bounded by collectLimit
       return true;
     }
-    return this.ex.write(chunk, this.total, this.drained);
+    // false pauses the upstream socket until drained() resumes it.
+    return this.ex.write(chunk, this.total, (this.drained ??= () => this.resumeUpstream?.()));
   }
 
   onComplete(): void {
@@ -122,6 +123,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.flow?.finish(this.ex.aborted);
     this.done();
   }
 }

@@ -13,10 +13,14 @@ import { ProxyHandler } from './proxy-handler.js';
  * bodies stream with backpressure (client socket paused while the upstream is slow to
  * take the body, upstream paused while the client is slow to read the response).
  */
-/** `flow` is null on routes without steps: the request goes out exactly as it came. */
+/**
+ * `flow` is null on routes without steps: the request goes out exactly as it came.
+ * `done` runs once when the exchange ends (after the flow's done hooks).
+ */
 export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, flow: RequestFlow | null, traceId: () => string, done: () => void): void {
   if (ex.aborted) {
     body?.destroy();
+    flow?.finish(true);
     return done();
   }
   const spec = pools.spec;

@@ -69,32 +69,30 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
         proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, traceId, done);
       };
     }
+    // Per route, not per request: a request through steps makes no closures of its own.
+    const forward = (ex: Exchange, flow: RequestFlow) =>
+      proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, traceId, done);
+    const replied = (ex: Exchange, flow: RequestFlow, o: StepReply) => {
+      flow.discardBody();
+      const head = flow.replyHead(o);
+      ex.sendHead(head.status, o.body, head.headers);
+      flow.finish(ex.aborted);
+      done();
+    };
     return (ex) => {
       inFlight++;
-      const body = ex.hasBody ? ex.bodyStream() : null; // attach now: uWS drops body data that has no reader
-      const flow = new RequestFlow(ex, body);
-      const end = () => {
-        flow.finish(ex.aborted);
-        done();
-      };
-      const replied = (o: StepReply) => {
-        body?.destroy();
-        const head = flow.replyHead(o);
-        ex.sendHead(head.status, o.body, head.headers);
-        end();
-      };
-      const forward = () => proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, traceId, end);
+      const flow = new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null); // attach now: uWS drops body data that has no reader
       const r = pipeline(flow);
-      if (r === undefined) return forward();
+      if (r === undefined) return forward(ex, flow);
       if (r instanceof Promise) {
-        r.then((o) => (o === undefined ? forward() : replied(o))).catch((err) => {
+        r.then((o) => (o === undefined ? forward(ex, flow) : replied(ex, flow, o))).catch((err) => {
           flow.status = 500;
           fail(ex, err);
           flow.finish(ex.aborted);
         });
         return;
       }
-      replied(r);
+      replied(ex, flow, r);
     };
   }
 

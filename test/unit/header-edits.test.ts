@@ -66,3 +66,27 @@ test('editPlan on the raw triples: names to drop in first-edit order, the tail o
   assert.deepEqual(plan, { drop: ['x-a', 'x-r'], tail: ['x-n', 'n', 'x-a', 'v', 'x-a', 'late'] });
   assert.deepEqual(applyPlan(['x-a', 'c', 'x-r', 'c', 'k', '1'], plan), ['k', '1', 'x-n', 'n', 'x-a', 'v', 'x-a', 'late']);
 });
+
+test('editPlan, sets and removes of distinct names (the one-pass case): drops in edit order, set values in the tail', () => {
+  assert.deepEqual(editPlan([SET, 'x-id', '1', REMOVE, 'x-api-key', '', SET, 'x-consumer', 'c']), {
+    drop: ['x-id', 'x-api-key', 'x-consumer'],
+    tail: ['x-id', '1', 'x-consumer', 'c'],
+  });
+  // A repeated name or an add leaves the one-pass case: the general rules still hold.
+  assert.deepEqual(editPlan([SET, 'x-a', '1', REMOVE, 'x-b', '', SET, 'x-a', '2']), { drop: ['x-a', 'x-b'], tail: ['x-a', '2'] });
+  assert.deepEqual(editPlan([REMOVE, 'x-b', '', ADD, 'x-b', 'fresh']), { drop: ['x-b'], tail: ['x-b', 'fresh'] });
+});
+
+test('response edits: added headers and hooks apply in registration order', () => {
+  const f = flowOf([]);
+  f.addResponseHeader('x-first', '1');
+  f.onResponse((head) => {
+    head.headers = head.headers.filter(([k]) => k !== 'x-first');
+    head.headers.push(['x-hook', 'h']);
+  });
+  f.addResponseHeader('x-last', '2');
+  const head = { status: 200, headers: [['content-type', 'text/plain']] as [string, string][] };
+  f.applyResponseHooks(head);
+  assert.deepEqual(head.headers, [['content-type', 'text/plain'], ['x-hook', 'h'], ['x-last', '2']]);
+  assert.equal(flowOf([]).hasResponseHooks, false);
+});
