@@ -19,17 +19,18 @@ const drafts = [
 const compiled = compile({ tenant: 'default', published: [], drafts });
 if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
 
-// The upstream: answers every dispatch at once with the bench upstream's head and body.
+// The upstream: answers every dispatch at once with the bench upstream's head and body,
+// through undici's own handler callbacks (the raw head as Buffer pairs, as llhttp gives it).
 const UP_HEADERS = { 'content-type': 'application/json', 'content-length': String(UPSTREAM_BODY.length), date: 'Thu, 26 Nov 2026 00:00:00 GMT', connection: 'keep-alive', 'keep-alive': 'timeout=5' };
+const UP_RAW = Object.entries(UP_HEADERS).flatMap(([k, v]) => [Buffer.from(k), Buffer.from(v)]);
 let sentHeaders = 0;
 const fakeUpstream = {
   dispatch(opts, handler) {
     sentHeaders += opts.headers.length;
-    const controller = { abort() {}, pause() {}, resume() {} };
-    handler.onRequestStart(controller, {});
-    handler.onResponseStart(controller, 200, { ...UP_HEADERS }, 'OK');
-    handler.onResponseData(controller, UPSTREAM_BODY);
-    handler.onResponseEnd(controller, {});
+    handler.onConnect(() => {});
+    handler.onHeaders(200, UP_RAW, () => {}, 'OK');
+    handler.onData(UPSTREAM_BODY);
+    handler.onComplete(null);
     return true;
   },
 };

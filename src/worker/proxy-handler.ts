@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Exchange } from './exchange.js';
-import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
+import { responseHeaders } from './upstream-head.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 
@@ -58,7 +58,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
       return true;
     }
     const { headers: out, length } = responseHeaders(raw);
-    this.total = length !== undefined ? Number(length) : null;
+    this.total = length;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
     if (this.flow) this.flow.status = statusCode;
     if (this.flow?.collectors && !this.bodyless && this.total !== null && this.total <= this.flow.collectLimit) {
@@ -140,29 +140,3 @@ function errorCode(err: Error): ErrorCode {
   return 'Svc.Data.UpstreamUnreachable';
 }
 
-/**
- * The upstream's raw head (`name, value, …` as bytes) as the client gets it: names in
- * lower case, hop-by-hop fields dropped (also those named in Connection), Date and
- * Content-Length left to uWS (it writes its own), repeated fields kept in order.
- */
-export function responseHeaders(raw: readonly Buffer[]): { headers: [string, string][]; length: string | undefined } {
-  const out: [string, string][] = [];
-  let length: string | undefined;
-  let connection: string | undefined;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const k = raw[i]!.toString('latin1').toLowerCase();
-    const v = raw[i + 1]!.toString('latin1');
-    if (HOP_BY_HOP.has(k)) {
-      if (k === 'connection') connection = connection === undefined ? v : `${connection}, ${v}`;
-      continue;
-    }
-    if (k === 'date') continue;
-    if (k === 'content-length') {
-      length = v;
-      continue;
-    }
-    out.push([k, v]);
-  }
-  const listed = connectionListed(connection);
-  return { headers: listed === null ? out : out.filter(([k]) => !listed.has(k)), length };
-}

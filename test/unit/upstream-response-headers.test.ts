@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { responseHeaders } from '../../src/worker/proxy-handler.js';
+import { headerName, responseHeaders } from '../../src/worker/upstream-head.js';
 
 // The proxy reads the upstream's raw head (undici's Buffer pairs) itself.
 const raw = (...pairs: string[]) => pairs.map((s) => Buffer.from(s, 'latin1'));
@@ -14,7 +14,7 @@ test('upstream head: names lower-cased, repeated fields kept in order, Date and 
     ['set-cookie', 'a=1'],
     ['set-cookie', 'b=2'],
   ]);
-  assert.equal(length, '42');
+  assert.equal(length, 42);
 });
 
 test('upstream head: hop-by-hop fields and those named in Connection are dropped', () => {
@@ -22,10 +22,27 @@ test('upstream head: hop-by-hop fields and those named in Connection are dropped
     raw('Connection', 'keep-alive, X-Secret', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked', 'X-Secret', 's', 'connection', 'x-other', 'X-Other', 'o', 'X-Kept', 'k', 'Upgrade', 'h2c'),
   );
   assert.deepEqual(headers, [['x-kept', 'k']]);
-  assert.equal(length, undefined);
+  assert.equal(length, null);
 });
 
 test('upstream head: values keep their bytes (latin1), names only are lower-cased', () => {
   const { headers } = responseHeaders(raw('X-Mixed', 'Value With CAPS \xe9'));
   assert.deepEqual(headers, [['x-mixed', 'Value With CAPS \xe9']]);
+});
+
+test('header names: known ones matched from their bytes in any case, others lower-cased; no false match', () => {
+  assert.equal(headerName(Buffer.from('Content-Type')), 'content-type');
+  assert.equal(headerName(Buffer.from('CONTENT-LENGTH')), 'content-length');
+  assert.equal(headerName(Buffer.from('X-Request-Id')), 'x-request-id');
+  // Same length as a known name, one byte apart, or differing only where case folding could confuse.
+  assert.equal(headerName(Buffer.from('Content-Typf')), 'content-typf');
+  assert.equal(headerName(Buffer.from('Dat_')), 'dat_');
+  assert.equal(headerName(Buffer.from('Vary')), 'vary');
+  assert.equal(headerName(Buffer.from('Very')), 'very');
+});
+
+test('upstream head: Content-Length read from its digits; an unsized answer has length null', () => {
+  assert.equal(responseHeaders(raw('Content-Length', '0')).length, 0);
+  assert.equal(responseHeaders(raw('Content-Length', '52428800')).length, 52428800);
+  assert.equal(responseHeaders(raw('Transfer-Encoding', 'chunked')).length, null);
 });
