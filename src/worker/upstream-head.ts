@@ -14,21 +14,56 @@ const KNOWN = [
   'server', 'vary', 'set-cookie', 'cache-control', 'etag', 'last-modified', 'location', 'expires', 'age',
   'accept-ranges', 'upgrade', 'trailer', 'te', 'proxy-authenticate', 'proxy-connection', 'uwebsockets',
 ];
-const byLength: { name: string; bytes: Uint8Array }[][] = [];
-for (const name of KNOWN) (byLength[name.length] ??= []).push({ name, bytes: Buffer.from(name, 'latin1') });
+/**
+ * Names whose value an upstream usually repeats answer after answer: the last value's
+ * string is kept with its bytes and reused when the bytes match (a byte comparison
+ * instead of a native decode).
+ */
+const REPEATING = new Set(['content-type', 'content-encoding', 'connection', 'server', 'vary', 'cache-control', 'accept-ranges', 'uwebsockets']);
 
-/** A raw header name in lower case; well-known names come back as the same interned string. */
-export function headerName(b: Buffer): string {
+interface Known {
+  name: string;
+  bytes: Uint8Array;
+  /** Last value seen for a repeating name: its bytes (a copy) and its string. */
+  last: { bytes: Uint8Array; text: string } | null;
+  repeats: boolean;
+}
+const byLength: Known[][] = [];
+for (const name of KNOWN) (byLength[name.length] ??= []).push({ name, bytes: Buffer.from(name, 'latin1'), last: null, repeats: REPEATING.has(name) });
+
+function known(b: Buffer): Known | null {
   const candidates = byLength[b.length];
   if (candidates !== undefined) {
     for (let j = 0; j < candidates.length; j++) {
       const k = candidates[j]!.bytes;
       let i = 0;
       while (i < k.length && (b[i]! | 0x20) === k[i]) i++;
-      if (i === k.length) return candidates[j]!.name;
+      if (i === k.length) return candidates[j]!;
     }
   }
-  return b.toString('latin1').toLowerCase();
+  return null;
+}
+
+/** A raw header name in lower case; well-known names come back as the same interned string. */
+export function headerName(b: Buffer): string {
+  return known(b)?.name ?? b.toString('latin1').toLowerCase();
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A value as text (latin1), reused from the last one when a repeating name repeats it. */
+function headerValue(k: Known | null, b: Buffer): string {
+  if (k === null || !k.repeats) return b.toString('latin1');
+  const last = k.last;
+  if (last !== null && sameBytes(last.bytes, b)) return last.text;
+  const text = b.toString('latin1');
+  // Copied: undici's raw Buffers are views of a socket read buffer that is reused.
+  if (b.length <= 256) k.last = { bytes: Uint8Array.prototype.slice.call(b), text };
+  return text;
 }
 
 /** Content-Length's digits (llhttp has checked them) as a number, without a string. */
@@ -53,7 +88,8 @@ export function responseHeaders(raw: readonly Buffer[]): { headers: [string, str
   let length: number | null = null;
   let connection: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const k = headerName(raw[i]!);
+    const entry = known(raw[i]!);
+    const k = entry !== null ? entry.name : raw[i]!.toString('latin1').toLowerCase();
     if (k === 'date') continue;
     if (k === 'content-length') {
       length = decimal(raw[i + 1]!);
@@ -61,12 +97,12 @@ export function responseHeaders(raw: readonly Buffer[]): { headers: [string, str
     }
     if (HOP_BY_HOP.has(k)) {
       if (k === 'connection') {
-        const v = raw[i + 1]!.toString('latin1');
+        const v = headerValue(entry, raw[i + 1]!);
         connection = connection === undefined ? v : `${connection}, ${v}`;
       }
       continue;
     }
-    out.push([k, raw[i + 1]!.toString('latin1')]);
+    out.push([k, headerValue(entry, raw[i + 1]!)]);
   }
   const listed = connectionListed(connection);
   return { headers: listed === null ? out : out.filter(([k]) => !listed.has(k)), length };

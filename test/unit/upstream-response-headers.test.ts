@@ -46,3 +46,15 @@ test('upstream head: Content-Length read from its digits; an unsized answer has 
   assert.equal(responseHeaders(raw('Content-Length', '52428800')).length, 52428800);
   assert.equal(responseHeaders(raw('Transfer-Encoding', 'chunked')).length, null);
 });
+
+test('upstream head: a repeated value is reused only while its bytes match, even when the same buffer is rewritten', () => {
+  const name = Buffer.from('Content-Type');
+  const value = Buffer.from('text/plain');
+  assert.deepEqual(responseHeaders([name, value]).headers, [['content-type', 'text/plain']]);
+  assert.deepEqual(responseHeaders([name, Buffer.from('text/plain')]).headers, [['content-type', 'text/plain']]);
+  // undici hands out views of a reused socket buffer: the cache must hold its own copy.
+  value.write('text/plaim');
+  assert.deepEqual(responseHeaders([name, value]).headers, [['content-type', 'text/plaim']]);
+  assert.deepEqual(responseHeaders([name, Buffer.from('application/json')]).headers, [['content-type', 'application/json']]);
+  assert.deepEqual(responseHeaders([Buffer.from('Connection'), Buffer.from('x-gone'), Buffer.from('X-Gone'), Buffer.from('1')]).headers, []);
+});
