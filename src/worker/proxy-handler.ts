@@ -139,4 +139,3 @@ function errorCode(err: Error): ErrorCode {
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
   return 'Svc.Data.UpstreamUnreachable';
 }
-
