@@ -14,9 +14,9 @@ const NO_BODY_STATUS = new Set([204, 304]);
  * It implements undici's own callback interface (onConnect, onHeaders, onData,
  * onComplete, onError), which undici 7 calls directly. A handler written against the
  * newer onRequestStart/onResponse* interface is wrapped per request in an adapter that
- * also parses the raw head into an object (and the trailers, even when empty): measured
- * at about 3 µs a request, 7 % of a proxied request's CPU. The raw head is read here
- * once, as name/value pairs in the upstream's order.
+ * also parses the raw head into an object (and the trailers, even when empty); in the
+ * bench's floor proxy that was 40.2 against 37.1 µs of CPU a request. The raw head is
+ * read once, in upstream-head.ts, as name/value pairs in the upstream's order.
  */
 export class ProxyHandler implements Dispatcher.DispatchHandler {
   private abortUpstream: ((err?: Error) => void) | null = null;
