@@ -27,7 +27,7 @@ export class RequestFlow implements Flow {
   }
   private edits: HeaderEdits | null = null;
   /** Response edits in registration order: a hook, or a header as two entries (name, value). */
-  private hooks: (((head: ResponseHead) => void) | string)[] | null = null;
+  private responseEdits: (((head: ResponseHead) => void) | string)[] | null = null;
   private doneHooks: ((status: number) => void)[] | null = null;
   /** The status sent to the client, once known. */
   status = 0;
@@ -106,11 +106,11 @@ export class RequestFlow implements Flow {
   }
 
   onResponse(hook: (head: ResponseHead) => void): void {
-    (this.hooks ??= []).push(hook);
+    (this.responseEdits ??= []).push(hook);
   }
 
   addResponseHeader(name: string, value: string): void {
-    (this.hooks ??= []).push(name, value);
+    (this.responseEdits ??= []).push(name, value);
   }
 
   onDone(hook: (status: number) => void): void {
@@ -145,7 +145,7 @@ export class RequestFlow implements Flow {
 
   /** Runs the response hooks and appends the added headers, in registration order. */
   applyResponseHooks(head: ResponseHead): void {
-    const hooks = this.hooks;
+    const hooks = this.responseEdits;
     if (hooks === null) return;
     for (let i = 0; i < hooks.length; i++) {
       const h = hooks[i]!;
@@ -155,7 +155,7 @@ export class RequestFlow implements Flow {
   }
 
   get hasResponseHooks(): boolean {
-    return this.hooks !== null;
+    return this.responseEdits !== null;
   }
 
   /** A step's reply as a head, after the response hooks. */
