@@ -44,9 +44,13 @@ function known(b: Buffer): Known | null {
   return null;
 }
 
+function nameOf(entry: Known | null, b: Buffer): string {
+  return entry !== null ? entry.name : b.toString('latin1').toLowerCase();
+}
+
 /** A raw header name in lower case; well-known names come back as the same interned string. */
 export function headerName(b: Buffer): string {
-  return known(b)?.name ?? b.toString('latin1').toLowerCase();
+  return nameOf(known(b), b);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -89,7 +93,7 @@ export function responseHeaders(raw: readonly Buffer[]): { headers: [string, str
   let connection: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const entry = known(raw[i]!);
-    const k = entry !== null ? entry.name : raw[i]!.toString('latin1').toLowerCase();
+    const k = nameOf(entry, raw[i]!);
     if (k === 'date') continue;
     if (k === 'content-length') {
       length = decimal(raw[i + 1]!);
