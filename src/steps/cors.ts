@@ -27,11 +27,11 @@ export const cors = defineStep({
     const allowed = new Set(s.origins.map((o) => o.toLowerCase()));
     // With credentials a wildcard must be answered with the request's own origin.
     const allowOrigin = (origin: string) => (any && !s.credentials ? '*' : origin);
-    const common = (origin: string): Record<string, string> => ({
-      'access-control-allow-origin': allowOrigin(origin),
-      vary: 'Origin',
-      ...(s.credentials ? { 'access-control-allow-credentials': 'true' } : {}),
-    });
+    // After Access-Control-Allow-Origin, on preflights and on other answers alike.
+    const fixed: [string, string][] = [['vary', 'Origin']];
+    if (s.credentials) fixed.push(['access-control-allow-credentials', 'true']);
+    const fixedRecord = Object.fromEntries(fixed);
+    const common = (origin: string): Record<string, string> => ({ 'access-control-allow-origin': allowOrigin(origin), ...fixedRecord });
     const expose = s.exposeHeaders.length ? s.exposeHeaders.join(', ') : null;
     const refused: StepReply = { status: 403, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.CorsDenied', message: 'Origin not allowed' }) };
     return (flow) => {
@@ -54,8 +54,7 @@ export const cors = defineStep({
       }
       if (ok) {
         flow.addResponseHeader('access-control-allow-origin', allowOrigin(origin));
-        flow.addResponseHeader('vary', 'Origin');
-        if (s.credentials) flow.addResponseHeader('access-control-allow-credentials', 'true');
+        for (let i = 0; i < fixed.length; i++) flow.addResponseHeader(fixed[i]![0], fixed[i]![1]);
         if (expose !== null) flow.addResponseHeader('access-control-expose-headers', expose);
       }
       return undefined;

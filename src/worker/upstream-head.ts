@@ -3,33 +3,44 @@
 // test/unit/upstream-response-headers.test.ts.
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 
+/** What the client-side head does with a field, decided once per known name. */
+type Role = 'keep' | 'date' | 'length' | 'connection' | 'hop';
+
 /**
- * Names most answers carry, recognised from their bytes without making a string
- * (Buffer#toString is a native call, about 0.1 µs a header here). Only letters and '-':
- * for those, `byte | 0x20` folds case exactly, and llhttp admits only token bytes in a
- * name, so no other byte can fold onto them.
+ * Names most answers carry, and every hop-by-hop name (from the shared HOP_BY_HOP, so
+ * a name that is not known here is never hop-by-hop), recognised from their bytes
+ * without making a string (Buffer#toString is a native call, about 0.1 µs a header
+ * here). Only letters and '-': for those, `byte | 0x20` folds case exactly, and llhttp
+ * admits only token bytes in a name, so no other byte can fold onto them.
  */
-const KNOWN = [
-  'content-type', 'content-length', 'content-encoding', 'date', 'connection', 'keep-alive', 'transfer-encoding',
-  'server', 'vary', 'set-cookie', 'cache-control', 'etag', 'last-modified', 'location', 'expires', 'age',
-  'accept-ranges', 'upgrade', 'trailer', 'te', 'proxy-authenticate', 'proxy-connection', 'uwebsockets',
-];
+const COMMON = ['content-type', 'content-length', 'content-encoding', 'date', 'server', 'vary', 'set-cookie', 'cache-control', 'etag', 'last-modified', 'location', 'expires', 'age', 'accept-ranges'];
 /**
  * Names whose value an upstream usually repeats answer after answer: the last value's
  * string is kept with its bytes and reused when the bytes match (a byte comparison
  * instead of a native decode).
  */
-const REPEATING = new Set(['content-type', 'content-encoding', 'connection', 'server', 'vary', 'cache-control', 'accept-ranges', 'uwebsockets']);
+const REPEATING = new Set(['content-type', 'content-encoding', 'connection', 'server', 'vary', 'cache-control', 'accept-ranges']);
 
 interface Known {
   name: string;
   bytes: Uint8Array;
+  role: Role;
   /** Last value seen for a repeating name: its bytes (a copy) and its string. */
   last: { bytes: Uint8Array; text: string } | null;
   repeats: boolean;
 }
+
+function roleOf(name: string): Role {
+  if (name === 'date') return 'date';
+  if (name === 'content-length') return 'length';
+  if (name === 'connection') return 'connection';
+  return HOP_BY_HOP.has(name) ? 'hop' : 'keep';
+}
+
 const byLength: Known[][] = [];
-for (const name of KNOWN) (byLength[name.length] ??= []).push({ name, bytes: Buffer.from(name, 'latin1'), last: null, repeats: REPEATING.has(name) });
+for (const name of new Set([...COMMON, ...HOP_BY_HOP])) {
+  (byLength[name.length] ??= []).push({ name, bytes: Buffer.from(name, 'latin1'), role: roleOf(name), last: null, repeats: REPEATING.has(name) });
+}
 
 function known(b: Buffer): Known | null {
   const candidates = byLength[b.length];
@@ -93,20 +104,21 @@ export function responseHeaders(raw: readonly Buffer[]): { headers: [string, str
   let connection: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const entry = known(raw[i]!);
-    const k = nameOf(entry, raw[i]!);
-    if (k === 'date') continue;
-    if (k === 'content-length') {
-      length = decimal(raw[i + 1]!);
-      continue;
-    }
-    if (HOP_BY_HOP.has(k)) {
-      if (k === 'connection') {
+    switch (entry === null ? 'keep' : entry.role) {
+      case 'date':
+      case 'hop':
+        continue;
+      case 'length':
+        length = decimal(raw[i + 1]!);
+        continue;
+      case 'connection': {
         const v = headerValue(entry, raw[i + 1]!);
         connection = connection === undefined ? v : `${connection}, ${v}`;
+        continue;
       }
-      continue;
+      default:
+        out.push([nameOf(entry, raw[i]!), headerValue(entry, raw[i + 1]!)]);
     }
-    out.push([k, headerValue(entry, raw[i + 1]!)]);
   }
   const listed = connectionListed(connection);
   return { headers: listed === null ? out : out.filter(([k]) => !listed.has(k)), length };
