@@ -94,6 +94,30 @@ test('headers named in a second Connection line are hop-by-hop too', BOUNDED, as
   assert.equal(r.json.headers['x-b'], undefined, 'x-b (second Connection line) is stripped');
 });
 
+// Regression: undici refuses such a request before sending it, and its Pool then kept the
+// connection it had picked marked busy for good: after 256 of them (the pool's size) the
+// cluster route stopped answering until the next publish.
+test('a header value with a DEL byte (uWS lets it through) gets 400 Svc.Data.BadRequest, and 300 of them do not use up the upstream connections', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+  const before = up.requests.length;
+  for (let batch = 0; batch < 6; batch++) {
+    const answers = await Promise.all(Array.from({ length: 50 }, () => rawRequest(gw.dataPort, ['GET /bad HTTP/1.1', 'Host: x', 'X-Odd: a\x7fb', 'Connection: close'])));
+    for (const r of answers) {
+      assert.equal(r.status, 400, r.raw);
+      assert.equal(r.json.code, 'Svc.Data.BadRequest');
+    }
+  }
+  assert.equal(up.requests.length, before, 'none of them reached the upstream');
+  const ok = await rawRequest(gw.dataPort, ['GET /good HTTP/1.1', 'Host: x', 'Connection: close']);
+  assert.equal(ok.status, 200, ok.raw);
+  assert.equal(ok.json.url, '/good');
+});
+
 test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-Forwarded-For is extended, not trusted as is', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });

@@ -137,5 +137,7 @@ function retriable(err: Error): boolean {
 function errorCode(err: Error): ErrorCode {
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
+  // undici's own checks refused the request before sending it: the client's bytes, not the upstream.
+  if (code === 'UND_ERR_INVALID_ARG') return 'Svc.Data.BadRequest';
   return 'Svc.Data.UpstreamUnreachable';
 }

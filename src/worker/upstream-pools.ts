@@ -1,29 +1,27 @@
-import { Pool } from 'undici';
 import type { CompiledCluster } from '../compiler/generation.js';
+import type { Upstream } from '../steps/step.js';
+import { TargetPool } from './target-pool.js';
 
 /**
- * Keep-alive connection pools to one cluster's targets, balanced round robin. Built
- * once per generation; closed (gracefully, after their requests finish) when the
- * generation that built them retires and goes idle.
+ * Keep-alive connections to one cluster's targets, balanced round robin. Built once
+ * per generation; closed (gracefully, after their requests finish) when the generation
+ * that built them retires and goes idle.
  */
 export class ClusterPools {
-  private readonly pools: Pool[];
+  private readonly pools: TargetPool[];
   private next = 0;
 
   constructor(readonly spec: CompiledCluster) {
     this.pools = spec.targets.map(
       (t) =>
-        new Pool(`http://${t}`, {
+        new TargetPool(`http://${t}`, {
           connections: 256,
-          pipelining: 1,
-          keepAliveTimeout: 4_000,
-          keepAliveMaxTimeout: 600_000,
-          connect: { timeout: spec.connectMs },
+          client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: { timeout: spec.connectMs } },
         }),
     );
   }
 
-  pick(): Pool {
+  pick(): Upstream {
     const p = this.pools[this.next]!;
     this.next = this.next + 1 === this.pools.length ? 0 : this.next + 1;
     return p;

@@ -1,0 +1,100 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Dispatcher } from 'undici';
+import { TargetPool } from '../../src/worker/target-pool.js';
+
+/** An upstream that answers each request after `delayMs`, counting the connections it saw. */
+async function upstream(t: { after(fn: () => unknown): void }, delayMs = 0): Promise<{ origin: string; connections: () => number; server: Server }> {
+  let connections = 0;
+  const server = createServer((req, res) => setTimeout(() => res.end(req.url), delayMs));
+  server.on('connection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, server };
+}
+
+/** Dispatches one GET through the pool; resolves with the status and body, or the error. */
+function get(pool: TargetPool, path: string, headers: string[] = []): Promise<{ status: number; body: string } | Error> {
+  return new Promise((resolve) => {
+    let status = 0;
+    const chunks: Buffer[] = [];
+    const handler: Dispatcher.DispatchHandler = {
+      onConnect() {},
+      onHeaders(s: number) {
+        status = s;
+        return true;
+      },
+      onData(c: Buffer) {
+        chunks.push(c);
+        return true;
+      },
+      onComplete() {
+        resolve({ status, body: Buffer.concat(chunks).toString() });
+      },
+      onError(err: Error) {
+        resolve(err);
+      },
+    } as Dispatcher.DispatchHandler;
+    pool.dispatch({ path, method: 'GET', headers }, handler);
+  });
+}
+
+const options = (connections: number) => ({ connections, client: { pipelining: 1, keepAliveTimeout: 4_000 } });
+
+test('requests beyond the connection limit wait and are all answered, on no more connections than the limit', async (t) => {
+  const up = await upstream(t, 30);
+  const pool = new TargetPool(up.origin, options(2));
+  t.after(() => pool.close());
+  const answers = await Promise.all(Array.from({ length: 7 }, (_, i) => get(pool, `/r${i}`)));
+  assert.deepEqual(
+    answers.map((a) => (a instanceof Error ? a.message : a.body)),
+    Array.from({ length: 7 }, (_, i) => `/r${i}`),
+  );
+  assert.equal(pool.size, 2);
+  assert.equal(up.connections(), 2);
+});
+
+test('a freed connection is reused: sequential requests share one keep-alive connection', async (t) => {
+  const up = await upstream(t);
+  const pool = new TargetPool(up.origin, options(8));
+  t.after(() => pool.close());
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await get(pool, `/s${i}`)) instanceof Error, false);
+    // undici frees a connection one event-loop turn after its answer (then 'drain').
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.equal(pool.size, 1);
+  assert.equal(up.connections(), 1);
+});
+
+test('a request undici refuses before sending (a DEL in a header value) does not keep its connection busy', async (t) => {
+  const up = await upstream(t);
+  const pool = new TargetPool(up.origin, options(1));
+  t.after(() => pool.close());
+  for (let i = 0; i < 5; i++) {
+    const r = await get(pool, '/bad', ['x-odd', 'a\x7fb']);
+    assert.ok(r instanceof Error);
+    assert.equal((r as Error & { code?: string }).code, 'UND_ERR_INVALID_ARG');
+  }
+  // With one connection allowed, a client left marked busy would make this wait for ever.
+  const ok = await get(pool, '/good');
+  assert.deepEqual(ok, { status: 200, body: '/good' });
+  assert.equal(pool.size, 1);
+});
+
+test('close lets running requests finish, fails the waiting ones, and refuses new ones', async (t) => {
+  const up = await upstream(t, 50);
+  const pool = new TargetPool(up.origin, options(1));
+  const running = get(pool, '/running');
+  const waiting = get(pool, '/waiting');
+  await new Promise((r) => setTimeout(r, 10));
+  const closed = pool.close();
+  const later = await get(pool, '/later');
+  assert.deepEqual(await running, { status: 200, body: '/running' });
+  const w = await waiting;
+  assert.ok(w instanceof Error && (w as Error & { code?: string }).code === 'UND_ERR_CLOSED', String(w));
+  assert.ok(later instanceof Error && (later as Error & { code?: string }).code === 'UND_ERR_CLOSED', String(later));
+  await closed;
+});
