@@ -6,7 +6,10 @@ import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED } from './helpers/wait.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 function scryptHash(password: string): string {
   const salt = randomBytes(16);
@@ -79,4 +82,37 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
     const es = await new SignJWT({ aud: 'api' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(privateKey);
     assert.equal((await get('/rs', bearer(es))).status, 401, 'ES256 is not an allowed algorithm on this route');
   });
+});
+
+// Regression: the service-calling steps used undici's Agent, whose Pool kept a client
+// marked busy after a call undici refused before sending it (a copied header with a DEL
+// byte): after 64 of them (the connections per service) every call of the step waited.
+test('forward-auth and http-callout answer 400 Svc.Data.BadRequest when a copied header holds a DEL byte, and 70 of them do not stop their calls', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const service = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'x-user-id': 'u-7' });
+    res.end(JSON.stringify({ tier: 'gold' }));
+  });
+  await new Promise<void>((r) => service.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => service.close(r)));
+  const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}/check`;
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'fa', { cluster: 'up', pathPrefix: '/fa', steps: [{ code: 'forward-auth', settings: { url, requestHeaders: ['authorization'], upstreamHeaders: ['x-user-id'] } }] }],
+    ['route', 'co', { cluster: 'up', pathPrefix: '/co', steps: [{ code: 'http-callout', settings: { url, requestHeaders: ['authorization'], map: { 'x-tier': '/tier' } } }] }],
+  ]);
+  for (const path of ['/fa', '/co']) {
+    for (let batch = 0; batch < 2; batch++) {
+      const answers = await Promise.all(Array.from({ length: 35 }, () => rawRequest(gw.dataPort, [`GET ${path} HTTP/1.1`, 'Host: x', 'Authorization: Bearer a\x7fb', 'Connection: close'])));
+      for (const r of answers) {
+        assert.equal(r.status, 400, `${path}: ${r.raw}`);
+        assert.equal(r.json.code, 'Svc.Data.BadRequest');
+      }
+    }
+    const ok = await request(`${gw.dataUrl}${path}`, { headers: { authorization: 'Bearer fine' } });
+    assert.equal(ok.status, 200, `${path} after the refused calls: ${ok.text}`);
+  }
+  const seen = up.requests.map((r) => [r.url, r.headers['x-user-id'] ?? r.headers['x-tier']]);
+  assert.deepEqual(seen, [['/fa', 'u-7'], ['/co', 'gold']]);
 });

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
-import { HeaderName, HttpUrl, subRequest } from './sub-request.js';
+import { HeaderName, HttpUrl, REFUSED, refusedBeforeSending, subRequest } from './sub-request.js';
 import { stepError } from './reply.js';
 
 /**
@@ -15,6 +15,7 @@ export const forwardAuth = defineStep({
   statuses: [
     { status: 0, when: "the auth service's own non-2xx status and body" },
     { status: 503, when: 'the auth service cannot be reached in time' },
+    { status: 400, when: 'a copied header (or the path) holds a byte HTTP does not allow, so the call cannot be made (Svc.Data.BadRequest)' },
   ],
   example: { url: 'http://127.0.0.1:9000/verify', requestHeaders: ['authorization', 'cookie'], upstreamHeaders: ['x-user-id'] },
   schema: v.strictObject({
@@ -32,8 +33,8 @@ export const forwardAuth = defineStep({
       let r;
       try {
         r = await subRequest(s.url, s.method, flow.req, copy, s.timeoutMs);
-      } catch {
-        return unavailable;
+      } catch (err) {
+        return refusedBeforeSending(err) ? REFUSED : unavailable;
       }
       if (r.status < 200 || r.status >= 300) {
         const ct = r.headers['content-type'];

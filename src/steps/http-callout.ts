@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
-import { HeaderName, HttpUrl, subRequest } from './sub-request.js';
+import { HeaderName, HttpUrl, REFUSED, refusedBeforeSending, subRequest } from './sub-request.js';
 import { stepError } from './reply.js';
 
 const Pointer = v.pipe(v.string(), v.regex(/^(\/[^/]*)*$/, 'must be a JSON pointer'));
@@ -23,7 +23,10 @@ function at(doc: unknown, pointer: string): unknown {
 export const httpCallout = defineStep({
   code: 'http-callout',
   summary: 'Call a service and map fields of its JSON answer into upstream request headers',
-  statuses: [{ status: 502, when: 'the service fails, times out or answers non-2xx / non-JSON (unless optional)' }],
+  statuses: [
+    { status: 502, when: 'the service fails, times out or answers non-2xx / non-JSON (unless optional)' },
+    { status: 400, when: 'a copied header (or the path) holds a byte HTTP does not allow, so the call cannot be made (Svc.Data.BadRequest; unless optional)' },
+  ],
   example: { url: 'http://127.0.0.1:9100/profile', map: { 'x-user-tier': '/tier' }, requestHeaders: ['authorization'] },
   schema: v.strictObject({
     url: HttpUrl,
@@ -43,8 +46,9 @@ export const httpCallout = defineStep({
         const r = await subRequest(s.url, s.method, flow.req, copy, s.timeoutMs);
         if (r.status < 200 || r.status >= 300) throw new Error(`status ${r.status}`);
         doc = JSON.parse(r.body);
-      } catch {
-        return s.optional ? undefined : failed;
+      } catch (err) {
+        if (s.optional) return undefined;
+        return refusedBeforeSending(err) ? REFUSED : failed;
       }
       for (const [header, pointer] of map) {
         const val = at(doc, pointer);

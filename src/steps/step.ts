@@ -84,18 +84,13 @@ export type StepOutcome = StepReply | undefined;
 /** Sync steps return their outcome directly and never pay for a promise. */
 export type StepRun = (flow: Flow) => StepOutcome | Promise<StepOutcome>;
 
-/** What a step may send to an upstream through: undici's dispatch, on the worker's pool. */
-export interface Upstream {
-  dispatch(opts: import('undici').Dispatcher.DispatchOptions, handler: import('undici').Dispatcher.DispatchHandler): boolean;
-}
-
 /** Worker-side services a step factory may use; built once per worker. */
 export interface StepEnv {
   rateLimits: RateLimitClient;
   /** Where steps log (access-log, Continue failures). */
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** A connection pool to a cluster (`tenant/name`) of the generation being served. */
-  upstream?: (cluster: string) => Upstream;
+  upstream?: (cluster: string) => import('../shared/target-pool.js').Upstream;
   /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
   random?: () => number;
 }

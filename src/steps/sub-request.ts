@@ -1,9 +1,32 @@
-import { Agent, request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
 import type { StepRequest } from './step.js';
+import { TargetPool } from '../shared/target-pool.js';
+import { ERRORS } from '../shared/errors.js';
+import { stepError } from './reply.js';
 
-/** One keep-alive agent per worker for the steps that call other services. */
-const agent = new Agent({ keepAliveTimeout: 4_000, connections: 64 });
+/**
+ * Keep-alive connections per service origin, per worker, for the steps that call other
+ * services. Not undici's Agent: its Pool kept a client marked busy after a request it
+ * refused before sending (a copied header with a DEL byte), so 64 such requests stopped
+ * the step's calls (see target-pool.ts).
+ */
+const pools = new Map<string, TargetPool>();
+function poolFor(origin: string): Dispatcher {
+  let p = pools.get(origin);
+  if (!p) pools.set(origin, (p = new TargetPool(origin, { connections: 64, client: { keepAliveTimeout: 4_000 } })));
+  return p as unknown as Dispatcher; // request() needs only dispatch()
+}
+
+/**
+ * The step's answer when undici refused the call before sending it (a copied header or
+ * the URI holds a byte HTTP does not allow): the client's request is at fault, not the service.
+ */
+export const REFUSED = stepError(400, 'Svc.Data.BadRequest', ERRORS['Svc.Data.BadRequest'].message);
+
+export function refusedBeforeSending(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === 'UND_ERR_INVALID_ARG';
+}
 
 export const HttpUrl = v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 export const HeaderName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, 'must be a header name'));
@@ -29,7 +52,7 @@ export async function subRequest(
   }
   headers['x-forwarded-method'] = req.method;
   headers['x-forwarded-uri'] = req.query === null ? req.url : `${req.url}?${req.query}`;
-  const res = await request(url, { method: method as 'GET', headers, dispatcher: agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(new URL(url).origin), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const body = await res.body.text();
   return { status: res.statusCode, headers: res.headers, body };
 }

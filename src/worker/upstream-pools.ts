@@ -1,6 +1,5 @@
 import type { CompiledCluster } from '../compiler/generation.js';
-import type { Upstream } from '../steps/step.js';
-import { TargetPool } from './target-pool.js';
+import { TargetPool, type Upstream } from '../shared/target-pool.js';
 
 /**
  * Keep-alive connections to one cluster's targets, balanced round robin. Built once

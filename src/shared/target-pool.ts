@@ -1,5 +1,9 @@
 import { Client, type Dispatcher } from 'undici';
-import type { Upstream } from '../steps/step.js';
+
+/** What the proxy, `mirror` and the service-calling steps send through: undici's dispatch. */
+export interface Upstream {
+  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
+}
 
 export interface TargetPoolOptions {
   /** Connections at most; requests beyond wait in arrival order for one to free up. */
