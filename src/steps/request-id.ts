@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { randomUUID } from 'node:crypto';
+import { uuidV4 } from '../shared/uuid.js';
 import { defineStep } from './step.js';
 
 /** Gives every request an id (keeping a well-formed incoming one if asked), sends it upstream and echoes it. */
@@ -18,7 +18,7 @@ export const requestId = defineStep({
     const ok = /^[A-Za-z0-9._:-]{1,128}$/;
     return (flow) => {
       const incoming = s.keepIncoming ? flow.req.header(name) : undefined;
-      const id = incoming !== undefined && ok.test(incoming) ? incoming : randomUUID();
+      const id = incoming !== undefined && ok.test(incoming) ? incoming : uuidV4();
       flow.setHeader(name, id);
       flow.vars.requestId = id;
       if (s.echo) flow.addResponseHeader(name, id);
