@@ -11,10 +11,17 @@ import { stepError } from './reply.js';
  * refused before sending (a copied header with a DEL byte), so 64 such requests stopped
  * the step's calls (see target-pool.ts).
  */
-const pools = new Map<string, TargetPool>();
-function poolFor(origin: string): Dispatcher {
-  let p = pools.get(origin);
-  if (!p) pools.set(origin, (p = new TargetPool(origin, { connections: 64, client: { keepAliveTimeout: 4_000 } })));
+const byOrigin = new Map<string, TargetPool>();
+/** By the step's configured URL, so the URL is parsed once, not per call. */
+const byUrl = new Map<string, TargetPool>();
+function poolFor(url: string): Dispatcher {
+  let p = byUrl.get(url);
+  if (p === undefined) {
+    const origin = new URL(url).origin;
+    p = byOrigin.get(origin);
+    if (p === undefined) byOrigin.set(origin, (p = new TargetPool(origin, { connections: 64, client: { keepAliveTimeout: 4_000 } })));
+    byUrl.set(url, p);
+  }
   return p as unknown as Dispatcher; // request() needs only dispatch()
 }
 
@@ -52,7 +59,7 @@ export async function subRequest(
   }
   headers['x-forwarded-method'] = req.method;
   headers['x-forwarded-uri'] = req.query === null ? req.url : `${req.url}?${req.query}`;
-  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(new URL(url).origin), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(url), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const body = await res.body.text();
   return { status: res.statusCode, headers: res.headers, body };
 }
