@@ -84,6 +84,17 @@ test('a request undici refuses before sending (a DEL in a header value) does not
   assert.equal(pool.size, 1);
 });
 
+test('a failed connection frees its client: with one connection allowed, ten requests to a closed port all fail, none waits', async (t) => {
+  const up = await upstream(t);
+  const port = Number(new URL(up.origin).port);
+  await new Promise((r) => up.server.close(r)); // nothing listens there any more
+  const pool = new TargetPool(`http://127.0.0.1:${port}`, options(1));
+  t.after(() => pool.close());
+  const answers = await Promise.all(Array.from({ length: 10 }, () => get(pool, '/down')));
+  for (const a of answers) assert.ok(a instanceof Error && (a as Error & { code?: string }).code === 'ECONNREFUSED', String(a));
+  assert.equal(pool.size, 1);
+});
+
 test('close lets running requests finish, fails the waiting ones, and refuses new ones', async (t) => {
   const up = await upstream(t, 50);
   const pool = new TargetPool(up.origin, options(1));
