@@ -302,3 +302,30 @@ test('a client that disconnects mid-upload: the upstream request is aborted and 
   const ok = await upload(gw, MiB, {});
   assert.equal(ok.json.bodySha256, patternSha256(MiB));
 });
+
+test('an upstream that dies mid-body: the client connection is cut (never a short body passed off as whole) and the worker logs why', TIMEOUT, async (t) => {
+  const { gw, up } = await setup(t);
+  up.handler = (req, res) => {
+    if (req.url !== '/files/dies') return false;
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(MiB) });
+    res.write(PATTERN.subarray(0, 64 * 1024), () => setTimeout(() => res.socket?.destroy(), 50));
+    return true;
+  };
+  const outcome = await new Promise<{ bytes: number; error: string | null; ended: boolean }>((resolve) => {
+    let bytes = 0;
+    const req = httpRequest(`${gw.dataUrl}/files/dies`, { agent: false }, (res) => {
+      assert.equal(res.statusCode, 200);
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ bytes, error: null, ended: true }));
+      res.on('error', (err) => resolve({ bytes, error: (err as NodeJS.ErrnoException).code ?? err.message, ended: false }));
+    });
+    req.on('error', (err) => resolve({ bytes, error: (err as NodeJS.ErrnoException).code ?? err.message, ended: false }));
+    req.end();
+  });
+  assert.equal(outcome.ended, false, `the client must not see a complete response (${outcome.bytes} of ${MiB} bytes)`);
+  assert.ok(outcome.bytes < MiB);
+  const line = await waitFor('the log line of the cut response', () => gw.logLines().find((l) => l.msg === 'upstream failed after the response head was sent; client connection cut'), { timeoutMs: 5_000 });
+  assert.equal(line.path, '/files/dies');
+  assert.equal(line.level, 40);
+  assert.equal(typeof line.code, 'string');
+});

@@ -3,6 +3,13 @@ import type { Exchange } from './exchange.js';
 import { responseHeaders } from './upstream-head.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
+import type { Logger } from '../shared/logger.js';
+
+/** What every attempt's handler of a generation shares. */
+export interface ProxyEnv {
+  traceId: () => string;
+  log: Pick<Logger, 'warn'>;
+}
 
 const NO_BODY_STATUS = new Set([204, 304]);
 
@@ -34,7 +41,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   constructor(
     private readonly ex: Exchange,
     private readonly flow: RequestFlow | null,
-    private readonly traceId: () => string,
+    private readonly env: ProxyEnv,
     private readonly done: () => void,
     /** Set when another attempt is allowed: which statuses retry, and how to start it. */
     private readonly again: { statuses: ReadonlySet<number>; next: () => void } | null = null,
@@ -105,11 +112,14 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     if (this.again && !this.ex.aborted && !this.ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
     if (!this.ex.aborted && !this.ex.done) {
-      if (this.ex.headersSent) this.ex.close();
-      else {
+      if (this.ex.headersSent) {
+        // The client cannot be told with a status any more: it sees the connection cut.
+        this.env.log.warn({ code: (err as { code?: string }).code, err: err.message, path: this.ex.url }, 'upstream failed after the response head was sent; client connection cut');
+        this.ex.close();
+      } else {
         const code = this.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : errorCode(err);
         if (this.flow) this.flow.status = ERRORS[code].status;
-        this.ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId: this.traceId() });
+        this.ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId: this.env.traceId() });
       }
     }
     this.finish();

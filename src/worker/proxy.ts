@@ -5,7 +5,7 @@ import type { ClusterPools } from './upstream-pools.js';
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { RequestFlow } from './flow.js';
 import type { EditPlan } from './header-edits.js';
-import { ProxyHandler } from './proxy-handler.js';
+import { ProxyHandler, type ProxyEnv } from './proxy-handler.js';
 
 /**
  * The proxy stage: always last, no settings. Path and query reach the upstream byte
@@ -17,7 +17,7 @@ import { ProxyHandler } from './proxy-handler.js';
  * `flow` is null on routes without steps: the request goes out exactly as it came.
  * `done` runs once when the exchange ends (after the flow's done hooks).
  */
-export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, flow: RequestFlow | null, traceId: () => string, done: () => void): void {
+export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
   if (ex.aborted) {
     body?.destroy();
     flow?.finish(true);
@@ -33,7 +33,7 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
       retry !== null && n < retry.attempts
         ? { statuses: retry.statuses, next: () => void setTimeout(() => attempt(n + 1), retry.backoffMs * 2 ** (n - 1)) }
         : null;
-    const handler = new ProxyHandler(ex, flow, traceId, done, again);
+    const handler = new ProxyHandler(ex, flow, env, done, again);
     current = handler;
     try {
       pools.pick().dispatch(

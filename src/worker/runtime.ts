@@ -50,6 +50,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
   // Steps of this generation reach its own pools (mirror, traffic-split).
   const stepEnv = { ...deps.env, upstream: (cluster: string) => poolsFor(cluster).pick() };
 
+  const proxyEnv = { traceId, log };
   const fail = (ex: Exchange, err: unknown) => {
     log.error({ err }, 'step failed');
     ex.sendJson(500, { code: 'Svc.Internal', message: ERRORS['Svc.Internal'].message, traceId: traceId() });
@@ -66,12 +67,12 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     if (pipeline === null) {
       return (ex) => {
         inFlight++;
-        proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, traceId, done);
+        proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, proxyEnv, done);
       };
     }
     // Per route, not per request: a request through steps makes no closures of its own.
     const forward = (ex: Exchange, flow: RequestFlow) =>
-      proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, traceId, done);
+      proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, proxyEnv, done);
     const replied = (ex: Exchange, flow: RequestFlow, o: StepReply) => {
       flow.discardBody();
       const head = flow.replyHead(o);
