@@ -35,6 +35,8 @@ export class Exchange implements StepRequest {
   /** Status line and headers waiting to go out with the first body bytes (one send, not two). */
   private pendingHead: { line: string; headers: [string, string][] } | null = null;
   private bodyOpen = false;
+  /** Part of a known-length chunk waits for the socket (tryEnd was short; onWritable retries it). */
+  private tailPending = false;
   private abortHooks: (() => void)[] | null = null;
 
   constructor(
@@ -197,8 +199,10 @@ export class Exchange implements StepRequest {
       if (finished) return this.finish();
       if (sent) return;
       ok = false;
+      this.tailPending = true;
       res.onWritable((offset) => {
         const [retried, done] = res.tryEnd(chunk.subarray(offset - start), total);
+        if (retried || done) this.tailPending = false;
         if (done) this.finish();
         if (retried || done) onDrain();
         return retried;
@@ -207,9 +211,12 @@ export class Exchange implements StepRequest {
     return ok;
   }
 
-  /** Ends a streamed response (no-op if tryEnd already completed it). */
+  /**
+   * Ends a streamed response: a no-op if tryEnd already completed it, or if part of a
+   * known-length body still waits for the socket (the writable callback completes it).
+   */
   end(): void {
-    if (this.aborted || this.done) return;
+    if (this.aborted || this.done || this.tailPending) return;
     this.res.cork(() => {
       this.flushHead();
       this.res.end(undefined, this.closing());

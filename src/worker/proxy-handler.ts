@@ -29,6 +29,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   private abortUpstream: ((err?: Error) => void) | null = null;
   private resumeUpstream: (() => void) | null = null;
   private total: number | null = null;
+  /** Body bytes received so far (counted only for a known length). */
+  private received = 0;
   private bodyless = false;
   private finished = false;
   /** This attempt's answer is being dropped: another attempt follows. */
@@ -90,7 +92,16 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
       return true;
     }
     // false pauses the upstream socket until drained() resumes it.
-    return this.ex.write(chunk, this.total, (this.drained ??= () => this.resumeUpstream?.()));
+    // After the upstream answer completed, its connection may carry another request: a late drain must not resume that one.
+    const more = this.ex.write(chunk, this.total, (this.drained ??= () => (this.finished ? undefined : this.resumeUpstream?.())));
+    if (this.total !== null && (this.received += chunk.length) >= this.total) {
+      // The last bytes: never pause undici here. If the upstream closes right after them
+      // (Connection: close), undici 7 finishes its parser on the socket's end and asserts
+      // that it is not paused: the throw killed the worker. Nothing more is coming to hold
+      // back, and the Exchange finishes the tail it still has to send on its own.
+      return true;
+    }
+    return more;
   }
 
   onComplete(): void {

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ProxyHandler } from '../../src/worker/proxy-handler.js';
+import type { Exchange } from '../../src/worker/exchange.js';
+
+// Regression: the handler paused undici on the last body bytes when the client was slow.
+// If the upstream then closed the connection (Connection: close), undici finished its
+// parser on the socket's end, asserted it was not paused, and the throw killed the worker
+// (seen in the streaming tests under CPU load: "assert(!this.paused)" in Parser.finish).
+
+function fakeExchange(writable: boolean) {
+  const calls: string[] = [];
+  const ex = {
+    method: 'GET',
+    url: '/x',
+    aborted: false,
+    done: false,
+    headersSent: false,
+    writeHead: () => calls.push('head'),
+    write: (chunk: Buffer, total: number | null) => (calls.push(`write ${chunk.length}/${total}`), writable),
+    end: () => calls.push('end'),
+    endWithoutBody: () => calls.push('endWithoutBody'),
+    close: () => calls.push('close'),
+    sendJson: () => calls.push('json'),
+  };
+  return { ex: ex as unknown as Exchange, calls };
+}
+
+const env = { traceId: () => 'trace', log: { warn() {} } };
+const head = (length: number) => [Buffer.from('content-type'), Buffer.from('text/plain'), Buffer.from('content-length'), Buffer.from(String(length))];
+
+test('a known-length body: backpressure pauses undici before the last bytes, never on them', () => {
+  const { ex, calls } = fakeExchange(false); // the client takes nothing at once
+  let resumed = 0;
+  const h = new ProxyHandler(ex, null, env, () => {}, null);
+  h.onConnect(() => {});
+  assert.equal(h.onHeaders(200, head(10), () => resumed++, 'OK'), true);
+  assert.equal(h.onData(Buffer.alloc(4)), false, 'more is coming: pause');
+  assert.equal(h.onData(Buffer.alloc(6)), true, 'the last bytes: do not pause');
+  h.onComplete([]);
+  assert.deepEqual(calls, ['head', 'write 4/10', 'write 6/10', 'end']);
+  assert.equal(resumed, 0);
+});
+
+test('a body of unknown length still pauses undici under backpressure', () => {
+  const { ex } = fakeExchange(false);
+  const h = new ProxyHandler(ex, null, env, () => {}, null);
+  h.onConnect(() => {});
+  h.onHeaders(200, [Buffer.from('content-type'), Buffer.from('text/plain')], () => {}, 'OK');
+  assert.equal(h.onData(Buffer.alloc(4)), false);
+});
