@@ -1,25 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';
+import { startService } from './helpers/service.js';
 
-/** A service answering after `delayMs` with `status` and a JSON body. */
-async function service(t: { after(fn: () => unknown): void }, delayMs: number, status: number, body: unknown): Promise<string> {
-  const server: Server = createServer((_req, res) => {
-    setTimeout(() => {
-      res.writeHead(status, { 'content-type': 'application/json', 'x-user-id': 'u-42' });
-      res.end(JSON.stringify(body));
-    }, delayMs);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise((r) => server.close(r)));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-}
+const service = (t: { after(fn: () => unknown): void }, delayMs: number, status: number, body: unknown) => startService(t, { delayMs, status, body });
 
 test('parallel groups run their members concurrently and merge by all, any or first', BOUNDED, async (t) => {
   const up = await startUpstream(t);

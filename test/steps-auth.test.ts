@@ -8,8 +8,7 @@ import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED } from './helpers/wait.js';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startService } from './helpers/service.js';
 
 function scryptHash(password: string): string {
   const salt = randomBytes(16);
@@ -89,13 +88,7 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
 // byte): after 64 of them (the connections per service) every call of the step waited.
 test('forward-auth and http-callout answer 400 Svc.Data.BadRequest when a copied header holds a DEL byte, and 70 of them do not stop their calls', BOUNDED, async (t) => {
   const up = await startUpstream(t);
-  const service = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'x-user-id': 'u-7' });
-    res.end(JSON.stringify({ tier: 'gold' }));
-  });
-  await new Promise<void>((r) => service.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise((r) => service.close(r)));
-  const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}/check`;
+  const url = `${await startService(t, { body: { tier: 'gold' }, userId: 'u-7' })}check`;
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
-import { HeaderName, HttpUrl, REFUSED, refusedBeforeSending, subRequest } from './sub-request.js';
+import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
+import { refusedBeforeSending } from '../shared/target-pool.js';
 import { stepError } from './reply.js';
 
 const Pointer = v.pipe(v.string(), v.regex(/^(\/[^/]*)*$/, 'must be a JSON pointer'));

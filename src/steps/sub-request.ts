@@ -31,10 +31,6 @@ function poolFor(url: string): Dispatcher {
  */
 export const REFUSED = stepError(400, 'Svc.Data.BadRequest', ERRORS['Svc.Data.BadRequest'].message);
 
-export function refusedBeforeSending(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === 'UND_ERR_INVALID_ARG';
-}
-
 export const HttpUrl = v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 export const HeaderName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, 'must be a header name'));
 

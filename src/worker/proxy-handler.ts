@@ -4,6 +4,7 @@ import { responseHeaders } from './upstream-head.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 import type { Logger } from '../shared/logger.js';
+import { refusedBeforeSending } from '../shared/target-pool.js';
 
 /** What every attempt's handler of a generation shares. */
 export interface ProxyEnv {
@@ -156,9 +157,8 @@ function retriable(err: Error): boolean {
 }
 
 function errorCode(err: Error): ErrorCode {
+  if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
-  // undici's own checks refused the request before sending it: the client's bytes, not the upstream.
-  if (code === 'UND_ERR_INVALID_ARG') return 'Svc.Data.BadRequest';
   return 'Svc.Data.UpstreamUnreachable';
 }
