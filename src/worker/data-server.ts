@@ -36,10 +36,11 @@ export class DataServer {
         // Normalised once per request: the route table matches on it, steps read it as ex.path.
         const path = normalizePath(url);
         const target = route(method, path, req.getHeader('host'));
-        if (typeof target !== 'function') return replyStatic(res, target, this.draining);
+        if (typeof target !== 'function' && !target.large) return replyStatic(res, target, this.draining);
         this.inFlight++;
         ex = new Exchange(res, req, method, url, path, closing, finished);
-        target(ex);
+        if (typeof target === 'function') target(ex);
+        else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');

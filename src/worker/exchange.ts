@@ -3,6 +3,7 @@ import type { HttpRequest, HttpResponse } from './uws.js';
 import type { StepRequest } from '../steps/step.js';
 import { headBlock, statusLine, type StaticReply } from './response-head.js';
 import { formatAddress } from './peer-address.js';
+import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -12,7 +13,9 @@ import { formatAddress } from './peer-address.js';
  *  - onAborted is registered before anything can await;
  *  - every write is corked (writes after an await must be);
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
- *  - response bodies go through tryEnd/write + onWritable (backpressure);
+ *  - response bodies go through tryEnd/write + onWritable (backpressure); no non-optional
+ *    write is larger than uWS's cork buffer (cork-room.ts), and nothing is written from
+ *    inside a writable callback but the tail that callback is for;
  *  - request bodies go through onData + pause/resume (backpressure);
  *  - nothing is written after an abort or after the end;
  *  - no exception escapes into uWS (DataServer wraps each handler).
@@ -130,13 +133,29 @@ export class Exchange implements StepRequest {
 
   /** Like send, with headers as a list (repeated names allowed). */
   sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
+    this.sendBlock(headBlock(statusLine(status), headers), body);
+  }
+
+  /** A response fixed at compile time whose body is too large to go out from the request callback (see DataServer). */
+  sendStatic(r: StaticReply): void {
+    this.sendBlock(r.head, r.body);
+  }
+
+  private sendBlock(head: string, body: string | Buffer): void {
     if (this.aborted || this.done) return;
     this.pendingHead = null; // a held streamed head is replaced by this response
-    this.res.cork(() => {
-      this.res.writeStatus(headBlock(statusLine(status), headers));
-      // A body we did not read to the end makes the connection unusable: close it.
-      this.res.end(body, this.closing() || this.bodyOpen);
-    });
+    // A body we did not read to the end makes the connection unusable: close it.
+    const close = this.closing() || this.bodyOpen;
+    if (fitsCork(head.length, body)) {
+      this.res.cork(() => {
+        this.res.writeStatus(head);
+        this.res.end(body, close);
+      });
+    } else {
+      // Too large for one cork (see cork-room.ts): tryEnd, the rest when writable. uWS's
+      // tryEnd cannot close the connection, so the head asks the client to.
+      endWithTryEnd(this.res, close ? `${head}\r\nconnection: close` : head, typeof body === 'string' ? Buffer.from(body) : body);
+    }
     this.finish();
   }
 
@@ -159,13 +178,19 @@ export class Exchange implements StepRequest {
     this.pendingHead = { line: statusLine(status, statusText), headers };
   }
 
-  /** Inside a cork: the held head, if any. */
-  private flushHead(): void {
+  /** The held head, taken: it goes out in the same cork as the first body bytes. */
+  private takeHead(): string | null {
     const h = this.pendingHead;
-    if (h === null) return;
+    if (h === null) return null;
     this.pendingHead = null;
     this.headFlushed = true;
-    this.res.writeStatus(headBlock(h.line, h.headers));
+    return headBlock(h.line, h.headers);
+  }
+
+  /** Inside a cork: the held head, if any. */
+  private flushHead(): void {
+    const head = this.takeHead();
+    if (head !== null) this.res.writeStatus(head);
   }
 
   /**
@@ -178,19 +203,15 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done) return true;
     // In chunked mode a zero-length write is the terminating chunk: never pass one on.
     if (chunk.length === 0 && total !== 0) return true;
+    const head = this.takeHead();
+    if (total === null) return writeChunked(this.res, chunk, head, onDrain);
     const res = this.res;
     let ok = true;
     res.cork(() => {
-      this.flushHead();
-      if (total === null) {
-        ok = res.write(chunk);
-        // Resume the producer after uWS's writable callback, not inside it.
-        if (!ok) res.onWritable(() => (setImmediate(onDrain), true));
-        return;
-      }
-      if (chunk.length === total) {
-        // The whole body in one chunk (most answers): end() takes it in one call, and
-        // anything the socket cannot take now is at most this chunk, buffered by uWS.
+      if (head !== null) res.writeStatus(head);
+      if (chunk.length === total && fitsCork(head === null ? 0 : head.length, chunk)) {
+        // The whole body in one chunk that fits uWS's cork buffer (most answers): end()
+        // takes it in one call and one send.
         res.end(chunk, this.closing());
         return this.finish();
       }
@@ -201,10 +222,16 @@ export class Exchange implements StepRequest {
       ok = false;
       this.tailPending = true;
       res.onWritable((offset) => {
+        // uWS keeps calling this until another onWritable replaces it: once this chunk is
+        // out, a later writable event has nothing of it to send.
+        if (offset - start >= chunk.length) return true;
         const [retried, done] = res.tryEnd(chunk.subarray(offset - start), total);
         if (retried || done) this.tailPending = false;
         if (done) this.finish();
-        if (retried || done) onDrain();
+        // The producer resumes after this callback, never inside it: uWS puts the callback
+        // it is running back over any onWritable registered meanwhile, so the next chunk's
+        // would be lost and its unsent tail skipped (test/streaming-small-socket-buffers).
+        if (retried || done) setImmediate(onDrain);
         return retried;
       });
     });

@@ -1,5 +1,6 @@
 // A response head as uWS wants it: the status line and the header lines in one string
 // (one writeStatus call per response; see headBlock). Pure: no uWS object is touched here.
+import { fitsCork } from './cork-room.js';
 
 /** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
 export interface StaticReply {
@@ -7,11 +8,14 @@ export interface StaticReply {
   head: string;
   headers: [string, string][];
   body: string;
+  /** Too large to go out in one write from the request callback (see cork-room.ts). */
+  large: boolean;
 }
 
 export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
   const list = Object.entries(headers);
-  return { head: headBlock(statusLine(status), list), headers: list, body };
+  const head = headBlock(statusLine(status), list);
+  return { head, headers: list, body, large: !fitsCork(head.length, body) };
 }
 
 /**

@@ -1,0 +1,81 @@
+// How much one uWS write may carry without risking its loss.
+//
+// uWS.js (20.30) collects corked writes in a 16 KiB cork buffer per loop. A write that
+// does not fit makes uWS send the buffer first and then the new data; when the socket
+// cannot take the whole buffer at that moment, uWS keeps the rest of the buffer as
+// backpressure but drops the new data (AsyncSocket::uncork returns before writing it).
+// For write() and end() nothing reports the loss: a chunked body lost a chunk's bytes
+// after its size line (clients failed with "Expected LF after chunk data"), a whole body
+// never arrived. tryEnd is safe: its writes are optional, the loss shows as fewer bytes
+// written, and the caller retries from the offset.
+//
+// So every non-optional write is kept small enough to fit an empty cork buffer together
+// with the head it goes out with, each in its own cork; larger whole bodies go through
+// tryEnd (test/unit/exchange-writes.test.ts, test/streaming-small-socket-buffers.test.ts).
+import type { HttpResponse } from './uws.js';
+
+/** uWS's LoopData::CORK_BUFFER_SIZE. */
+export const CORK_BUFFER = 16 * 1024;
+
+/**
+ * What uWS adds around our bytes in one cork: "HTTP/1.1 ", line ends, Date, its mark
+ * header, Content-Length or Transfer-Encoding, a chunk's size line and CRLFs.
+ */
+const UWS_LINES = 512;
+
+/**
+ * Body bytes that fit one cork with a head of `headChars` string characters. uWS.js
+ * encodes strings as UTF-8: at most 3 bytes a UTF-16 unit.
+ */
+export function corkRoom(headChars: number): number {
+  return CORK_BUFFER - UWS_LINES - 3 * headChars;
+}
+
+/** Whether `body` (bytes, or a string of at most 3 bytes a character) fits one cork after a head of `headChars`. */
+export function fitsCork(headChars: number, body: string | Buffer): boolean {
+  const room = corkRoom(headChars);
+  if (typeof body !== 'string') return body.length <= room;
+  return body.length * 3 <= room || Buffer.byteLength(body) <= room;
+}
+
+/** The smallest first piece of a chunked body worth sending with its head in one cork. */
+const MIN_PIECE = 1024;
+
+/**
+ * A chunk of a chunked body (after `head`, when the response's head is still to go),
+ * in pieces that each fit the cork buffer, one cork each: uWS's write() has no optional
+ * form. Pieces after a refused one join uWS's backpressure buffer in order. Returns
+ * false under backpressure; `onDrain` then runs once the socket is writable again.
+ */
+export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void): boolean {
+  let room = corkRoom(head === null ? 0 : head.length);
+  if (head !== null && room < MIN_PIECE) {
+    const alone = head;
+    res.cork(() => res.writeStatus(alone)); // an unusually large head goes out alone
+    head = null;
+    room = corkRoom(0);
+  }
+  let ok = true;
+  for (let off = 0; off < chunk.length; off += room, room = corkRoom(0)) {
+    const piece = off === 0 && chunk.length <= room ? chunk : chunk.subarray(off, off + room);
+    const h = head;
+    head = null;
+    res.cork(() => {
+      if (h !== null) res.writeStatus(h);
+      if (!res.write(piece)) ok = false;
+    });
+  }
+  // Resume the producer after uWS's writable callback, not inside it (see Exchange.write).
+  if (!ok) res.onWritable(() => (setImmediate(onDrain), true));
+  return ok;
+}
+
+/** A whole body with its head, sent with tryEnd and retried from uWS's offset when the socket can take more. */
+export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer): void {
+  res.cork(() => {
+    res.writeStatus(head);
+    const start = res.getWriteOffset();
+    const [, done] = res.tryEnd(body, body.length);
+    if (!done) res.onWritable((offset) => res.tryEnd(body.subarray(offset - start), body.length)[0]);
+  });
+}

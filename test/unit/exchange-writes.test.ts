@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setImmediate as tick } from 'node:timers/promises';
+import { Exchange } from '../../src/worker/exchange.js';
+import { CORK_BUFFER } from '../../src/worker/cork-room.js';
+import { FakeUwsResponse, fakeUwsRequest } from '../helpers/fake-uws-response.js';
+import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
+
+// Regressions for the two ways the Exchange lost response bytes on slow sockets (the
+// end-to-end proof is test/streaming-small-socket-buffers.test.ts):
+//  - a non-optional uWS write larger than the room left in uWS's 16 KiB cork buffer
+//    (a 64 KiB chunk of a chunked body, a whole body given to end());
+//  - the next Content-Length chunk written from inside uWS's writable callback, whose
+//    own callback uWS then dropped, so that chunk's unsent tail was skipped.
+
+function exchange(room: number) {
+  const res = new FakeUwsResponse(room);
+  let finished = 0;
+  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', '/x', () => false, () => finished++);
+  return { res, ex, finished: () => finished };
+}
+
+const bytes = (n: number, seed = 1) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7 + seed) & 0xff));
+
+test('a chunked chunk larger than the cork buffer goes out in pieces that each fit one cork, in order', () => {
+  const { res, ex } = exchange(1 << 20);
+  const chunk = bytes(64 * 1024);
+  ex.writeHead(200, 'OK', [['content-type', 'application/octet-stream']]);
+  assert.equal(ex.write(chunk, null, () => {}), true);
+  assert.equal(res.overflows, 0, 'no cork held more than its buffer');
+  assert.ok(res.corks >= Math.ceil(chunk.length / CORK_BUFFER), `${res.corks} corks`);
+  assert.deepEqual(Buffer.concat(res.body), chunk);
+});
+
+test('a small chunked chunk still goes out in one cork with the head', () => {
+  const { res, ex } = exchange(1 << 20);
+  ex.writeHead(200, 'OK', []);
+  ex.write(bytes(8000), null, () => {});
+  assert.equal(res.corks, 1);
+  assert.equal(res.overflows, 0);
+});
+
+test('a whole Content-Length body larger than the cork buffer is sent with tryEnd and completes on writable', () => {
+  const { res, ex, finished } = exchange(5000);
+  const body = bytes(40_000);
+  ex.writeHead(200, 'OK', []);
+  assert.equal(ex.write(body, body.length, () => {}), false, 'backpressure');
+  assert.equal(res.overflows, 0);
+  while (!res.ended) res.drain(5000);
+  assert.deepEqual(Buffer.concat(res.body), body);
+  assert.equal(finished(), 1);
+});
+
+test('a large sendHead body is sent with tryEnd; a small one with one end()', () => {
+  const big = exchange(3000);
+  const text = 'x'.repeat(40_000);
+  big.ex.sendHead(200, text, [['content-type', 'text/plain']]);
+  assert.equal(big.res.overflows, 0);
+  while (!big.res.ended) big.res.drain(3000);
+  assert.equal(Buffer.concat(big.res.body).toString(), text);
+
+  const small = exchange(1 << 20);
+  small.ex.sendHead(200, 'hello', []);
+  assert.equal(small.res.corks, 1);
+  assert.equal(Buffer.concat(small.res.body).toString(), 'hello');
+});
+
+test('Content-Length chunks under backpressure: every byte arrives once and in order', async () => {
+  const { res, ex, finished } = exchange(3000);
+  const chunks = [bytes(10_000, 1), bytes(10_000, 2), bytes(10_000, 3), bytes(10_000, 4)];
+  const total = 40_000;
+  ex.writeHead(200, 'OK', []);
+  // The producer writes its next chunk as soon as onDrain runs, as undici does when it
+  // has the next bytes buffered.
+  let next = 0;
+  const produce = (): void => {
+    while (next < chunks.length) if (!ex.write(chunks[next++]!, total, produce)) return;
+  };
+  produce();
+  for (let i = 0; i < 200 && !res.ended; i++) {
+    res.drain(3000);
+    await tick();
+  }
+  assert.equal(res.lostRegistration, false, 'no onWritable registered inside the writable callback');
+  assert.deepEqual(Buffer.concat(res.body), Buffer.concat(chunks));
+  assert.equal(finished(), 1);
+});
