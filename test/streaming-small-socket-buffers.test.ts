@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { request as httpRequest, Agent } from 'node:http';
 import { createHash } from 'node:crypto';
 import { startGateway, type Gateway } from './helpers/gateway.js';
-import { patternSha256, startUpstream } from './helpers/upstream.js';
+import { PATTERN, patternSha256, startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 
 // Regression: uWS drops a write that does not fit its 16 KiB cork buffer when the socket
@@ -22,6 +22,8 @@ const SELF = fileURLToPath(import.meta.url);
 const TIMEOUT = { timeout: 180_000 };
 const SIZE = 2 * 1024 * 1024;
 const DOWNLOADS = 12;
+/** Uploads never failed here; they prove the request direction with the same buffers. */
+const UPLOADS = 6;
 
 /** Why the namespace cannot be made here, or null. */
 function namespaceUnavailable(): string | null {
@@ -48,7 +50,7 @@ if (!INNER) {
     const r = spawnSync('unshare', ['-n', 'bash', '-c', script], { env, encoding: 'utf8', timeout: TIMEOUT.timeout - 10_000 });
     const out = `${r.stdout}\n${r.stderr}`;
     assert.equal(r.status, 0, out);
-    assert.match(r.stdout, /^# pass 3$/m, out);
+    assert.match(r.stdout, /^# pass 5$/m, out);
     assert.match(r.stdout, /^# fail 0$/m, out);
   });
 } else {
@@ -94,6 +96,44 @@ if (!INNER) {
       for (let i = 0; i < DOWNLOADS; i++) {
         const r = await download(gw, chunked);
         assert.deepEqual(r, { status: 200, bytes: SIZE, sha256: patternSha256(SIZE) }, `download ${i + 1}`);
+      }
+    });
+  }
+
+  /** PUT `SIZE` bytes of PATTERN; the echoing upstream answers with what it received. */
+  const upload = (gw: Gateway, chunked: boolean): Promise<{ status: number; bytes: number; sha256: string }> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+      if (!chunked) headers['content-length'] = String(SIZE);
+      const req = httpRequest(`${gw.dataUrl}/files/upload`, { method: 'PUT', agent: false, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          const j = JSON.parse(text) as { bodyBytes: number; bodySha256: string };
+          resolve({ status: res.statusCode ?? 0, bytes: j.bodyBytes, sha256: j.bodySha256 });
+        });
+        res.on('error', reject);
+      });
+      req.setTimeout(30_000, () => req.destroy(new Error('upload: no progress for 30 s')));
+      req.on('error', reject);
+      const write = (off: number): void => {
+        while (off < SIZE) {
+          const n = Math.min(64 * 1024, SIZE - off, PATTERN.length - (off % PATTERN.length));
+          const piece = PATTERN.subarray(off % PATTERN.length, (off % PATTERN.length) + n);
+          off += n;
+          if (!req.write(piece)) return void req.once('drain', () => write(off));
+        }
+        req.end();
+      };
+      write(0);
+    });
+
+  for (const chunked of [true, false]) {
+    test(`${UPLOADS} ${chunked ? 'chunked' : 'Content-Length'} uploads of 2 MiB reach the upstream intact`, TIMEOUT, async (t) => {
+      const gw = await setup(t);
+      for (let i = 0; i < UPLOADS; i++) {
+        const r = await upload(gw, chunked);
+        assert.deepEqual(r, { status: 200, bytes: SIZE, sha256: patternSha256(SIZE) }, `upload ${i + 1}`);
       }
     });
   }
