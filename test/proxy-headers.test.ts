@@ -178,6 +178,30 @@ test('hop-by-hop response headers, including those the upstream names in Connect
   }
 });
 
+test('an upstream header value in UTF-8 (a filename with accents) reaches the client byte for byte', BOUNDED, async (t) => {
+  // Regression: values were read as latin1 and uWS.js writes strings as UTF-8, so each byte
+  // above 0x7f went out as two ("résumé" became "rÃ©sumÃ©").
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+  // node:http sends header strings as they are, one byte a character (up to 0xff): the
+  // UTF-8 bytes of the filename, given as such a string; the request header itself stays
+  // ASCII (JSON escapes).
+  const utf8 = Buffer.from('attachment; filename="résumé-日本.pdf"', 'utf8');
+  const extra = JSON.stringify({ 'content-disposition': utf8.toString('latin1'), 'x-plain': 'ascii' }).replace(/[\u0080-\u00ff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const head = (path: string) => [`GET ${path} HTTP/1.1`, 'Host: x', `X-Up-Headers: ${extra}`, 'Connection: close'];
+  const line = (raw: string) => Buffer.from(/^content-disposition: .*$/im.exec(raw)?.[0] ?? '', 'latin1');
+  const direct = await rawRequest(Number(up.target.split(':')[1]), head('/file'));
+  const via = await rawRequest(gw.dataPort, head('/file'));
+  assert.equal(via.status, 200, via.raw);
+  assert.ok(line(direct.raw).includes(utf8), `the upstream sends the UTF-8 bytes: ${direct.raw}`);
+  assert.equal(line(via.raw).toString('hex'), line(direct.raw).toString('hex'), 'the same bytes through the gateway');
+  assert.match(via.raw, /^x-plain: ascii$/im);
+});
+
 test('routes match the normalised path (/a/../b is /b) while the upstream receives the raw path', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });

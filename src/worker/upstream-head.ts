@@ -1,6 +1,7 @@
 // The upstream's raw response head (undici hands it over as `name, value, …` Buffers,
 // straight from llhttp) turned into the head the client gets. Pure: unit-tested in
 // test/unit/upstream-response-headers.test.ts.
+import { isUtf8 } from 'node:buffer';
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 
 /** What the client-side head does with a field, decided once per known name. */
@@ -70,15 +71,27 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** A value as text (latin1), reused from the last one when a repeating name repeats it. */
+/**
+ * A value as the string uWS.js writes back as the same bytes. uWS.js sends strings as
+ * UTF-8, so ASCII is read as latin1 (the fast decode) and a value with bytes above 0x7f
+ * as UTF-8 when it is valid UTF-8. Other bytes (a legacy latin1 filename, say) cannot
+ * round-trip through a string: they go out UTF-8 encoded (README, known limits).
+ */
+function valueText(b: Buffer): string {
+  const s = b.toString('latin1');
+  for (let i = 0; i < b.length; i++) if (b[i]! > 0x7f) return isUtf8(b) ? b.toString('utf8') : s;
+  return s;
+}
+
+/** A value as text (see valueText), reused from the last one when a repeating name repeats it. */
 function headerValue(k: Known | null, b: Buffer): string {
-  if (k === null || !k.repeats) return b.toString('latin1');
+  if (k === null || !k.repeats) return valueText(b);
   const last = k.last;
   if (last !== null && sameBytes(last.bytes, b)) return last.text;
-  const text = b.toString('latin1');
+  const decoded = valueText(b);
   // Copied: undici's raw Buffers are views of a socket read buffer that is reused.
-  if (b.length <= 256) k.last = { bytes: Uint8Array.prototype.slice.call(b), text };
-  return text;
+  if (b.length <= 256) k.last = { bytes: Uint8Array.prototype.slice.call(b), text: decoded };
+  return decoded;
 }
 
 /** Content-Length's digits (llhttp has checked them) as a number, without a string. */
