@@ -65,10 +65,25 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
       if (!res.write(piece)) ok = false;
     });
   }
-  // Resume the producer after uWS's writable callback, not inside it (see Exchange.write).
-  if (!ok) res.onWritable(() => (setImmediate(onDrain), true));
+  if (!ok) res.onWritable(() => drainAndResume(res, onDrain));
   return ok;
 }
+
+/**
+ * The writable callback of a chunked body. While an onWritable callback is registered,
+ * uWS leaves its own backpressure buffer alone on writable events: a chunk's tail that
+ * did not fit the socket stayed in the worker until the upstream sent more (an event
+ * stream's last event, indefinitely). An empty cork makes uWS send what it holds (and
+ * keep polling while some is left). The producer resumes after the callback, never
+ * inside it (see Exchange.write).
+ */
+function drainAndResume(res: HttpResponse, onDrain: () => void): boolean {
+  res.cork(noop);
+  setImmediate(onDrain);
+  return true;
+}
+
+const noop = (): void => {};
 
 /** A whole body with its head, sent with tryEnd and retried from uWS's offset when the socket can take more. */
 export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer): void {
