@@ -4,7 +4,7 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
-import { PATTERN, patternSha256, startUpstream, type Upstream, type UpstreamRequest } from './helpers/upstream.js';
+import { PATTERN, patternSha256, startUpstream, writePattern, type Upstream, type UpstreamRequest } from './helpers/upstream.js';
 import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { MiB, sampleRss, totalRss } from './helpers/proc.js';
 import { sleep, waitFor } from './helpers/wait.js';
@@ -71,21 +71,6 @@ function download(
   });
 }
 
-/** Writes `size` bytes of PATTERN to `req` with backpressure, then ends it; counts what it wrote. */
-async function writePattern(req: ClientRequest, size: number, progress: { written: number }): Promise<void> {
-  let off = 0;
-  while (off < size) {
-    const start = off % PATTERN.length;
-    const n = Math.min(64 * 1024, size - off, PATTERN.length - start);
-    const ok = req.write(PATTERN.subarray(start, start + n));
-    off += n;
-    progress.written = off;
-    if (!ok) await new Promise<void>((r) => req.once('drain', r));
-    if (req.destroyed) return;
-  }
-  req.end();
-}
-
 /**
  * PUT `size` bytes as fast as the gateway takes them; with `upstreamStallMs` the upstream
  * stops reading for that long after the first MiB. The upstream answers with the byte
@@ -113,7 +98,11 @@ function upload(
     });
     req.setTimeout(60_000, () => req.destroy(new Error('upload: no progress for 60 s')));
     req.on('error', reject);
-    writePattern(req, size, progress).catch(reject);
+    writePattern(req, size, (n) => (progress.written = n))
+      .then(() => {
+        if (!req.destroyed) req.end();
+      })
+      .catch(reject);
   });
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { request as httpRequest, Agent } from 'node:http';
 import { createHash } from 'node:crypto';
 import { startGateway, type Gateway } from './helpers/gateway.js';
-import { PATTERN, patternSha256, startUpstream, type Upstream } from './helpers/upstream.js';
+import { patternSha256, startUpstream, writePattern, type Upstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 
 // Regression: uWS drops a write that does not fit its 16 KiB cork buffer when the socket
@@ -117,16 +117,9 @@ if (!INNER) {
       });
       req.setTimeout(30_000, () => req.destroy(new Error('upload: no progress for 30 s')));
       req.on('error', reject);
-      const write = (off: number): void => {
-        while (off < SIZE) {
-          const n = Math.min(64 * 1024, SIZE - off, PATTERN.length - (off % PATTERN.length));
-          const piece = PATTERN.subarray(off % PATTERN.length, (off % PATTERN.length) + n);
-          off += n;
-          if (!req.write(piece)) return void req.once('drain', () => write(off));
-        }
-        req.end();
-      };
-      write(0);
+      writePattern(req, SIZE)
+        .then(() => req.end())
+        .catch(reject);
     });
 
   for (const chunked of [true, false]) {
@@ -151,16 +144,8 @@ if (!INNER) {
       up.handler = (req, res) => {
         if (req.url !== '/files/part') return false;
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
-        const write = (off: number): void => {
-          while (off < PART) {
-            const n = Math.min(64 * 1024, PART - off);
-            const piece = PATTERN.subarray(off % PATTERN.length, (off % PATTERN.length) + n);
-            off += n;
-            if (!res.write(piece)) return void res.once('drain', () => write(off));
-          }
-          void released.then(() => res.end()); // the rest of the answer waits for the client's word
-        };
-        write(0);
+        // the rest of the answer waits for the client's word
+        void writePattern(res, PART).then(() => released.then(() => res.end()));
         return true;
       };
       const got = await new Promise<{ bytes: number; beforeRelease: number }>((resolve, reject) => {

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
@@ -216,26 +217,34 @@ async function serve(req: IncomingMessage, res: ServerResponse, rec: UpstreamReq
 
 /** Writes `total` bytes of PATTERN in 64 KiB chunks, waiting for 'drain' under backpressure. */
 async function streamPattern(res: ServerResponse, total: number, rec: UpstreamRequest): Promise<void> {
-  const CHUNK = 64 * 1024;
+  await writePattern(res, total, (n) => (rec.sentBytes = n));
+  if (!res.destroyed) res.end();
+}
+
+/**
+ * Writes the first `size` bytes of the PATTERN stream to `w` in 64 KiB pieces, waiting
+ * for 'drain' whenever `w` asks to (backpressure); `onProgress` gets the bytes written so
+ * far after each piece. Stops early once `w` is destroyed; never ends `w`.
+ */
+export async function writePattern(w: Writable, size: number, onProgress?: (written: number) => void): Promise<void> {
   let off = 0;
-  while (off < total) {
-    if (res.destroyed) return;
+  while (off < size) {
+    if (w.destroyed) return;
     const start = off % PATTERN.length;
-    const n = Math.min(CHUNK, total - off, PATTERN.length - start);
-    const ok = res.write(PATTERN.subarray(start, start + n));
+    const n = Math.min(64 * 1024, size - off, PATTERN.length - start);
+    const ok = w.write(PATTERN.subarray(start, start + n));
     off += n;
-    rec.sentBytes = off;
+    onProgress?.(off);
     if (!ok) {
       await new Promise<void>((resolve) => {
         const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
+          w.off('drain', done);
+          w.off('close', done);
           resolve();
         };
-        res.on('drain', done);
-        res.on('close', done);
+        w.on('drain', done);
+        w.on('close', done);
       });
     }
   }
-  if (!res.destroyed) res.end();
 }
