@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { connect } from 'node:net';
 import assert from 'node:assert/strict';
 import { startGateway } from './helpers/gateway.js';
 import { envelopeProblem, request } from './helpers/http.js';
@@ -142,6 +143,64 @@ test('redirect answers 30x with Location; directResponse answers its status, bod
   const e = await request(`${gw.dataUrl}/empty`);
   assert.equal(e.status, 204);
   assert.equal(e.text, '');
+});
+
+test('HEAD answers carry no body and end, so the next request on the connection is answered', BOUNDED, async (t) => {
+  // Regression: fixed replies, envelopes and the steps' own answers sent their body to
+  // HEAD too; a keep-alive client then read those bytes as the start of the next answer.
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const big = 'b'.repeat(40_000); // too large for one uWS write: goes out through an Exchange
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'small', { pathPrefix: '/small', ...direct('hello world') }],
+    ['route', 'big', { pathPrefix: '/big', ...direct(big) }],
+    ['route', 'keyed', { pathPrefix: '/keyed', cluster: 'echo', steps: [{ code: 'key-auth', settings: { keys: [{ id: 'a', sha256: 'a'.repeat(64) }] } }] }],
+    ['route', 'proxied', { pathPrefix: '/proxied', cluster: 'echo' }],
+  ]);
+  /**
+   * HEAD `path`, then, once its head has arrived, GET /small on the same connection, as a
+   * keep-alive client does: every byte until the server closes.
+   */
+  const headThenGet = (path: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const sock = connect({ host: '127.0.0.1', port: gw.dataPort });
+      let text = '';
+      let sentGet = false;
+      sock.on('data', (d) => {
+        text += d.toString('latin1');
+        if (!sentGet && text.includes('\r\n\r\n')) {
+          sentGet = true;
+          sock.write('GET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        }
+      });
+      sock.on('end', () => resolve(text));
+      sock.on('error', reject);
+      sock.setTimeout(5_000, () => sock.destroy(new Error(`no close within 5 s: ${text.slice(0, 300)}`)));
+      sock.write(`HEAD ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    });
+  const cases: [string, number, number][] = [
+    ['/small', 200, 11],
+    ['/big', 200, big.length],
+    ['/nowhere', 404, -1], // no route: the 404 envelope's length
+    ['/keyed', 401, -1], // key-auth answers itself: its envelope's length
+  ];
+  for (const [path, status, length] of cases) {
+    const text = await headThenGet(path);
+    const [head, rest] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
+    assert.match(head, new RegExp(`^HTTP/1.1 ${status} `), `${path}: ${text.slice(0, 300)}`);
+    const reported = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1]);
+    if (length >= 0) assert.equal(reported, length, `${path}: the length a GET would get`);
+    else assert.ok(reported > 0, `${path}: the envelope's length is reported`);
+    assert.ok(rest.startsWith('HTTP/1.1 200 '), `${path}: the GET's answer follows the HEAD's head directly: ${JSON.stringify(rest.slice(0, 80))}`);
+    assert.ok(rest.endsWith('\r\n\r\nhello world'), `${path}: ${JSON.stringify(rest.slice(-80))}`);
+  }
+  // A proxied HEAD: the upstream's length is reported, and the connection serves the next
+  // request (it used to hang: uWS.js took the reported length as body still to come).
+  const proxied = await headThenGet('/proxied/x');
+  assert.match(proxied, /^HTTP\/1.1 200 [^]*\r\ncontent-length: \d+\r\n/i, proxied.slice(0, 300));
+  assert.ok(proxied.slice(proxied.indexOf('\r\n\r\n') + 4).startsWith('HTTP/1.1 200 '), proxied.slice(0, 300));
+  assert.ok(proxied.endsWith('\r\n\r\nhello world'), proxied.slice(-80));
 });
 
 test('steps do not run on redirect and directResponse routes, and do run on cluster routes', BOUNDED, async (t) => {

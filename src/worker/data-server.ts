@@ -30,13 +30,14 @@ export class DataServer {
     };
     this.handle = (res, req) => {
       let ex: Exchange | undefined;
+      let method = '';
       try {
-        const method = req.getCaseSensitiveMethod();
+        method = req.getCaseSensitiveMethod();
         const url = req.getUrl();
         // Normalised once per request: the route table matches on it, steps read it as ex.path.
         const path = normalizePath(url);
         const target = route(method, path, req.getHeader('host'));
-        if (typeof target !== 'function' && !target.large) return replyStatic(res, target, this.draining);
+        if (typeof target !== 'function' && (!target.large || method === 'HEAD')) return replyStatic(res, target, this.draining, method === 'HEAD');
         this.inFlight++;
         ex = new Exchange(res, req, method, url, path, closing, finished);
         if (typeof target === 'function') target(ex);
@@ -46,7 +47,7 @@ export class DataServer {
         log.error({ err }, 'data-plane handler threw');
         const r = internalError();
         if (ex) ex.sendHead(500, r.body, r.headers);
-        else replyStatic(res, r, true);
+        else replyStatic(res, r, true, method === 'HEAD');
       }
     };
     this.app.any('/*', this.handle);

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse } from './uws.js';
 import type { StepRequest } from '../steps/step.js';
-import { headBlock, statusLine, type StaticReply } from './response-head.js';
+import { bodylessHead, headBlock, statusLine, type StaticReply } from './response-head.js';
 import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 
@@ -146,7 +146,14 @@ export class Exchange implements StepRequest {
     this.pendingHead = null; // a held streamed head is replaced by this response
     // A body we did not read to the end makes the connection unusable: close it.
     const close = this.closing() || this.bodyOpen;
-    if (fitsCork(head.length, body)) {
+    if (this.method === 'HEAD') {
+      // The length of the body a GET would get, never the body (RFC 9110 §9.3.2).
+      const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      this.res.cork(() => {
+        this.res.writeStatus(bodylessHead(head, length, close));
+        this.res.endWithoutBody(); // never with arguments: see bodylessHead
+      });
+    } else if (fitsCork(head.length, body)) {
       this.res.cork(() => {
         this.res.writeStatus(head);
         this.res.end(body, close);
@@ -254,10 +261,10 @@ export class Exchange implements StepRequest {
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
   endWithoutBody(contentLength: number | undefined): void {
     if (this.aborted || this.done) return;
+    const head = this.takeHead();
     this.res.cork(() => {
-      this.flushHead();
-      if (contentLength === undefined) this.res.endWithoutBody(0, this.closing());
-      else this.res.endWithoutBody(contentLength, this.closing());
+      if (head !== null) this.res.writeStatus(bodylessHead(head, contentLength, this.closing()));
+      this.res.endWithoutBody(); // never with arguments: see bodylessHead
     });
     this.finish();
   }
@@ -280,7 +287,13 @@ export class Exchange implements StepRequest {
  * Answers from inside the uWS request callback, where uWS has already corked the
  * socket: no Exchange, no header copy, no abort handler (nothing awaits).
  */
-export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean): void {
+export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean, head: boolean): void {
+  if (head) {
+    // A HEAD answer reports the body's length and never carries it (RFC 9110 §9.3.2).
+    res.writeStatus(close ? `${r.headOnly}\r\nconnection: close` : r.headOnly);
+    res.endWithoutBody(); // never with arguments: see bodylessHead
+    return;
+  }
   res.writeStatus(r.head);
   res.end(r.body, close);
 }

@@ -30,6 +30,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   private abortUpstream: ((err?: Error) => void) | null = null;
   private resumeUpstream: (() => void) | null = null;
   private total: number | null = null;
+  private status = 0;
   /** Body bytes received so far (counted only for a known length). */
   private received = 0;
   private bodyless = false;
@@ -69,6 +70,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
     }
     const { headers: out, length } = responseHeaders(raw);
     this.total = length;
+    this.status = statusCode;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
     if (this.flow) this.flow.status = statusCode;
     if (this.flow?.collectors && !this.bodyless && this.total !== null && this.total <= this.flow.collectLimit) {
@@ -116,7 +118,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
       this.ex.sendHead(head.status, a.body, head.headers);
       return this.finish();
     }
-    if (this.bodyless) this.ex.endWithoutBody(this.total ?? undefined);
+    // A 204 carries no Content-Length (RFC 9110 §8.6); HEAD and 304 report the upstream's.
+    if (this.bodyless) this.ex.endWithoutBody(this.status === 204 ? undefined : (this.total ?? undefined));
     else this.ex.end(); // no-op when the last write already completed a known length
     this.finish();
   }

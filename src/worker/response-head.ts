@@ -8,6 +8,8 @@ export interface StaticReply {
   head: string;
   headers: [string, string][];
   body: string;
+  /** The head of the answer to HEAD: `head` with the body's length (see bodylessHead). */
+  headOnly: string;
   /** Too large to go out in one write from the request callback (see cork-room.ts). */
   large: boolean;
 }
@@ -15,7 +17,7 @@ export interface StaticReply {
 export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
   const list = Object.entries(headers);
   const head = headBlock(statusLine(status), list);
-  return { head, headers: list, body, large: !fitsCork(head.length, body) };
+  return { head, headers: list, body, headOnly: bodylessHead(head, Buffer.byteLength(body), false), large: !fitsCork(head.length, body) };
 }
 
 /**
@@ -54,4 +56,18 @@ export function statusLine(status: number, reason?: string): string {
     lines.set(status, l);
   }
   return l;
+}
+
+/**
+ * The head of an answer without a body (HEAD, 204, 304), for uWS.js's endWithoutBody()
+ * called with no argument. uWS.js 20.30 takes a reported length as body still to come:
+ * the response never ends, a keep-alive client's next request hangs, and from inside the
+ * request callback uWS aborts the process. So the length goes into the head here, and
+ * so does `connection: close`, which endWithoutBody() cannot be asked for without a length.
+ */
+export function bodylessHead(head: string, contentLength: number | undefined, close: boolean): string {
+  let h = head;
+  if (contentLength !== undefined) h += `\r\ncontent-length: ${contentLength}`;
+  if (close) h += '\r\nconnection: close';
+  return h;
 }
