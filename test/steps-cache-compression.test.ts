@@ -69,6 +69,24 @@ test('cache and compression', BOUNDED, async (t) => {
     assert.equal((await request(`${gw.dataUrl}/c/item?x=1`, { method: 'POST', body: 'x' })).headers['x-cache'], undefined, 'POST bypasses the cache');
   });
 
+  await t.test('cache: a HEAD hit reports the length of the cached body and carries none', async () => {
+    // Regression: a HEAD hit answered with an empty body, so it reported Content-Length: 0.
+    const get = await raw(`${gw.dataUrl}/c/head`, {});
+    assert.equal(get.headers['x-cache'], 'MISS');
+    const head = await new Promise<{ headers: Record<string, unknown>; bytes: number }>((resolve, reject) => {
+      httpRequest(`${gw.dataUrl}/c/head`, { method: 'HEAD', agent: false }, (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => (bytes += c.length));
+        res.on('end', () => resolve({ headers: res.headers, bytes }));
+      })
+        .on('error', reject)
+        .end();
+    });
+    assert.equal(head.headers['x-cache'], 'HIT');
+    assert.equal(head.headers['content-length'], String(get.body.length));
+    assert.equal(head.bytes, 0);
+  });
+
   await t.test('compression: brotli preferred, gzip next, identity without Accept-Encoding', async () => {
     const br = await raw(`${gw.dataUrl}/z/a`, { 'accept-encoding': 'gzip, br' });
     assert.equal(br.headers['content-encoding'], 'br');

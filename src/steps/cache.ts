@@ -41,7 +41,7 @@ export const cache = defineStep({
       const hit = store.get(keyOf(base, names, header));
       const now = Date.now();
       if (hit && hit.expires > now && !cc.includes('no-cache')) {
-        const reply: StepReply = { status: hit.status, headers: Object.fromEntries([...hit.headers, ['x-cache', 'HIT'], ['age', String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000))]]), body: req.method === 'HEAD' ? '' : hit.body };
+        const reply: StepReply = { status: hit.status, headers: Object.fromEntries([...hit.headers, ['x-cache', 'HIT'], ['age', String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000))]]), body: hit.body }; // a HEAD answer reports its length and drops it (Exchange)
         return reply;
       }
       flow.addResponseHeader('x-cache', 'MISS');
