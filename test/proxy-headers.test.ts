@@ -118,6 +118,29 @@ test('a header value with a DEL byte (uWS lets it through) gets 400 Svc.Data.Bad
   assert.equal(ok.json.url, '/good');
 });
 
+test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.Data.BadFraming, never reaches the upstream, and its connection closes', BOUNDED, async (t) => {
+  // Regression: uWS reads any Transfer-Encoding as chunked, so "xchunked" with body "abc"
+  // waited for a 0xabc-byte chunk: the request hung. RFC 9112 §6.3 asks for 400 and close.
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'echo', { targets: [up.target] }],
+    ['route', 'echo', { cluster: 'echo' }],
+  ]);
+  const before = up.requests.length;
+  for (const te of ['xchunked', 'gzip', 'chunked, gzip']) {
+    // no Connection: close from the client: the gateway must close on its own
+    const r = await rawRequest(gw.dataPort, ['POST /framing HTTP/1.1', 'Host: x', `Transfer-Encoding: ${te}`], 'abc');
+    assert.equal(r.status, 400, `${te}: ${r.raw}`);
+    assert.equal(r.json.code, 'Svc.Data.BadFraming');
+    assert.match(r.raw, /\r\nconnection: close\r\n/i, `${te}: the connection is closed after the answer`);
+  }
+  assert.equal(up.requests.length, before, 'none of them reached the upstream');
+  const ok = await rawRequest(gw.dataPort, ['POST /framing HTTP/1.1', 'Host: x', 'Transfer-Encoding: gzip, chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
+  assert.equal(ok.status, 200, ok.raw);
+  assert.equal(ok.json.bodyBytes, 3, 'chunked last: the body is read and forwarded');
+});
+
 test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-Forwarded-For is extended, not trusted as is', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });

@@ -23,7 +23,8 @@ export class DataServer {
   private draining = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(route: Router, internalError: () => StaticReply, log: Logger) {
+  /** `refusal` makes the envelope for an answer the data server gives itself. */
+  constructor(route: Router, refusal: (code: 'Svc.Internal' | 'Svc.Data.BadFraming') => StaticReply, log: Logger) {
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -40,12 +41,13 @@ export class DataServer {
         if (typeof target !== 'function' && (!target.large || method === 'HEAD')) return replyStatic(res, target, this.draining, method === 'HEAD');
         this.inFlight++;
         ex = new Exchange(res, req, method, url, path, closing, finished);
-        if (typeof target === 'function') target(ex);
+        if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
+        else if (typeof target === 'function') target(ex);
         else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
-        const r = internalError();
+        const r = refusal('Svc.Internal');
         if (ex) ex.sendHead(500, r.body, r.headers);
         else replyStatic(res, r, true, method === 'HEAD');
       }

@@ -5,6 +5,8 @@ import { bodylessHead, headBlock, statusLine, type StaticReply } from './respons
 import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 
+const CHUNKED_LAST = /(?:^|,)[ \t]*chunked[ \t]*$/i;
+
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
  * during the synchronous callback and a response that dies on abort; everything
@@ -29,6 +31,8 @@ export class Exchange implements StepRequest {
   readonly headers: string[] = [];
   /** The request announced a body (Content-Length other than 0, or Transfer-Encoding). */
   readonly hasBody: boolean;
+  /** A Transfer-Encoding whose last coding is not chunked: answered 400, never forwarded. */
+  readonly badFraming: boolean;
   private peer: string | null = null;
   /** The normalised path routes were matched on (see normalize-path.ts). */
   readonly path: string;
@@ -58,11 +62,20 @@ export class Exchange implements StepRequest {
     this.query = req.getQuery() ?? null;
     const h = this.headers;
     let body = false;
+    let badFraming = false;
     req.forEach((k, v) => {
       h.push(k, v);
-      if ((k === 'content-length' && v !== '0') || k === 'transfer-encoding') body = true;
+      if (k === 'content-length' && v !== '0') body = true;
+      else if (k === 'transfer-encoding') {
+        body = true;
+        // uWS reads any Transfer-Encoding as chunked; RFC 9112 §6.3 wants 400 unless chunked is last.
+        if (!CHUNKED_LAST.test(v)) badFraming = true;
+      }
     });
     this.hasBody = body;
+    this.badFraming = badFraming;
+    // Its body's bytes will not be read: the connection must close after the answer.
+    if (badFraming) this.bodyOpen = true;
     res.onAborted(() => {
       this.aborted = true;
       this.finish();

@@ -50,7 +50,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.
     (method, path, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host)),
-    () => envelopeReply('Svc.Internal', traceId()),
+    (code) => envelopeReply(code, traceId()),
     log,
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
