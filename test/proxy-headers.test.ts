@@ -1,22 +1,28 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startGateway } from './helpers/gateway.js';
+import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { rawRequest } from './helpers/raw-http.js';
-import { startUpstream } from './helpers/upstream.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { BOUNDED } from './helpers/wait.js';
 
 /** RFC 9110 §7.6.1 connection-specific fields, and the legacy ones a proxy also drops. */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate'];
 
-test('hop-by-hop request headers, including those named in Connection, never reach the upstream; end-to-end ones do', BOUNDED, async (t) => {
+/** A gateway with one catch-all route to an echoing upstream (most tests here start so). */
+async function echoGateway(t: TestContext): Promise<{ up: Upstream; gw: Gateway }> {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, [
     ['cluster', 'echo', { targets: [up.target] }],
     ['route', 'echo', { cluster: 'echo' }],
   ]);
+  return { up, gw };
+}
+
+test('hop-by-hop request headers, including those named in Connection, never reach the upstream; end-to-end ones do', BOUNDED, async (t) => {
+  const { gw } = await echoGateway(t);
 
   const cases: { what: string; head: string[]; secrets: string[]; body?: string }[] = [
     {
@@ -81,12 +87,7 @@ test('hop-by-hop request headers, including those named in Connection, never rea
 // same name combine into one list (RFC 9110 §5.3), so a header named only in a later
 // Connection line reached the upstream (fixed in src/worker/proxy.ts, commit 1ef6e18).
 test('headers named in a second Connection line are hop-by-hop too', BOUNDED, async (t) => {
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  await apply(gw, [
-    ['cluster', 'echo', { targets: [up.target] }],
-    ['route', 'echo', { cluster: 'echo' }],
-  ]);
+  const { gw } = await echoGateway(t);
   const r = await rawRequest(gw.dataPort, ['GET /hop HTTP/1.1', 'Host: x', 'Connection: x-a', 'Connection: close, X-B', 'X-A: a', 'X-B: b', 'X-Keep: kept']);
   assert.equal(r.status, 200, r.raw);
   assert.equal(r.json.headers['x-keep'], 'kept');
@@ -98,12 +99,7 @@ test('headers named in a second Connection line are hop-by-hop too', BOUNDED, as
 // connection it had picked marked busy for good: after 256 of them (the pool's size) the
 // cluster route stopped answering until the next publish.
 test('a header value with a DEL byte (uWS lets it through) gets 400 Svc.Data.BadRequest, and 300 of them do not use up the upstream connections', BOUNDED, async (t) => {
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  await apply(gw, [
-    ['cluster', 'echo', { targets: [up.target] }],
-    ['route', 'echo', { cluster: 'echo' }],
-  ]);
+  const { up, gw } = await echoGateway(t);
   const before = up.requests.length;
   for (let batch = 0; batch < 6; batch++) {
     const answers = await Promise.all(Array.from({ length: 50 }, () => rawRequest(gw.dataPort, ['GET /bad HTTP/1.1', 'Host: x', 'X-Odd: a\x7fb', 'Connection: close'])));
@@ -121,12 +117,7 @@ test('a header value with a DEL byte (uWS lets it through) gets 400 Svc.Data.Bad
 test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.Data.BadFraming, never reaches the upstream, and its connection closes', BOUNDED, async (t) => {
   // Regression: uWS reads any Transfer-Encoding as chunked, so "xchunked" with body "abc"
   // waited for a 0xabc-byte chunk: the request hung. RFC 9112 §6.3 asks for 400 and close.
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  await apply(gw, [
-    ['cluster', 'echo', { targets: [up.target] }],
-    ['route', 'echo', { cluster: 'echo' }],
-  ]);
+  const { up, gw } = await echoGateway(t);
   const before = up.requests.length;
   for (const te of ['xchunked', 'gzip', 'chunked, gzip']) {
     // no Connection: close from the client: the gateway must close on its own
@@ -142,12 +133,7 @@ test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.D
 });
 
 test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-Forwarded-For is extended, not trusted as is', BOUNDED, async (t) => {
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  await apply(gw, [
-    ['cluster', 'echo', { targets: [up.target] }],
-    ['route', 'echo', { cluster: 'echo' }],
-  ]);
+  const { gw } = await echoGateway(t);
   const plain = await request(`${gw.dataUrl}/xf`, { headers: { host: 'shop.example:8443' } });
   assert.equal(plain.status, 200, plain.text);
   assert.equal(plain.json.headers['x-forwarded-for'], '127.0.0.1');
@@ -164,12 +150,7 @@ test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-For
 });
 
 test('hop-by-hop response headers, including those the upstream names in Connection, never reach the client', BOUNDED, async (t) => {
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  await apply(gw, [
-    ['cluster', 'echo', { targets: [up.target] }],
-    ['route', 'echo', { cluster: 'echo' }],
-  ]);
+  const { gw } = await echoGateway(t);
   const upstreamHeaders = {
     connection: 'X-Up-Secret, x-up-other',
     'x-up-secret': 'hidden',
@@ -204,12 +185,7 @@ test('hop-by-hop response headers, including those the upstream names in Connect
 test('an upstream header value in UTF-8 (a filename with accents) reaches the client byte for byte', BOUNDED, async (t) => {
   // Regression: values were read as latin1 and uWS.js writes strings as UTF-8, so each byte
   // above 0x7f went out as two ("résumé" became "rÃ©sumÃ©").
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  await apply(gw, [
-    ['cluster', 'echo', { targets: [up.target] }],
-    ['route', 'echo', { cluster: 'echo' }],
-  ]);
+  const { up, gw } = await echoGateway(t);
   // node:http sends header strings as they are, one byte a character (up to 0xff): the
   // UTF-8 bytes of the filename, given as such a string; the request header itself stays
   // ASCII (JSON escapes).

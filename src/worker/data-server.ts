@@ -38,7 +38,8 @@ export class DataServer {
         // Normalised once per request: the route table matches on it, steps read it as ex.path.
         const path = normalizePath(url);
         const target = route(method, path, req.getHeader('host'));
-        if (typeof target !== 'function' && (!target.large || method === 'HEAD')) return replyStatic(res, target, this.draining, method === 'HEAD');
+        const head = method === 'HEAD';
+        if (typeof target !== 'function' && (!target.large || head)) return replyStatic(res, target, this.draining, head);
         this.inFlight++;
         ex = new Exchange(res, req, method, url, path, closing, finished);
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));

@@ -161,11 +161,7 @@ export class Exchange implements StepRequest {
     const close = this.closing() || this.bodyOpen;
     if (this.method === 'HEAD') {
       // The length of the body a GET would get, never the body (RFC 9110 §9.3.2).
-      const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-      this.res.cork(() => {
-        this.res.writeStatus(bodylessHead(head, length, close));
-        this.res.endWithoutBody(); // never with arguments: see bodylessHead
-      });
+      this.endBodyless(head, typeof body === 'string' ? Buffer.byteLength(body) : body.length, close);
     } else if (fitsCork(head.length, body)) {
       this.res.cork(() => {
         this.res.writeStatus(head);
@@ -274,12 +270,16 @@ export class Exchange implements StepRequest {
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
   endWithoutBody(contentLength: number | undefined): void {
     if (this.aborted || this.done) return;
-    const head = this.takeHead();
+    this.endBodyless(this.takeHead(), contentLength, this.closing());
+    this.finish();
+  }
+
+  /** The head (with the length, if known) and the end, no body: see bodylessHead for why this way. */
+  private endBodyless(head: string | null, contentLength: number | undefined, close: boolean): void {
     this.res.cork(() => {
-      if (head !== null) this.res.writeStatus(bodylessHead(head, contentLength, this.closing()));
+      if (head !== null) this.res.writeStatus(bodylessHead(head, contentLength, close));
       this.res.endWithoutBody(); // never with arguments: see bodylessHead
     });
-    this.finish();
   }
 
   /** Cuts the connection: the only honest end for a response that failed after its head was sent. */
@@ -303,7 +303,7 @@ export class Exchange implements StepRequest {
 export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean, head: boolean): void {
   if (head) {
     // A HEAD answer reports the body's length and never carries it (RFC 9110 §9.3.2).
-    res.writeStatus(close ? `${r.headOnly}\r\nconnection: close` : r.headOnly);
+    res.writeStatus(close ? bodylessHead(r.headOnly, undefined, true) : r.headOnly);
     res.endWithoutBody(); // never with arguments: see bodylessHead
     return;
   }

@@ -18,7 +18,8 @@ export class FakeUwsResponse {
   private corkBytes = 0;
   private writable: ((offset: number) => boolean) | null = null;
   private inWritable = false;
-  private registeredDuringWritable = false;
+  /** An onWritable was registered from inside a writable callback (uWS then loses it). */
+  lostRegistration = false;
 
   constructor(public room: number) {}
 
@@ -84,7 +85,7 @@ export class FakeUwsResponse {
   }
 
   onWritable(h: (offset: number) => boolean): this {
-    if (this.inWritable) this.registeredDuringWritable = true;
+    if (this.inWritable) this.lostRegistration = true;
     this.writable = h;
     return this;
   }
@@ -102,11 +103,6 @@ export class FakeUwsResponse {
       // uWS moves the callback it ran back in place, over one registered meanwhile.
       this.writable = h;
     }
-  }
-
-  /** Whether an onWritable was registered from inside a writable callback (uWS then loses it). */
-  get lostRegistration(): boolean {
-    return this.registeredDuringWritable;
   }
 
   onAborted(): this {
