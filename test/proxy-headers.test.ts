@@ -132,6 +132,24 @@ test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.D
   assert.equal(ok.json.bodyBytes, 3, 'chunked last: the body is read and forwarded');
 });
 
+test('routes the gateway answers itself (directResponse, redirect) refuse a bad Transfer-Encoding too, and close', BOUNDED, async (t) => {
+  // Regression: fixed answers were written straight from the request callback, before the
+  // framing check, so "Transfer-Encoding: gzip" got 200 on a connection left open.
+  const { gw } = await echoGateway(t);
+  await apply(gw, [
+    ['route', 'fixed', { pathPrefix: '/fixed', order: 5, directResponse: { statusCode: 200, body: 'fixed' } }],
+    ['route', 'moved', { pathPrefix: '/moved', order: 5, redirect: { location: '/elsewhere' } }],
+  ]);
+  for (const path of ['/fixed', '/moved']) {
+    const r = await rawRequest(gw.dataPort, [`POST ${path} HTTP/1.1`, 'Host: x', 'Transfer-Encoding: gzip'], 'abc');
+    assert.equal(r.status, 400, `${path}: ${r.raw}`);
+    assert.equal(r.json.code, 'Svc.Data.BadFraming');
+    assert.match(r.raw, /\r\nconnection: close\r\n/i, `${path}: the connection is closed after the answer`);
+    const ok = await rawRequest(gw.dataPort, [`POST ${path} HTTP/1.1`, 'Host: x', 'Transfer-Encoding: gzip, chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
+    assert.equal(ok.status, path === '/fixed' ? 200 : 302, `${path}, chunked last: ${ok.raw}`);
+  }
+});
+
 test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-Forwarded-For is extended, not trusted as is', BOUNDED, async (t) => {
   const { gw } = await echoGateway(t);
   const plain = await request(`${gw.dataUrl}/xf`, { headers: { host: 'shop.example:8443' } });

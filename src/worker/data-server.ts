@@ -1,5 +1,5 @@
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { Exchange, replyStatic } from './exchange.js';
+import { Exchange, framingOk, replyStatic } from './exchange.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from './normalize-path.js';
@@ -39,7 +39,10 @@ export class DataServer {
         const path = normalizePath(url);
         const target = route(method, path, req.getHeader('host'));
         const head = method === 'HEAD';
-        if (typeof target !== 'function' && (!target.large || head)) return replyStatic(res, target, this.draining, head);
+        // A fixed answer skips the Exchange, unless the request's framing must be refused first.
+        if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
+          return replyStatic(res, target, this.draining, head);
+        }
         this.inFlight++;
         ex = new Exchange(res, req, method, url, path, closing, finished);
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));

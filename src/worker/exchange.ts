@@ -8,6 +8,14 @@ import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 const CHUNKED_LAST = /(?:^|,)[ \t]*chunked[ \t]*$/i;
 
 /**
+ * A request's framing is acceptable: no Transfer-Encoding (''), or one whose last coding
+ * is chunked. uWS reads any Transfer-Encoding as chunked; RFC 9112 §6.3 wants 400 and close.
+ */
+export function framingOk(transferEncoding: string): boolean {
+  return transferEncoding === '' || CHUNKED_LAST.test(transferEncoding);
+}
+
+/**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
  * during the synchronous callback and a response that dies on abort; everything
  * else in the worker talks to an Exchange and never to uWS directly:
@@ -68,8 +76,7 @@ export class Exchange implements StepRequest {
       if (k === 'content-length' && v !== '0') body = true;
       else if (k === 'transfer-encoding') {
         body = true;
-        // uWS reads any Transfer-Encoding as chunked; RFC 9112 §6.3 wants 400 unless chunked is last.
-        if (!CHUNKED_LAST.test(v)) badFraming = true;
+        if (!framingOk(v)) badFraming = true;
       }
     });
     this.hasBody = body;
