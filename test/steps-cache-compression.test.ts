@@ -7,6 +7,9 @@ import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';
+import { createHash } from 'node:crypto';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** A GET returning the raw body bytes (the http helper decodes text). */
 function raw(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
@@ -35,6 +38,14 @@ test('cache and compression', BOUNDED, async (t) => {
       res.end('p');
       return true;
     }
+    if (req.url?.startsWith('/c/cc/')) {
+      // /c/cc/<cache-control>: answers with that Cache-Control, body = who asked
+      const cc = decodeURIComponent(req.url.slice('/c/cc/'.length).split('?')[0]!);
+      const body = String(req.headers['x-consumer-id'] ?? req.headers.authorization ?? 'anonymous');
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body), ...(cc ? { 'cache-control': cc } : {}) });
+      res.end(body);
+      return true;
+    }
     if (req.url?.startsWith('/z/')) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(big) });
       res.end(big);
@@ -46,6 +57,11 @@ test('cache and compression', BOUNDED, async (t) => {
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'cached', { cluster: 'up', pathPrefix: '/c', steps: [{ code: 'cache', settings: { ttlSeconds: 60 } }] }],
+    ['route', 'keyed', { cluster: 'up', pathPrefix: '/k', steps: [
+      { code: 'key-auth', settings: { keys: [{ id: 'alice', sha256: sha256('key-a') }, { id: 'bob', sha256: sha256('key-b') }] } },
+      { code: 'cache', settings: { ttlSeconds: 60 } },
+      { code: 'path-rewrite', settings: { replacePrefix: { from: '/k', to: '/c' } } },
+    ] }],
     ['route', 'zipped', { cluster: 'up', pathPrefix: '/z', steps: [{ code: 'compression', settings: { minBytes: 100 } }] }],
   ]);
   const count = (url: string) => up.requests.filter((r) => r.url === url).length;
@@ -67,6 +83,40 @@ test('cache and compression', BOUNDED, async (t) => {
     await request(`${gw.dataUrl}/c/private`);
     assert.equal((await request(`${gw.dataUrl}/c/private`)).headers['x-cache'], 'MISS');
     assert.equal((await request(`${gw.dataUrl}/c/item?x=1`, { method: 'POST', body: 'x' })).headers['x-cache'], undefined, 'POST bypasses the cache');
+  });
+
+  await t.test('cache: answers to requests with Authorization are not shared unless the answer says public; no-cache answers are not stored', async () => {
+    // Regression: the cache stored every 200 answer, so one client's answer to its
+    // Authorization header was handed to the next client asking the same URL (RFC 9111 §3.5).
+    const alice = await request(`${gw.dataUrl}/c/cc/max-age=60`, { headers: { authorization: 'Bearer alice' } });
+    assert.equal(alice.text, 'Bearer alice');
+    const other = await request(`${gw.dataUrl}/c/cc/max-age=60`, { headers: { authorization: 'Bearer mallory' } });
+    assert.equal(other.headers['x-cache'], 'MISS');
+    assert.equal(other.text, 'Bearer mallory', 'the first client’s authorised answer is not handed out');
+    const anon = await request(`${gw.dataUrl}/c/cc/max-age=60`);
+    assert.equal(anon.text, 'anonymous');
+    assert.equal(count('/c/cc/max-age=60'), 3);
+
+    await request(`${gw.dataUrl}/c/cc/public`, { headers: { authorization: 'Bearer alice' } });
+    const shared = await request(`${gw.dataUrl}/c/cc/public`, { headers: { authorization: 'Bearer bob' } });
+    assert.equal(shared.headers['x-cache'], 'HIT', 'an answer marked public may be shared');
+
+    await request(`${gw.dataUrl}/c/cc/no-cache`);
+    assert.equal((await request(`${gw.dataUrl}/c/cc/no-cache`)).headers['x-cache'], 'MISS', 'no-cache answers need revalidation, which the cache does not do');
+    assert.equal(count('/c/cc/no-cache'), 2);
+  });
+
+  await t.test('cache: the consumer an auth step named is part of the key', async () => {
+    // Regression: behind key-auth, alice's cached answer was served to bob.
+    const a = await request(`${gw.dataUrl}/k/cc/max-age=60`, { headers: { 'x-api-key': 'key-a' } });
+    assert.equal(a.text, 'alice');
+    assert.equal(a.headers['x-cache'], 'MISS');
+    const b = await request(`${gw.dataUrl}/k/cc/max-age=60`, { headers: { 'x-api-key': 'key-b' } });
+    assert.equal(b.text, 'bob');
+    assert.equal(b.headers['x-cache'], 'MISS');
+    const a2 = await request(`${gw.dataUrl}/k/cc/max-age=60`, { headers: { 'x-api-key': 'key-a' } });
+    assert.equal(a2.headers['x-cache'], 'HIT');
+    assert.equal(a2.text, 'alice');
   });
 
   await t.test('cache: a HEAD hit reports the length of the cached body and carries none', async () => {

@@ -1,23 +1,24 @@
 import * as v from 'valibot';
 import { defineStep, type CollectedAnswer, type StepReply } from './step.js';
-
-interface Entry {
-  status: number;
-  headers: [string, string][];
-  body: Buffer;
-  expires: number;
-}
+import { ResponseStore } from './response-store.js';
 
 /**
  * An in-memory response cache (per worker) for GET and HEAD: 200 answers with a
- * Content-Length up to maxEntryBytes are kept for ttlSeconds, keyed by host, path, query
- * and the headers the answer's Vary names; `Cache-Control: no-store` or `private` (either
- * side) and Set-Cookie answers are never stored. X-Cache says HIT or MISS. The oldest
+ * Content-Length up to maxEntryBytes are kept for ttlSeconds, keyed by host, path, query,
+ * the consumer an auth step before it named, and the headers the answer's Vary names.
+ * Never stored: `Cache-Control: no-store` (either side), `private` or `no-cache` answers,
+ * Set-Cookie answers, and answers to requests carrying Authorization unless the answer says
+ * `public`, `s-maxage` or `must-revalidate` (RFC 9111 §3.5: a shared cache must not hand
+ * one client's authorised answer to another). X-Cache says HIT or MISS. The oldest
  * entries go first when maxEntries is reached.
  */
 export const cache = defineStep({
   code: 'cache',
   summary: 'In-memory response cache for GET/HEAD with TTL, size bound and Vary (X-Cache: HIT|MISS)',
+  details:
+    'Kept: 200 answers with a Content-Length up to `maxEntryBytes`, per worker, keyed by host, path, query, the consumer an auth step before it named, and the request headers the answer\'s `Vary` names (`Vary: *` is never stored). ' +
+    'Never stored: `Cache-Control: no-store` on either side, `private` or `no-cache` answers, answers with `Set-Cookie`, and answers to requests carrying `Authorization` unless the answer says `public`, `s-maxage` or `must-revalidate` (RFC 9111 §3.5). ' +
+    'A request with `Cache-Control: no-cache` skips stored answers. Hits carry `X-Cache: HIT` and `Age`; other answers `X-Cache: MISS`.',
   statuses: [{ status: 0, when: 'a stored answer (X-Cache: HIT)' }],
   example: { ttlSeconds: 30, maxEntries: 1000, maxEntryBytes: 262144 },
   schema: v.strictObject({
@@ -26,19 +27,16 @@ export const cache = defineStep({
     maxEntryBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16 * 1024 * 1024)), 256 * 1024),
   }),
   create(s) {
-    const store = new Map<string, Entry>(); // insertion order = age
-    const varyByBase = new Map<string, string[]>();
-    const keyOf = (base: string, names: string[], header: (n: string) => string | undefined) =>
-      names.length ? `${base}\u0000${names.map((n) => `${n}=${header(n) ?? ''}`).join('\u0000')}` : base;
+    const store = new ResponseStore(s.maxEntries);
     return (flow) => {
       const req = flow.req;
       if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
       const cc = (req.header('cache-control') ?? '').toLowerCase();
       if (cc.includes('no-store')) return undefined;
-      const base = `${req.header('host') ?? ''}\u0000${flow.path}\u0000${flow.query ?? ''}`;
+      const consumer = flow.vars.consumer;
+      const base = `${req.header('host') ?? ''}\u0000${flow.path}\u0000${flow.query ?? ''}\u0000${typeof consumer === 'string' ? consumer : ''}`;
       const header = (n: string) => req.header(n);
-      const names = varyByBase.get(base) ?? [];
-      const hit = store.get(keyOf(base, names, header));
+      const hit = store.get(base, header);
       const now = Date.now();
       if (hit && hit.expires > now && !cc.includes('no-cache')) {
         const reply: StepReply = { status: hit.status, headers: Object.fromEntries([...hit.headers, ['x-cache', 'HIT'], ['age', String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000))]]), body: hit.body }; // a HEAD answer reports its length and drops it (Exchange)
@@ -46,17 +44,15 @@ export const cache = defineStep({
       }
       flow.addResponseHeader('x-cache', 'MISS');
       if (req.method === 'HEAD') return undefined;
+      const authorised = req.header('authorization') !== undefined;
       flow.collectResponse(s.maxEntryBytes, (a: CollectedAnswer) => {
         const get = (n: string) => a.headers.find(([k]) => k === n)?.[1];
         const rcc = (get('cache-control') ?? '').toLowerCase();
-        if (a.status !== 200 || rcc.includes('no-store') || rcc.includes('private') || get('set-cookie') !== undefined) return a;
+        if (a.status !== 200 || get('set-cookie') !== undefined || /\b(?:no-store|private|no-cache)\b/.test(rcc)) return a;
+        if (authorised && !/\b(?:public|s-maxage|must-revalidate)\b/.test(rcc)) return a;
         const vary = (get('vary') ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
         if (vary.includes('*')) return a;
-        varyByBase.set(base, vary);
-        const key = keyOf(base, vary, header);
-        store.delete(key);
-        if (store.size >= s.maxEntries) store.delete(store.keys().next().value!);
-        store.set(key, { status: a.status, headers: a.headers.filter(([k]) => k !== 'x-cache'), body: a.body, expires: Date.now() + s.ttlSeconds * 1000 });
+        store.set(base, vary, header, { status: a.status, headers: a.headers.filter(([k]) => k !== 'x-cache'), body: a.body, expires: Date.now() + s.ttlSeconds * 1000 });
         return a;
       });
       return undefined;

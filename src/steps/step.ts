@@ -110,6 +110,8 @@ export interface RateLimitClient {
 export interface StepDefinition<S = unknown> {
   code: string;
   summary: string;
+  /** What an operator must know beyond the summary (docs/steps.md prints it under it). */
+  details?: string;
   /** Statuses the step itself may answer with (docs/steps.md); 0: as configured. */
   statuses: { status: number; when: string }[];
   /** Example settings, checked against the schema by the tests and shown in docs/steps.md. */

@@ -53,6 +53,7 @@ export function renderStepsDoc(): string {
   for (const s of [...STEPS.values()].sort((a, b) => a.code.localeCompare(b.code))) {
     const schema = toJsonSchema(s.schema, { errorMode: 'ignore' }) as Schema;
     out.push(`## \`${s.code}\``, '', `${s.summary}.`, '');
+    if (s.details) out.push(s.details, '');
     const props = Object.entries(schema.properties ?? {});
     if (props.length) {
       out.push('| setting | type | required | default | constraints |', '|---|---|---|---|---|');
