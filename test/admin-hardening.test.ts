@@ -126,6 +126,20 @@ test('admin hardening: body limits, malformed requests, wrong methods, unknown p
     }
   });
 
+  await t.test('a request target the URL parser refuses gets a 404 envelope; the gateway keeps serving', async () => {
+    // Regression: `GET //[` threw outside the handler's try, an unhandled rejection that
+    // ended the supervisor, and with it the workers: one request, no token, both ports down.
+    for (const target of ['//[', '//a:b', '//%zz', '//[::1']) {
+      const r = await rawRequest(gw.adminPort, [`GET ${target} HTTP/1.1`, 'Host: admin', 'Connection: close']);
+      assert.equal(r.status, 404, `${target}: ${r.raw}`);
+      assert.equal(r.json.code, 'Svc.Request.NotFound');
+    }
+    const health = await request(`${gw.adminUrl}/api/v1/sys/whoami`, { token });
+    assert.equal(health.status, 200, 'the admin port still answers');
+    const data = await request(`${gw.dataUrl}/`);
+    assert.equal(data.status, 503, 'the data port still answers (nothing published yet)');
+  });
+
   await t.test('the admin log line names the socket peer, never X-Forwarded-For / X-Real-IP / Forwarded', async () => {
     const spoof = { 'x-forwarded-for': '203.0.113.50, 198.51.100.2', 'x-real-ip': '198.51.100.7', forwarded: 'for=192.0.2.60' };
     for (const [from, tok] of [

@@ -136,3 +136,21 @@ test('CLI admin commands exit 2 on a 4xx and print the error envelope', BOUNDED,
   assert.equal(unauth.code, 2, unauth.stdout);
   assert.equal(unauth.json.code, 'Svc.Auth.Unauthenticated');
 });
+
+test('CLI arguments and flags the CLI cannot use exit 2, like every other unusable input, and call nothing', BOUNDED, async () => {
+  // Regression: a value refused by an integer argument's parser (`publish rollback abc`)
+  // exited 1, the code of an unexpected failure; missing arguments already exited 2.
+  const env = { SWITCHYARD_ADMIN: 'http://127.0.0.1:1' }; // nothing listens: a call would exit 4
+  for (const args of [
+    ['publish', 'rollback', 'abc'],
+    ['publish', 'rollback', '0'],
+    ['audit', 'list', '--limit', 'many'],
+    ['key', 'issue', '--name', 'k1', '--scope', 'config:read', '--ttl', '0'],
+    ['config', 'set', 'pipeline', 'x'],
+    ['config', 'get', 'route'],
+  ]) {
+    const r = await runCli(args, { env });
+    assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /\S/, `${args.join(' ')}: says what is wrong`);
+  }
+});

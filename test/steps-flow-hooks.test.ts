@@ -24,7 +24,7 @@ test('failure strategies, timeouts, concurrency caps and access logs', BOUNDED, 
     ['route', 'co', { cluster: 'up', pathPrefix: '/co', steps: [{ code: 'orch', settings: { ref: 'continue' } }] }],
     ['route', 'slow', { cluster: 'up', pathPrefix: '/slow', steps: [{ code: 'timeout', settings: { headersMs: 300 } }] }],
     ['route', 'one', { cluster: 'up', pathPrefix: '/one', steps: [{ code: 'concurrency-limit', settings: { max: 1 } }] }],
-    ['route', 'logged', { cluster: 'up', pathPrefix: '/logged', steps: [{ code: 'access-log', settings: { headers: ['user-agent'] } }] }],
+    ['route', 'logged', { cluster: 'up', pathPrefix: '/logged', steps: [{ code: 'access-log', settings: { headers: ['user-agent', 'authorization', 'x-sid'], redact: ['sid', 'x-sid'] } }] }],
   ]);
   const url = (p: string) => `${gw.dataUrl}${p}`;
 
@@ -63,5 +63,16 @@ test('failure strategies, timeouts, concurrency caps and access logs', BOUNDED, 
     assert.equal(line.query, 'y=1');
     assert.equal(line.headers['user-agent'], 'probe/1');
     assert.equal(typeof line.ms, 'number');
+  });
+
+  await t.test('access-log: credentials in the query and the logged headers never reach the log', async () => {
+    // Regression: the raw query was logged, so `?api_key=…` (key-auth's query key) reached the log in plaintext.
+    await request(url('/logged/secret?page=2&api_key=sk-live-SECRET-1&access_token=tok-SECRET-2&sid=SECRET-3&q=a+b'), {
+      headers: { authorization: 'Bearer SECRET-4', 'x-sid': 'SECRET-5', 'user-agent': 'probe/2' },
+    });
+    const line = await waitFor('the access line', () => gw.logLines().find((l) => l.access && l.path === '/logged/secret'));
+    assert.equal(line.query, 'page=2&api_key=[redacted]&access_token=[redacted]&sid=[redacted]&q=a+b');
+    assert.deepEqual(line.headers, { 'user-agent': 'probe/2', authorization: '[redacted]', 'x-sid': '[redacted]' });
+    assert.doesNotMatch(JSON.stringify(gw.logLines()), /SECRET/, 'no secret anywhere in the log');
   });
 });

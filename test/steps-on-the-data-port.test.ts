@@ -6,6 +6,7 @@ import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply, dryRun, setEntity } from './helpers/admin.js';
 import { request } from './helpers/http.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED } from './helpers/wait.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -28,6 +29,8 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     route('ipdeny', '/ipdeny', [{ code: 'ip-restriction', settings: { deny: ['127.0.0.0/8'] } }]),
     route('ipallow', '/ipallow', [{ code: 'ip-restriction', settings: { allow: ['127.0.0.1', '::1/128'] } }]),
     route('ipproxy', '/ipproxy', [{ code: 'ip-restriction', settings: { deny: ['203.0.113.0/24'], trustedProxies: ['127.0.0.1'] } }]),
+    route('ipproxyallow', '/ipproxyallow', [{ code: 'ip-restriction', settings: { allow: ['10.0.0.0/8'], trustedProxies: ['127.0.0.1'] } }]),
+    route('ipmapped', '/ipmapped', [{ code: 'ip-restriction', settings: { deny: ['::ffff:127.0.0.0/104'] } }]),
     route('bot', '/bot', [{ code: 'bot-detection', settings: { deny: ['evilbot'] } }]),
     route('cors', '/cors', [{ code: 'cors', settings: { origins: ['https://app.example'], credentials: true } }]),
     route('key', '/key', [{ code: 'key-auth', settings: { keys: [{ id: 'alice', sha256: sha('alice-key') }], query: 'apikey' } }]),
@@ -96,6 +99,20 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal((await get('/ipproxy', { headers: { 'x-forwarded-for': '198.51.100.1' } })).status, 200);
   });
 
+  await t.test('ip-restriction: every X-Forwarded-For line counts, ports are ignored, unreadable hops are refused; v4-mapped IPv6 blocks match', async () => {
+    // Regressions: only the first XFF line was read, so a client-written first line decided
+    // when the trusted proxy appended a line of its own; a hop with a port matched no deny
+    // entry; a ::ffff: block never matched the dotted peer.
+    const raw = async (path: string, lines: string[]) => (await rawRequest(gw.dataPort, [`GET ${path} HTTP/1.1`, 'Host: x', 'Connection: close', ...lines])).status;
+    assert.equal(await raw('/ipproxy', ['X-Forwarded-For: 198.51.100.1', 'X-Forwarded-For: 203.0.113.7']), 403, 'the proxy’s own line names a denied client');
+    assert.equal(await raw('/ipproxyallow', ['X-Forwarded-For: 10.1.2.3', 'X-Forwarded-For: 198.51.100.9']), 403, 'a client-written allowed address does not help');
+    assert.equal(await raw('/ipproxyallow', ['X-Forwarded-For: 198.51.100.9, 10.1.2.3']), 200);
+    assert.equal(await raw('/ipproxy', ['X-Forwarded-For: 203.0.113.7:4711']), 403, 'a port does not hide the address');
+    assert.equal(await raw('/ipproxy', ['X-Forwarded-For: [2001:db8::1]:443']), 200);
+    assert.equal(await raw('/ipproxy', ['X-Forwarded-For: not-an-address']), 403, 'an unreadable client hop is refused');
+    assert.equal(await raw('/ipmapped', []), 403, 'a ::ffff: block matches the IPv4 peer');
+  });
+
   await t.test('bot-detection: a denied user agent gets 403', async () => {
     assert.equal((await get('/bot', { headers: { 'user-agent': 'EvilBot/1.0' } })).status, 403);
     assert.equal((await get('/bot', { headers: { 'user-agent': 'Mozilla/5.0' } })).status, 200);
@@ -128,6 +145,11 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal(ok.json.headers['x-consumer-id'], 'alice');
     assert.equal(ok.json.headers['x-api-key'], undefined);
     assert.equal((await get('/key?apikey=alice-key')).status, 200);
+    // Regression: a key given in the query reached the upstream in its URL.
+    const q = await get('/key/items?page=1&apikey=alice-key&sort=a');
+    assert.equal(q.status, 200);
+    assert.equal(q.json.url, '/key/items?page=1&sort=a', 'the key leaves the query; the other parameters keep their bytes');
+    assert.equal((await get('/key?apikey=alice-key')).json.url, '/key');
   });
 
   await t.test('fault-injection: a 100% abort answers the configured status; a 100% delay holds the request', async () => {

@@ -40,12 +40,19 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
   // second (Node's default check interval is 30 s, which would stretch both limits).
   const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
-    void handle(req, res);
+    // handle() answers every failure itself; a rejection escaping it would end the process.
+    handle(req, res).catch((err) => {
+      opts.log.error({ err }, 'admin request failed outside its handler');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"Svc.Internal","message":"Internal error"}');
+      else res.destroy();
+    });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://admin.invalid');
-    if (serveConsole(req, res, url.pathname)) return;
+    // A target the URL parser refuses (`//[`) is answered 404 below, never thrown.
+    const url = URL.canParse(req.url ?? '/', 'http://admin.invalid') ? new URL(req.url ?? '/', 'http://admin.invalid') : null;
+    const pathname = url?.pathname ?? '';
+    if (url !== null && serveConsole(req, res, pathname)) return;
     const traceId = newTraceId();
     const started = process.hrtime.bigint();
     // The socket peer: the only address the admin port believes (never X-Forwarded-*).
@@ -57,11 +64,12 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     let audited: { op: Operation; params: Record<string, string> } | null = null;
     const note = {};
     try {
-      const route = router.match(req.method ?? 'GET', url.pathname);
-      if (route.kind === 'none') throw new SvcError('Svc.Request.NotFound', `No operation at ${url.pathname}`);
+      if (url === null) throw new SvcError('Svc.Request.NotFound', 'The request target is not a valid path');
+      const route = router.match(req.method ?? 'GET', pathname);
+      if (route.kind === 'none') throw new SvcError('Svc.Request.NotFound', `No operation at ${pathname}`);
       if (route.kind === 'method') {
         allow = route.allow;
-        throw new SvcError('Svc.Request.MethodNotAllowed', `${req.method} is not allowed on ${url.pathname}`);
+        throw new SvcError('Svc.Request.MethodNotAllowed', `${req.method} is not allowed on ${pathname}`);
       }
       const { op, params } = route;
       if (op.auth !== 'none' && opts.throttle) {
@@ -107,7 +115,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       opts.log.info(
         {
           method: req.method,
-          path: url.pathname,
+          path: url === null ? req.url : pathname,
           status,
           traceId,
           identity: identity?.id ?? null,

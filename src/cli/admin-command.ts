@@ -1,4 +1,4 @@
-import { Command, Flags } from '@oclif/core';
+import { Command, Errors, Flags } from '@oclif/core';
 import { callAdmin, type AdminResponse } from './admin-client.js';
 
 interface AdminFlags {
@@ -25,8 +25,16 @@ export abstract class AdminCommand extends Command {
 
   override async init(): Promise<void> {
     await super.init();
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const parsed = await this.parse(this.constructor as any);
+    let parsed;
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      parsed = await this.parse(this.constructor as any);
+    } catch (err) {
+      // Every unusable input exits 2 (README): oclif's own parse errors do, but a value
+      // refused by an arg's or flag's parser (`rollback abc`) would otherwise exit 1.
+      if (err instanceof Errors.CLIError && err.oclif?.exit === 2) throw err;
+      throw new Errors.CLIError((err as Error).message, { exit: 2 });
+    }
     this.flags = parsed.flags as unknown as AdminFlags;
     this.args = parsed.args as Record<string, string | undefined>;
   }

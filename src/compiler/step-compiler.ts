@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { STEPS } from '../steps/registry.js';
+import type { StepEnv } from '../steps/step.js';
 import type { OrchDoc } from './documents.js';
 import { pointer } from './documents.js';
 import type { CompiledStep, CompileIssue } from './generation.js';
@@ -7,6 +8,12 @@ import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
 
 export const MAX_CHAIN_DEPTH = 4;
+
+/** What a trial build gets: services that do nothing (factories must not call them while building). */
+const TRIAL_ENV: StepEnv = {
+  rateLimits: { acquire: () => true, remaining: () => 0 },
+  log: { info() {}, warn() {} },
+};
 
 interface Owner {
   kind: string;
@@ -154,6 +161,16 @@ export class StepCompiler {
     const missing = (def.clusterRefs?.(r.output) ?? []).filter((ref) => !this.clusters.has(ref.name));
     for (const ref of missing) this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.Cluster', `${code}: no cluster ${ref.name} in this tenant`);
     if (missing.length) return undefined;
+    // Build the step once here, as every worker will: settings the schema passes but the
+    // runtime cannot build must be an issue now, not workers failing a committed generation.
+    if (def.create && !def.compileTime) {
+      try {
+        def.create(r.output, { bucket: 'compile-check', tenant: this.tenant, env: TRIAL_ENV });
+      } catch (err) {
+        this.issue(owner, `${at}/settings`, 'Compile.Step.Settings', `${code}: cannot be built: ${(err as Error).message}`);
+        return undefined;
+      }
+    }
     return r.output;
   }
 

@@ -1,20 +1,34 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
 
-/** One JSON log line per (sampled) request of the route, written when the exchange ends. */
+/**
+ * Names whose values are credentials more often than not: their values never reach the
+ * log (`[redacted]`), in the query and in the logged headers alike.
+ */
+const SENSITIVE = /key|token|secret|pass|auth|sig|session|cookie|credential|code/i;
+const REDACTED = '[redacted]';
+
+/**
+ * One JSON log line per (sampled) request of the route, written when the exchange ends.
+ * Plaintext credentials never reach the log: values of query parameters and headers
+ * whose names look like credentials, or that `redact` names, are written as [redacted].
+ */
 export const accessLog = defineStep({
   code: 'access-log',
   summary: 'Log one line per request of this route (sampled), with status and duration',
   statuses: [],
-  example: { sampleRate: 0.1, headers: ['user-agent', 'referer'] },
+  example: { sampleRate: 0.1, headers: ['user-agent', 'referer'], redact: ['sid'] },
   schema: v.strictObject({
     sampleRate: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1)), 1),
     headers: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/))), []),
+    redact: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), []),
   }),
   create(s, { bucket, env }) {
     const random = env.random ?? Math.random;
     const route = bucket.slice(0, bucket.indexOf('#'));
     const names = s.headers.map((h) => h.toLowerCase());
+    const extra = new Set(s.redact.map((n) => n.toLowerCase()));
+    const secret = (name: string) => SENSITIVE.test(name) || extra.has(name.toLowerCase());
     return (flow) => {
       if (s.sampleRate < 1 && random() >= s.sampleRate) return undefined;
       const started = performance.now();
@@ -22,9 +36,12 @@ export const accessLog = defineStep({
       const peer = req.remoteAddress; // now: the socket is gone when the exchange ends
       flow.onDone((status) => {
         const headers: Record<string, string | undefined> = {};
-        for (const n of names) headers[n] = req.header(n);
+        for (const n of names) {
+          const value = req.header(n);
+          headers[n] = value !== undefined && secret(n) ? REDACTED : value;
+        }
         env.log.info(
-          { access: true, route, method: req.method, path: req.url, query: req.query, status, ms: Math.round((performance.now() - started) * 100) / 100, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
+          { access: true, route, method: req.method, path: req.url, query: req.query === null ? null : redactQuery(req.query, secret), status, ms: Math.round((performance.now() - started) * 100) / 100, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
           'access',
         );
       });
@@ -32,3 +49,21 @@ export const accessLog = defineStep({
     };
   },
 });
+
+/** The query with the values of secret-looking parameters replaced; the rest as sent. */
+export function redactQuery(query: string, secret: (name: string) => boolean): string {
+  return query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq === -1) return pair;
+      let name = pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // an undecodable name is judged as written
+      }
+      return secret(name) ? `${pair.slice(0, eq)}=${REDACTED}` : pair;
+    })
+    .join('&');
+}

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { createHash, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { defineStep, type Flow, type StepOutcome } from './step.js';
-import { stepError } from './reply.js';
+import { headerSafe, stepError } from './reply.js';
 
 /** `scrypt$N$r$p$<salt base64>$<hash base64>`; `switchyard` never stores a plaintext password. */
 const SCRYPT = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+)$/;
@@ -41,11 +41,14 @@ export const basicAuth = defineStep({
         return [u.username, { name: u.username, N: Number(m[1]), r: Number(m[2]), p: Number(m[3]), salt: Buffer.from(m[4]!, 'base64'), hash: Buffer.from(m[5]!, 'base64') }];
       }),
     );
+    // Shaped like the first user (same cost), with a random salt and hash nobody can match.
+    const first = users.values().next().value!;
+    const decoy: User = { ...first, name: '', salt: randomBytes(16), hash: randomBytes(first.hash.length) };
     const verified = new Map<string, number>(); // sha256(credentials) -> expiry
     const denied = stepError(401, 'Svc.Data.Unauthenticated', 'Valid credentials are required', { 'www-authenticate': `Basic realm="${s.realm}", charset="UTF-8"` });
     const accept = (flow: Flow, user: string): undefined => {
       flow.vars.consumer = user;
-      flow.setHeader(s.consumerHeader, user);
+      flow.setHeader(s.consumerHeader, headerSafe(user));
       flow.removeHeader('authorization');
       return undefined;
     };
@@ -55,14 +58,16 @@ export const basicAuth = defineStep({
       const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon < 1) return denied;
-      const user = users.get(decoded.slice(0, colon));
-      if (!user) return denied;
+      const known = users.get(decoded.slice(0, colon));
+      // An unknown user pays the same scrypt as a wrong password: the answer's timing must
+      // not tell which user names exist.
+      const user = known ?? decoy;
       const key = createHash('sha256').update(decoded).digest('base64');
       const until = verified.get(key);
       if (until !== undefined && until > Date.now()) return accept(flow, user.name);
       return new Promise((resolve) => {
         scrypt(decoded.slice(colon + 1), user.salt, user.hash.length, { N: user.N, r: user.r, p: user.p, maxmem: 256 * user.N * user.r + 1024 * 1024 }, (err, derived) => {
-          if (err || !timingSafeEqual(derived, user.hash)) return resolve(denied);
+          if (err || !timingSafeEqual(derived, user.hash) || known === undefined) return resolve(denied);
           if (s.cacheSeconds > 0) {
             if (verified.size > 10_000) verified.clear();
             verified.set(key, Date.now() + s.cacheSeconds * 1000);

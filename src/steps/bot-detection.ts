@@ -26,14 +26,15 @@ export const botDetection = defineStep({
     denyMissing: v.optional(v.boolean(), false),
   }),
   create(s) {
-    const deny = s.deny.length ? new RegExp(s.deny.join('|'), 'i') : null;
-    const allow = s.allow.length ? new RegExp(s.allow.join('|'), 'i') : null;
+    // One RegExp per pattern: joined into one, patterns valid alone can clash (two groups of one name).
+    const deny = s.deny.length ? s.deny.map((p) => new RegExp(p, 'i')) : null;
+    const allow = s.allow.length ? s.allow.map((p) => new RegExp(p, 'i')) : null;
     const forbidden = stepError(403, 'Svc.Data.BotDenied', 'This client is not allowed');
     return (flow) => {
       const ua = flow.req.header('user-agent');
       if (ua === undefined || ua === '') return s.denyMissing ? forbidden : undefined;
-      if (allow && allow.test(ua)) return undefined;
-      return deny && deny.test(ua) ? forbidden : undefined;
+      if (allow && allow.some((re) => re.test(ua))) return undefined;
+      return deny && deny.some((re) => re.test(ua)) ? forbidden : undefined;
     };
   },
 });

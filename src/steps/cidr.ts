@@ -31,14 +31,39 @@ function toBig(ip: string): { value: bigint; v6: boolean } | null {
 }
 
 export function parseCidr(s: string): Block | null {
-  const [ip, len] = s.split('/') as [string, string | undefined];
+  const parts = s.split('/');
+  if (parts.length > 2) return null;
+  const [ip, len] = parts as [string, string | undefined];
   const a = toBig(ip);
   if (!a) return null;
   const width = a.v6 ? 128 : 32;
+  if (len !== undefined && !/^\d{1,3}$/.test(len)) return null;
   const prefix = len === undefined ? width : Number(len);
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > width || (len !== undefined && !/^\d+$/.test(len))) return null;
+  if (prefix > width) return null;
+  // An IPv4-mapped IPv6 block (::ffff:a.b.c.d/96 and longer) is the IPv4 block it maps:
+  // peers are always seen as dotted IPv4, so as IPv6 it would never match.
+  if (a.v6 && prefix >= 96 && a.value >> 32n === 0xffffn) return block(a.value & 0xffffffffn, prefix - 96, false);
+  return block(a.value, prefix, a.v6);
+}
+
+function block(value: bigint, prefix: number, v6: boolean): Block {
+  const width = v6 ? 128 : 32;
   const mask = prefix === 0 ? 0n : ((1n << BigInt(prefix)) - 1n) << BigInt(width - prefix);
-  return { bits: a.value & mask, mask, v6: a.v6 };
+  return { bits: value & mask, mask, v6 };
+}
+
+/**
+ * The address in one X-Forwarded-For hop, without the port or brackets some proxies add
+ * (`203.0.113.7:4711`, `[2001:db8::1]:443`); null when it is not an IP address.
+ */
+export function hopAddress(hop: string): string | null {
+  let h = hop.trim();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    if (end === -1) return null;
+    h = h.slice(1, end);
+  } else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(h)) h = h.slice(0, h.lastIndexOf(':'));
+  return isIP(h) ? h : null;
 }
 
 /** Builds a matcher for a list of blocks. IPv4-mapped IPv6 peers match IPv4 blocks. */

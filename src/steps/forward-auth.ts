@@ -1,14 +1,17 @@
 import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
-import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
+import { HeaderName, HttpUrl, REFUSED, isFieldValue, subRequest } from './sub-request.js';
+import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
 import { refusedBeforeSending } from '../shared/target-pool.js';
 import { stepError } from './reply.js';
 
 /**
  * Asks an auth service about each request (copying the chosen request headers; the
  * original method and URI go as X-Forwarded-Method/-Uri). A 2xx lets the request on,
- * with the chosen answer headers copied into it; any other status is returned to the
- * client as the auth service gave it. An unreachable service: 503.
+ * with the chosen answer headers copied into it (and the client's own values of those
+ * headers dropped); any other status is returned to the client as the auth service gave
+ * it, with its headers (WWW-Authenticate, Location, …). An unreachable or slow service
+ * (timeoutMs bounds the whole call), or an identity header HTTP cannot carry: 503.
  */
 export const forwardAuth = defineStep({
   code: 'forward-auth',
@@ -37,15 +40,33 @@ export const forwardAuth = defineStep({
       } catch (err) {
         return refusedBeforeSending(err) ? REFUSED : unavailable;
       }
-      if (r.status < 200 || r.status >= 300) {
-        const ct = r.headers['content-type'];
-        return { status: r.status, headers: typeof ct === 'string' ? { 'content-type': ct } : {}, body: r.body };
-      }
+      if (r.status < 200 || r.status >= 300) return { status: r.status, headers: relayed(r.headers), body: r.body };
+      // The named headers come from the auth service or not at all: a client's own
+      // X-User-Id must not reach the upstream when the service did not set one.
+      const values: [string, string][] = [];
       for (const h of pass) {
         const val = r.headers[h];
-        if (typeof val === 'string') flow.setHeader(h, val);
+        const text = Array.isArray(val) ? val.join(', ') : val;
+        if (text === undefined) continue;
+        if (!isFieldValue(text)) return unavailable; // a broken identity fails closed
+        values.push([h, text]);
       }
+      for (const h of pass) flow.removeHeader(h);
+      for (const [h, text] of values) flow.setHeader(h, text);
       return undefined;
     };
   },
 });
+
+/** Headers of a refusal that reach the client (WWW-Authenticate, Location, Set-Cookie, …); framing and hop-by-hop ones do not. */
+const NOT_RELAYED = new Set([...HOP_BY_HOP, 'content-length', 'date', 'server']);
+
+function relayed(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(headers)) {
+    if (val === undefined || NOT_RELAYED.has(k)) continue;
+    const text = Array.isArray(val) ? (k === 'set-cookie' ? val[0]! : val.join(', ')) : val;
+    if (isFieldValue(text)) out[k] = text;
+  }
+  return out;
+}

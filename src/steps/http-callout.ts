@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
-import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
+import { HeaderName, HttpUrl, REFUSED, isFieldValue, subRequest } from './sub-request.js';
 import { refusedBeforeSending } from '../shared/target-pool.js';
 import { stepError } from './reply.js';
 
@@ -18,8 +18,10 @@ function at(doc: unknown, pointer: string): unknown {
 
 /**
  * Calls a service and maps fields of its JSON answer (JSON pointers) into request
- * headers for the upstream: the natural member of a parallel group. A failed call
- * answers 502, or is skipped with `optional`.
+ * headers for the upstream: the natural member of a parallel group. The mapped headers
+ * carry the service's values only (a client's own are dropped). A failed call (an error,
+ * timeoutMs over the whole call, non-2xx, not JSON, a value HTTP cannot carry) answers
+ * 502, or is skipped with `optional`.
  */
 export const httpCallout = defineStep({
   code: 'http-callout',
@@ -48,13 +50,28 @@ export const httpCallout = defineStep({
         if (r.status < 200 || r.status >= 300) throw new Error(`status ${r.status}`);
         doc = JSON.parse(r.body);
       } catch (err) {
-        if (s.optional) return undefined;
+        if (s.optional) {
+          for (const [header] of map) flow.removeHeader(header);
+          return undefined;
+        }
         return refusedBeforeSending(err) ? REFUSED : failed;
       }
+      // The mapped headers come from the service or not at all (never the client's own).
+      const values: [string, string][] = [];
       for (const [header, pointer] of map) {
         const val = at(doc, pointer);
-        if (val !== undefined && val !== null) flow.setHeader(header, typeof val === 'string' ? val : JSON.stringify(val));
+        if (val === undefined || val === null) continue;
+        const text = typeof val === 'string' ? val : JSON.stringify(val);
+        if (!isFieldValue(text)) {
+          // A value HTTP cannot carry is the service's fault: a failed call, not the client's.
+          values.length = 0;
+          if (!s.optional) return failed;
+          break;
+        }
+        values.push([header, text]);
       }
+      for (const [header] of map) flow.removeHeader(header);
+      for (const [header, text] of values) flow.setHeader(header, text);
       return undefined;
     };
   },

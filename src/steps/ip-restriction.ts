@@ -1,13 +1,14 @@
 import * as v from 'valibot';
 import { defineStep, type StepRequest } from './step.js';
-import { Cidr, cidrMatcher } from './cidr.js';
+import { Cidr, cidrMatcher, hopAddress } from './cidr.js';
 import { stepError } from './reply.js';
 
 /**
  * Allow/deny by client address. The address is the socket peer; X-Forwarded-For is
  * believed only when the peer is one of `trustedProxies` (then the right-most address
- * not itself a trusted proxy is the client). Deny wins over allow; with an allow list,
- * anything not on it is denied.
+ * not itself a trusted proxy is the client; every X-Forwarded-For line counts, ports and
+ * brackets are ignored, and a hop that is not an address is refused). Deny wins over
+ * allow; with an allow list, anything not on it is denied.
  */
 export const ipRestriction = defineStep({
   code: 'ip-restriction',
@@ -27,17 +28,23 @@ export const ipRestriction = defineStep({
     const deny = s.deny.length ? cidrMatcher(s.deny) : null;
     const trusted = s.trustedProxies.length ? cidrMatcher(s.trustedProxies) : null;
     const forbidden = stepError(403, 'Svc.Data.IpDenied', 'The client address is not allowed');
-    const client = (req: StepRequest): string => {
+    /** The client's address; null when the hop a trusted proxy named is not an address. */
+    const client = (req: StepRequest): string | null => {
       const peer = req.remoteAddress;
       if (!trusted || !trusted(peer)) return peer;
-      const xff = req.header('x-forwarded-for');
+      // Every X-Forwarded-For line, as one list: a client-written first line must not decide.
+      const xff = req.headerList('x-forwarded-for');
       if (!xff) return peer;
-      const hops = xff.split(',').map((x) => x.trim()).filter(Boolean);
-      for (let i = hops.length - 1; i >= 0; i--) if (!trusted(hops[i]!)) return hops[i]!;
-      return hops[0] ?? peer;
+      const hops = xff.split(',').filter((x) => x.trim() !== '');
+      for (let i = hops.length - 1; i >= 0; i--) {
+        const ip = hopAddress(hops[i]!);
+        if (ip === null || !trusted(ip)) return ip;
+      }
+      return hops.length ? hopAddress(hops[0]!) : peer;
     };
     return (flow) => {
       const ip = client(flow.req);
+      if (ip === null) return forbidden; // an address no list can judge: refused, never let through
       if (deny && deny(ip)) return forbidden;
       if (allow && !allow(ip)) return forbidden;
       return undefined;

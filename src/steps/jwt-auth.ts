@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { createLocalJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { createSecretKey } from 'node:crypto';
 import { defineStep, type StepOutcome } from './step.js';
-import { stepError } from './reply.js';
+import { headerSafe, stepError } from './reply.js';
 
 /**
  * Bearer JWTs verified with `jose`: HS256 with a shared secret (from an environment
@@ -52,9 +52,11 @@ export const jwtAuth = defineStep({
           clockTolerance: s.clockSkewSeconds,
           requiredClaims: ['exp'],
         });
+        // The subject header carries the token's subject or nothing: never the client's own.
+        flow.removeHeader(s.subjectHeader);
         if (payload.sub) {
           flow.vars.consumer = payload.sub;
-          flow.setHeader(s.subjectHeader, payload.sub);
+          flow.setHeader(s.subjectHeader, headerSafe(payload.sub));
         }
         return undefined;
       } catch {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { defineStep } from './step.js';
-import { stepError } from './reply.js';
+import { headerSafe, stepError } from './reply.js';
 
 /**
  * API keys from a header (or a query parameter), checked against SHA-256 fingerprints in
@@ -26,6 +26,7 @@ export const keyAuth = defineStep({
   create(s) {
     const header = s.header.toLowerCase();
     const keys = s.keys.map((k) => ({ id: k.id, digest: Buffer.from(k.sha256, 'hex') }));
+    const idHeader = new Map(s.keys.map((k) => [k.id, headerSafe(k.id)]));
     const unauthorized = stepError(401, 'Svc.Data.Unauthenticated', 'A valid API key is required', { 'www-authenticate': `ApiKey header="${header}"` });
     const fromQuery = (q: string | null): string | undefined => {
       if (!s.query || !q) return undefined;
@@ -59,9 +60,19 @@ export const keyAuth = defineStep({
       const consumer = cached !== undefined ? cached : lookup(presented);
       if (consumer === null) return unauthorized;
       flow.vars.consumer = consumer;
-      flow.setHeader(s.consumerHeader, consumer);
-      if (!s.keepCredential) flow.removeHeader(header);
+      flow.setHeader(s.consumerHeader, idHeader.get(consumer)!);
+      if (!s.keepCredential) {
+        flow.removeHeader(header);
+        if (s.query && flow.query !== null) flow.query = withoutParam(flow.query, s.query);
+      }
       return undefined;
     };
   },
 });
+
+/** The query without the pairs named `name` (the other pairs keep their bytes); null when nothing is left. */
+function withoutParam(query: string, name: string): string | null {
+  const prefix = `${name}=`;
+  const kept = query.split('&').filter((p) => p !== name && !p.startsWith(prefix));
+  return kept.length ? kept.join('&') : null;
+}

@@ -4,3 +4,12 @@ import type { StepReply } from './step.js';
 export function stepError(status: number, code: string, message: string, headers?: Record<string, string>): StepReply {
   return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ code, message }) };
 }
+
+/**
+ * A name (consumer, subject) as a header value: as is when it is printable ASCII, else
+ * percent-encoded UTF-8, so `zoë` or `用户` reach the upstream intact and never make the
+ * request unsendable.
+ */
+export function headerSafe(name: string): string {
+  return /^[\x20-\x7e]*$/.test(name) ? name : encodeURIComponent(name);
+}

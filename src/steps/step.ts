@@ -11,7 +11,10 @@ export interface StepRequest {
   /** Flat `name, value, name, value, …`, names lower case, in the client's order. */
   readonly headers: readonly string[];
   readonly remoteAddress: string;
+  /** The first value of a header (lower-case name). */
   header(name: string): string | undefined;
+  /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */
+  headerList(name: string): string | undefined;
 }
 
 /** A response head on its way to the client; response hooks may edit it in place. */

@@ -40,7 +40,7 @@ export interface SubResponse {
   body: string;
 }
 
-/** Calls a service on behalf of a step, copying the named request headers. Rejects on network errors and timeouts. */
+/** Calls a service on behalf of a step, copying the named request headers. Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES. */
 export async function subRequest(
   url: string,
   method: string,
@@ -55,7 +55,26 @@ export async function subRequest(
   }
   headers['x-forwarded-method'] = req.method;
   headers['x-forwarded-uri'] = req.query === null ? req.url : `${req.url}?${req.query}`;
-  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(url), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const body = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, body };
+  // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
+  // and coarse): a service that trickles its answer cannot hold the request longer.
+  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(url), signal: AbortSignal.timeout(timeoutMs) });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      res.body.destroy();
+      throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** The most a called service's answer may hold: it is read whole, per request. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** A header value HTTP allows (RFC 9110 §5.5 field-value; no CR, LF, NUL or other controls). */
+export function isFieldValue(value: string): boolean {
+  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
 }

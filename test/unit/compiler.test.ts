@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as v from 'valibot';
 import { compile } from '../../src/compiler/compile.js';
+import { STEPS } from '../../src/steps/registry.js';
+import type { StepDefinition } from '../../src/steps/step.js';
 import type { DraftRow, EntityRow } from '../../src/compiler/snapshot.js';
 
 const cluster = (name: string): DraftRow => ({ kind: 'cluster', name, doc: { targets: ['127.0.0.1:1'] } });
@@ -134,5 +137,24 @@ test('every registered step: an unknown setting is a compile issue pointing into
     const issue = r.issues.find((i) => i.code === 'Compile.Step.Settings');
     assert.ok(issue, `${def.code}: ${JSON.stringify(r.issues)}`);
     assert.ok(issue.pointer.startsWith('/steps/0/settings'), `${def.code}: ${issue.pointer}`);
+  }
+});
+
+test('settings a step cannot be built from are a compile issue, not workers failing a committed generation', () => {
+  // Regression: two bot-detection patterns, each valid alone, were joined into one RegExp in
+  // every worker ("Duplicate capture group name"): the publish committed, every worker
+  // failed to build it, and the data port went down for all routes.
+  const bad = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'bot-detection', settings: { deny: ['(?<name>crawler)', '(?<name>spider)'] } }] })]);
+  assert.equal(bad.ok, true, 'the step now tests each pattern on its own, so these settings are fine');
+
+  // A factory that throws, whatever the reason, is reported at its settings with its message.
+  const registry = STEPS as Map<string, StepDefinition>;
+  registry.set('throws-when-built', { code: 'throws-when-built', summary: 'test', statuses: [], example: {}, schema: v.object({}), create: () => { throw new Error('no such key'); } });
+  try {
+    const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'throws-when-built', settings: {} }] })]);
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.issues.map((i) => [i.code, i.pointer, i.message]), [['Compile.Step.Settings', '/steps/0/settings', 'throws-when-built: cannot be built: no such key']]);
+  } finally {
+    registry.delete('throws-when-built');
   }
 });
