@@ -51,7 +51,7 @@ export const RouteDoc = v.strictObject({
   methods: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Z]+$/, 'must be an upper-case method')))),
   directResponse: v.optional(
     v.strictObject({
-      statusCode: v.pipe(Status, v.minValue(100), v.maxValue(599)),
+      statusCode: v.pipe(Status, v.minValue(200, 'must be a final status (200-599)'), v.maxValue(599)),
       body: v.optional(v.string(), ''),
       headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), HeaderValue)),
     }),

@@ -1,9 +1,11 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
+import { normalizePath } from '../shared/normalize-path.js';
 
 /**
  * The one explicit way to change the upstream path: strip a prefix, replace a prefix,
- * or a regular-expression replacement. The query is kept.
+ * or a regular-expression replacement, applied to the normalised path (dot segments
+ * resolved, as routes match it); the result is normalised again. The query is kept.
  */
 export const pathRewrite = defineStep({
   code: 'path-rewrite',
@@ -47,9 +49,12 @@ export const pathRewrite = defineStep({
       rewrite = (path) => path.replace(re, rep);
     }
     return (flow) => {
-      let next = rewrite(flow.path);
-      if (!next.startsWith('/')) next = '/' + next;
-      flow.path = next;
+      // Rewrite the path the route matched on (dot segments resolved), never the raw one:
+      // `/x/../pr/a` must lose the prefix `/pr` like `/pr/a`, and `/pr../a` must not turn
+      // into `/../a`. The result is resolved again, so no rewrite can add a dot segment.
+      const base = flow.path === flow.req.url ? flow.req.path : normalizePath(flow.path);
+      const next = rewrite(base);
+      flow.path = normalizePath(next.startsWith('/') ? next : '/' + next);
       return undefined;
     };
   },

@@ -2,7 +2,7 @@ import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import { Exchange, framingOk, replyStatic } from './exchange.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
-import { normalizePath } from './normalize-path.js';
+import { normalizePath } from '../shared/normalize-path.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);

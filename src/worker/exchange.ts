@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse } from './uws.js';
 import type { StepRequest } from '../steps/step.js';
-import { bodylessHead, headBlock, statusLine, type StaticReply } from './response-head.js';
+import { bodylessHead, headBlock, isBodylessStatus, statusLine, type StaticReply } from './response-head.js';
 import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 
@@ -153,12 +153,23 @@ export class Exchange implements StepRequest {
 
   /** Like send, with headers as a list (repeated names allowed). */
   sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
-    this.sendBlock(headBlock(statusLine(status), headers), body);
+    const head = headBlock(statusLine(status), headers);
+    if (isBodylessStatus(status)) this.sendNoBody(head);
+    else this.sendBlock(head, body);
   }
 
   /** A response fixed at compile time whose body is too large to go out from the request callback (see DataServer). */
   sendStatic(r: StaticReply): void {
-    this.sendBlock(r.head, r.body);
+    if (r.bodyless) this.sendNoBody(r.head);
+    else this.sendBlock(r.head, r.body);
+  }
+
+  /** A 204 or 304 the gateway answers itself: no body and no length (a step's echo, a directResponse). */
+  private sendNoBody(head: string): void {
+    if (this.aborted || this.done) return;
+    this.pendingHead = null;
+    this.endBodyless(head, undefined, this.closing() || this.bodyOpen);
+    this.finish();
   }
 
   private sendBlock(head: string, body: string | Buffer): void {
@@ -308,7 +319,7 @@ export class Exchange implements StepRequest {
  * socket: no Exchange, no header copy, no abort handler (nothing awaits).
  */
 export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean, head: boolean): void {
-  if (head) {
+  if (head || r.bodyless) {
     // A HEAD answer reports the body's length and never carries it (RFC 9110 §9.3.2).
     res.writeStatus(close ? bodylessHead(r.headOnly, undefined, true) : r.headOnly);
     res.endWithoutBody(); // never with arguments: see bodylessHead

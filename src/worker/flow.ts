@@ -49,16 +49,33 @@ export class RequestFlow implements Flow {
     this.query = req.query;
   }
 
+  /**
+   * One read of the body for every step that asks (group members may ask at once): each
+   * caller gets the same bytes, or a rejection when they exceed its `limit` or the
+   * route's body cap (limitBody).
+   */
   async readBody(limit: number): Promise<Buffer> {
-    if (this.buffered) return this.buffered;
+    this.reading ??= this.readWhole(Math.min(limit, this.bodyLimit));
+    const body = await this.reading;
+    if (body.length > limit || body.length > this.bodyLimit) {
+      if (body.length > this.bodyLimit) this.bodyTooLarge = true;
+      throw new Error(`body over ${Math.min(limit, this.bodyLimit)} bytes`);
+    }
+    return body;
+  }
+
+  private reading: Promise<Buffer> | null = null;
+
+  private async readWhole(cap: number): Promise<Buffer> {
     if (this.body === null) return (this.buffered = Buffer.alloc(0));
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of this.body) {
       size += (chunk as Buffer).length;
-      if (size > limit) {
+      if (size > cap) {
+        if (size > this.bodyLimit) this.bodyTooLarge = true;
         this.body.destroy();
-        throw new Error(`body over ${limit} bytes`);
+        throw new Error(`body over ${cap} bytes`);
       }
       chunks.push(chunk as Buffer);
     }
@@ -73,7 +90,27 @@ export class RequestFlow implements Flow {
 
   /** What the proxy sends: the buffered body if a step read it, else the live stream. */
   upstreamBody(): Readable | null {
-    if (this.buffered !== null) return this.buffered.length ? Readable.from([this.buffered]) : null;
+    if (this.buffered !== null) {
+      // A cap set after a step read the body (limitBody after body-validate) still holds.
+      if (this.buffered.length > this.bodyLimit) return this.refused(this.bodyLimit);
+      return this.buffered.length ? Readable.from([this.buffered]) : null;
+    }
+    if (this.reading !== null) {
+      // A step still reading (a group's losing member): the upstream gets those same bytes.
+      const reading = this.reading;
+      const limit = this.bodyLimit;
+      const flow = this;
+      return Readable.from(
+        (async function* () {
+          const body = await reading;
+          if (body.length > limit) {
+            flow.bodyTooLarge = true;
+            throw new Error(`request body over ${limit} bytes`);
+          }
+          if (body.length) yield body;
+        })(),
+      );
+    }
     if (this.body === null || this.bodyLimit === Infinity) return this.body;
     const source = this.body;
     const limit = this.bodyLimit;
@@ -91,6 +128,16 @@ export class RequestFlow implements Flow {
     });
     source.on('error', (err) => counted.destroy(err));
     return source.pipe(counted);
+  }
+
+  /** A body that fails at once: the proxy answers 413 (bodyTooLarge). */
+  private refused(limit: number): Readable {
+    this.bodyTooLarge = true;
+    return new Readable({
+      read() {
+        this.destroy(new Error(`request body over ${limit} bytes`));
+      },
+    });
   }
 
   setHeader(name: string, value: string): void {
@@ -114,15 +161,22 @@ export class RequestFlow implements Flow {
   }
 
   onDone(hook: (status: number) => void): void {
-    (this.doneHooks ??= []).push(hook);
+    // A step still running after the exchange ended (the client left meanwhile) is told at once.
+    if (this.endStatus !== null) hook(this.endStatus);
+    else (this.doneHooks ??= []).push(hook);
   }
+
+  /** The status the exchange ended with; null while it runs. */
+  private endStatus: number | null = null;
 
   /** The exchange ended: run the done hooks once. */
   finish(aborted: boolean): void {
+    if (this.endStatus !== null) return;
+    const status = aborted ? 499 : this.status;
+    this.endStatus = status;
     const hooks = this.doneHooks;
     if (hooks === null) return;
     this.doneHooks = null;
-    const status = aborted ? 499 : this.status;
     for (const h of hooks) h(status);
   }
 

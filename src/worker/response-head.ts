@@ -12,12 +12,20 @@ export interface StaticReply {
   headOnly: string;
   /** Too large to go out in one write from the request callback (see cork-room.ts). */
   large: boolean;
+  /** A 204 or 304: never a body nor a length, whatever the method (RFC 9110 §6.4.1, §8.6). */
+  bodyless: boolean;
+}
+
+/** Statuses whose answers never carry a body. */
+export function isBodylessStatus(status: number): boolean {
+  return status === 204 || status === 304 || status < 200;
 }
 
 export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
   const list = Object.entries(headers);
   const head = headBlock(statusLine(status), list);
-  return { head, headers: list, body, headOnly: bodylessHead(head, Buffer.byteLength(body), false), large: !fitsCork(head.length, body) };
+  if (isBodylessStatus(status)) return { head, headers: list, body: '', headOnly: head, large: false, bodyless: true };
+  return { head, headers: list, body, headOnly: bodylessHead(head, Buffer.byteLength(body), false), large: !fitsCork(head.length, body), bodyless: false };
 }
 
 /**

@@ -86,6 +86,9 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
       const r = pipeline(flow);
       if (r === undefined) return forward(ex, flow);
       if (r instanceof Promise) {
+        // A client gone while a step waits ends the flow now: its done hooks (a
+        // concurrency slot, a breaker's count) must not wait for the slow step.
+        ex.onAbort(() => flow.finish(true));
         r.then((o) => (o === undefined ? forward(ex, flow) : replied(ex, flow, o))).catch((err) => {
           flow.status = 500;
           fail(ex, err);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizePath } from '../../src/worker/normalize-path.js';
+import { normalizePath } from '../../src/shared/normalize-path.js';
 
 test('dot segments are resolved, encoded dots included', () => {
   assert.equal(normalizePath('/a/../b'), '/b');
