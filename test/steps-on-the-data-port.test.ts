@@ -21,6 +21,9 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     route('rh', '/rh', [{ code: 'request-headers', settings: { set: { 'x-set': 'v' }, add: { 'x-add': 'a' }, remove: ['x-drop'] } }]),
     route('resp', '/resp', [{ code: 'response-headers', settings: { set: { 'x-served-by': 'gw' }, remove: ['x-up-secret'] } }]),
     route('strip', '/strip', [{ code: 'path-rewrite', settings: { stripPrefix: '/strip' } }]),
+    route('pr', '/pr', [{ code: 'path-rewrite', settings: { stripPrefix: '/pr' } }]),
+    route('rp', '/rp', [{ code: 'path-rewrite', settings: { replacePrefix: { from: '/rp', to: '/public/' } } }]),
+    route('nocontent', '/nocontent', [{ code: 'echo', settings: { status: 204 } }]),
     route('regex', '/regex', [{ code: 'path-rewrite', settings: { regex: { pattern: '^/regex/(\\w+)', replacement: '/v2/$1' } } }]),
     route('qp', '/qp', [{ code: 'query-params', settings: { set: { added: 'x y' }, remove: ['secret'] } }]),
     route('method', '/method', [{ code: 'method-restriction', settings: { allow: ['GET'] } }]),
@@ -59,6 +62,29 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal((await get('/strip/a/b?q=1')).json.url, '/a/b?q=1');
     assert.equal((await get('/strip')).json.url, '/');
     assert.equal((await get('/regex/users?x')).json.url, '/v2/users?x');
+  });
+
+  await t.test('path-rewrite: rewrites the path the route matched on and never sends a dot segment upstream', async () => {
+    // Regressions: the raw path was rewritten, so `/x/../pr/secret` (routed as /pr/secret)
+    // kept its prefix, and `/pr../secret` became `/../secret` upstream.
+    const raw = (target: string) => rawRequest(gw.dataPort, [`GET ${target} HTTP/1.1`, 'Host: x', 'Connection: close']);
+    assert.equal((await raw('/x/../pr/secret?q=1')).json.url, '/secret?q=1');
+    assert.equal((await raw('/pr/a/./b/../c')).json.url, '/a/c');
+    for (const target of ['/pr../secret', '/rp../admin']) {
+      const r = await raw(target);
+      assert.equal(r.status, 400, `${target}: ${r.raw}`);
+      assert.equal(r.json.code, 'Svc.Data.BadRequest');
+    }
+    assert.equal((await raw('/rp/docs')).json.url, '/public//docs', 'replacePrefix maps as configured');
+  });
+
+  await t.test('a 204 answer the gateway makes itself carries no body and no length', async () => {
+    // Regression: echo with status 204 sent Content-Length and a JSON body; a keep-alive
+    // client read the body as the start of its next answer.
+    const r = await rawRequest(gw.dataPort, ['GET /nocontent HTTP/1.1', 'Host: x', 'Connection: close']);
+    assert.equal(r.status, 204, r.raw);
+    assert.doesNotMatch(r.raw, /content-length/i);
+    assert.equal(r.raw.slice(r.raw.indexOf('\r\n\r\n') + 4), '', 'nothing after the head');
   });
 
   await t.test('query-params: set and remove, other parameters byte for byte', async () => {

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { STEPS } from '../steps/registry.js';
 import type { StepEnv } from '../steps/step.js';
+import { TRIAL_BUCKET } from '../steps/step-state.js';
 import type { OrchDoc } from './documents.js';
 import { pointer } from './documents.js';
 import type { CompiledStep, CompileIssue } from './generation.js';
@@ -165,7 +166,7 @@ export class StepCompiler {
     // runtime cannot build must be an issue now, not workers failing a committed generation.
     if (def.create && !def.compileTime) {
       try {
-        def.create(r.output, { bucket: 'compile-check', tenant: this.tenant, env: TRIAL_ENV });
+        def.create(r.output, { bucket: TRIAL_BUCKET, tenant: this.tenant, env: TRIAL_ENV });
       } catch (err) {
         this.issue(owner, `${at}/settings`, 'Compile.Step.Settings', `${code}: cannot be built: ${(err as Error).message}`);
         return undefined;

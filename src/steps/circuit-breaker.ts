@@ -1,13 +1,15 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
+import { stepState } from './step-state.js';
 
 /**
  * Stops sending traffic to a failing upstream. Closed: failures (status ≥ 500, including
  * the gateway's own 502/504) are counted in a sliding window; `failures` of them within
  * `windowMs` open the circuit. Open: requests get 503 at once for `openMs`. Half-open:
- * one probe request goes through; success closes the circuit, failure opens it again.
- * State is per route and per worker process.
+ * one probe request goes through; success closes the circuit, failure opens it again,
+ * a probe whose client left (499) decides nothing. State is per route and per worker
+ * process, and survives publishes that leave the step unchanged.
  */
 export const circuitBreaker = defineStep({
   code: 'circuit-breaker',
@@ -19,45 +21,45 @@ export const circuitBreaker = defineStep({
     windowMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 10_000),
     openMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 30_000),
   }),
-  create(s) {
-    let state: 'closed' | 'open' | 'half-open' = 'closed';
-    let failures: number[] = [];
-    let openedAt = 0;
-    let probing = false;
-    const onDone = (status: number) => {
-      const failed = status >= 500;
+  create(s, { bucket }) {
+    // Kept across publishes: an unrelated publish must not close an open circuit.
+    const b = stepState(bucket, () => ({ state: 'closed' as 'closed' | 'open' | 'half-open', failures: [] as number[], openedAt: 0, probe: 0, probes: 0 }));
+    const open = (now: number) => {
+      b.state = 'open';
+      b.openedAt = now;
+      b.failures = [];
+    };
+    // Requests admitted while closed: only they count towards opening.
+    const counted = (status: number) => {
+      if (status < 500 || b.state !== 'closed') return;
       const now = Date.now();
-      if (state === 'half-open') {
-        probing = false;
-        if (failed) {
-          state = 'open';
-          openedAt = now;
-        } else {
-          state = 'closed';
-          failures = [];
-        }
-        return;
-      }
-      if (!failed || state !== 'closed') return;
-      failures = failures.filter((t) => now - t < s.windowMs);
-      failures.push(now);
-      if (failures.length >= s.failures) {
-        state = 'open';
-        openedAt = now;
-        failures = [];
-      }
+      b.failures = b.failures.filter((t) => now - t < s.windowMs);
+      b.failures.push(now);
+      if (b.failures.length >= s.failures) open(now);
     };
     return (flow) => {
-      if (state === 'open') {
-        const left = openedAt + s.openMs - Date.now();
+      if (b.state === 'open') {
+        const left = b.openedAt + s.openMs - Date.now();
         if (left > 0) return stepError(503, 'Svc.Data.CircuitOpen', 'The upstream is failing; the circuit is open', { 'retry-after': String(Math.ceil(left / 1000)) });
-        state = 'half-open';
+        b.state = 'half-open';
       }
-      if (state === 'half-open') {
-        if (probing) return stepError(503, 'Svc.Data.CircuitOpen', 'The circuit is half-open; a probe is in flight', { 'retry-after': '1' });
-        probing = true;
+      if (b.state === 'half-open') {
+        if (b.probe !== 0) return stepError(503, 'Svc.Data.CircuitOpen', 'The circuit is half-open; a probe is in flight', { 'retry-after': '1' });
+        // Only this probe's outcome decides (not a request admitted earlier that ends now).
+        const id = (b.probe = ++b.probes);
+        flow.onDone((status) => {
+          if (b.probe !== id) return;
+          b.probe = 0;
+          if (status === 499) return; // the client left: no verdict on the upstream, the next request probes
+          if (status >= 500) open(Date.now());
+          else {
+            b.state = 'closed';
+            b.failures = [];
+          }
+        });
+        return undefined;
       }
-      flow.onDone(onDone);
+      flow.onDone(counted);
       return undefined;
     };
   },

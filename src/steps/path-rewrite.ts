@@ -1,16 +1,20 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
+import { stepError } from './reply.js';
 import { normalizePath } from '../shared/normalize-path.js';
+
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 
 /**
  * The one explicit way to change the upstream path: strip a prefix, replace a prefix,
  * or a regular-expression replacement, applied to the normalised path (dot segments
- * resolved, as routes match it); the result is normalised again. The query is kept.
+ * resolved, as routes match it). A result with a dot segment (made from a segment such
+ * as `pr..`) is refused with 400, never sent. The query is kept.
  */
 export const pathRewrite = defineStep({
   code: 'path-rewrite',
   summary: 'Strip or replace a path prefix, or rewrite the path with a regular expression',
-  statuses: [],
+  statuses: [{ status: 400, when: 'the rewritten path would contain a dot segment (`/pr../x` with stripPrefix `/pr`): Svc.Data.BadRequest' }],
   example: { stripPrefix: '/api' },
   schema: v.pipe(
     v.strictObject({
@@ -36,6 +40,7 @@ export const pathRewrite = defineStep({
     v.check((s) => [s.stripPrefix, s.replacePrefix, s.regex].filter((x) => x !== undefined).length === 1, 'exactly one of stripPrefix, replacePrefix, regex'),
   ),
   create(s) {
+    const outside = stepError(400, 'Svc.Data.BadRequest', 'The rewritten path would contain a dot segment');
     let rewrite: (path: string) => string;
     if (s.stripPrefix !== undefined) {
       const p = s.stripPrefix;
@@ -53,8 +58,12 @@ export const pathRewrite = defineStep({
       // `/x/../pr/a` must lose the prefix `/pr` like `/pr/a`, and `/pr../a` must not turn
       // into `/../a`. The result is resolved again, so no rewrite can add a dot segment.
       const base = flow.path === flow.req.url ? flow.req.path : normalizePath(flow.path);
-      const next = rewrite(base);
-      flow.path = normalizePath(next.startsWith('/') ? next : '/' + next);
+      let next = rewrite(base);
+      if (!next.startsWith('/')) next = '/' + next;
+      // The base has no dot segment; one in the result was made by the rewrite from a
+      // segment like `pr..`: a client reaching outside the mapping (`/public/../admin`).
+      if (DOT_SEGMENT.test(next)) return outside;
+      flow.path = next;
       return undefined;
     };
   },
