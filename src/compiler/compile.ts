@@ -39,7 +39,7 @@ export function compile(snapshot: Snapshot): CompileResult {
     const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
     const clusters = of<ClusterDoc>('cluster');
     for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
-    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(snapshot.disabled?.[tenant] ?? []));
+    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : []));
     steps.checkChains();
     const routes: CompiledRoute[] = [];
     for (const [name, doc] of of<RouteDoc>('route')) {
@@ -50,7 +50,7 @@ export function compile(snapshot: Snapshot): CompileResult {
     generation.tenants[tenant] = { routes };
     allRoutes.push(...routes);
   }
-  generation.hostOwners = claimHosts(allRoutes, issues);
+  generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
 
   if (issues.length) return { ok: false, planned, entities, issues };
   return { ok: true, generation, planned, entities, issues: [] };

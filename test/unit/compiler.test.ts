@@ -158,3 +158,34 @@ test('settings a step cannot be built from are a compile issue, not workers fail
     registry.delete('throws-when-built');
   }
 });
+
+test('a name under another tenant’s wildcard is a host conflict, reported on the publishing tenant’s route', () => {
+  // Regression: only equal strings clashed, so beta could publish api.example.com while
+  // acme served *.example.com, and the exact name took acme's traffic for that host.
+  const acme: EntityRow[] = [{ tenant: 'acme', kind: 'route', name: 'all', doc: { directResponse: { statusCode: 200 }, hosts: ['*.example.com'] } }];
+  const grab = run([route('grab', { directResponse: { statusCode: 200 }, hosts: ['api.example.com'] })], acme, 'beta');
+  assert.deepEqual(grab.issues.map((i) => [i.code, i.name]), [['Compile.Route.HostConflict', 'grab']]);
+  const wider = run([route('grab', { directResponse: { statusCode: 200 }, hosts: ['*.api.example.com'] })], acme, 'beta');
+  assert.deepEqual(codes(wider), ['Compile.Route.HostConflict']);
+  const beta: EntityRow[] = [{ tenant: 'beta', kind: 'route', name: 'one', doc: { directResponse: { statusCode: 200 }, hosts: ['api.example.com'] } }];
+  const cover = run([route('all', { directResponse: { statusCode: 200 }, hosts: ['*.example.com'] })], beta, 'acme');
+  assert.deepEqual(cover.issues.map((i) => [i.code, i.name]), [['Compile.Route.HostConflict', 'all']], 'a wildcard over a name already served');
+  assert.ok(run([route('own', { directResponse: { statusCode: 200 }, hosts: ['example.com', 'api.example.org'] })], acme, 'beta').ok, 'the bare suffix and other domains are not covered');
+  // Claims among other tenants were accepted when they published: they do not block a third.
+  const both = [...acme, ...beta];
+  assert.ok(run([route('r', { directResponse: { statusCode: 200 }, pathPrefix: '/x' })], both, 'default').ok);
+});
+
+test('a tenant’s disabled steps are issues in that tenant’s publish only', () => {
+  // Regression: acme disabling request-id, used by its own published route, made every
+  // other tenant's dry-run and publish fail with acme's issue.
+  const published: EntityRow[] = [
+    { tenant: 'acme', kind: 'cluster', name: 'c', doc: { targets: ['127.0.0.1:1'] } },
+    { tenant: 'acme', kind: 'route', name: 'r', doc: { cluster: 'c', hosts: ['acme.example'], steps: [{ code: 'request-id' }] } },
+  ];
+  const disabled = { acme: ['request-id'] };
+  const other = compile({ tenant: 'default', published, drafts: [route('d', { directResponse: { statusCode: 200 } })], disabled });
+  assert.ok(other.ok, JSON.stringify(other.issues));
+  const own = compile({ tenant: 'acme', published, drafts: [], disabled });
+  assert.deepEqual(codes(own), ['Compile.Step.Disabled']);
+});
