@@ -30,5 +30,6 @@ export type FromWorker =
   | { type: 'listen-failed'; error: { code: ErrorCode | 'Bind'; message: string } }
   | { type: 'ack'; generation: number }
   /** Asks for tokens of a node-wide rate-limit bucket. */
-  | { type: 'lease'; id: number; bucket: string; rps: number; burst: number }
+  /** `returned`: tokens of this worker's lapsed lease it did not spend, back to the bucket. */
+  | { type: 'lease'; id: number; bucket: string; rps: number; burst: number; returned: number }
   | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } };

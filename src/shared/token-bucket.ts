@@ -35,6 +35,12 @@ export class TokenBucket {
     return got;
   }
 
+  /** Puts back `n` tokens taken earlier and not spent (never above capacity). */
+  giveBack(n: number, now: number): void {
+    this.refill(now);
+    this.tokens = Math.min(this.capacity, this.tokens + n);
+  }
+
   /** Milliseconds until one whole token is available (0 if one is now). */
   msUntilToken(now: number): number {
     this.refill(now);

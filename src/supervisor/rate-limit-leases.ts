@@ -14,7 +14,8 @@ export class RateLimitLeases {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
-  lease(key: string, rps: number, burst: number): { granted: number; retryAfterMs: number; remaining: number } {
+  /** `returned`: unspent tokens of the asking worker's lapsed lease, credited first. */
+  lease(key: string, rps: number, burst: number, returned = 0): { granted: number; retryAfterMs: number; remaining: number } {
     const now = this.clock();
     let entry = this.buckets.get(key);
     if (!entry) {
@@ -22,6 +23,7 @@ export class RateLimitLeases {
       this.buckets.set(key, entry);
     }
     entry.lastUsed = now;
+    if (returned > 0) entry.bucket.giveBack(returned, now);
     const available = entry.bucket.available(now);
     // A quarter of a fair share per worker: large batches while plenty is left, one token near empty.
     const batch = Math.max(1, Math.floor(available / (4 * Math.max(1, this.workers()))));

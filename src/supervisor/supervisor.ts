@@ -164,7 +164,7 @@ function hostForUrl(host: string): string {
 function serveLeases(pool: WorkerPool, leases: RateLimitLeases): void {
   pool.onWorkerMessage((slot, msg) => {
     if (msg.type !== 'lease') return;
-    const r = leases.lease(msg.bucket, msg.rps, msg.burst);
+    const r = leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0);
     const s = pool.slots[slot];
     if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining });
   });

@@ -109,6 +109,13 @@ export class LeasedRateLimits implements RateLimitClient {
       }
       if (l.waiters !== null) this.ask(l, bucket, rps, burst);
     });
-    this.send({ type: 'lease', id, bucket, rps, burst });
+    // Tokens of a lapsed lease go back to the bucket with this request: dropped, they
+    // drained the node's bucket under light traffic (a quarter of it per lapse).
+    let returned = 0;
+    if (l.tokens > 0 && performance.now() >= l.expires) {
+      returned = l.tokens;
+      l.tokens = 0;
+    }
+    this.send({ type: 'lease', id, bucket, rps, burst, returned });
   }
 }

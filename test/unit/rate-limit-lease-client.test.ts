@@ -12,7 +12,7 @@ function wired(workers = 1) {
     sent.push(msg);
     if (msg.type !== 'lease') return;
     setImmediate(() => {
-      const r = supervisor.lease(msg.bucket, msg.rps, msg.burst);
+      const r = supervisor.lease(msg.bucket, msg.rps, msg.burst, msg.returned);
       client.answer(msg.id, r.granted, r.retryAfterMs, r.remaining);
     });
   });
@@ -67,4 +67,34 @@ test('a lease answer that never comes refuses the waiting requests instead of ha
   // The refusal is cached for its Retry-After; after it the bucket asks again.
   const again = client.acquire('lost', 10, 10);
   assert.ok(again !== true && !(again instanceof Promise));
+});
+
+test('tokens of a lapsed lease go back to the bucket: a barely used bucket keeps its burst', async () => {
+  // Regression: a lapsed lease's unspent tokens were dropped, so a client sending one
+  // request a second drained about a quarter of the bucket each time (burst 100, after
+  // six slow requests only 19 of 50 quick ones passed).
+  let now = 1_000_000;
+  const realNow = performance.now.bind(performance);
+  performance.now = () => now; // one clock for the worker and the supervisor
+  try {
+    const leases = new RateLimitLeases(() => 1, () => now);
+    const client: LeasedRateLimits = new LeasedRateLimits((msg) => {
+      if (msg.type !== 'lease') return;
+      const r = leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned);
+      queueMicrotask(() => client.answer(msg.id, r.granted, r.retryAfterMs, r.remaining));
+    });
+    const acquire = async () => (await client.acquire('route', 0.01, 100)) === true;
+    for (let i = 0; i < 8; i++) {
+      assert.ok(await acquire());
+      now += 1100; // past the lease's lifetime
+    }
+    let passed = 0;
+    for (let i = 0; i < 50; i++) if (await acquire()) passed++;
+    assert.equal(passed, 50, `8 of 100 tokens spent, yet only ${passed} of 50 passed`);
+    let more = 0;
+    for (let i = 0; i < 60; i++) if (await acquire()) more++;
+    assert.equal(more, 42, 'and never more than the bucket held: 100 - 8 - 50');
+  } finally {
+    performance.now = realNow;
+  }
 });
