@@ -62,6 +62,7 @@ test('cache and compression', BOUNDED, async (t) => {
       { code: 'cache', settings: { ttlSeconds: 60 } },
       { code: 'path-rewrite', settings: { replacePrefix: { from: '/k', to: '/c' } } },
     ] }],
+    ['route', 'zipped-echo', { cluster: 'up', pathPrefix: '/zz', steps: [{ code: 'compression', settings: { minBytes: 10 } }] }],
     ['route', 'zipped', { cluster: 'up', pathPrefix: '/z', steps: [{ code: 'compression', settings: { minBytes: 100 } }] }],
   ]);
   const count = (url: string) => up.requests.filter((r) => r.url === url).length;
@@ -135,6 +136,26 @@ test('cache and compression', BOUNDED, async (t) => {
     assert.equal(head.headers['x-cache'], 'HIT');
     assert.equal(head.headers['content-length'], String(get.body.length));
     assert.equal(head.bytes, 0);
+  });
+
+  await t.test('compression: q-values are weights, not refusals; 206, Content-Range and no-transform answers pass as they are; every Vary line is kept', async () => {
+    // Regressions: any `q=0.x` read as q=0 (no compression for `gzip;q=0.8`); a 206 was
+    // gzipped under a Content-Range counting plain bytes; no-transform was ignored; only
+    // the first of several Vary lines survived.
+    const zipped = (accept: string, extra: Record<string, unknown> = {}) =>
+      raw(`${gw.dataUrl}/zz/q`, { 'accept-encoding': accept, 'x-up-headers': JSON.stringify(extra) });
+    assert.equal((await zipped('gzip;q=0.8')).headers['content-encoding'], 'gzip');
+    assert.equal((await zipped('br;q=0.9, gzip;q=0.5')).headers['content-encoding'], 'br');
+    assert.equal((await zipped('br;q=0.4, gzip;q=0.5')).headers['content-encoding'], 'gzip', 'the higher q wins');
+    assert.equal((await zipped('*;q=0.3')).headers['content-encoding'], 'br', '* covers the codings not named');
+    assert.equal((await zipped('gzip;q=0, br;q=0')).headers['content-encoding'], undefined);
+    const partial = await raw(`${gw.dataUrl}/zz/p`, { 'accept-encoding': 'gzip', 'x-up-status': '206', 'x-up-headers': JSON.stringify({ 'content-range': 'bytes 0-99/1000' }) });
+    assert.equal(partial.status, 206);
+    assert.equal(partial.headers['content-encoding'], undefined);
+    assert.equal((await zipped('gzip', { 'cache-control': 'public, no-transform' })).headers['content-encoding'], undefined);
+    const varied = await zipped('gzip', { vary: ['Origin', 'Accept-Language'] });
+    assert.equal(varied.headers['content-encoding'], 'gzip');
+    assert.equal(varied.headers.vary, 'Origin, Accept-Language, Accept-Encoding');
   });
 
   await t.test('compression: brotli preferred, gzip next, identity without Accept-Encoding', async () => {

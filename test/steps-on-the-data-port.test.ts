@@ -19,6 +19,7 @@ test('built-in steps act on the request, the response, or answer themselves', BO
   const r = await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     route('rh', '/rh', [{ code: 'request-headers', settings: { set: { 'x-set': 'v' }, add: { 'x-add': 'a' }, remove: ['x-drop'] } }]),
+    route('resp2', '/resp2', [{ code: 'response-headers', settings: { set: { 'x-a': '1' }, add: { 'x-b': '2' }, remove: ['x-a', 'x-b'] } }]),
     route('resp', '/resp', [{ code: 'response-headers', settings: { set: { 'x-served-by': 'gw' }, remove: ['x-up-secret'] } }]),
     route('strip', '/strip', [{ code: 'path-rewrite', settings: { stripPrefix: '/strip' } }]),
     route('pr', '/pr', [{ code: 'path-rewrite', settings: { stripPrefix: '/pr' } }]),
@@ -56,6 +57,25 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-served-by'], 'gw');
     assert.equal(res.headers['x-up-secret'], undefined);
+  });
+
+  await t.test('response-headers: remove wins over set and add of the same name (set, add, remove, in that order)', async () => {
+    const r = await get('/resp2');
+    assert.equal(r.headers['x-a'], undefined);
+    assert.equal(r.headers['x-b'], undefined);
+  });
+
+  await t.test('cors: Vary: Origin on every answer that depends on the origin; the upstream’s own CORS headers are replaced', async () => {
+    // Regressions: answers to no or other origins had no Vary: Origin (a shared cache could
+    // serve them to the allowed origin); an upstream's Access-Control-Allow-Origin: * was
+    // kept beside ours, and two values fail the browser's check.
+    assert.match(String((await get('/cors')).headers.vary), /Origin/);
+    assert.match(String((await get('/cors', { headers: { origin: 'https://evil.example' } })).headers.vary), /Origin/);
+    const r = await rawRequest(gw.dataPort, ['GET /cors HTTP/1.1', 'Host: x', 'Connection: close', 'Origin: https://app.example', `X-Up-Headers: ${JSON.stringify({ 'access-control-allow-origin': '*', 'access-control-allow-credentials': 'false' })}`]);
+    assert.equal(r.status, 200);
+    const lines = (name: string) => r.raw.split('\r\n').filter((l) => l.toLowerCase().startsWith(`${name}:`));
+    assert.deepEqual(lines('access-control-allow-origin'), ['access-control-allow-origin: https://app.example']);
+    assert.deepEqual(lines('access-control-allow-credentials'), ['access-control-allow-credentials: true']);
   });
 
   await t.test('path-rewrite: strip a prefix, regex replacement; the query is kept', async () => {
@@ -211,5 +231,21 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal(d.status, 422);
     const pointers = d.json.issues.map((i) => i.pointer).sort();
     assert.deepEqual(pointers, ['/steps/0/settings/deny/0', '/steps/1/settings/origins']);
+  });
+
+  await t.test('header edits may not set framing or hop-by-hop headers, nor values with control characters', async () => {
+    // Regressions: response-headers `set content-length` sent two lengths, `set
+    // transfer-encoding` a message no client could parse; request-headers with such a
+    // value made every request of the route fail with 400, blaming the client.
+    await setEntity(gw, 'route', 'bad', { cluster: 'up', pathPrefix: '/bad', steps: [
+      { code: 'response-headers', settings: { set: { 'Content-Length': '5' }, add: { 'transfer-encoding': 'chunked' } } },
+      { code: 'request-headers', settings: { set: { connection: 'close', 'x-ok': 'a\u0001b' } } },
+    ] });
+    const d = await dryRun(gw);
+    assert.equal(d.status, 422);
+    const pointers = d.json.issues.map((i) => i.pointer).sort();
+    assert.deepEqual(pointers, ['/steps/0/settings/add/transfer-encoding', '/steps/0/settings/set/Content-Length', '/steps/1/settings/set/connection', '/steps/1/settings/set/x-ok']);
+    await setEntity(gw, 'route', 'bad', { cluster: 'up', pathPrefix: '/bad', steps: [{ code: 'response-headers', settings: { remove: ['content-length', 'connection'], set: { 'x-tab': 'a\tb' } } }] });
+    assert.equal((await dryRun(gw)).status, 200, 'removing them, and a tab in a value, are fine');
   });
 });

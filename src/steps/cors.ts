@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep, type StepReply } from './step.js';
+import { defineStep, type ResponseHead, type StepReply } from './step.js';
 
 const Method = v.pipe(v.string(), v.regex(/^[A-Z]+$/));
 
@@ -34,10 +34,17 @@ export const cors = defineStep({
     const common = (origin: string): Record<string, string> => ({ 'access-control-allow-origin': allowOrigin(origin), ...fixedRecord });
     const expose = s.exposeHeaders.length ? s.exposeHeaders.join(', ') : null;
     const refused: StepReply = { status: 403, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.CorsDenied', message: 'Origin not allowed' }) };
+    // The answer depends on the Origin unless it is a plain `*`: say so on every answer,
+    // also those to other or no origins, or a shared cache may hand one origin's answer
+    // to another (Fetch, "CORS protocol and HTTP caches").
+    const varies = !any || s.credentials;
     return (flow) => {
       const origin = flow.req.header('origin');
-      if (origin === undefined) return undefined;
-      const ok = any || allowed.has(origin.toLowerCase());
+      const ok = origin !== undefined && (any || allowed.has(origin.toLowerCase()));
+      if (origin === undefined || (!ok && !(flow.req.method === 'OPTIONS' && flow.req.header('access-control-request-method') !== undefined))) {
+        if (varies) flow.addResponseHeader('vary', 'Origin');
+        return undefined;
+      }
       if (flow.req.method === 'OPTIONS' && flow.req.header('access-control-request-method') !== undefined) {
         if (!ok) return refused;
         const requested = flow.req.header('access-control-request-headers');
@@ -53,6 +60,8 @@ export const cors = defineStep({
         };
       }
       if (ok) {
+        // Ours replace any the upstream sent: two Allow-Origin values fail the browser's check.
+        flow.onResponse(dropUpstreamCors);
         flow.addResponseHeader('access-control-allow-origin', allowOrigin(origin));
         for (let i = 0; i < fixed.length; i++) flow.addResponseHeader(fixed[i]![0], fixed[i]![1]);
         if (expose !== null) flow.addResponseHeader('access-control-expose-headers', expose);
@@ -61,3 +70,14 @@ export const cors = defineStep({
     };
   },
 });
+
+/** Removes the upstream's own CORS answer headers (no allocation when it sent none). */
+function dropUpstreamCors(head: ResponseHead): void {
+  const h = head.headers;
+  for (let i = 0; i < h.length; i++) {
+    if (h[i]![0].startsWith('access-control-')) {
+      head.headers = h.filter(([k]) => !k.startsWith('access-control-'));
+      return;
+    }
+  }
+}

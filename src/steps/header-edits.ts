@@ -1,12 +1,22 @@
 import * as v from 'valibot';
+import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
 
 const Name = v.pipe(v.string(), v.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be a header name'));
-const Value = v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'must not contain CR, LF or NUL'));
+/** RFC 9110 §5.5 field-value: no control characters but tab (CR, LF and NUL included). */
+const Value = v.pipe(v.string(), v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a header value: no control characters'));
+
+/**
+ * Names a step may not set or add: the message's framing (the gateway writes its own
+ * Content-Length or chunked coding; a second one corrupts the message) and the
+ * connection's own (hop-by-hop) headers. Removing them is harmless and allowed.
+ */
+const MANAGED = new Set([...HOP_BY_HOP, 'content-length']);
+const Settable = v.pipe(Name, v.check((n) => !MANAGED.has(n.toLowerCase()), 'is managed by the gateway (framing or hop-by-hop): it cannot be set'));
 
 /** set (replace), add (append) and remove, applied in that order. Shared by request-headers and response-headers. */
 export const HeaderEdits = v.strictObject({
-  set: v.optional(v.record(Name, Value), {}),
-  add: v.optional(v.record(Name, Value), {}),
+  set: v.optional(v.record(Settable, Value), {}),
+  add: v.optional(v.record(Settable, Value), {}),
   remove: v.optional(v.array(Name), []),
 });
 

@@ -9,9 +9,11 @@ export const responseHeaders = defineStep({
   example: { set: { 'strict-transport-security': 'max-age=63072000' }, remove: ['server'] },
   schema: HeaderEdits,
   create(s) {
-    const set = lowerEntries(s.set);
-    const add = lowerEntries(s.add);
-    const drop = new Set([...s.remove.map((n) => n.toLowerCase()), ...set.map(([k]) => k)]);
+    // Applied in order: set, add, then remove; so a name also removed ends up absent.
+    const removed = new Set(s.remove.map((n) => n.toLowerCase()));
+    const set = lowerEntries(s.set).filter(([k]) => !removed.has(k));
+    const add = lowerEntries(s.add).filter(([k]) => !removed.has(k));
+    const drop = new Set([...removed, ...set.map(([k]) => k)]);
     const hook = (head: ResponseHead) => {
       if (drop.size) head.headers = head.headers.filter(([k]) => !drop.has(k));
       for (const h of set) head.headers.push(h);
