@@ -97,6 +97,22 @@ test('admin hardening: body limits, malformed requests, wrong methods, unknown p
     assertEnvelope(issue, 400, 'Svc.Request.BadJson');
   });
 
+  await t.test('a document that is not an object, or nests absurdly deep, is refused with 400 and never stored', async () => {
+    // Regressions: `[]` was stored as a route draft; settings nested 2,500 deep were stored,
+    // and every later dry-run and publish answered 500 (a stack overflow in the compiler).
+    for (const body of ['[]', '[{"cluster": "c"}]', '"route"', '42']) {
+      const r = await request(setUrl, { method: 'POST', token, headers: json, body });
+      assertEnvelope(r, 400, 'Svc.Config.Invalid');
+    }
+    const deep = (n: number) => `{"cluster": "c", "steps": [{"code": "echo", "settings": {"deep": ${'['.repeat(n)}${']'.repeat(n)}}}]}`;
+    assertEnvelope(await request(setUrl, { method: 'POST', token, headers: json, body: deep(2_500) }), 400, 'Svc.Request.BadJson');
+    assertEnvelope(await request(setUrl, { method: 'POST', token, headers: json, body: deep(200_000) }), 400, 'Svc.Request.BadJson');
+    const get = await request(`${gw.adminUrl}/api/v1/default/config/get/route/big`, { token });
+    assert.equal(get.status, 404, 'nothing was stored');
+    const dry = await request(`${gw.adminUrl}/api/v1/default/publish/dry-run`, { method: 'POST', token });
+    assert.equal(dry.status, 200, dry.text);
+  });
+
   await t.test('a body that is not application/json: 415 Svc.Request.MediaType envelope', async () => {
     const r = await request(setUrl, { method: 'POST', token, headers: { 'content-type': 'text/plain' }, body: '{"pathPrefix": "/x"}' });
     assertEnvelope(r, 415, 'Svc.Request.MediaType');

@@ -17,11 +17,29 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   if (raw.length === 0) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new SvcError('Svc.Request.MediaType');
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(raw.toString('utf8'));
   } catch (err) {
     throw new SvcError('Svc.Request.BadJson', `The request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (depthOver(value, MAX_JSON_DEPTH)) throw new SvcError('Svc.Request.BadJson', `The request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
+}
+
+/** No document needs more; recursive code further on (schemas, the compiler) must never meet deeper ones. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` nests deeper than `max` arrays/objects (iterative: any depth is safe to check). */
+function depthOver(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  }
+  return false;
 }
 
 const tooLarge = () => new SvcError('Svc.Request.TooLarge', `The request body exceeds ${MAX_ADMIN_BODY} bytes`);

@@ -107,6 +107,8 @@ export interface FieldError {
 
 /** Checks a document's structure; returns the normalised document or field errors. */
 export function parseDocument(kind: Kind, doc: unknown): { ok: true; doc: unknown } | { ok: false; errors: FieldError[] } {
+  // valibot's object schemas take an array as an object with no fields: refuse it here.
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, errors: [{ path: '', message: `a ${kind} document must be a JSON object` }] };
   const r = v.safeParse(SCHEMAS[kind], doc);
   if (r.success) return { ok: true, doc: r.output };
   return {
