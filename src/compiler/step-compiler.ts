@@ -49,21 +49,28 @@ export class StepCompiler {
       this.orderOf(name, doc);
       doc.nodes.forEach((n, i) => this.checkSettings({ kind: 'orch', name }, `/nodes/${i}`, `/nodes/${i}/step`, n.step, n.settings));
     }
-    for (const name of this.orchs.keys()) this.walkRefs(name, []);
+    const done = new Set<string>();
+    for (const name of this.orchs.keys()) this.walkRefs(name, [], done);
   }
 
-  /** Follows a chain's orch refs depth-first; a ref already on the stack is a cycle. */
-  private walkRefs(name: string, stack: string[]): void {
+  /**
+   * Follows a chain's orch refs depth-first, to any depth (a ring of six chains is a cycle
+   * too, whatever the depth limit); a ref already on the stack is a cycle. `done`: chains
+   * whose refs were all followed.
+   */
+  private walkRefs(name: string, stack: string[], done: Set<string>): void {
+    if (done.has(name)) return;
     const doc = this.orchs.get(name)!;
     const path = [...stack, name];
     doc.nodes.forEach((n, i) => {
       const ref = n.step === 'orch' ? (n.settings as { ref?: unknown }).ref : undefined;
       if (typeof ref !== 'string') return;
       const at = `/nodes/${i}/settings/ref`;
-      if (path.includes(ref)) this.issue({ kind: 'orch', name }, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...path, ref].join(' -> ')}`);
+      if (path.includes(ref)) this.issue({ kind: 'orch', name }, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...path.slice(path.indexOf(ref)), ref].join(' -> ')}`);
       else if (!this.orchs.has(ref)) this.issue({ kind: 'orch', name }, at, 'Compile.Orch.Missing', `no orch ${ref} in this tenant`);
-      else if (path.length <= MAX_CHAIN_DEPTH) this.walkRefs(ref, path);
+      else this.walkRefs(ref, path, done);
     });
+    done.add(name);
   }
 
   /** Compiles a route's steps into runtime steps; null when any issue was found. */

@@ -189,3 +189,16 @@ test('a tenant’s disabled steps are issues in that tenant’s publish only', (
   const own = compile({ tenant: 'acme', published, drafts: [], disabled });
   assert.deepEqual(codes(own), ['Compile.Step.Disabled']);
 });
+
+test('a ring of six chains is a cycle, whatever the depth limit', () => {
+  // Regression: the cycle walk stopped at depth 4, so a→b→c→d→e→f→a compiled (unreferenced) or
+  // was reported only as too deep.
+  const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+  const drafts = names.map((n, i) => orch(n, [{ id: 'n', step: 'orch', settings: { ref: names[(i + 1) % names.length]! } }]));
+  const r = run([cluster('c'), ...drafts]);
+  assert.equal(r.ok, false);
+  assert.ok(codes(r).includes('Compile.Orch.Cycle'), JSON.stringify(r.issues));
+  const cycle = r.issues.find((i) => i.code === 'Compile.Orch.Cycle')!;
+  assert.equal(cycle.pointer, '/nodes/0/settings/ref');
+  assert.match(cycle.message, /a -> b -> c -> d -> e -> f -> a/);
+});
