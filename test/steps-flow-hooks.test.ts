@@ -45,6 +45,18 @@ test('failure strategies, timeouts, concurrency caps and access logs', BOUNDED, 
     assert.equal((await request(url('/slow'))).status, 200);
   });
 
+  await t.test('timeout: a short headersMs is kept to within a few tens of milliseconds, not undici’s one-second clock', async () => {
+    // Regression: undici's coarse timers let an upstream answering after 700 ms through a
+    // 100 ms deadline most of the time, and a 300 ms deadline fired after about a second.
+    for (let i = 0; i < 4; i++) {
+      const started = Date.now();
+      const r = await request(url('/slow'), { headers: { 'x-up-delay-ms': '700' } });
+      const ms = Date.now() - started;
+      assert.equal(r.status, 504, `round ${i}: ${r.status} after ${ms} ms`);
+      assert.ok(ms < 600, `round ${i}: 504 after ${ms} ms for a 300 ms deadline`);
+    }
+  });
+
   await t.test('concurrency-limit: the second concurrent request gets 503, and the slot frees when the first ends', async () => {
     const first = request(url('/one'), { headers: { 'x-up-delay-ms': '600' } });
     await waitFor('the first request at the upstream', () => up.requests.some((r) => r.url === '/one' && !r.finished));

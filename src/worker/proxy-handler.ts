@@ -14,6 +14,9 @@ export interface ProxyEnv {
 
 const NO_BODY_STATUS = new Set([204, 304]);
 
+/** Headers deadlines below this get a precise timer of their own (see ProxyHandler.armHeadersTimer). */
+export const PRECISE_HEADERS_BELOW_MS = 10_000;
+
 /**
  * One attempt's undici handler: relays the upstream's answer to the client as it comes
  * (head held until the first body bytes, body with backpressure both ways), or gathers
@@ -51,6 +54,33 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
     private readonly again: { statuses: ReadonlySet<number>; next: () => void } | null = null,
   ) {}
 
+  /** The precise headers deadline (see armHeadersTimer); null when undici's own timer is enough. */
+  private headersTimer: NodeJS.Timeout | null = null;
+  /** The deadline passed before undici connected: abort as soon as it does. */
+  private lateAbort: Error | null = null;
+
+  /**
+   * undici runs its header and body timeouts on a coarse clock (about a second), so a
+   * short deadline (timeout step `headersMs: 100`) would pass 0.5 to 1 s late. Below
+   * PRECISE_HEADERS_BELOW_MS the handler keeps its own timer for the headers; it fails
+   * the attempt as undici's own headers timeout would (504, retriable).
+   */
+  armHeadersTimer(ms: number): void {
+    this.headersTimer = setTimeout(() => {
+      this.headersTimer = null;
+      const err = Object.assign(new Error(`no response headers within ${ms} ms`), { code: 'UND_ERR_HEADERS_TIMEOUT' });
+      if (this.abortUpstream) this.abortUpstream(err);
+      else this.lateAbort = err;
+    }, ms);
+  }
+
+  private clearHeadersTimer(): void {
+    if (this.headersTimer !== null) {
+      clearTimeout(this.headersTimer);
+      this.headersTimer = null;
+    }
+  }
+
   clientAborted(): void {
     this.abortUpstream?.(new Error('client aborted'));
     this.finish();
@@ -59,10 +89,12 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   onConnect(abort: (err?: Error) => void): void {
     this.abortUpstream = abort;
     if (this.ex.aborted) abort(new Error('client aborted'));
+    else if (this.lateAbort) abort(this.lateAbort);
   }
 
   onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     if (statusCode < 200) return true; // 1xx: not relayed
+    this.clearHeadersTimer();
     this.resumeUpstream = resume;
     if (this.again?.statuses.has(statusCode)) {
       this.discarding = true; // read and drop the body so the connection stays reusable
@@ -125,6 +157,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   }
 
   onError(err: Error): void {
+    this.clearHeadersTimer();
     if (this.again && !this.ex.aborted && !this.ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
     if (!this.ex.aborted && !this.ex.done) {
       if (this.ex.headersSent) {
@@ -148,6 +181,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.clearHeadersTimer();
     this.flow?.finish(this.ex.aborted);
     this.done();
   }

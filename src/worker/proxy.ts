@@ -5,7 +5,7 @@ import type { ClusterPools } from './upstream-pools.js';
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { RequestFlow } from './flow.js';
 import type { EditPlan } from './header-edits.js';
-import { ProxyHandler, type ProxyEnv } from './proxy-handler.js';
+import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type ProxyEnv } from './proxy-handler.js';
 
 /**
  * The proxy stage: always last, no settings. Path and query reach the upstream byte
@@ -35,6 +35,8 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
         : null;
     const handler = new ProxyHandler(ex, flow, env, done, again);
     current = handler;
+    const headersMs = flow?.timeouts?.headersMs ?? spec.headersMs;
+    if (headersMs < PRECISE_HEADERS_BELOW_MS) handler.armHeadersTimer(headersMs);
     try {
       pools.pick().dispatch(
         {
@@ -42,7 +44,7 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
           method: ex.method as Dispatcher.HttpMethod,
           headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan()),
           body,
-          headersTimeout: flow?.timeouts?.headersMs ?? spec.headersMs,
+          headersTimeout: headersMs,
           bodyTimeout: flow?.timeouts?.bodyMs ?? spec.bodyMs,
           // A request with a streamed body is not safe to replay on another connection.
           idempotent: body === null && (ex.method === 'GET' || ex.method === 'HEAD'),
