@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
@@ -45,4 +47,26 @@ test('body-validate and mirror', BOUNDED, async (t) => {
     const copy = await waitFor('the mirrored copy', () => shadow.requests.slice(before).find((q) => q.url === '/m/item?id=7'));
     assert.equal(copy.headers['x-tag'], 't1');
   });
+});
+
+test('mirror: copies to a mirror that never answers stop at maxInFlight; the main requests are not held', BOUNDED, async (t) => {
+  // Regression: copies to a silent mirror took all of the cluster's connections, then
+  // piled up in the worker without bound and went out seconds after their requests.
+  const up = await startUpstream(t);
+  const received: string[] = [];
+  const silent = createServer((req) => void received.push(req.url ?? '')); // never answers
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    silent.closeAllConnections();
+    return new Promise((r) => silent.close(r));
+  });
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['cluster', 'silent', { targets: [`127.0.0.1:${(silent.address() as AddressInfo).port}`] }],
+    ['route', 'm', { cluster: 'up', pathPrefix: '/m', steps: [{ code: 'mirror', settings: { cluster: 'silent', maxInFlight: 3 } }] }],
+  ]);
+  for (let i = 0; i < 20; i++) assert.equal((await request(`${gw.dataUrl}/m/${i}`)).status, 200);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(received, ['/m/0', '/m/1', '/m/2'], 'three copies on their way; the rest were dropped, not queued');
 });
