@@ -58,13 +58,18 @@ export class MemberFlow implements Flow {
 
   setHeader(name: string, value: string): void {
     this.ops.push((f) => f.setHeader(name, value));
+    this.headerEdits.push(['set', name.toLowerCase(), value]);
   }
   addHeader(name: string, value: string): void {
     this.ops.push((f) => f.addHeader(name, value));
+    this.headerEdits.push(['add', name.toLowerCase(), value]);
   }
   removeHeader(name: string): void {
     this.ops.push((f) => f.removeHeader(name));
+    this.headerEdits.push(['remove', name.toLowerCase(), '']);
   }
+  /** This member's own header edits, for its preview (the request's flow gets them through ops). */
+  private readonly headerEdits: ['set' | 'add' | 'remove', string, string][] = [];
   onResponse(hook: (head: ResponseHead) => void): void {
     this.ops.push((f) => f.onResponse(hook));
   }
@@ -84,8 +89,15 @@ export class MemberFlow implements Flow {
   readBody(limit: number): Promise<Buffer> {
     return this.parent.readBody(limit);
   }
+  /** The request as this member's chain sees it: the request's, plus the member's own edits so far. */
   preview() {
-    return this.parent.preview();
+    const base = this.parent.preview();
+    let headers = base.headers;
+    for (const [op, name, value] of this.headerEdits) {
+      if (op !== 'add') headers = headers.filter(([k]) => k !== name);
+      if (op !== 'remove') headers.push([name, value]);
+    }
+    return { method: base.method, path: this.p, query: this.q, headers };
   }
 
   /** Applies this member's recorded changes to the request's flow. */

@@ -16,6 +16,7 @@ function flowOf(headers: string[]): RequestFlow {
       for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
       return undefined;
     },
+    headerList: (n) => req.header(n),
   };
   return new RequestFlow(req, null);
 }
