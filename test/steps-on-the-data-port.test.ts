@@ -26,6 +26,7 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     route('rp', '/rp', [{ code: 'path-rewrite', settings: { replacePrefix: { from: '/rp', to: '/public/' } } }]),
     route('nocontent', '/nocontent', [{ code: 'echo', settings: { status: 204 } }]),
     route('regex', '/regex', [{ code: 'path-rewrite', settings: { regex: { pattern: '^/regex/(\\w+)', replacement: '/v2/$1' } } }]),
+    route('qpr', '/qpr', [{ code: 'query-params', settings: { remove: ['debug'] } }]),
     route('qp', '/qp', [{ code: 'query-params', settings: { set: { added: 'x y' }, remove: ['secret'] } }]),
     route('method', '/method', [{ code: 'method-restriction', settings: { allow: ['GET'] } }]),
     route('rid', '/rid', [{ code: 'request-id', settings: {} }]),
@@ -109,6 +110,11 @@ test('built-in steps act on the request, the response, or answer themselves', BO
 
   await t.test('query-params: set and remove, other parameters byte for byte', async () => {
     assert.equal((await get('/qp?a=%2F&secret=1&b')).json.url, '/qp?a=%2F&b&added=x%20y');
+    // Regression: untouched parts of the query were rewritten (empty pairs dropped, a bare '?' removed).
+    assert.equal((await get('/qpr/x?a=1&&b=2&debug=1')).json.url, '/qpr/x?a=1&&b=2');
+    assert.equal((await rawRequest(gw.dataPort, ['GET /qpr/x? HTTP/1.1', 'Host: x', 'Connection: close'])).json.url, '/qpr/x?');
+    assert.equal((await get('/qpr/x?a=1&&b=2')).json.url, '/qpr/x?a=1&&b=2');
+    assert.equal((await get('/qpr/x?debug=1')).json.url, '/qpr/x');
   });
 
   await t.test('method-restriction: 405 with Allow', async () => {

@@ -24,9 +24,13 @@ export const queryParams = defineStep({
       }
     };
     return (flow) => {
-      const kept = flow.query ? flow.query.split('&').filter((p) => p !== '' && !drop.has(nameOf(p))) : [];
+      const q = flow.query;
+      const pairs = q ? q.split('&') : [];
+      // Only the named pairs go; the rest keep their bytes, empty pairs (`a=1&&b=2`) included.
+      const kept = pairs.filter((p) => p === '' || !drop.has(nameOf(p)));
+      if (kept.length === pairs.length && append.length === 0) return undefined; // nothing to change: not even a bare '?'
       const all = [...kept, ...append];
-      flow.query = all.length ? all.join('&') : null;
+      flow.query = all.some((p) => p !== '') ? all.join('&') : null;
       return undefined;
     };
   },
