@@ -3,22 +3,33 @@ import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.j
 interface Entry<T> {
   rank: number;
   methods: ReadonlySet<string> | null;
-  hosts: ((host: string) => boolean) | null;
   value: T;
+}
+
+/**
+ * The routes whose prefix ends at one trie node, each list best rank first: those for
+ * any host, and the host-bound ones indexed by exact host and by wildcard suffix
+ * (`.example.com`), so a lookup reads the lists of its own host, never every route's.
+ */
+interface Bucket<T> {
+  any: Entry<T>[] | null;
+  exact: Map<string, Entry<T>[]> | null;
+  suffix: Map<string, Entry<T>[]> | null;
 }
 
 interface TrieNode<T> {
   children: Map<number, TrieNode<T>> | null;
-  /** Routes whose prefix ends here, best rank first. */
-  entries: Entry<T>[] | null;
+  entries: Bucket<T> | null;
 }
 
 /**
  * Route lookup for one generation, built once. The host picks the tenant (claimed
  * hosts belong to their tenant, the rest to `default`); inside the tenant a character
  * trie of path prefixes is walked along the request path, so the cost grows with the
- * path's length, not the number of routes. Among the prefixes that match, the best
- * rank wins (highest order, then longest prefix, then name: fixed by the compiler).
+ * path's length, not the number of routes; at each prefix, host-bound routes are found
+ * by the request's host (see Bucket), not by trying them all. Among the prefixes that
+ * match, the best rank wins (highest order, then longest prefix, then name: fixed by the
+ * compiler).
  */
 export class RouteTable<T> {
   private readonly tenants = new Map<string, TrieNode<T>>();
@@ -32,7 +43,8 @@ export class RouteTable<T> {
     }
     for (const [tenant, { routes }] of Object.entries(gen.tenants)) {
       const root: TrieNode<T> = { children: null, entries: null };
-      for (const r of routes) insert(root, r.pathPrefix, { rank: r.rank, methods: r.methods ? new Set(r.methods) : null, hosts: hostMatcher(r.hosts), value: build(r) });
+      for (const r of routes) insert(root, r.pathPrefix, r.hosts ?? null, { rank: r.rank, methods: r.methods ? new Set(r.methods) : null, value: build(r) });
+      sortAll(root);
       this.tenants.set(tenant, root);
     }
   }
@@ -44,12 +56,17 @@ export class RouteTable<T> {
     let best: Entry<T> | null = null;
     let node: TrieNode<T> | undefined = root;
     for (let i = 0; ; i++) {
-      if (node.entries) {
-        for (const e of node.entries) {
-          if (best && e.rank >= best.rank) break;
-          if ((e.methods === null || e.methods.has(method)) && (e.hosts === null || e.hosts(host))) {
-            best = e;
-            break;
+      const b = node.entries;
+      if (b !== null) {
+        if (b.any !== null) best = pick(b.any, best, method);
+        if (b.exact !== null) {
+          const list = b.exact.get(host);
+          if (list !== undefined) best = pick(list, best, method);
+        }
+        if (b.suffix !== null) {
+          for (let dot = host.indexOf('.', 1); dot !== -1; dot = host.indexOf('.', dot + 1)) {
+            const list = b.suffix.get(host.slice(dot));
+            if (list !== undefined) best = pick(list, best, method);
           }
         }
       }
@@ -73,7 +90,7 @@ export class RouteTable<T> {
   }
 }
 
-function insert<T>(root: TrieNode<T>, prefix: string, entry: Entry<T>): void {
+function insert<T>(root: TrieNode<T>, prefix: string, hosts: readonly string[] | null, entry: Entry<T>): void {
   let node = root;
   for (let i = 0; i < prefix.length; i++) {
     const c = prefix.charCodeAt(i);
@@ -82,15 +99,48 @@ function insert<T>(root: TrieNode<T>, prefix: string, entry: Entry<T>): void {
     if (!next) node.children.set(c, (next = { children: null, entries: null }));
     node = next;
   }
-  (node.entries ??= []).push(entry);
-  node.entries.sort((a, b) => a.rank - b.rank);
+  const b = (node.entries ??= { any: null, exact: null, suffix: null });
+  if (hosts === null) return add((b.any ??= []), entry);
+  for (const h of hosts) {
+    if (h.startsWith('*.')) addTo((b.suffix ??= new Map()), h.slice(1), entry);
+    else addTo((b.exact ??= new Map()), h, entry);
+  }
 }
 
-function hostMatcher(hosts: string[] | null): ((host: string) => boolean) | null {
-  if (!hosts) return null;
-  const exact = new Set(hosts.filter((h) => !h.startsWith('*.')));
-  const suffixes = hosts.filter((h) => h.startsWith('*.')).map((h) => h.slice(1));
-  return (host) => exact.has(host) || suffixes.some((s) => host.endsWith(s) && host.length > s.length);
+function addTo<T>(index: Map<string, Entry<T>[]>, key: string, entry: Entry<T>): void {
+  let list = index.get(key);
+  if (list === undefined) index.set(key, (list = []));
+  add(list, entry);
+}
+
+function add<T>(list: Entry<T>[], entry: Entry<T>): void {
+  if (list[list.length - 1] !== entry) list.push(entry); // a route naming a host twice
+}
+
+/** Puts every list best rank first, once the trie is built. */
+function sortAll<T>(root: TrieNode<T>): void {
+  const byRank = (a: Entry<T>, b: Entry<T>) => a.rank - b.rank;
+  const stack = [root];
+  while (stack.length) {
+    const node = stack.pop()!;
+    const b = node.entries;
+    if (b !== null) {
+      b.any?.sort(byRank);
+      for (const list of b.exact?.values() ?? []) list.sort(byRank);
+      for (const list of b.suffix?.values() ?? []) list.sort(byRank);
+    }
+    if (node.children) for (const child of node.children.values()) stack.push(child);
+  }
+}
+
+/** The first entry of a best-first list that takes `method`, if it beats `best`. */
+function pick<T>(list: readonly Entry<T>[], best: Entry<T> | null, method: string): Entry<T> | null {
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    if (best !== null && e.rank >= best.rank) return best;
+    if (e.methods === null || e.methods.has(method)) return e;
+  }
+  return best;
 }
 
 /** The Host header as routes see it: lower case, no port, no trailing dot. */

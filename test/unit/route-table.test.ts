@@ -61,3 +61,22 @@ test('routingHost strips the port, the trailing dot and case', () => {
   assert.equal(routingHost('[::1]:80'), '[::1]');
   assert.equal(routingHost(undefined), '');
 });
+
+test('thousands of host-bound routes at one prefix: each host finds its own route, ranks still decide', () => {
+  // Regression (cost): host-bound routes without a prefix sat in one list that every lookup
+  // walked, testing each route's hosts (4,445 host checks for one lookup among 5,000
+  // virtual hosts). They are now indexed by host and by wildcard suffix at each prefix.
+  const drafts: DraftRow[] = [];
+  for (let i = 0; i < 3000; i++) drafts.push(direct(`v${String(i).padStart(4, '0')}`, { hosts: [`site${i}.example`] }));
+  drafts.push(direct('wild', { hosts: ['*.shop.example'] }), direct('deeper', { hosts: ['*.eu.shop.example'], order: 1 }));
+  drafts.push(direct('zz-fallback'), direct('onlyput', { hosts: ['site7.example'], methods: ['PUT'], order: 3 }));
+  const t = table(drafts);
+  assert.equal(t.lookup('GET', 'site0.example', '/'), 'v0000');
+  assert.equal(t.lookup('GET', 'site2999.example', '/x'), 'v2999');
+  assert.equal(t.lookup('GET', 'site7.example', '/'), 'v0007');
+  assert.equal(t.lookup('PUT', 'site7.example', '/'), 'onlyput', 'a better-ranked route for the same host and method');
+  assert.equal(t.lookup('GET', 'a.shop.example', '/'), 'wild');
+  assert.equal(t.lookup('GET', 'x.eu.shop.example', '/'), 'deeper', 'the better rank among matching wildcards');
+  assert.equal(t.lookup('GET', 'shop.example', '/'), 'zz-fallback', 'a wildcard does not cover its bare suffix');
+  assert.equal(t.lookup('GET', 'nobody.example', '/'), 'zz-fallback');
+});
