@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
+import { repeatsARepetition } from './safe-regex.js';
 
 const Pattern = v.pipe(
   v.string(),
@@ -12,6 +13,7 @@ const Pattern = v.pipe(
       return false;
     }
   }, 'must be a valid regular expression'),
+  v.check((p) => !repeatsARepetition(p), 'must not repeat a group that itself repeats, like (a+)+ (it backtracks exponentially)'),
 );
 
 /** Refuses user agents matching a deny pattern (unless an allow pattern matches); optionally a missing User-Agent too. */

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
+import { repeatsARepetition } from './safe-regex.js';
 import { normalizePath } from '../shared/normalize-path.js';
 
 const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
@@ -32,6 +33,7 @@ export const pathRewrite = defineStep({
                 return false;
               }
             }, 'must be a valid regular expression'),
+            v.check((p) => !repeatsARepetition(p), 'must not repeat a group that itself repeats, like (a+)+ (it backtracks exponentially)'),
           ),
           replacement: v.string(),
         }),

@@ -202,3 +202,14 @@ test('a ring of six chains is a cycle, whatever the depth limit', () => {
   assert.equal(cycle.pointer, '/nodes/0/settings/ref');
   assert.match(cycle.message, /a -> b -> c -> d -> e -> f -> a/);
 });
+
+test('patterns that backtrack exponentially are compile issues in path-rewrite and bot-detection', () => {
+  const r = run([
+    cluster('c'),
+    route('r', { cluster: 'c', steps: [
+      { code: 'path-rewrite', settings: { regex: { pattern: '^/api/([a-z0-9]+)+/v1$', replacement: '/x' } } },
+      { code: 'bot-detection', settings: { deny: ['ok', '(\\w+\\s?)*$'] } },
+    ] }),
+  ]);
+  assert.deepEqual(r.issues.map((i) => i.pointer).sort(), ['/steps/0/settings/regex/pattern', '/steps/1/settings/deny/1']);
+});
