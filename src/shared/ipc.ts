@@ -17,6 +17,8 @@ export type ToWorker =
       listen: { host: string; port: number };
       generation: GenerationMessage | null;
       logLevel: string;
+      /** drain.graceMs: what a worker sent SIGTERM directly (a process-group signal) drains with. */
+      graceMs: number;
     }
   | { type: 'generation'; generation: GenerationMessage }
   | { type: 'drain'; graceMs: number }

@@ -138,8 +138,19 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
   } else if (admin && !isLoopback(admin.host)) {
     warnings.push(`the admin port listens on ${admin.host}, which is not a loopback address; make sure only operators can reach it`);
   }
+  // The data port and the admin port on one port of overlapping addresses: `run` could
+  // bind only one of them (exit 11); it is the file that is wrong.
+  if (admin && admin.port === config.listen.port && addressesOverlap(admin.host, config.listen.host)) {
+    errors.push({ path: 'admin.listen', message: `the admin port ${config.admin.listen} is the data port (${config.listen.host}:${config.listen.port})` });
+  }
   if (errors.length) return { ok: false, baseDir, errors, warnings };
   return { ok: true, config, baseDir, errors, warnings };
+}
+
+const WILDCARDS = new Set(['0.0.0.0', '::']);
+
+function addressesOverlap(a: string, b: string): boolean {
+  return a === b || WILDCARDS.has(a) || WILDCARDS.has(b);
 }
 
 function isLoopback(host: string): boolean {

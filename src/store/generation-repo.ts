@@ -28,6 +28,10 @@ export class GenerationRepo {
     this.db
       .prepare('INSERT INTO generation (id, tenant, action, planned, payload, published, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(g.id, g.tenant, g.action, JSON.stringify(g.planned), JSON.stringify(g.payload), JSON.stringify(g.published), now);
+    // Only the latest payload is ever loaded (a rollback recompiles from `published`):
+    // older ones would only grow the volume, and a memory: volume's RAM, by a whole
+    // compiled generation per publish.
+    this.db.prepare("UPDATE generation SET payload = 'null' WHERE id < ? AND payload != 'null'").run(g.id);
   }
 
   history(tenant: string, limit = 100): GenerationRecord[] {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { migrate } from './migrations.js';
 
@@ -21,16 +21,56 @@ export function volumeFile(spec: string, baseDir: string): string | null {
   return isAbsolute(path) ? path : resolve(baseDir, path);
 }
 
-/** Opens (creating if missing) and migrates a volume. Only the supervisor calls this. */
+/**
+ * Opens (creating if missing) and migrates a volume. Only the supervisor calls this.
+ * A file volume is held exclusively for the process's life (SQLite's EXCLUSIVE locking
+ * mode, taken by a first write at once): a second gateway on the same file is refused
+ * instead of serving and publishing beside the first. That write also proves the volume
+ * writable: a read-only one fails here (exit 10), not at the first `config set`.
+ */
 export function openVolume(spec: string, baseDir: string): Volume {
   const file = volumeFile(spec, baseDir);
   if (file) mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file ?? ':memory:');
-  if (file) {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+  const db = new Database(file ?? ':memory:', { timeout: 2_000 });
+  try {
+    if (file) {
+      db.pragma('locking_mode = EXCLUSIVE'); // before WAL: the WAL index then lives in this process only
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+    }
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    if (file) {
+      db.exec('CREATE TABLE IF NOT EXISTS volume_owner (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL)');
+      db.prepare('INSERT OR REPLACE INTO volume_owner (id, pid, since) VALUES (1, ?, ?)').run(process.pid, new Date().toISOString());
+    }
+  } catch (err) {
+    db.close();
+    const code = (err as { code?: string }).code ?? '';
+    if (code === 'SQLITE_BUSY') throw new Error(`volume ${file} is in use by another gateway (one gateway per volume)`);
+    if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') throw new Error(`volume ${file} cannot be written: ${(err as Error).message}`);
+    throw err;
   }
-  db.pragma('foreign_keys = ON');
-  migrate(db);
   return { db, file, close: () => db.close() };
+}
+
+/**
+ * What `validate` can tell about a volume without taking it: null when `run` could open
+ * it (memory:, a file not there yet, or a SQLite file nobody holds), else why not.
+ */
+export function checkVolume(spec: string, baseDir: string): string | null {
+  const file = volumeFile(spec, baseDir);
+  if (file === null || !existsSync(file)) return null;
+  let db: Db | null = null;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 500 });
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return null;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_BUSY') return `volume ${file} is in use by another gateway (one gateway per volume)`;
+    return `volume ${file} cannot be opened: ${(err as Error).message}`;
+  } finally {
+    db?.close();
+  }
 }

@@ -1,6 +1,7 @@
 import type { GenerationMessage } from '../shared/ipc.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { Logger } from '../shared/logger.js';
+import type { Worker } from 'node:cluster';
 
 export interface BroadcastResult {
   ok: boolean;
@@ -16,17 +17,23 @@ export interface BroadcastResult {
  */
 export function broadcastGeneration(pool: WorkerPool, gen: GenerationMessage, timeoutMs: number, log: Logger): Promise<BroadcastResult> {
   const targets = pool.live();
+  // The process each message went to: a slot's worker may die and be replaced meanwhile.
+  const sentTo = new Map(targets.map((s) => [s.slot, s.worker!]));
   const waiting = new Set(targets.map((s) => s.slot));
   const result: BroadcastResult = { ok: true, acked: [], failed: [] };
   if (waiting.size === 0) return Promise.resolve(result);
   return new Promise((resolve) => {
+    const exitWatchers: [Worker, () => void][] = [];
     const finish = () => {
       off();
       clearTimeout(timer);
+      for (const [w, onExit] of exitWatchers) w.off('exit', onExit);
       for (const slot of waiting) result.failed.push({ slot, reason: `no ack within ${timeoutMs} ms` });
       for (const f of result.failed) {
         log.error({ slot: f.slot, generation: gen.id, reason: f.reason }, 'worker did not load the generation; restarting it');
-        pool.slots[f.slot]?.worker?.process.kill('SIGKILL');
+        // Only the process that failed: never a replacement that booted with the generation.
+        const w = sentTo.get(f.slot);
+        if (w && pool.slots[f.slot]?.worker === w) w.process.kill('SIGKILL');
       }
       result.ok = result.failed.length === 0;
       resolve(result);
@@ -42,6 +49,17 @@ export function broadcastGeneration(pool: WorkerPool, gen: GenerationMessage, ti
       } else return;
       if (waiting.size === 0) finish();
     });
+    // A worker that dies before it acks is respawned, and its replacement boots with the
+    // committed generation (the pool's current one): nothing to wait for.
+    for (const [slot, w] of sentTo) {
+      const onExit = () => {
+        if (!waiting.delete(slot)) return;
+        log.warn({ slot, generation: gen.id }, 'worker exited during the publish; its replacement starts with this generation');
+        if (waiting.size === 0) finish();
+      };
+      w.once('exit', onExit);
+      exitWatchers.push([w, onExit]);
+    }
     const timer = setTimeout(finish, timeoutMs);
     for (const s of targets) pool.send(s, { type: 'generation', generation: gen });
   });

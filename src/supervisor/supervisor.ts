@@ -59,6 +59,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
     logLevel: config.log.level,
+    graceMs: config.drain.graceMs,
     log,
     currentGeneration: () => publisher.current(),
   });
@@ -141,8 +142,14 @@ function lifecycle(config: WorkerConfig, log: Logger, admin: Server, pool: Worke
       resolveStopped(EXIT.ok);
       return EXIT.ok;
     })());
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  // Every signal, not once: a second SIGTERM/SIGINT during the drain must not fall to
+  // Node's default handler (death by signal, in-flight requests cut).
+  const onSignal = (sig: string) => {
+    if (stopping) log.info({ signal: sig }, 'already draining');
+    void stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   return { readyLine, stopped, stop };
 }
 

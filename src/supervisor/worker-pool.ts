@@ -20,6 +20,8 @@ export interface PoolOptions {
   count: number;
   listen: { host: string; port: number };
   logLevel: string;
+  /** drain.graceMs, handed to workers at init (see ToWorker init). */
+  graceMs: number;
   log: Logger;
   /** The generation a (re)spawned worker must load before it listens. */
   currentGeneration: () => GenerationMessage | null;
@@ -66,17 +68,24 @@ export class WorkerPool {
     slot.worker = worker;
     slot.state = 'starting';
     slot.startedAt = Date.now();
+    // A worker's IPC pipe closes a few milliseconds before its exit event: a send in that
+    // window fails. The exit handler respawns it; the failure must not end the supervisor.
+    worker.on('error', (err) => this.opts.log.warn({ slot: slot.slot, err }, 'worker IPC failed'));
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'booted') {
+        if (this.stopping) {
+          worker.process.kill('SIGKILL'); // started while the node stops: it must never listen
+          return;
+        }
         const gen = this.opts.currentGeneration();
         slot.generation = gen?.id ?? 0;
-        const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel };
-        worker.send(init);
+        const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs };
+        this.post(worker, init);
       } else if (msg.type === 'listening') {
         slot.state = 'listening';
         // A publish that ran while this worker started skipped it: catch it up.
         const cur = this.opts.currentGeneration();
-        if (cur && cur.id !== slot.generation) worker.send({ type: 'generation', generation: cur } satisfies ToWorker);
+        if (cur && cur.id !== slot.generation) this.post(worker, { type: 'generation', generation: cur });
         onFirstListen?.();
         onFirstListen = undefined;
       } else if (msg.type === 'listen-failed') {
@@ -112,7 +121,15 @@ export class WorkerPool {
   }
 
   send(slot: WorkerSlot, msg: ToWorker): void {
-    slot.worker?.send(msg);
+    if (slot.worker) this.post(slot.worker, msg);
+  }
+
+  /** Sends unless the channel is gone; a failure is logged, never thrown or emitted unheard. */
+  private post(worker: Worker, msg: ToWorker): void {
+    if (!worker.isConnected()) return;
+    worker.send(msg, (err: Error | null) => {
+      if (err) this.opts.log.warn({ pid: worker.process.pid, type: msg.type, err }, 'message to a worker lost');
+    });
   }
 
   onWorkerMessage(fn: (slot: number, msg: FromWorker) => void): () => void {
@@ -138,17 +155,16 @@ export class WorkerPool {
       .filter((s) => s.worker)
       .map((s) => {
         const w = s.worker!;
+        const starting = s.state === 'starting';
         s.state = 'draining';
         return new Promise<void>((resolve) => {
           if (w.isDead()) return resolve();
           w.once('exit', () => resolve());
+          // Not listening yet: nothing in flight, and it may not take a drain message yet.
+          if (starting || !w.isConnected()) return void w.process.kill('SIGKILL');
           const kill = setTimeout(() => w.process.kill('SIGKILL'), graceMs + 1000);
           kill.unref();
-          try {
-            w.send({ type: 'drain', graceMs } satisfies ToWorker);
-          } catch {
-            w.process.kill('SIGKILL');
-          }
+          this.post(w, { type: 'drain', graceMs });
         });
       });
     await Promise.all(exits);

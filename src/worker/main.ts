@@ -27,7 +27,10 @@ function send(msg: FromWorker): void {
 process.on('disconnect', () => process.exit(0));
 // Signals to the whole process group (Ctrl-C) are handled by the supervisor's drain.
 process.on('SIGINT', () => {});
-process.on('SIGTERM', () => void drain(10_000));
+// A SIGTERM to the whole group (systemd, kill -TERM -pgid) reaches workers directly: they
+// drain with the configured grace (from init), as the supervisor's drain message would.
+let graceMs = 10_000;
+process.on('SIGTERM', () => void drain(graceMs));
 
 process.on('message', (msg: ToWorker) => {
   try {
@@ -44,6 +47,7 @@ send({ type: 'booted' });
 
 async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
+  graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
   deps = { log, traceId, env: { rateLimits, log } };
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps);

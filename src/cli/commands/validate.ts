@@ -1,6 +1,7 @@
 import { Command, Flags } from '@oclif/core';
 import { loadWorkerConfig } from '../../shared/worker-config.js';
 import { EXIT } from '../../supervisor/boot-error.js';
+import { checkVolume } from '../../store/volume.js';
 
 export default class Validate extends Command {
   static override summary = 'Check a worker.json with the same loader and checks as `run`, without starting anything.';
@@ -11,8 +12,13 @@ export default class Validate extends Command {
   async run(): Promise<{ ok: boolean; exitCode: number; warnings: string[]; errors?: unknown[] }> {
     const { flags } = await this.parse(Validate);
     const loaded = loadWorkerConfig(flags.config);
-    const exitCode = loaded.ok ? EXIT.ok : EXIT.bootstrap;
-    const result = { ok: loaded.ok, exitCode, warnings: loaded.warnings, ...(loaded.ok ? {} : { errors: loaded.errors }) };
+    // The volume too, as `run` opens it: a file that is not a SQLite database, or one held
+    // by a running gateway, fails here as it would there (exit 10).
+    const volumeError = loaded.ok && loaded.config ? checkVolume(loaded.config.volume, loaded.baseDir) : null;
+    const errors = loaded.ok ? (volumeError ? [{ path: 'volume', message: volumeError }] : []) : loaded.errors;
+    const ok = errors.length === 0;
+    const exitCode = ok ? EXIT.ok : EXIT.bootstrap;
+    const result = { ok, exitCode, warnings: loaded.warnings, ...(ok ? {} : { errors }) };
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     process.exitCode = exitCode;
     return result;
