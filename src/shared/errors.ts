@@ -26,6 +26,7 @@ export const ERRORS = {
   'Svc.Data.NotPublished': { status: 503, message: 'No configuration has been published yet' },
   'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
   'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },
+  'Svc.Data.UpstreamInvalid': { status: 502, message: 'The upstream answered with a message the gateway cannot relay' },
   'Svc.Data.BadRequest': { status: 400, message: 'The request cannot be forwarded: a header, the path or the method holds a byte HTTP does not allow' },
   'Svc.Data.BadFraming': { status: 400, message: 'The request body framing is not allowed: Transfer-Encoding must end with chunked' },
   'Svc.Data.TooLarge': { status: 413, message: 'The request body is too large for this route' },

@@ -56,21 +56,32 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
 
   /** The precise headers deadline (see armHeadersTimer); null when undici's own timer is enough. */
   private headersTimer: NodeJS.Timeout | null = null;
-  /** The deadline passed before undici connected: abort as soon as it does. */
-  private lateAbort: Error | null = null;
+  /** Its length in ms; 0: none. */
+  private headersMs = 0;
 
   /**
    * undici runs its header and body timeouts on a coarse clock (about a second), so a
    * short deadline (timeout step `headersMs: 100`) would pass 0.5 to 1 s late. Below
    * PRECISE_HEADERS_BELOW_MS the handler keeps its own timer for the headers; it fails
-   * the attempt as undici's own headers timeout would (504, retriable).
+   * the attempt as undici's own headers timeout would (504, retriable). It starts when
+   * the request is sent (onRequestSent).
    */
   armHeadersTimer(ms: number): void {
+    this.headersMs = ms;
+  }
+
+  /**
+   * undici calls this once the request's last byte is written (at once for a bodiless
+   * one): the headers deadline runs from here, as undici's own does, so a slow upload is
+   * not counted against the upstream.
+   */
+  onRequestSent(): void {
+    if (this.headersMs === 0 || this.finished) return;
+    const ms = this.headersMs;
     this.headersTimer = setTimeout(() => {
       this.headersTimer = null;
       const err = Object.assign(new Error(`no response headers within ${ms} ms`), { code: 'UND_ERR_HEADERS_TIMEOUT' });
-      if (this.abortUpstream) this.abortUpstream(err);
-      else this.lateAbort = err;
+      this.abortUpstream?.(err);
     }, ms);
   }
 
@@ -89,7 +100,6 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   onConnect(abort: (err?: Error) => void): void {
     this.abortUpstream = abort;
     if (this.ex.aborted) abort(new Error('client aborted'));
-    else if (this.lateAbort) abort(this.lateAbort);
   }
 
   onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
@@ -100,7 +110,12 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
       this.discarding = true; // read and drop the body so the connection stays reusable
       return true;
     }
-    const { headers: out, length } = responseHeaders(raw);
+    const { headers: out, length, foreignCoding } = responseHeaders(raw);
+    if (foreignCoding) {
+      // A transfer coding undici does not undo (`gzip, chunked`): 502, as nginx and Envoy answer.
+      this.abortUpstream?.(Object.assign(new Error('the upstream used a transfer coding other than chunked'), { code: 'SY_UPSTREAM_CODING' }));
+      return false;
+    }
     this.total = length;
     this.status = statusCode;
     this.bodyless = this.ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
@@ -197,5 +212,7 @@ function errorCode(err: Error): ErrorCode {
   if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
+  // llhttp's refusals (HPE_*: bad framing, obs-fold, …) and a transfer coding undici does not undo.
+  if (code === 'SY_UPSTREAM_CODING' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code?.startsWith('HPE_')) return 'Svc.Data.UpstreamInvalid';
   return 'Svc.Data.UpstreamUnreachable';
 }

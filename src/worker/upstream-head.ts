@@ -109,17 +109,23 @@ function decimal(b: Buffer): number {
  * The client's view of the upstream head: names in lower case, hop-by-hop fields
  * dropped (also those named in Connection), Date and Content-Length left to uWS (it
  * writes its own; the length comes back as `length`, null when unsized), repeated
- * fields kept in their order. Values of dropped fields are never decoded.
+ * fields kept in their order. Values of dropped fields are never decoded, but for a
+ * Transfer-Encoding other than plain `chunked` (`foreignCoding`: the answer is refused).
  */
-export function responseHeaders(raw: readonly Buffer[]): { headers: [string, string][]; length: number | null } {
+export function responseHeaders(raw: readonly Buffer[]): { headers: [string, string][]; length: number | null; foreignCoding: boolean } {
   const out: [string, string][] = [];
   let length: number | null = null;
   let connection: string | undefined;
+  let foreignCoding = false;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const entry = known(raw[i]!);
     switch (entry === null ? 'keep' : entry.role) {
       case 'date':
+        continue;
       case 'hop':
+        // undici undoes only `chunked`: any other transfer coding would reach the client as
+        // unlabelled coded bytes once the (hop-by-hop) header is dropped.
+        if (entry!.name === 'transfer-encoding' && !ONLY_CHUNKED.test(raw[i + 1]!.toString('latin1'))) foreignCoding = true;
         continue;
       case 'length':
         length = decimal(raw[i + 1]!);
@@ -134,5 +140,7 @@ export function responseHeaders(raw: readonly Buffer[]): { headers: [string, str
     }
   }
   const listed = connectionListed(connection);
-  return { headers: listed === null ? out : out.filter(([k]) => !listed.has(k)), length };
+  return { headers: listed === null ? out : out.filter(([k]) => !listed.has(k)), length, foreignCoding };
 }
+
+const ONLY_CHUNKED = /^[ \t]*chunked[ \t]*$/i;
