@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
-import { HeaderName, HttpUrl, REFUSED, isFieldValue, subRequest } from './sub-request.js';
+import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
+import { isFieldValue } from '../shared/field-value.js';
 import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
 import { refusedBeforeSending } from '../shared/target-pool.js';
 import { stepError } from './reply.js';

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
+import { FIELD_VALUE } from '../shared/field-value.js';
 
 const Name = v.pipe(v.string(), v.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be a header name'));
-/** RFC 9110 §5.5 field-value: no control characters but tab (CR, LF and NUL included). */
-const Value = v.pipe(v.string(), v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a header value: no control characters'));
+const Value = v.pipe(v.string(), v.regex(FIELD_VALUE, 'must be a header value: no control characters'));
 
 /**
  * Names a step may not set or add: the message's framing (the gateway writes its own

@@ -74,7 +74,3 @@ export async function subRequest(
 /** The most a called service's answer may hold: it is read whole, per request. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 
-/** A header value HTTP allows (RFC 9110 §5.5 field-value; no CR, LF, NUL or other controls). */
-export function isFieldValue(value: string): boolean {
-  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
-}
