@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startGateway, tempDir, writeJson } from './helpers/gateway.js';
+import { spawn } from 'node:child_process';
+import { ROOT, RUN_JS, childEnv, startGateway, tempDir, writeJson } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { runCli } from './helpers/cli.js';
 import { runCliWithInput } from './helpers/cli-input.js';
@@ -152,5 +153,32 @@ test('CLI arguments and flags the CLI cannot use exit 2, like every other unusab
     const r = await runCli(args, { env });
     assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
     assert.match(r.stderr, /\S/, `${args.join(' ')}: says what is wrong`);
+  }
+});
+
+test('config set waits for a document that arrives late on stdin', BOUNDED, async (t) => {
+  // Regression: stdin was read with readFileSync(0), which throws EAGAIN when the program
+  // feeding the pipe has not written yet: `(sleep 1; cat doc) | switchyard config set …` exited 2.
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const env = childEnv({ SWITCHYARD_ADMIN: gw.adminUrl, SWITCHYARD_TOKEN: gw.tokens.root! });
+  for (const args of [['config', 'set', 'cluster', 'late'], ['config', 'set', 'cluster', 'late2', '-f', '-']]) {
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(process.execPath, [RUN_JS, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      p.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      p.stdin.on('error', () => {});
+      setTimeout(() => p.stdin.end(JSON.stringify({ targets: ['127.0.0.1:3000'] })), 1_000);
+      p.on('close', (code) => resolve({ code, out }));
+    });
+    assert.equal(r.code, 0, `${args.join(' ')}: exit ${r.code}\n${r.out}`);
+  }
+});
+
+test('an --admin that is no http(s) URL is unusable input (exit 2), not an unreachable port (exit 4)', BOUNDED, async () => {
+  for (const admin of ['127.0.0.1:9180', 'localhost:9180', 'ftp://127.0.0.1:9180']) {
+    const r = await runCli(['publish', 'history'], { env: { SWITCHYARD_ADMIN: admin } });
+    assert.equal(r.code, 2, `${admin}: exit ${r.code}\n${r.stdout}`);
+    assert.equal(r.json.code, 'Cli.Input');
   }
 });

@@ -6,7 +6,9 @@ import { startUpstream } from './helpers/upstream.js';
 import {
   ROOT_KEY,
   clusterStatus,
+  apply,
   deleteEntity,
+  deleteEntityRaw,
   dryRun,
   getEntity,
   getEntityRaw,
@@ -227,4 +229,20 @@ test('publish history lists each generation; rollback publishes a new generation
   assert.equal(missing.status, 404, missing.text);
   assert.equal(missing.json?.code, 'Svc.Publish.NotFound');
   assert.equal((await clusterStatus(gw)).generation, 3);
+});
+
+test('a staged delete of something a rollback already removed stages nothing: get, list and delete agree', BOUNDED, async (t) => {
+  // Regression: after `config delete route b` then a rollback to before b existed, b was
+  // gone, yet `config get` answered 200 (pending delete, no draft, nothing published) and
+  // `config list` listed it, while `config delete` answered 404.
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const fixed = (body: string) => ({ directResponse: { statusCode: 200, body }, pathPrefix: `/${body}` });
+  await apply(gw, [['route', 'a', fixed('a')]]); // generation 1
+  await apply(gw, [['route', 'b', fixed('b')]]); // generation 2
+  await deleteEntity(gw, 'route', 'b');
+  const rb = await rollback(gw, 1);
+  assert.deepEqual(rb.planned, ['route/b']);
+  assert.equal((await getEntityRaw(gw, 'route', 'b')).status, 404);
+  assert.deepEqual((await listEntities(gw, 'route')).items.map((i) => i.name), ['a']);
+  assert.equal((await deleteEntityRaw(gw, 'route', 'b')).status, 404);
 });

@@ -6,6 +6,7 @@ import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED } from './helpers/wait.js';
 import { createHash } from 'node:crypto';
 
@@ -118,6 +119,19 @@ test('cache and compression', BOUNDED, async (t) => {
     const a2 = await request(`${gw.dataUrl}/k/cc/max-age=60`, { headers: { 'x-api-key': 'key-a' } });
     assert.equal(a2.headers['x-cache'], 'HIT');
     assert.equal(a2.text, 'alice');
+  });
+
+  await t.test('cache: a hit carries every line of a repeated header', async () => {
+    // Regression: hits were built from an object, so of two Link lines only the last came back.
+    const links = { link: ['</a.css>; rel=preload', '</b.js>; rel=preload'] };
+    const lines = async () => {
+      const r = await rawRequest(gw.dataPort, ['GET /c/links HTTP/1.1', 'Host: x', 'Connection: close', `X-Up-Headers: ${JSON.stringify(links)}`]);
+      return { cache: r.headers['x-cache'], link: r.raw.split('\r\n').filter((l) => /^link:/i.test(l)) };
+    };
+    assert.equal((await lines()).cache, 'MISS');
+    const hit = await lines();
+    assert.equal(hit.cache, 'HIT');
+    assert.deepEqual(hit.link.map((l) => l.replace(/^link:\s*/i, '')), links.link);
   });
 
   await t.test('cache: a HEAD hit reports the length of the cached body and carries none', async () => {

@@ -22,7 +22,7 @@ test('identity headers come from the step that owns them, never from the client'
   const service = createServer((req, res) => {
     const path = req.url ?? '/';
     if (path.startsWith('/no-user')) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    else if (path.startsWith('/deny')) res.writeHead(401, { 'www-authenticate': 'Bearer realm="idp"', 'set-cookie': 'attempt=1', 'content-type': 'text/plain' }).end('who are you');
+    else if (path.startsWith('/deny')) res.writeHead(401, { 'www-authenticate': 'Bearer realm="idp"', 'set-cookie': ['attempt=1', 'seen=yes'], 'content-type': 'text/plain' }).end('who are you');
     else if (path.startsWith('/login')) res.writeHead(302, { location: 'https://idp.example/login' }).end();
     else if (path.startsWith('/bad-value')) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tier: 'gold\r\nx-injected: 1' }));
     else if (path.startsWith('/drip')) {
@@ -74,7 +74,7 @@ test('identity headers come from the step that owns them, never from the client'
     const denied = await get('/fa-deny');
     assert.equal(denied.status, 401);
     assert.equal(denied.headers['www-authenticate'], 'Bearer realm="idp"', 'RFC 9110 §15.5.2: a 401 carries WWW-Authenticate');
-    assert.deepEqual(denied.headers['set-cookie'], ['attempt=1']);
+    assert.deepEqual(denied.headers['set-cookie'], ['attempt=1', 'seen=yes'], 'every Set-Cookie line, each on its own');
     assert.equal(denied.text, 'who are you');
     const login = await get('/fa-login');
     assert.equal(login.status, 302);

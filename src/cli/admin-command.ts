@@ -48,6 +48,11 @@ export abstract class AdminCommand extends Command {
   }
 
   protected async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    // A value that is no http(s) URL is the caller's input, not an unreachable port (exit 4).
+    const admin = URL.canParse(this.flags.admin) ? new URL(this.flags.admin) : null;
+    if (admin === null || (admin.protocol !== 'http:' && admin.protocol !== 'https:')) {
+      return this.fail('Cli.Input', `--admin must be an http(s) URL such as http://127.0.0.1:9180, not ${JSON.stringify(this.flags.admin)}`);
+    }
     let res: AdminResponse;
     try {
       res = await callAdmin({ admin: this.flags.admin, token: this.flags.token }, method, path, body);

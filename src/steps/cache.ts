@@ -39,7 +39,9 @@ export const cache = defineStep({
       const hit = store.get(base, header);
       const now = Date.now();
       if (hit && hit.expires > now && !cc.includes('no-cache')) {
-        const reply: StepReply = { status: hit.status, headers: Object.fromEntries([...hit.headers, ['x-cache', 'HIT'], ['age', String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000))]]), body: hit.body }; // a HEAD answer reports its length and drops it (Exchange)
+        // As pairs: a stored answer's repeated headers (Link, Vary, …) all come back.
+        const age = String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000));
+        const reply: StepReply = { status: hit.status, headers: [...hit.headers, ['x-cache', 'HIT'], ['age', age]], body: hit.body }; // a HEAD answer reports its length and drops it (Exchange)
         return reply;
       }
       flow.addResponseHeader('x-cache', 'MISS');

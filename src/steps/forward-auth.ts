@@ -62,12 +62,13 @@ export const forwardAuth = defineStep({
 /** Headers of a refusal that reach the client (WWW-Authenticate, Location, Set-Cookie, …); framing and hop-by-hop ones do not. */
 const NOT_RELAYED = new Set([...HOP_BY_HOP, 'content-length', 'date', 'server']);
 
-function relayed(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
+function relayed(headers: Record<string, string | string[] | undefined>): [string, string][] {
+  const out: [string, string][] = [];
   for (const [k, val] of Object.entries(headers)) {
     if (val === undefined || NOT_RELAYED.has(k)) continue;
-    const text = Array.isArray(val) ? (k === 'set-cookie' ? val[0]! : val.join(', ')) : val;
-    if (isFieldValue(text)) out[k] = text;
+    // Every Set-Cookie line on its own (joined, cookies break); other repeats as one list.
+    const values = Array.isArray(val) ? (k === 'set-cookie' ? val : [val.join(', ')]) : [val];
+    for (const text of values) if (isFieldValue(text)) out.push([k, text]);
   }
   return out;
 }

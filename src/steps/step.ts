@@ -78,7 +78,8 @@ export interface CollectedAnswer {
 /** A step that answers ends the chain (FailFast): the response goes to the client. */
 export interface StepReply {
   status: number;
-  headers?: Record<string, string>;
+  /** A record, or name/value pairs when a name repeats (Set-Cookie, Link, Vary). */
+  headers?: Record<string, string> | [string, string][];
   body: string | Buffer;
 }
 

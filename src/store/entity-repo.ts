@@ -101,6 +101,15 @@ export class EntityRepo {
       insert.run(tenant, e.kind, e.name, JSON.stringify(e.doc), changed.has(key) ? generation : (prior.get(key) ?? generation));
     }
     if (clearDrafts) this.db.prepare('DELETE FROM entity_draft WHERE tenant = ?').run(tenant);
+    // A staged delete of something no longer published (a rollback removed it) stages nothing.
+    else {
+      this.db
+        .prepare(
+          `DELETE FROM entity_draft WHERE tenant = ? AND doc IS NULL AND NOT EXISTS
+             (SELECT 1 FROM entity_published p WHERE p.tenant = entity_draft.tenant AND p.kind = entity_draft.kind AND p.name = entity_draft.name)`,
+        )
+        .run(tenant);
+    }
   }
 }
 

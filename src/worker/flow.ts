@@ -214,7 +214,8 @@ export class RequestFlow implements Flow {
 
   /** A step's reply as a head, after the response hooks. */
   replyHead(r: StepReply): ResponseHead {
-    const head: ResponseHead = { status: r.status, headers: r.headers ? Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v]) : [] };
+    const pairs = r.headers === undefined ? [] : Array.isArray(r.headers) ? r.headers : Object.entries(r.headers);
+    const head: ResponseHead = { status: r.status, headers: pairs.map(([k, v]) => [k.toLowerCase(), v]) };
     this.applyResponseHooks(head);
     this.status = head.status;
     return head;

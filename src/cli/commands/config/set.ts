@@ -14,7 +14,7 @@ export default class ConfigSet extends AdminCommand {
   async run(): Promise<unknown> {
     let doc: unknown;
     try {
-      doc = readDocument(this.flags.file as string | undefined);
+      doc = await readDocument(this.flags.file as string | undefined);
     } catch (err) {
       return this.fail('Cli.Input', (err as Error).message);
     }
