@@ -32,7 +32,6 @@ export const ERRORS = {
   'Svc.Data.TooLarge': { status: 413, message: 'The request body is too large for this route' },
   'Svc.Data.UpstreamTimeout': { status: 504, message: 'The upstream did not answer in time' },
   'Svc.Data.RateLimited': { status: 429, message: 'Rate limit exceeded' },
-  'Svc.Data.Draining': { status: 503, message: 'The worker is shutting down' },
   'Svc.Console.NotBuilt': { status: 503, message: 'The console is not built' },
   'Svc.Internal': { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;

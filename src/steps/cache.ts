@@ -18,7 +18,7 @@ export const cache = defineStep({
   details:
     'Kept: 200 answers with a Content-Length up to `maxEntryBytes`, per worker, keyed by host, path, query, the consumer an auth step before it named, and the request headers the answer\'s `Vary` names (`Vary: *` is never stored). ' +
     'Never stored: `Cache-Control: no-store` on either side, `private` or `no-cache` answers, answers with `Set-Cookie`, and answers to requests carrying `Authorization` unless the answer says `public`, `s-maxage` or `must-revalidate` (RFC 9111 §3.5). ' +
-    'A request with `Cache-Control: no-cache` skips stored answers. Hits carry `X-Cache: HIT` and `Age`; other answers `X-Cache: MISS`.',
+    'A request with `Cache-Control: no-cache` skips stored answers. Hits carry `X-Cache: HIT` and `Age`; other GET and HEAD answers `X-Cache: MISS`; other methods pass untouched.',
   statuses: [{ status: 0, when: 'a stored answer (X-Cache: HIT)' }],
   example: { ttlSeconds: 30, maxEntries: 1000, maxEntryBytes: 262144 },
   schema: v.strictObject({

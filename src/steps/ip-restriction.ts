@@ -13,6 +13,7 @@ import { stepError } from './reply.js';
 export const ipRestriction = defineStep({
   code: 'ip-restriction',
   summary: 'Allow or deny clients by IPv4/IPv6 address or CIDR block',
+  details: 'Needs a non-empty `allow` or `deny` list. X-Forwarded-For counts only when the socket peer is in `trustedProxies`; then every X-Forwarded-For line is read as one list, ports and brackets are ignored, the right-most address that is not a trusted proxy is the client, and a hop that is not an address is refused (403). A `::ffff:a.b.c.d` block matches the IPv4 address.',
   statuses: [{ status: 403, when: 'the client address is denied or not allowed' }],
   example: { allow: ['10.0.0.0/8', '2001:db8::/32'], trustedProxies: ['127.0.0.1'] },
   schema: v.pipe(

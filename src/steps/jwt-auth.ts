@@ -12,6 +12,7 @@ import { headerSafe, stepError } from './reply.js';
 export const jwtAuth = defineStep({
   code: 'jwt-auth',
   summary: 'Verify a bearer JWT (HS256, RS256, ES256): signature, issuer, audience, expiry',
+  details: '`HS256` needs `secretEnv`, the name of an environment variable of the gateway (the supervisor\'s, which workers inherit); an unset variable is a compile issue. `RS256`/`ES256` need `jwks`. The token\'s `sub` goes upstream in `subjectHeader`; a client\'s own value of that header never does.',
   statuses: [{ status: 401, when: 'no token, or a token that fails verification' }],
   example: { algorithms: ['RS256'], jwks: { keys: [] }, issuer: 'https://id.example.com', audience: 'api', clockSkewSeconds: 30 },
   schema: v.pipe(
@@ -29,6 +30,9 @@ export const jwtAuth = defineStep({
   ),
   create(s) {
     const secret = s.secretEnv ? process.env[s.secretEnv] : undefined;
+    // Read from the gateway's environment (the supervisor's, which workers inherit): unset,
+    // every HS256 token would be refused; the compiler's trial build reports it instead.
+    if (s.secretEnv && !secret) throw new Error(`environment variable ${s.secretEnv} (secretEnv) is not set`);
     const jwks = s.jwks ? createLocalJWKSet(s.jwks as Parameters<typeof createLocalJWKSet>[0]) : null;
     const hmac = secret ? createSecretKey(Buffer.from(secret, 'utf8')) : null;
     const key: JWTVerifyGetKey = async (header, token) => {

@@ -15,6 +15,7 @@ const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 export const pathRewrite = defineStep({
   code: 'path-rewrite',
   summary: 'Strip or replace a path prefix, or rewrite the path with a regular expression',
+  details: 'Exactly one of `stripPrefix`, `replacePrefix`, `regex`. The rewrite applies to the normalised path (dot segments resolved, as routes match it); a result with a dot segment is refused with 400. `regex.pattern` may not repeat a group that itself repeats (`(a+)+`).',
   statuses: [{ status: 400, when: 'the rewritten path would contain a dot segment (`/pr../x` with stripPrefix `/pr`): Svc.Data.BadRequest' }],
   example: { stripPrefix: '/api' },
   schema: v.pipe(

@@ -31,6 +31,7 @@ function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): St
 export const rateLimit = defineStep({
   code: 'rate-limit',
   summary: 'Token bucket per route across all workers; 429 with Retry-After when empty',
+  details: 'The bucket is node-wide (all workers share it), keyed by the route, the step and its settings, and by `key`: the route (default), the client address (`ip`: the socket peer, never X-Forwarded-For) or a request header (`{"header": name}`). With `headers` (default true) answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a 429 always carries `Retry-After`.',
   statuses: [{ status: 429, when: 'the bucket is empty (Retry-After says when the next token is due); also, for 1 s, when the supervisor did not answer a token lease within 2 s' }],
   example: { requestsPerSecond: 10, burst: 20, key: 'ip' },
   schema: Settings,

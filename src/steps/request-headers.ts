@@ -5,6 +5,7 @@ import { HeaderEdits, lowerEntries } from './header-edits.js';
 export const requestHeaders = defineStep({
   code: 'request-headers',
   summary: 'Set, add or remove request headers sent to the upstream',
+  details: '`set` and `add` may not name `content-length` or a hop-by-hop header (`connection`, `transfer-encoding`, `te`, `trailer`, `upgrade`, `keep-alive`, `proxy-*`): the gateway frames the message. `remove` may. Values may hold no control character but tab.',
   statuses: [],
   example: { set: { 'x-env': 'prod' }, add: { via: 'switchyard' }, remove: ['cookie'] },
   schema: HeaderEdits,

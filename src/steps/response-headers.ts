@@ -5,6 +5,7 @@ import { HeaderEdits, lowerEntries } from './header-edits.js';
 export const responseHeaders = defineStep({
   code: 'response-headers',
   summary: 'Set, add or remove response headers sent to the client',
+  details: '`set` and `add` may not name `content-length` or a hop-by-hop header; `remove` may, and wins over `set`/`add` of the same name. Values may hold no control character but tab.',
   statuses: [],
   example: { set: { 'strict-transport-security': 'max-age=63072000' }, remove: ['server'] },
   schema: HeaderEdits,

@@ -37,6 +37,23 @@ function constraints(s: Schema): string {
 }
 
 /**
+ * One row per setting, and one per field of a setting that is an object (`abort.status`)
+ * or a list of objects (`keys[].sha256`), so nested settings are documented too.
+ */
+function settingRows(schema: Schema, prefix: string): string[] {
+  const rows: string[] = [];
+  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+    const required = (schema.required ?? []).includes(name) ? 'yes' : 'no';
+    const def = p.default === undefined ? '' : `\`${JSON.stringify(p.default)}\``;
+    const path = `${prefix}${name}`;
+    rows.push(`| \`${path}\` | ${typeOf(p)} | ${required} | ${def} | ${constraints(p)} |`);
+    if (p.type === 'object' && p.properties) rows.push(...settingRows(p, `${path}.`));
+    else if (p.type === 'array' && p.items?.type === 'object' && p.items.properties) rows.push(...settingRows(p.items, `${path}[].`));
+  }
+  return rows;
+}
+
+/**
  * docs/steps.md, rendered from the step registry: the settings tables come from each
  * step's schema, so the page cannot drift from what the compiler accepts (a unit test
  * compares the file with this output).
@@ -54,14 +71,9 @@ export function renderStepsDoc(): string {
     const schema = toJsonSchema(s.schema, { errorMode: 'ignore' }) as Schema;
     out.push(`## \`${s.code}\``, '', `${s.summary}.`, '');
     if (s.details) out.push(s.details, '');
-    const props = Object.entries(schema.properties ?? {});
-    if (props.length) {
+    if (Object.keys(schema.properties ?? {}).length) {
       out.push('| setting | type | required | default | constraints |', '|---|---|---|---|---|');
-      for (const [name, p] of props) {
-        const required = (schema.required ?? []).includes(name) ? 'yes' : 'no';
-        const def = p.default === undefined ? '' : `\`${JSON.stringify(p.default)}\``;
-        out.push(`| \`${name}\` | ${typeOf(p)} | ${required} | ${def} | ${constraints(p)} |`);
-      }
+      out.push(...settingRows(schema, ''));
     } else out.push('No settings.');
     out.push('');
     if (s.statuses.length) {

@@ -213,3 +213,11 @@ test('patterns that backtrack exponentially are compile issues in path-rewrite a
   ]);
   assert.deepEqual(r.issues.map((i) => i.pointer).sort(), ['/steps/0/settings/regex/pattern', '/steps/1/settings/deny/1']);
 });
+
+test('jwt-auth naming an unset secretEnv is a compile issue, not a route refusing every token', () => {
+  // Regression: it published, and every request got 401.
+  delete process.env.SY_UNIT_UNSET_SECRET;
+  const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_UNIT_UNSET_SECRET' } }] })]);
+  assert.deepEqual(r.issues.map((i) => [i.code, i.pointer]), [['Compile.Step.Settings', '/steps/0/settings']]);
+  assert.match(r.issues[0]!.message, /SY_UNIT_UNSET_SECRET \(secretEnv\) is not set/);
+});
