@@ -125,3 +125,10 @@ test('validate rejects a file that is not JSON, and a missing file, with exit 10
     assert.ok(r.json.errors.length > 0);
   }
 });
+
+test('validate rejects a system key scope of an unknown family, as key issue does', BOUNDED, async (t) => {
+  // Regression: `bogus:read` validated ok (and granted nothing) while `key issue` refused it.
+  const { config, env } = goodConfig();
+  (config.admin as { keys: { scopes: string[] }[] }).keys[0]!.scopes = ['config:read', 'bogus:read'];
+  assertRejected(await validate(t, config, env), 'admin.keys.0.scopes.1');
+});

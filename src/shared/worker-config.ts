@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { FAMILIES } from '../admin/scopes.js';
 import { TENANT_PATTERN } from './tenant-name.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -120,6 +121,13 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
   const ids = new Set<string>();
   config.admin.keys.forEach((k, i) => {
     if (ids.has(k.id)) errors.push({ path: `admin.keys.${i}.id`, message: `duplicate key id ${k.id}` });
+    // As `key issue` does: a scope of an unknown family would grant nothing, silently.
+    k.scopes.forEach((scope, j) => {
+      const family = scope.split(':')[0]!;
+      if (scope !== '*' && !(FAMILIES as readonly string[]).includes(family)) {
+        errors.push({ path: `admin.keys.${i}.scopes.${j}`, message: `unknown scope family ${family}: one of ${FAMILIES.join(', ')}` });
+      }
+    });
     ids.add(k.id);
     if (k.tokenEnv !== undefined) {
       const value = env[k.tokenEnv];
