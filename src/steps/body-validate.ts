@@ -1,9 +1,29 @@
 import * as v from 'valibot';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { defineStep, type StepOutcome } from './step.js';
 import { stepError } from './reply.js';
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+let ajv = new Ajv({ allErrors: true, strict: false });
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * One compiled validator per distinct schema text. ajv keeps every schema object it
+ * compiles, and each dry-run, publish and generation hands it new objects: without this
+ * the supervisor and the workers grew by a compiled schema each time.
+ */
+export function validatorOf(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let fn = compiled.get(key);
+  if (fn === undefined) {
+    if (compiled.size >= 1_000) {
+      compiled.clear();
+      ajv = new Ajv({ allErrors: true, strict: false }); // and its own cache with it
+    }
+    fn = ajv.compile(schema);
+    compiled.set(key, fn);
+  }
+  return fn;
+}
 
 /**
  * Validates a JSON request body against a JSON Schema (ajv, compiled once per
@@ -24,7 +44,7 @@ export const bodyValidate = defineStep({
       v.record(v.string(), v.unknown()),
       v.check((s) => {
         try {
-          ajv.compile(s);
+          validatorOf(s);
           return true;
         } catch {
           return false;
@@ -35,7 +55,7 @@ export const bodyValidate = defineStep({
     requireJson: v.optional(v.boolean(), true),
   }),
   create(s) {
-    const validate = ajv.compile(s.schema);
+    const validate = validatorOf(s.schema);
     const tooLarge = stepError(413, 'Svc.Data.TooLarge', `The request body exceeds ${s.maxBytes} bytes`, { connection: 'close' });
     const notJson = stepError(415, 'Svc.Data.MediaType', 'The request body must be application/json');
     return async (flow): Promise<StepOutcome> => {
