@@ -77,3 +77,37 @@ test('a short headers deadline runs from the end of the upload: a slow client is
   const slow = await rawRequest(gw.dataPort, ['GET /slow HTTP/1.1', 'Host: a', 'Connection: close', 'X-Up-Delay-Ms: 3000']);
   assert.equal(slow.status, 504);
 });
+
+test('a short headers deadline ends when the head arrives, also while the upload is still going', BOUNDED, async (t) => {
+  // Regression: an upstream that answered before reading the whole upload had its head
+  // relayed, then the timer armed at the upload's end cut the streaming response.
+  const upstream = createServer((socket) => {
+    let got = '';
+    let answered = false;
+    socket.on('data', (d) => {
+      got += d.toString('latin1');
+      if (!answered && got.includes('\r\n\r\n')) {
+        answered = true;
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nfirst;\r\n');
+      }
+      if (got.endsWith('0123456789abcdefghij')) setTimeout(() => socket.end('4\r\nlast\r\n0\r\n\r\n'), 1_200);
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => upstream.close(r)));
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'early', { targets: [`127.0.0.1:${(upstream.address() as AddressInfo).port}`], timeouts: { headersMs: 500 } }],
+    ['route', 'early', { cluster: 'early' }],
+  ]);
+  const socket = connect(gw.dataPort, '127.0.0.1');
+  let answer = '';
+  socket.setEncoding('latin1').on('data', (d: string) => (answer += d));
+  await new Promise((r) => socket.once('connect', r));
+  socket.write('POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\nConnection: close\r\n\r\n0123456789');
+  await sleep(300);
+  socket.write('abcdefghij');
+  await new Promise((r) => socket.once('close', r));
+  assert.match(answer, /first;[\s\S]*last[\s\S]*\r\n0\r\n\r\n$/, answer);
+});

@@ -55,7 +55,10 @@ export class RequestFlow implements Flow {
    * route's body cap (limitBody).
    */
   async readBody(limit: number): Promise<Buffer> {
-    this.reading ??= this.readWhole(Math.min(limit, this.bodyLimit));
+    // The shared read stops at the largest limit asked for so far (group members ask at
+    // once), never beyond the route's cap; each caller then checks its own limit.
+    this.readCap = Math.max(this.readCap, Math.min(limit, this.bodyLimit));
+    this.reading ??= this.readWhole();
     const body = await this.reading;
     if (body.length > limit || body.length > this.bodyLimit) {
       if (body.length > this.bodyLimit) this.bodyTooLarge = true;
@@ -65,17 +68,18 @@ export class RequestFlow implements Flow {
   }
 
   private reading: Promise<Buffer> | null = null;
+  private readCap = 0;
 
-  private async readWhole(cap: number): Promise<Buffer> {
+  private async readWhole(): Promise<Buffer> {
     if (this.body === null) return (this.buffered = Buffer.alloc(0));
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of this.body) {
       size += (chunk as Buffer).length;
-      if (size > cap) {
+      if (size > this.readCap) {
         if (size > this.bodyLimit) this.bodyTooLarge = true;
         this.body.destroy();
-        throw new Error(`body over ${cap} bytes`);
+        throw new Error(`body over ${this.readCap} bytes`);
       }
       chunks.push(chunk as Buffer);
     }

@@ -104,6 +104,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
 
   onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     if (statusCode < 200) return true; // 1xx: not relayed
+    // The head is here: the deadline is met, also if the upload is still being sent.
+    this.headersMs = 0;
     this.clearHeadersTimer();
     this.resumeUpstream = resume;
     if (this.again?.statuses.has(statusCode)) {
