@@ -26,6 +26,24 @@ async function rawUpstream(t: { after(fn: () => unknown): void }, answer: (socke
   return `127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/**
+ * Sends a request in pieces (a number: pause that many ms) on one connection and resolves
+ * with everything the gateway wrote back once it closes (the request says Connection: close).
+ * Never half-closes: uWS closes a half-closed connection at once.
+ */
+async function slowRequest(port: number, pieces: (string | number)[]): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.setEncoding('latin1').on('data', (d: string) => (answer += d));
+  await new Promise((r) => socket.once('connect', r));
+  for (const p of pieces) {
+    if (typeof p === 'number') await sleep(p);
+    else socket.write(p);
+  }
+  await new Promise((r) => socket.once('close', r));
+  return answer;
+}
+
 test('an upstream answer in a transfer coding undici does not undo, or with framing llhttp refuses, is 502 Svc.Data.UpstreamInvalid', BOUNDED, async (t) => {
   // Regression: `Transfer-Encoding: gzip, chunked` reached the client as a complete 200
   // whose body was gzip bytes labelled as nothing (the hop-by-hop header was dropped).
@@ -60,16 +78,7 @@ test('a short headers deadline runs from the end of the upload: a slow client is
     ['cluster', 'api', { targets: [up.target], timeouts: { headersMs: 1000 } }],
     ['route', 'api', { cluster: 'api' }],
   ]);
-  const socket = connect(gw.dataPort, '127.0.0.1');
-  let answer = '';
-  socket.setEncoding('latin1').on('data', (d: string) => (answer += d));
-  await new Promise((r) => socket.once('connect', r));
-  socket.write('POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 30\r\nConnection: close\r\n\r\n0123456789');
-  await sleep(700);
-  socket.write('0123456789');
-  await sleep(700);
-  socket.write('0123456789'); // no end(): uWS closes a half-closed connection at once
-  await new Promise((r) => socket.once('close', r));
+  const answer = await slowRequest(gw.dataPort, ['POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 30\r\nConnection: close\r\n\r\n0123456789', 700, '0123456789', 700, '0123456789']);
   assert.match(answer, /^HTTP\/1\.1 200 /, answer.slice(0, 300));
   assert.match(answer, /"bodyBytes":30/);
 
@@ -101,13 +110,6 @@ test('a short headers deadline ends when the head arrives, also while the upload
     ['cluster', 'early', { targets: [`127.0.0.1:${(upstream.address() as AddressInfo).port}`], timeouts: { headersMs: 500 } }],
     ['route', 'early', { cluster: 'early' }],
   ]);
-  const socket = connect(gw.dataPort, '127.0.0.1');
-  let answer = '';
-  socket.setEncoding('latin1').on('data', (d: string) => (answer += d));
-  await new Promise((r) => socket.once('connect', r));
-  socket.write('POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\nConnection: close\r\n\r\n0123456789');
-  await sleep(300);
-  socket.write('abcdefghij');
-  await new Promise((r) => socket.once('close', r));
+  const answer = await slowRequest(gw.dataPort, ['POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\nConnection: close\r\n\r\n0123456789', 300, 'abcdefghij']);
   assert.match(answer, /first;[\s\S]*last[\s\S]*\r\n0\r\n\r\n$/, answer);
 });
