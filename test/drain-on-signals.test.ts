@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, exitWithin } from './helpers/gateway.js';
 import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
@@ -6,21 +6,25 @@ import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { BOUNDED, sleep } from './helpers/wait.js';
 
-/** A request held by the upstream for `ms`; resolves with its status, or the error's message. */
-function slowRequest(url: string, ms: number): Promise<string> {
-  return request(url, { headers: { 'x-up-delay-ms': String(ms) }, timeoutMs: 30_000 }).then(
+/**
+ * A one-worker gateway proxying to a test upstream, and a request to it the upstream
+ * holds for `ms`: resolves with its status, or the error's message.
+ */
+async function gatewayWithSlowRequest(t: TestContext, drainGraceMs: number, ms: number) {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { workers: 1, drainGraceMs, keys: [ROOT_KEY] });
+  await apply(gw, [['cluster', 'c', { targets: [up.target] }], ['route', 'r', { cluster: 'c' }]]);
+  const inflight = request(`${gw.dataUrl}/slow`, { headers: { 'x-up-delay-ms': String(ms) }, timeoutMs: 30_000 }).then(
     (r) => `${r.status}`,
     (e: Error) => `error: ${e.message}`,
   );
+  return { gw, inflight };
 }
 
 test('a second SIGTERM during the drain changes nothing: the in-flight request finishes and the exit is 0', BOUNDED, async (t) => {
   // Regression: the handlers were `once`: the second signal killed the supervisor by
   // signal (exit 143, volume not closed) and the workers cut the request.
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY] });
-  await apply(gw, [['cluster', 'c', { targets: [up.target] }], ['route', 'r', { cluster: 'c' }]]);
-  const inflight = slowRequest(`${gw.dataUrl}/slow`, 2_000);
+  const { gw, inflight } = await gatewayWithSlowRequest(t, 10_000, 2_000);
   await sleep(300);
   process.kill(gw.pid, 'SIGTERM');
   await sleep(300);
@@ -34,10 +38,7 @@ test('SIGTERM to the whole process group drains with drain.graceMs, not a fixed 
   // Regression: workers that got the signal themselves (systemd KillMode=control-group,
   // kill -TERM -<pgid>) drained with 10 s whatever the config said: a 12 s request
   // under a 15 s grace period was cut.
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { workers: 1, drainGraceMs: 15_000, keys: [ROOT_KEY] });
-  await apply(gw, [['cluster', 'c', { targets: [up.target] }], ['route', 'r', { cluster: 'c' }]]);
-  const inflight = slowRequest(`${gw.dataUrl}/slow`, 12_000);
+  const { gw, inflight } = await gatewayWithSlowRequest(t, 15_000, 12_000);
   await sleep(500);
   process.kill(-gw.pid, 'SIGTERM');
   assert.equal(await inflight, '200', 'finished within the 15 s grace period');

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep, type CollectedAnswer, type StepReply } from './step.js';
+import { defineStep, headerListOf, type CollectedAnswer, type StepReply } from './step.js';
 import { ResponseStore } from './response-store.js';
 
 /**
@@ -52,7 +52,7 @@ export const cache = defineStep({
         const rcc = (get('cache-control') ?? '').toLowerCase();
         if (a.status !== 200 || get('set-cookie') !== undefined || /\b(?:no-store|private|no-cache)\b/.test(rcc)) return a;
         if (authorised && !/\b(?:public|s-maxage|must-revalidate)\b/.test(rcc)) return a;
-        const vary = a.headers.filter(([k]) => k === 'vary').map(([, val]) => val).join(',').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+        const vary = headerListOf(a.headers, 'vary').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
         if (vary.includes('*')) return a;
         store.set(base, vary, header, { status: a.status, headers: a.headers.filter(([k]) => k !== 'x-cache'), body: a.body, expires: Date.now() + s.ttlSeconds * 1000 });
         return a;

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { defineStep, type CollectedAnswer } from './step.js';
+import { defineStep, headerListOf, type CollectedAnswer } from './step.js';
 
 /**
  * Compresses answers with brotli or gzip, as the client's Accept-Encoding prefers (by q;
@@ -35,7 +35,7 @@ export const compression = defineStep({
             ? brotliCompressSync(a.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: a.body.length } })
             : gzipSync(a.body, { level: 6 });
         // Every Vary line the upstream sent, as one list, plus ours.
-        const vary = a.headers.filter(([k]) => k === 'vary').map(([, v]) => v).join(', ');
+        const vary = headerListOf(a.headers, 'vary');
         const headers = a.headers.filter(([k]) => k !== 'vary' && k !== 'etag');
         headers.push(['content-encoding', encoding], ['vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding']);
         return { status: a.status, headers, body };

@@ -41,11 +41,8 @@ export const cors = defineStep({
     return (flow) => {
       const origin = flow.req.header('origin');
       const ok = origin !== undefined && (any || allowed.has(origin.toLowerCase()));
-      if (origin === undefined || (!ok && !(flow.req.method === 'OPTIONS' && flow.req.header('access-control-request-method') !== undefined))) {
-        if (varies) flow.addResponseHeader('vary', 'Origin');
-        return undefined;
-      }
-      if (flow.req.method === 'OPTIONS' && flow.req.header('access-control-request-method') !== undefined) {
+      const preflight = origin !== undefined && flow.req.method === 'OPTIONS' && flow.req.header('access-control-request-method') !== undefined;
+      if (preflight) {
         if (!ok) return refused;
         const requested = flow.req.header('access-control-request-headers');
         return {
@@ -59,13 +56,15 @@ export const cors = defineStep({
           body: '',
         };
       }
-      if (ok) {
-        // Ours replace any the upstream sent: two Allow-Origin values fail the browser's check.
-        flow.onResponse(dropUpstreamCors);
-        flow.addResponseHeader('access-control-allow-origin', allowOrigin(origin));
-        for (let i = 0; i < fixed.length; i++) flow.addResponseHeader(fixed[i]![0], fixed[i]![1]);
-        if (expose !== null) flow.addResponseHeader('access-control-expose-headers', expose);
+      if (!ok) {
+        if (varies) flow.addResponseHeader('vary', 'Origin');
+        return undefined;
       }
+      // Ours replace any the upstream sent: two Allow-Origin values fail the browser's check.
+      flow.onResponse(dropUpstreamCors);
+      flow.addResponseHeader('access-control-allow-origin', allowOrigin(origin));
+      for (let i = 0; i < fixed.length; i++) flow.addResponseHeader(fixed[i]![0], fixed[i]![1]);
+      if (expose !== null) flow.addResponseHeader('access-control-expose-headers', expose);
       return undefined;
     };
   },

@@ -69,6 +69,14 @@ export interface Flow {
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
 }
 
+/** Every value of a header in a name/value list, as one comma-separated list (RFC 9110 §5.3); '' when absent. */
+export function headerListOf(headers: readonly (readonly [string, string])[], name: string): string {
+  return headers
+    .filter(([k]) => k === name)
+    .map(([, v]) => v)
+    .join(', ');
+}
+
 export interface CollectedAnswer {
   status: number;
   headers: [string, string][];
