@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep, type StepOutcome } from './step.js';
+import { defineStep, replaceOwnedHeaders, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
 import { refusedBeforeSending } from '../shared/target-pool.js';
@@ -43,6 +43,7 @@ export const httpCallout = defineStep({
   create(s) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);
+    const owned = map.map(([h]) => h);
     const failed = stepError(502, 'Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
@@ -52,7 +53,7 @@ export const httpCallout = defineStep({
         doc = JSON.parse(r.body);
       } catch (err) {
         if (s.optional) {
-          for (const [header] of map) flow.removeHeader(header);
+          replaceOwnedHeaders(flow, owned, []);
           return undefined;
         }
         return refusedBeforeSending(err) ? REFUSED : failed;
@@ -71,8 +72,7 @@ export const httpCallout = defineStep({
         }
         values.push([header, text]);
       }
-      for (const [header] of map) flow.removeHeader(header);
-      for (const [header, text] of values) flow.setHeader(header, text);
+      replaceOwnedHeaders(flow, owned, values);
       return undefined;
     };
   },

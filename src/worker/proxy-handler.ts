@@ -14,7 +14,7 @@ export interface ProxyEnv {
 
 const NO_BODY_STATUS = new Set([204, 304]);
 
-/** Headers deadlines below this get a precise timer of their own (see ProxyHandler.armHeadersTimer). */
+/** Headers deadlines below this get a precise timer of their own (see the ProxyHandler constructor's headersMs). */
 export const PRECISE_HEADERS_BELOW_MS = 10_000;
 
 /**
@@ -52,23 +52,19 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
     private readonly done: () => void,
     /** Set when another attempt is allowed: which statuses retry, and how to start it. */
     private readonly again: { statuses: ReadonlySet<number>; next: () => void } | null = null,
+    /**
+     * The headers deadline in ms when it is short, else 0. undici runs its header and
+     * body timeouts on a coarse clock (about a second), so a short deadline (timeout step
+     * `headersMs: 100`) would pass 0.5 to 1 s late. Below PRECISE_HEADERS_BELOW_MS the
+     * handler keeps its own timer for the headers; it fails the attempt as undici's own
+     * headers timeout would (504, retriable). It starts when the request is sent
+     * (onRequestSent).
+     */
+    private headersMs = 0,
   ) {}
 
-  /** The precise headers deadline (see armHeadersTimer); null when undici's own timer is enough. */
+  /** The precise headers deadline (see headersMs); null when undici's own timer is enough. */
   private headersTimer: NodeJS.Timeout | null = null;
-  /** Its length in ms; 0: none. */
-  private headersMs = 0;
-
-  /**
-   * undici runs its header and body timeouts on a coarse clock (about a second), so a
-   * short deadline (timeout step `headersMs: 100`) would pass 0.5 to 1 s late. Below
-   * PRECISE_HEADERS_BELOW_MS the handler keeps its own timer for the headers; it fails
-   * the attempt as undici's own headers timeout would (504, retriable). It starts when
-   * the request is sent (onRequestSent).
-   */
-  armHeadersTimer(ms: number): void {
-    this.headersMs = ms;
-  }
 
   /**
    * undici calls this once the request's last byte is written (at once for a bodiless

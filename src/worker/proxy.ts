@@ -33,10 +33,9 @@ export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, 
       retry !== null && n < retry.attempts
         ? { statuses: retry.statuses, next: () => void setTimeout(() => attempt(n + 1), retry.backoffMs * 2 ** (n - 1)) }
         : null;
-    const handler = new ProxyHandler(ex, flow, env, done, again);
-    current = handler;
     const headersMs = flow?.timeouts?.headersMs ?? spec.headersMs;
-    if (headersMs < PRECISE_HEADERS_BELOW_MS) handler.armHeadersTimer(headersMs);
+    const handler = new ProxyHandler(ex, flow, env, done, again, headersMs < PRECISE_HEADERS_BELOW_MS ? headersMs : 0);
+    current = handler;
     try {
       pools.pick().dispatch(
         {
