@@ -96,6 +96,24 @@ test('admin errors are JSON envelopes whose traceId is in the X-Trace-Id header 
     assert.equal((await logLineOf(gw, r.json.traceId)).status, 400);
   });
 
+  await t.test('numbers in the query or the path are plain decimal integers in range, else 400', async () => {
+    // Regressions: publish history?limit=1.5 reached SQLite and answered 500; rollback/0x1,
+    // 1e0, 1.0 and " 1" each rolled back to generation 1 (Number() reads them all as 1).
+    const get = (path: string) => request(`${gw.adminUrl}/api/v1/default/${path}`, { token: gw.tokens.root });
+    for (const limit of ['1.5', '0', '-5', '1001', 'abc', '1e2', '']) {
+      assertEnvelope(await get(`publish/history?limit=${limit}`), 400, 'Svc.Request.BadQuery');
+    }
+    const ok = await get('publish/history?limit=1000');
+    assert.equal(ok.status, 200, ok.text);
+    assert.ok(Array.isArray(ok.json.items));
+    for (const g of ['0x1', '1e0', '1.0', '%201', '0', '-1', '9007199254740993']) {
+      const r = await request(`${gw.adminUrl}/api/v1/default/publish/rollback/${g}`, { method: 'POST', token: gw.tokens.root });
+      assertEnvelope(r, 400, 'Svc.Request.BadParam');
+    }
+    const before = (await get('publish/history')).json.current;
+    assert.equal(before, 0, 'no rollback made a generation');
+  });
+
   await t.test('no token ever appears in the logs', async () => {
     const unknown = newToken();
     await request(`${gw.adminUrl}/api/v1/sys/whoami`, { token: gw.tokens.root });

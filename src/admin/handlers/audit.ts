@@ -1,19 +1,11 @@
 import type { OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
-import { SvcError } from '../../shared/errors.js';
-
-function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
-  const raw = query.get(name);
-  if (raw === null) return null;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new SvcError('Svc.Request.BadQuery', `${name} must be an integer from ${min} to ${max}`);
-  return n;
-}
+import { intQuery } from '../int-param.js';
 
 /** One page of the tenant's audit trail, newest first; `next` is the `before` of the following page. */
 export const list: OpHandler<Services> = ({ params, query, services }) => {
-  const limit = intParam(query, 'limit', 1, 500) ?? 50;
-  const before = intParam(query, 'before', 1, Number.MAX_SAFE_INTEGER);
+  const limit = intQuery(query, 'limit', 1, 500) ?? 50;
+  const before = intQuery(query, 'before', 1, Number.MAX_SAFE_INTEGER);
   const rows = services.audit.list(params.tenant!, limit, before);
   return {
     tenant: params.tenant,

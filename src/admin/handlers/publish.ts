@@ -1,7 +1,7 @@
 import type { OpHandler } from '../op-context.js';
 import { Reply } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
-import { SvcError } from '../../shared/errors.js';
+import { intQuery, intSegment } from '../int-param.js';
 
 export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
   const r = services.publisher.dryRun(params.tenant!);
@@ -21,13 +21,12 @@ export const go: OpHandler<Services> = async ({ params, services, audit }) => {
 };
 
 export const history: OpHandler<Services> = ({ params, services, query }) => {
-  const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 100) || 100));
+  const limit = intQuery(query, 'limit', 1, 1000) ?? 100;
   return { tenant: params.tenant, current: services.publisher.currentId(), items: services.generations.history(params.tenant!, limit) };
 };
 
 export const rollback: OpHandler<Services> = async ({ params, services, audit }) => {
-  const to = Number(params.generation);
-  if (!Number.isInteger(to) || to < 1) throw new SvcError('Svc.Request.BadParam', `Invalid generation ${JSON.stringify(params.generation)}`);
+  const to = intSegment(params.generation, 'generation');
   const r = await services.publisher.rollback(params.tenant!, to);
   audit.generation = r.generation;
   return r;
