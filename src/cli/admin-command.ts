@@ -30,10 +30,13 @@ export abstract class AdminCommand extends Command {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       parsed = await this.parse(this.constructor as any);
     } catch (err) {
-      // Every unusable input exits 2 (README): oclif's own parse errors do, but a value
-      // refused by an arg's or flag's parser (`rollback abc`) would otherwise exit 1.
+      // Every unusable input exits 2 with a Cli.Input envelope on stdout (README), as other
+      // bad input does: scripts branch on the code. oclif's text still goes to stderr. (A
+      // value refused by an arg's or flag's parser, `rollback abc`, would otherwise exit 1.)
+      const message = (err as Error).message;
+      process.stdout.write(JSON.stringify({ code: 'Cli.Input', message }, null, 2) + '\n');
       if (err instanceof Errors.CLIError && err.oclif?.exit === 2) throw err;
-      throw new Errors.CLIError((err as Error).message, { exit: 2 });
+      throw new Errors.CLIError(message, { exit: 2 });
     }
     this.flags = parsed.flags as unknown as AdminFlags;
     this.args = parsed.args as Record<string, string | undefined>;
