@@ -77,6 +77,12 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     const lines = (name: string) => r.raw.split('\r\n').filter((l) => l.toLowerCase().startsWith(`${name}:`));
     assert.deepEqual(lines('access-control-allow-origin'), ['access-control-allow-origin: https://app.example']);
     assert.deepEqual(lines('access-control-allow-credentials'), ['access-control-allow-credentials: true']);
+    // Regression: an origin not on the list kept the upstream's own CORS headers, so an
+    // app reflecting Origin with credentials granted any site credentialed reads.
+    const reflected = JSON.stringify({ 'access-control-allow-origin': 'https://evil.example', 'access-control-allow-credentials': 'true', 'access-control-expose-headers': 'x-secret' });
+    const evil = await rawRequest(gw.dataPort, ['GET /cors HTTP/1.1', 'Host: x', 'Connection: close', 'Origin: https://evil.example', `X-Up-Headers: ${reflected}`]);
+    assert.equal(evil.status, 200);
+    assert.doesNotMatch(evil.raw, /^access-control-/im, evil.raw);
   });
 
   await t.test('path-rewrite: strip a prefix, regex replacement; the query is kept', async () => {

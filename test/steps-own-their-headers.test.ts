@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes, scryptSync } from 'node:crypto';
+import { createHash, randomBytes, scryptSync } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
@@ -43,6 +43,7 @@ test('identity headers come from the step that owns them, never from the client'
   const svc = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
 
   const secret = randomBytes(32).toString('hex');
+  const sha = (key: string) => createHash('sha256').update(key).digest('hex');
   const salt = randomBytes(16);
   const zoe = `scrypt$1024$8$1$${salt.toString('base64')}$${scryptSync('pw', salt, 32, { N: 1024, r: 8, p: 1 }).toString('base64')}`;
   const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret } });
@@ -57,6 +58,22 @@ test('identity headers come from the step that owns them, never from the client'
     ['route', 'co-bad', { cluster: 'up', pathPrefix: '/co-bad', steps: [{ code: 'http-callout', settings: { url: `${svc}/bad-value`, map: { 'x-tier': '/tier' } } }] }],
     ['route', 'co-bad-opt', { cluster: 'up', pathPrefix: '/co-opt', steps: [{ code: 'http-callout', settings: { url: `${svc}/bad-value`, map: { 'x-tier': '/tier' }, optional: true } }] }],
     ['route', 'basic', { cluster: 'up', pathPrefix: '/basic', steps: [{ code: 'basic-auth', settings: { realm: 'r', users: [{ username: 'zoë', scrypt: zoe }] } }] }],
+    // "Optional auth": failing checks that let the request on (Continue, an `any` group).
+    ['orch', 'optional-key', { nodes: [{ id: 'k', step: 'key-auth', settings: { keys: [{ id: 'app', sha256: sha('good-key') }] }, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'optional-jwt', { nodes: [{ id: 'j', step: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_JWT_SECRET' }, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'optional-fa', { nodes: [{ id: 'f', step: 'forward-auth', settings: { url: `${svc}/deny`, upstreamHeaders: ['x-user-id'] }, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'any-of', {
+      nodes: [
+        { id: 'k', step: 'key-auth', settings: { keys: [{ id: 'app', sha256: sha('good-key') }], consumerHeader: 'x-key-consumer' } },
+        { id: 'j', step: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_JWT_SECRET' } },
+      ],
+      links: [],
+      groups: [{ id: 'g', nodes: ['k', 'j'], merge: 'any' }],
+    }],
+    ['route', 'opt-key', { cluster: 'up', pathPrefix: '/opt-key', steps: [{ code: 'orch', settings: { ref: 'optional-key' } }] }],
+    ['route', 'opt-jwt', { cluster: 'up', pathPrefix: '/opt-jwt', steps: [{ code: 'orch', settings: { ref: 'optional-jwt' } }] }],
+    ['route', 'opt-fa', { cluster: 'up', pathPrefix: '/opt-fa', steps: [{ code: 'orch', settings: { ref: 'optional-fa' } }] }],
+    ['route', 'any-of', { cluster: 'up', pathPrefix: '/any-of', steps: [{ code: 'orch', settings: { ref: 'any-of' } }] }],
   ]);
   const get = (path: string, headers: Record<string, string> = {}) => request(`${gw.dataUrl}${path}`, { headers });
 
@@ -100,6 +117,28 @@ test('identity headers come from the step that owns them, never from the client'
     assert.equal(optional.status, 200, optional.text);
     assert.equal(optional.json.headers['x-tier'], undefined);
     assert.equal(optional.json.headers['x-injected'], undefined);
+  });
+
+  await t.test('a failed check that lets the request on (Continue, an any group) still drops the client’s identity headers', async () => {
+    // Regression: the header was dropped only on the success path, so "optional auth"
+    // passed a client's own X-Consumer-Id / X-User-Id to the upstream.
+    const cases: [string, Record<string, string>, string][] = [
+      ['/opt-key', { 'x-consumer-id': 'admin' }, 'x-consumer-id'],
+      ['/opt-key', { 'x-api-key': 'wrong', 'x-consumer-id': 'admin' }, 'x-consumer-id'],
+      ['/opt-jwt', { authorization: 'Bearer a.b.c', 'x-consumer-id': 'admin' }, 'x-consumer-id'],
+      ['/opt-fa', { 'x-user-id': 'admin' }, 'x-user-id'],
+      // key-auth passes (its consumer goes in x-key-consumer), jwt-auth fails: its header too is the gateway's.
+      ['/any-of', { 'x-api-key': 'good-key', 'x-consumer-id': 'admin', 'x-key-consumer': 'admin' }, 'x-consumer-id'],
+    ];
+    for (const [path, headers, owned] of cases) {
+      const r = await get(path, headers);
+      assert.equal(r.status, 200, `${path}: ${r.text}`);
+      assert.equal(r.json.headers[owned], undefined, `${path} ${JSON.stringify(headers)}: ${owned} reached the upstream`);
+    }
+    const passed = await get('/opt-key', { 'x-api-key': 'good-key', 'x-consumer-id': 'admin' });
+    assert.equal(passed.json.headers['x-consumer-id'], 'app', 'a passing check sets its own value');
+    const anyKey = await get('/any-of', { 'x-api-key': 'good-key', 'x-key-consumer': 'admin' });
+    assert.equal(anyKey.json.headers['x-key-consumer'], 'app');
   });
 
   await t.test('basic-auth: a consumer name beyond ASCII reaches the upstream percent-encoded', async () => {

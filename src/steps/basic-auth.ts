@@ -34,6 +34,7 @@ export const basicAuth = defineStep({
     consumerHeader: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-consumer-id'),
     cacheSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3600)), 60),
   }),
+  ownedHeaders: (s) => [s.consumerHeader],
   create(s) {
     const users = new Map<string, User>(
       s.users.map((u) => {

@@ -57,6 +57,9 @@ export const cors = defineStep({
         };
       }
       if (!ok) {
+        // An origin not on the list gets no CORS headers, the upstream's own included
+        // (an app that reflects Origin would otherwise grant any site credentialed reads).
+        if (origin !== undefined) flow.onResponse(dropUpstreamCors);
         if (varies) flow.addResponseHeader('vary', 'Origin');
         return undefined;
       }

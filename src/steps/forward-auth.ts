@@ -30,6 +30,7 @@ export const forwardAuth = defineStep({
     upstreamHeaders: v.optional(v.array(HeaderName), []),
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000)), 2_000),
   }),
+  ownedHeaders: (s) => s.upstreamHeaders,
   create(s) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const pass = s.upstreamHeaders.map((h) => h.toLowerCase());

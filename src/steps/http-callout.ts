@@ -40,6 +40,7 @@ export const httpCallout = defineStep({
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000)), 2_000),
     optional: v.optional(v.boolean(), false),
   }),
+  ownedHeaders: (s) => Object.keys(s.map),
   create(s) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);

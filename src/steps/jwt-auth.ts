@@ -28,6 +28,7 @@ export const jwtAuth = defineStep({
     v.check((s) => !s.algorithms.includes('HS256') || s.secretEnv !== undefined, 'HS256 needs secretEnv'),
     v.check((s) => s.algorithms.every((a) => a === 'HS256') || s.jwks !== undefined, 'RS256/ES256 need jwks'),
   ),
+  ownedHeaders: (s) => [s.subjectHeader],
   create(s) {
     const secret = s.secretEnv ? process.env[s.secretEnv] : undefined;
     // Read from the gateway's environment (the supervisor's, which workers inherit): unset,

@@ -23,6 +23,7 @@ export const keyAuth = defineStep({
     consumerHeader: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), 'x-consumer-id'),
     keepCredential: v.optional(v.boolean(), false),
   }),
+  ownedHeaders: (s) => [s.consumerHeader],
   create(s) {
     const header = s.header.toLowerCase();
     const keys = s.keys.map((k) => ({ id: k.id, digest: Buffer.from(k.sha256, 'hex') }));

@@ -146,6 +146,13 @@ export interface StepDefinition<S = unknown> {
    * unchanged (rate-limit buckets).
    */
   create?(settings: S, ctx: { bucket: string; tenant: string; env: StepEnv }): StepRun;
+  /**
+   * Request headers the step sets from what it verified (a consumer id, a subject, a
+   * service's answer). The route drops the client's own values of them before its first
+   * step runs, whatever this step's outcome: a failed check under failureStrategy
+   * Continue, or a failed member of an `any` group, must not let them through.
+   */
+  ownedHeaders?(settings: S): readonly string[];
   /** Cluster names the settings refer to (checked by the compiler against the tenant's clusters). */
   clusterRefs?(settings: S): { pointer: string; name: string }[];
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */

@@ -4,6 +4,30 @@ import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 
 /**
+ * A route's steps as one function (see buildPipeline), with the headers its steps own
+ * (StepDefinition.ownedHeaders) dropped from the client's request before the first step.
+ */
+export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
+  const run = buildPipeline(steps, env);
+  if (run === null) return null;
+  const owned = [...new Set(ownedBy(steps))];
+  if (owned.length === 0) return run;
+  return (flow) => {
+    for (let i = 0; i < owned.length; i++) flow.removeHeader(owned[i]!);
+    return run(flow);
+  };
+}
+
+function ownedBy(steps: readonly CompiledStep[]): string[] {
+  const out: string[] = [];
+  for (const s of steps) {
+    if (s.kind === 'group') for (const m of s.members) out.push(...ownedBy(m));
+    else for (const h of STEPS.get(s.code)?.ownedHeaders?.(s.settings) ?? []) out.push(h.toLowerCase());
+  }
+  return out;
+}
+
+/**
  * Turns a route's compiled steps into one function, once per generation. Steps run in
  * order; the first that answers ends the chain (FailFast). A chain of sync steps stays
  * sync: a promise is only made when a step returns one. A route without steps gets

@@ -6,7 +6,7 @@ import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
 import type { Target } from './data-server.js';
 import { envelopeReply } from './envelope.js';
-import { buildPipeline } from './pipeline.js';
+import { buildRoutePipeline } from './pipeline.js';
 import { proxy } from './proxy.js';
 import { RouteTable, routingHost } from './route-table.js';
 import { ClusterPools } from './upstream-pools.js';
@@ -63,7 +63,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
     if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
     const upstream = poolsFor(t.cluster);
-    const pipeline: StepRun | null = buildPipeline(t.steps, stepEnv);
+    const pipeline: StepRun | null = buildRoutePipeline(t.steps, stepEnv);
     if (pipeline === null) {
       return (ex) => {
         inFlight++;
