@@ -8,6 +8,8 @@ import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
 
+const TREE = { $ref: '#/definitions/node', definitions: { node: { type: 'object', properties: { child: { $ref: '#/definitions/node' } } } } };
+
 test('body-validate and mirror', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const shadow = await startUpstream(t);
@@ -18,6 +20,8 @@ test('body-validate and mirror', BOUNDED, async (t) => {
     ['cluster', 'shadow', { targets: [shadow.target] }],
     ['route', 'validated', { cluster: 'up', pathPrefix: '/users', steps: [{ code: 'body-validate', settings: { schema, maxBytes: 200 } }] }],
     ['route', 'mirrored', { cluster: 'up', pathPrefix: '/m', steps: [{ code: 'mirror', settings: { cluster: 'shadow' } }] }],
+    ['route', 'tree', { cluster: 'up', pathPrefix: '/tree', steps: [{ code: 'body-validate', settings: { schema: TREE } }] }],
+    ['route', 'formats', { cluster: 'up', pathPrefix: '/formats', steps: [{ code: 'body-validate', settings: { schema: { type: 'object', properties: { email: { type: 'string', format: 'email' }, id: { type: 'string', format: 'uuid' } } } } }] }],
   ]);
   const post = (body: string, type = 'application/json') => request(`${gw.dataUrl}/users`, { method: 'POST', body, headers: { 'content-type': type } });
 
@@ -37,6 +41,25 @@ test('body-validate and mirror', BOUNDED, async (t) => {
     assert.equal((await post('{nope')).status, 400);
     assert.equal((await post('{"name":"a"}', 'text/plain')).status, 415);
     assert.equal((await post(JSON.stringify({ name: 'x'.repeat(300) }))).status, 413);
+  });
+
+  await t.test('a recursive schema and a deeply nested body: 400, not 500', async () => {
+    // Regression: ajv's validator recursed with the body until the stack ran out (500 Svc.Internal).
+    const deep = '{"child":'.repeat(20_000) + '{}' + '}'.repeat(20_000);
+    const r = await request(`${gw.dataUrl}/tree`, { method: 'POST', body: deep, headers: { 'content-type': 'application/json' } });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.code, 'Svc.Data.BodyInvalid');
+    const shallow = await request(`${gw.dataUrl}/tree`, { method: 'POST', body: '{"child":{"child":{}}}', headers: { 'content-type': 'application/json' } });
+    assert.equal(shallow.status, 200, shallow.text);
+  });
+
+  await t.test('format keywords are checked (email, uuid, …)', async () => {
+    // Regression: ajv without its formats ignored `format`, and any string passed.
+    const send = (doc: unknown) => request(`${gw.dataUrl}/formats`, { method: 'POST', body: JSON.stringify(doc), headers: { 'content-type': 'application/json' } });
+    const bad = await send({ email: 'not an email', id: '<script>' });
+    assert.equal(bad.status, 400, bad.text);
+    assert.deepEqual(bad.json.violations.map((v: { pointer: string }) => v.pointer).sort(), ['/email', '/id']);
+    assert.equal((await send({ email: 'ada@example.com', id: '6f1c2f0e-8a55-4c1e-9d8f-2a7f8f1e2b3c' })).status, 200);
   });
 
   await t.test('mirror: the shadow cluster gets a copy; the client gets the main answer', async () => {

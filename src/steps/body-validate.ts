@@ -1,24 +1,38 @@
 import * as v from 'valibot';
 import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { defineStep, type StepOutcome } from './step.js';
 import { stepError } from './reply.js';
 
-let ajv = new Ajv({ allErrors: true, strict: false });
+// ajv-formats is CommonJS: its default export arrives as the module object under NodeNext.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
 const compiled = new Map<string, ValidateFunction>();
 
+/** ajv warns, and ignores the keyword, for a format it does not know: refuse the schema instead. */
+const strictFormats = {
+  log() {},
+  warn(...args: unknown[]) {
+    const msg = String(args[0]);
+    if (msg.startsWith('unknown format')) throw new Error(msg);
+  },
+  error() {},
+};
+
 /**
- * One compiled validator per distinct schema text. ajv keeps every schema object it
- * compiles, and each dry-run, publish and generation hands it new objects: without this
- * the supervisor and the workers grew by a compiled schema each time.
+ * One compiled validator per distinct schema text, each in its own ajv instance: ajv
+ * keeps every schema it compiles under its `$id`, so in a shared instance an edited
+ * schema with the same `$id` could never compile again, and one tenant's `$ref` could
+ * resolve to another tenant's schema. Bounded, because each dry-run, publish and
+ * generation hands over new schema objects.
  */
 export function validatorOf(schema: Record<string, unknown>): ValidateFunction {
   const key = JSON.stringify(schema);
   let fn = compiled.get(key);
   if (fn === undefined) {
-    if (compiled.size >= 1_000) {
-      compiled.clear();
-      ajv = new Ajv({ allErrors: true, strict: false }); // and its own cache with it
-    }
+    if (compiled.size >= 256) compiled.clear();
+    const ajv = new Ajv({ allErrors: true, strict: false, logger: strictFormats });
+    addFormats(ajv); // email, uuid, date-time, uri, … (JSON Schema's format vocabulary)
     fn = ajv.compile(schema);
     compiled.set(key, fn);
   }
@@ -73,7 +87,14 @@ export const bodyValidate = defineStep({
       } catch (err) {
         return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.BodyInvalid', message: `not JSON: ${(err as Error).message}`, violations: [] }) };
       }
-      if (validate(doc)) return undefined;
+      let valid: boolean;
+      try {
+        valid = validate(doc) as boolean;
+      } catch {
+        // A recursive schema meets a deeply nested body: ajv's validator recurses with it.
+        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.BodyInvalid', message: 'The request body is nested too deeply to validate', violations: [] }) };
+      }
+      if (valid) return undefined;
       const violations = (validate.errors ?? []).map((e) => ({ pointer: e.instancePath, message: e.message ?? 'invalid' }));
       return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.BodyInvalid', message: 'The request body violates the schema', violations }) };
     };
