@@ -4,7 +4,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
-import { ROOT_KEY, apply } from './helpers/admin.js';
+import { ROOT_KEY, apply, deleteEntity, dryRun, setEntity } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED } from './helpers/wait.js';
@@ -21,6 +21,8 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
   const secret = randomBytes(32).toString('hex');
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+  const rotated = await generateKeyPair('ES256');
+  const next = { ...(await exportJWK(rotated.publicKey)), kid: 'k2', alg: 'ES256' };
   const rsa = await generateKeyPair('RS256');
   const rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: 'r1', alg: 'RS256' };
   const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret } });
@@ -30,6 +32,8 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
     ['route', 'hs', { cluster: 'up', pathPrefix: '/hs', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_JWT_SECRET', issuer: 'idp', audience: 'api' } }] }],
     ['route', 'es', { cluster: 'up', pathPrefix: '/es', steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwks: { keys: [jwk] } } }] }],
     ['route', 'rs', { cluster: 'up', pathPrefix: '/rs', steps: [{ code: 'jwt-auth', settings: { algorithms: ['RS256'], jwks: { keys: [rsaJwk] }, audience: 'api' } }] }],
+    // Key rotation: two keys of one algorithm, tokens that name no kid.
+    ['route', 'rotation', { cluster: 'up', pathPrefix: '/rotation', steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwks: { keys: [next, jwk] } } }] }],
   ]);
   const get = (path: string, headers: Record<string, string> = {}) => request(`${gw.dataUrl}${path}`, { headers });
   const basic = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
@@ -71,6 +75,42 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
     const other = await generateKeyPair('ES256');
     const forged = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(other.privateKey);
     assert.equal((await get('/es', bearer(forged))).status, 401);
+  });
+
+  await t.test('jwt-auth: a token without kid is tried against every key of its algorithm (key rotation)', async () => {
+    // Regression: with two ES256 keys, jose reported "multiple matching keys" and every token without kid got 401.
+    for (const [signer, sub] of [[privateKey, 'old-key'], [rotated.privateKey, 'new-key']] as const) {
+      const token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setSubject(sub).setExpirationTime('5m').sign(signer);
+      const ok = await get('/rotation', bearer(token));
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.json.headers['x-consumer-id'], sub);
+    }
+    const stranger = await generateKeyPair('ES256');
+    const forged = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setExpirationTime('5m').sign(stranger.privateKey);
+    assert.equal((await get('/rotation', bearer(forged))).status, 401);
+  });
+
+  await t.test('jwt-auth: a sub that is not a string is refused (401), never forwarded', async () => {
+    // Regression: an object sub answered 400 and an array ["a","b"] went upstream as "a, b".
+    for (const sub of [{ id: 'a' }, ['a', 'b'], 7]) {
+      const token = await new SignJWT({ sub } as never).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(privateKey);
+      const r = await get('/es', { ...bearer(token), 'x-consumer-id': 'admin' });
+      assert.equal(r.status, 401, `sub ${JSON.stringify(sub)}: ${r.text}`);
+    }
+  });
+
+  await t.test('jwt-auth: a JWKS that cannot verify anything is a compile issue, not 401 on every request', async () => {
+    // Regression: a private JWK, a malformed one or an empty key list published fine.
+    const extractable = await generateKeyPair('ES256', { extractable: true });
+    const priv = { ...(await exportJWK(extractable.privateKey)), kid: 'p' };
+    const cases: unknown[] = [{ keys: [priv] }, { keys: [{ kty: 'EC', crv: 'P-256', x: 'not-base64url!', y: 'x' }] }, { keys: [] }, { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }];
+    for (const jwks of cases) {
+      await setEntity(gw, 'route', 'bad-jwks', { cluster: 'up', pathPrefix: '/bad-jwks', steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwks } }] });
+      const r = await dryRun(gw);
+      assert.equal(r.status, 422, JSON.stringify(jwks));
+      assert.ok(r.json.issues.some((i) => i.name === 'bad-jwks' && i.pointer.startsWith('/steps/0/settings')), JSON.stringify(r.json.issues));
+    }
+    await deleteEntity(gw, 'route', 'bad-jwks');
   });
 
   await t.test('jwt-auth RS256 against an inline JWKS; a token signed for another algorithm is refused', async () => {
