@@ -132,6 +132,14 @@ export class Exchange implements StepRequest {
       },
     });
     this.res.onData((ab, last) => {
+      // The answer may be complete before the body is (an upstream that answers an upload
+      // early): uWS still delivers the rest, but the response must not be touched again
+      // (uWS throws, and the worker went down). The rest is dropped.
+      if (this.done || this.aborted) {
+        if (last) this.bodyOpen = false;
+        if (!stream.destroyed) stream.destroy();
+        return;
+      }
       // The ArrayBuffer is only valid during this callback: copy it.
       if (!stream.push(Buffer.from(ab.slice(0))) && !last) {
         paused = true;
@@ -237,6 +245,9 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done) return true;
     // In chunked mode a zero-length write is the terminating chunk: never pass one on.
     if (chunk.length === 0 && total !== 0) return true;
+    // uWS writes a Connection: close asked for at end() as a header line, even when the
+    // head already went out: only an end() that sends the head may ask for it.
+    const mayClose = !this.headFlushed;
     const head = this.takeHead();
     if (total === null) return writeChunked(this.res, chunk, head, onDrain);
     const res = this.res;
@@ -246,7 +257,7 @@ export class Exchange implements StepRequest {
       if (chunk.length === total && fitsCork(head === null ? 0 : head.length, chunk)) {
         // The whole body in one chunk that fits uWS's cork buffer (most answers): end()
         // takes it in one call and one send.
-        res.end(chunk, this.closing());
+        res.end(chunk, mayClose && (this.closing() || this.bodyOpen));
         return this.finish();
       }
       const start = res.getWriteOffset();
@@ -278,9 +289,12 @@ export class Exchange implements StepRequest {
    */
   end(): void {
     if (this.aborted || this.done || this.tailPending) return;
+    // After body bytes went out, a close asked of uWS here would land inside the body as
+    // a header line (a malformed chunked answer): see write().
+    const close = !this.headFlushed && (this.closing() || this.bodyOpen);
     this.res.cork(() => {
       this.flushHead();
-      this.res.end(undefined, this.closing());
+      this.res.end(undefined, close);
     });
     this.finish();
   }
@@ -288,7 +302,7 @@ export class Exchange implements StepRequest {
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
   endWithoutBody(contentLength: number | undefined): void {
     if (this.aborted || this.done) return;
-    this.endBodyless(this.takeHead(), contentLength, this.closing());
+    this.endBodyless(this.takeHead(), contentLength, this.closing() || this.bodyOpen);
     this.finish();
   }
 
