@@ -150,6 +150,10 @@ export class Exchange implements StepRequest {
         stream.push(null);
       }
     });
+    // The error tells a reader (undici, a step) that the body will never end. Until one
+    // reads, nothing listens: without this listener Node throws it and the worker dies
+    // (a client leaving during an async step, or while its request waits for a connection).
+    stream.on('error', ignore);
     this.onAbort(() => stream.destroy(new Error('client aborted')));
     return stream;
   }
@@ -342,3 +346,5 @@ export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean, h
   res.writeStatus(r.head);
   res.end(r.body, close);
 }
+
+function ignore(): void {}
