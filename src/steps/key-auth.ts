@@ -43,22 +43,21 @@ export const keyAuth = defineStep({
       }
       return undefined;
     };
-    // Presented key -> consumer (or null), so a repeat caller skips the hash. In memory
-    // only, bounded, and per generation: it goes when the settings change.
-    const seen = new Map<string, string | null>();
+    // Accepted key -> consumer, so a repeat caller skips the hash. In memory only, per
+    // generation (it goes when the settings change), and only keys that matched: at most
+    // one entry per configured key, so refused keys (any number, any size) cost no memory.
+    const seen = new Map<string, string>();
     const lookup = (presented: string): string | null => {
       const digest = createHash('sha256').update(presented).digest();
       let consumer: string | null = null;
       for (const k of keys) if (timingSafeEqual(k.digest, digest) && consumer === null) consumer = k.id;
-      if (seen.size >= 10_000) seen.clear();
-      seen.set(presented, consumer);
+      if (consumer !== null) seen.set(presented, consumer);
       return consumer;
     };
     return (flow) => {
       const presented = flow.req.header(header) ?? fromQuery(flow.req.query);
       if (!presented) return unauthorized;
-      const cached = seen.get(presented);
-      const consumer = cached !== undefined ? cached : lookup(presented);
+      const consumer = seen.get(presented) ?? lookup(presented);
       if (consumer === null) return unauthorized;
       flow.vars.consumer = consumer;
       flow.setHeader(s.consumerHeader, idHeader.get(consumer)!);
