@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { defineStep, type Flow, type StepReply } from './step.js';
 
@@ -9,6 +10,14 @@ const Settings = v.strictObject({
   /** RateLimit-Limit / -Remaining / -Reset on every answer of the route. */
   headers: v.optional(v.boolean(), true),
 });
+
+/** Longer header values count by their SHA-256: a bucket's key stays small whatever a client sends (up to 16 KB). */
+const LONGEST_KEPT = 64;
+
+function headerKey(value: string | undefined): string {
+  if (value === undefined) return '';
+  return value.length <= LONGEST_KEPT ? value : `#${createHash('sha256').update(value).digest('base64url')}`;
+}
 
 function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): StepReply {
   const retryAfter = String(Math.max(1, Math.ceil(retryAfterSeconds)));
@@ -39,7 +48,7 @@ export const rateLimit = defineStep({
     const { requestsPerSecond, burst, key, headers } = settings;
     const limits = env.rateLimits;
     const keyOf: (flow: Flow) => string =
-      key === 'route' ? () => bucket : key === 'ip' ? (f) => `${bucket}|ip:${f.req.remoteAddress}` : (f) => `${bucket}|h:${f.req.header(key.header.toLowerCase()) ?? ''}`;
+      key === 'route' ? () => bucket : key === 'ip' ? (f) => `${bucket}|ip:${f.req.remoteAddress}` : (f) => `${bucket}|h:${headerKey(f.req.header(key.header.toLowerCase()))}`;
     const limitHeader = String(burst);
     const passed = (flow: Flow, b: string): undefined => {
       if (headers) {

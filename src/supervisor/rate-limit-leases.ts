@@ -12,13 +12,35 @@ export class RateLimitLeases {
   constructor(
     private readonly workers: () => number,
     private readonly clock: () => number = () => performance.now(),
+    /** Per-client keys (ip, a header) are the client's to multiply: the count is bounded. */
+    private readonly maxBuckets = 200_000,
   ) {}
+
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  /**
+   * Full, idle buckets go first (they hold nothing); if that is not enough, the oldest
+   * tenth by creation. A bucket dropped while in use starts again full: under a flood
+   * of distinct keys some clients get a fresh burst, and the supervisor's memory stays bounded.
+   */
+  private makeRoom(now: number): void {
+    this.sweep(1_000, now);
+    let drop = this.buckets.size - Math.floor(this.maxBuckets * 0.9);
+    if (drop <= 0) return;
+    for (const k of this.buckets.keys()) {
+      this.buckets.delete(k);
+      if (--drop === 0) break;
+    }
+  }
 
   /** `returned`: unspent tokens of the asking worker's lapsed lease, credited first. */
   lease(key: string, rps: number, burst: number, returned = 0): { granted: number; retryAfterMs: number; remaining: number } {
     const now = this.clock();
     let entry = this.buckets.get(key);
     if (!entry) {
+      if (this.buckets.size >= this.maxBuckets) this.makeRoom(now);
       entry = { bucket: new TokenBucket(rps, burst, now), lastUsed: now };
       this.buckets.set(key, entry);
     }
@@ -32,8 +54,7 @@ export class RateLimitLeases {
   }
 
   /** Forgets buckets unused for `idleMs` (a full bucket carries no state worth keeping). */
-  sweep(idleMs: number): void {
-    const now = this.clock();
+  sweep(idleMs: number, now = this.clock()): void {
     for (const [k, e] of this.buckets) if (now - e.lastUsed > idleMs && e.bucket.available(now) >= e.bucket.capacity) this.buckets.delete(k);
   }
 }

@@ -18,6 +18,8 @@ interface Local {
 }
 
 const LEASE_TTL_MS = 1000;
+/** Above this many buckets a new one first sweeps out the idle ones. */
+const SWEEP_AT = 10_000;
 /** A lease answer that has not come by then is treated as a refusal (never a hang). */
 const ANSWER_TIMEOUT_MS = 2000;
 /** A bucket in steady use asks for its next lease this long before the current one lapses. */
@@ -46,7 +48,9 @@ export class LeasedRateLimits implements RateLimitClient {
     const now = performance.now();
     let l = this.local.get(bucket);
     if (!l) {
-      if (this.local.size >= 100_000) this.local.clear(); // per-client keys: bound the memory
+      // Per-client keys: forget idle ones first, and bound the count whatever happens.
+      if (this.local.size >= SWEEP_AT) this.sweep(now);
+      if (this.local.size >= 100_000) this.local.clear();
       this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0, lastGrant: 0, asking: false, waiters: null }));
     }
     if (l.tokens > 0 && now < l.expires) {
@@ -62,6 +66,11 @@ export class LeasedRateLimits implements RateLimitClient {
       (entry.waiters ??= []).push(resolve);
       if (!entry.asking) this.ask(entry, bucket, rps, burst);
     });
+  }
+
+  /** Drops buckets with nothing pending: lease lapsed, no denial running, nobody waiting. */
+  private sweep(now: number): void {
+    for (const [k, l] of this.local) if (!l.asking && l.waiters === null && now >= l.expires && now >= l.deniedUntil) this.local.delete(k);
   }
 
   remaining(bucket: string): number {
