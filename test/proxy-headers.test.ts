@@ -243,6 +243,15 @@ test('routes match the normalised path (/a/../b is /b) while the upstream receiv
   const r = await send('/../../b/x');
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.url, '/../../b/x');
+  // Regression: a backslash passed the route table as a plain byte, while WHATWG URL
+  // parsers upstream read it as '/': /b\..\a reached the upstream as /a past route a.
+  const before = up.requests.length;
+  for (const target of ['/b\\..\\a', '/b/..\\a', '/b\\x']) {
+    const refused = await send(target);
+    assert.equal(refused.status, 400, `${target}: ${refused.text}`);
+    assert.equal(refused.json.code, 'Svc.Data.BadRequest');
+  }
+  assert.equal(up.requests.length, before, 'nothing reached the upstream');
 });
 
 // The steps' header edits are applied in the proxy's one pass over the headers, together

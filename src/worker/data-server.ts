@@ -24,7 +24,7 @@ export class DataServer {
   private idleWaiters: (() => void)[] = [];
 
   /** `refusal` makes the envelope for an answer the data server gives itself. */
-  constructor(route: Router, refusal: (code: 'Svc.Internal' | 'Svc.Data.BadFraming') => StaticReply, log: Logger) {
+  constructor(route: Router, refusal: (code: 'Svc.Internal' | 'Svc.Data.BadFraming' | 'Svc.Data.BadRequest') => StaticReply, log: Logger) {
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -35,6 +35,10 @@ export class DataServer {
       try {
         method = req.getCaseSensitiveMethod();
         const url = req.getUrl();
+        // A backslash is no URI byte (RFC 3986), yet WHATWG URL parsers (Node's among them)
+        // read it as '/': `/public\..\admin` would reach an upstream as /admin past a
+        // prefix rule on /admin. Refused before routing.
+        if (url.includes('\\')) return replyStatic(res, refusal('Svc.Data.BadRequest'), this.draining, method === 'HEAD');
         // Normalised once per request: the route table matches on it, steps read it as ex.path.
         const path = normalizePath(url);
         const target = route(method, path, req.getHeader('host'));
