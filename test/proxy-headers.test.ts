@@ -1,5 +1,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { rawRequest } from './helpers/raw-http.js';
@@ -130,6 +131,45 @@ test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.D
   const ok = await rawRequest(gw.dataPort, ['POST /framing HTTP/1.1', 'Host: x', 'Transfer-Encoding: gzip, chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
   assert.equal(ok.status, 200, ok.raw);
   assert.equal(ok.json.bodyBytes, 3, 'chunked last: the body is read and forwarded');
+});
+
+/** Writes `bytes` in one packet; resolves with all the gateway answered and whether it closed within `ms`. */
+function sendAtOnce(port: number, bytes: string, ms = 3_000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    let text = '';
+    const s = connect(port, '127.0.0.1', () => s.write(bytes));
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve({ text, closed: false });
+    }, ms);
+    s.setEncoding('latin1').on('data', (d: string) => (text += d));
+    s.on('error', () => {});
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, closed: true });
+    });
+  });
+}
+
+test('bytes sent behind a refused request are never read as a request of their own', BOUNDED, async (t) => {
+  // Regression: the 400-and-close of a framing refusal was written from inside uWS's
+  // request callback, where a close is only a flag: uWS then parsed the bytes behind the
+  // refused request as a new request and forwarded it (request smuggling past a front
+  // proxy that frames the body differently).
+  const { up, gw } = await echoGateway(t);
+  await apply(gw, [['route', 'fixed', { pathPrefix: '/fixed', order: 5, directResponse: { statusCode: 200, body: 'fixed' } }]]);
+  const smuggled = 'DELETE /account HTTP/1.1\r\nHost: x\r\n\r\n';
+  const before = up.requests.length;
+  for (const first of [
+    'POST /framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n',
+    'POST /fixed HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n',
+    'POST /framing HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello',
+  ]) {
+    const r = await sendAtOnce(gw.dataPort, first + smuggled);
+    assert.ok(r.closed, `the connection closes: ${JSON.stringify(r.text)}`);
+    assert.equal((r.text.match(/HTTP\/1\.1 \d{3}/g) ?? []).length <= 1 && !/HTTP\/1\.1 200/.test(r.text), true, `no answer to the bytes behind: ${JSON.stringify(r.text)}`);
+  }
+  assert.equal(up.requests.length, before, 'nothing reached the upstream');
 });
 
 test('routes the gateway answers itself (directResponse, redirect) refuse a bad Transfer-Encoding too, and close', BOUNDED, async (t) => {

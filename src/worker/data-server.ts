@@ -1,5 +1,5 @@
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { Exchange, framingOk, replyStatic } from './exchange.js';
+import { Exchange, requestCallback, framingOk, replyStatic } from './exchange.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
@@ -32,6 +32,7 @@ export class DataServer {
     this.handle = (res, req) => {
       let ex: Exchange | undefined;
       let method = '';
+      requestCallback.active = true;
       try {
         method = req.getCaseSensitiveMethod();
         const url = req.getUrl();
@@ -58,6 +59,8 @@ export class DataServer {
         const r = refusal('Svc.Internal');
         if (ex) ex.sendHead(500, r.body, r.headers);
         else replyStatic(res, r, true, method === 'HEAD');
+      } finally {
+        requestCallback.active = false;
       }
     };
     this.app.any('/*', this.handle);

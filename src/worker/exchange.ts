@@ -30,6 +30,13 @@ export function framingOk(transferEncoding: string): boolean {
  *  - nothing is written after an abort or after the end;
  *  - no exception escapes into uWS (DataServer wraps each handler).
  */
+
+/**
+ * Set by the data server while uWS runs its request callback (see sendBlock): a response
+ * that closes the connection is then sent just after the callback, not from inside it.
+ */
+export const requestCallback = { active: false };
+
 export class Exchange implements StepRequest {
   readonly method: string;
   readonly url: string;
@@ -179,16 +186,22 @@ export class Exchange implements StepRequest {
   /** A 204 or 304 the gateway answers itself: no body and no length (a step's echo, a directResponse). */
   private sendNoBody(head: string): void {
     if (this.aborted || this.done) return;
+    const close = this.closing() || this.bodyOpen;
+    if (close && requestCallback.active) return void setImmediate(() => this.sendNoBody(head));
     this.pendingHead = null;
-    this.endBodyless(head, undefined, this.closing() || this.bodyOpen);
+    this.endBodyless(head, undefined, close);
     this.finish();
   }
 
   private sendBlock(head: string, body: string | Buffer): void {
     if (this.aborted || this.done) return;
-    this.pendingHead = null; // a held streamed head is replaced by this response
     // A body we did not read to the end makes the connection unusable: close it.
     const close = this.closing() || this.bodyOpen;
+    // Inside uWS's request callback a close is only a flag: uWS goes on to parse the bytes
+    // it already holds behind this request as further requests (after a framing refusal,
+    // a smuggled one). Answered from outside the callback, uWS closes at once instead.
+    if (close && requestCallback.active) return void setImmediate(() => this.sendBlock(head, body));
+    this.pendingHead = null; // a held streamed head is replaced by this response
     if (this.method === 'HEAD') {
       // The length of the body a GET would get, never the body (RFC 9110 §9.3.2).
       this.endBodyless(head, typeof body === 'string' ? Buffer.byteLength(body) : body.length, close);
