@@ -97,3 +97,32 @@ test('on a memory: volume a restart forgets everything: 503 before a publish, ge
   assert.equal((await getEntityRaw(gw2, 'route', 'ping')).status, 404);
   assert.deepEqual((await history(gw2)).items, []);
 });
+
+test('a restart without a step’s secret: the other routes serve, that route answers 503 RouteUnavailable, and a publish can fix it', BOUNDED, async (t) => {
+  // Regression: the stored generation was built unchecked at boot; jwt-auth's unset
+  // secretEnv threw in every worker, and the gateway exited 10 with every route down.
+  const up = await startUpstream(t);
+  const dir = tempDir(t);
+  const [dataPort, adminPort] = await freePorts(2);
+  const opts: GatewayOptions = { dir, dataPort, adminPort, volume: 'virtual://state.db', keys: [{ ...ROOT_KEY, token: newToken() }] };
+  const jwt = { cluster: 'api', pathPrefix: '/secure', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_RESTART_SECRET' } }] };
+  const gw1 = await startGateway(t, { ...opts, env: { SY_TEST_RESTART_SECRET: 'x'.repeat(40) } });
+  await apply(gw1, [
+    ['cluster', 'api', { targets: [up.target] }],
+    ['route', 'secure', jwt],
+    ['route', 'ping', ping('v1')],
+  ]);
+  assert.equal((await request(`${gw1.dataUrl}/secure`)).status, 401, 'the route works while the secret is set');
+  assert.equal((await gw1.stop('SIGTERM')).code, 0);
+
+  const gw2 = await startGateway(t, { ...opts, env: { SY_TEST_RESTART_SECRET: undefined } });
+  assert.match(gw2.readyLine, / generation=1$/);
+  assert.equal((await request(`${gw2.dataUrl}/ping`)).text, 'v1', 'the other routes serve');
+  const down = await request(`${gw2.dataUrl}/secure`);
+  assert.equal(down.status, 503, down.text);
+  assert.equal(down.json.code, 'Svc.Data.RouteUnavailable');
+  assert.ok(gw2.logLines().some((l) => l.route === 'secure' && /cannot be loaded/.test(l.msg) && /SY_TEST_RESTART_SECRET/.test(JSON.stringify(l.err))), 'the log says which route and why');
+  // The admin port works: a publish that drops the step restores the route.
+  await apply(gw2, [['route', 'secure', { cluster: 'api', pathPrefix: '/secure' }]]);
+  assert.equal((await request(`${gw2.dataUrl}/secure`)).status, 200);
+});

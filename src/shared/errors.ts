@@ -25,6 +25,7 @@ export const ERRORS = {
   'Svc.Request.BadQuery': { status: 400, message: 'A query parameter is invalid' },
   'Svc.Data.NotPublished': { status: 503, message: 'No configuration has been published yet' },
   'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
+  'Svc.Data.RouteUnavailable': { status: 503, message: "This route's steps could not be loaded at start-up (the gateway's log says why); a publish that fixes it restores the route" },
   'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },
   'Svc.Data.UpstreamInvalid': { status: 502, message: 'The upstream answered with a message the gateway cannot relay' },
   'Svc.Data.BadRequest': { status: 400, message: 'The request cannot be forwarded: a header, the path or the method holds a byte HTTP does not allow' },

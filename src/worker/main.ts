@@ -50,7 +50,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
   deps = { log, traceId, env: { rateLimits, log } };
-  if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps);
+  if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.
     (method, path, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host)),

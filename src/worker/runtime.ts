@@ -28,7 +28,13 @@ export interface Runtime {
 }
 
 
-export function buildRuntime(generation: number, payload: unknown, deps: RuntimeDeps): Runtime {
+/**
+ * `atBoot`: the stored generation a worker starts on. It was checked when published, but
+ * a step may still fail to build in this process's environment (a jwt-auth `secretEnv`
+ * unset since): that route then answers 503 Svc.Data.RouteUnavailable and every other
+ * route serves. A publish is strict instead: any failure refuses the generation.
+ */
+export function buildRuntime(generation: number, payload: unknown, deps: RuntimeDeps, atBoot = false): Runtime {
   const gen = payload as CompiledGeneration;
   const { traceId, log } = deps;
   const pools = new Map<string, ClusterPools>();
@@ -63,7 +69,14 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
     if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
     const upstream = poolsFor(t.cluster);
-    const pipeline: StepRun | null = buildRoutePipeline(t.steps, stepEnv);
+    let pipeline: StepRun | null;
+    try {
+      pipeline = buildRoutePipeline(t.steps, stepEnv);
+    } catch (err) {
+      if (!atBoot) throw err;
+      log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');
+      return (ex) => ex.sendStatic(envelopeReply('Svc.Data.RouteUnavailable', traceId()));
+    }
     if (pipeline === null) {
       return (ex) => {
         inFlight++;
