@@ -243,6 +243,11 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal(d.status, 422);
     const pointers = d.json.issues.map((i) => i.pointer).sort();
     assert.deepEqual(pointers, ['/steps/0/settings/deny/0', '/steps/1/settings/origins']);
+    // Regression: weights past 2^32 passed, and sticky clients then all went to the first cluster.
+    await setEntity(gw, 'route', 'bad', { cluster: 'up', pathPrefix: '/bad', steps: [{ code: 'traffic-split', settings: { clusters: [{ cluster: 'up', weight: 5e9 }, { cluster: 'up', weight: 1 }] } }] });
+    const heavy = await dryRun(gw);
+    assert.equal(heavy.status, 422);
+    assert.deepEqual(heavy.json.issues.map((i) => i.pointer), ['/steps/0/settings/clusters/0/weight']);
   });
 
   await t.test('header edits may not set framing or hop-by-hop headers, nor values with control characters', async () => {

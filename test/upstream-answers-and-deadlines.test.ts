@@ -54,14 +54,22 @@ test('an upstream answer in a transfer coding undici does not undo, or with fram
     s.write('\r\n0\r\n\r\n');
   });
   const smuggly = await rawUpstream(t, (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n'));
+  // Regression: llhttp's own refusals (undici's HTTPParserError, whose code undici 7.30
+  // leaves undefined) were reported as Svc.Data.UpstreamUnreachable.
+  const folded = await rawUpstream(t, (s) => s.write('HTTP/1.1 200 OK\r\nX-Long: a\r\n b\r\nContent-Length: 2\r\n\r\nok'));
+  const badChunk = await rawUpstream(t, (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n'));
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, [
     ['cluster', 'coded', { targets: [coded] }],
     ['cluster', 'smuggly', { targets: [smuggly] }],
+    ['cluster', 'folded', { targets: [folded] }],
+    ['cluster', 'bad-chunk', { targets: [badChunk] }],
     ['route', 'coded', { cluster: 'coded', pathPrefix: '/coded' }],
     ['route', 'smuggly', { cluster: 'smuggly', pathPrefix: '/smuggly' }],
+    ['route', 'folded', { cluster: 'folded', pathPrefix: '/folded' }],
+    ['route', 'bad-chunk', { cluster: 'bad-chunk', pathPrefix: '/bad-chunk' }],
   ]);
-  for (const path of ['/coded', '/smuggly']) {
+  for (const path of ['/coded', '/smuggly', '/folded', '/bad-chunk']) {
     const r = await rawRequest(gw.dataPort, [`GET ${path} HTTP/1.1`, 'Host: a', 'Connection: close']);
     assert.equal(r.status, 502, `${path}: ${r.raw.slice(0, 300)}`);
     assert.equal(r.json.code, 'Svc.Data.UpstreamInvalid', `${path}: ${r.text}`);

@@ -15,7 +15,7 @@ export const trafficSplit = defineStep({
   example: { clusters: [{ cluster: 'api-v1', weight: 90 }, { cluster: 'api-v2', weight: 10 }], stickyCookie: 'session' },
   schema: v.pipe(
     v.strictObject({
-      clusters: v.pipe(v.array(v.strictObject({ cluster: v.pipe(v.string(), v.minLength(1)), weight: v.pipe(v.number(), v.integer(), v.minValue(0)) })), v.minLength(1)),
+      clusters: v.pipe(v.array(v.strictObject({ cluster: v.pipe(v.string(), v.minLength(1)), weight: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000)) })), v.minLength(1)),
       stickyHeader: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/))),
       stickyCookie: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/))),
     }),

@@ -211,6 +211,10 @@ function errorCode(err: Error): ErrorCode {
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
   // llhttp's refusals (HPE_*: bad framing, obs-fold, …) and a transfer coding undici does not undo.
-  if (code === 'SY_UPSTREAM_CODING' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code?.startsWith('HPE_')) return 'Svc.Data.UpstreamInvalid';
+  // undici 7.30 leaves HTTPParserError's code undefined (it looks the llhttp number up in
+  // a name-to-number table): its name is what identifies it.
+  if (code === 'SY_UPSTREAM_CODING' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code?.startsWith('HPE_') || err.name === 'HTTPParserError') {
+    return 'Svc.Data.UpstreamInvalid';
+  }
   return 'Svc.Data.UpstreamUnreachable';
 }
