@@ -12,6 +12,7 @@ const Method = v.pipe(v.string(), v.regex(/^[A-Z]+$/));
 export const cors = defineStep({
   code: 'cors',
   summary: 'Answer CORS preflights and add CORS headers for allowed origins',
+  details: 'With `headers` empty (the default) a preflight from an allowed origin is granted the request headers it asks for (`Access-Control-Request-Headers` is echoed); list them to allow only those. Origins not on the list get no CORS headers at all, the upstream\'s own included.',
   statuses: [{ status: 204, when: 'a preflight from an allowed origin' }, { status: 403, when: 'a preflight from another origin' }],
   example: { origins: ['https://app.example.com'], credentials: true, maxAgeSeconds: 600 },
   schema: v.strictObject({
