@@ -34,6 +34,18 @@ test('cache and compression', BOUNDED, async (t) => {
       res.end(String(req.headers['accept-language'] ?? '--').slice(0, 2));
       return true;
     }
+    if (req.url?.startsWith('/c/two-lines')) {
+      // Two Cache-Control lines: one list (RFC 9110 §5.3), private included.
+      res.writeHead(200, [['content-type', 'text/plain'], ['cache-control', 'max-age=60'], ['cache-control', 'private'], ['content-length', '1']]);
+      res.end('p');
+      return true;
+    }
+    if (req.url?.startsWith('/c/aged')) {
+      const age = req.url.split('?age=')[1] ?? '0';
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60', age, 'content-length': 1 });
+      res.end('a');
+      return true;
+    }
     if (req.url?.startsWith('/c/private')) {
       res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'private', 'content-length': 1 });
       res.end('p');
@@ -106,6 +118,29 @@ test('cache and compression', BOUNDED, async (t) => {
     await request(`${gw.dataUrl}/c/cc/no-cache`);
     assert.equal((await request(`${gw.dataUrl}/c/cc/no-cache`)).headers['x-cache'], 'MISS', 'no-cache answers need revalidation, which the cache does not do');
     assert.equal(count('/c/cc/no-cache'), 2);
+  });
+
+  await t.test('cache: every line of a repeated header counts; the answer’s own freshness and Age are kept to', async () => {
+    // Regressions: a `private` on a second Cache-Control line was shared; the Vary key took
+    // the first line of the varied header only, so a request with two Accept-Language lines
+    // stored its answer under the first one's value for other clients (cache poisoning);
+    // max-age=0 answers were served as hits, and a hit repeated the upstream's Age beside its own.
+    await request(`${gw.dataUrl}/c/two-lines`);
+    assert.equal((await request(`${gw.dataUrl}/c/two-lines`)).headers['x-cache'], 'MISS');
+    const twice = await rawRequest(gw.dataPort, ['GET /c/vary/poison HTTP/1.1', 'Host: x', 'Accept-Language: en', 'Accept-Language: evil', 'Connection: close']);
+    assert.equal(twice.status, 200);
+    const victim = await request(`${gw.dataUrl}/c/vary/poison`, { headers: { 'accept-language': 'en' } });
+    assert.equal(victim.headers['x-cache'], 'MISS', 'stored under "en, evil", not under "en"');
+    await request(`${gw.dataUrl}/c/cc/max-age=0`);
+    assert.equal((await request(`${gw.dataUrl}/c/cc/max-age=0`)).headers['x-cache'], 'MISS', 'stale at once: not kept');
+    await request(`${gw.dataUrl}/c/aged?age=100`);
+    assert.equal((await request(`${gw.dataUrl}/c/aged?age=100`)).headers['x-cache'], 'MISS', 'arrived 100 s old with max-age=60: stale');
+    const aged = ['GET /c/aged?age=10 HTTP/1.1', 'Host: localhost', 'Connection: close'];
+    await rawRequest(gw.dataPort, aged);
+    const hit = await rawRequest(gw.dataPort, aged);
+    assert.match(hit.raw, /\r\nx-cache: HIT\r\n/i);
+    const ages = hit.raw.split('\r\n').filter((l) => /^age:/i.test(l));
+    assert.deepEqual(ages.map((l) => l.toLowerCase()), ['age: 10'], hit.raw);
   });
 
   await t.test('cache: the consumer an auth step named is part of the key', async () => {

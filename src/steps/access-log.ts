@@ -52,18 +52,17 @@ export const accessLog = defineStep({
 
 /** The query with the values of secret-looking parameters replaced; the rest as sent. */
 export function redactQuery(query: string, secret: (name: string) => boolean): string {
-  return query
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      if (eq === -1) return pair;
-      let name = pair.slice(0, eq);
-      try {
-        name = decodeURIComponent(name.replace(/\+/g, ' '));
-      } catch {
-        // an undecodable name is judged as written
-      }
-      return secret(name) ? `${pair.slice(0, eq)}=${REDACTED}` : pair;
-    })
-    .join('&');
+  // `;` separates pairs too for many servers (Rack, older Python and Go): each run between
+  // separators is judged, and the separators stay as sent.
+  return query.replace(/[^&;]+/g, (pair) => {
+    const eq = pair.indexOf('=');
+    if (eq === -1) return pair;
+    let name = pair.slice(0, eq);
+    try {
+      name = decodeURIComponent(name.replace(/\+/g, ' '));
+    } catch {
+      // an undecodable name is judged as written
+    }
+    return secret(name) ? `${pair.slice(0, eq)}=${REDACTED}` : pair;
+  });
 }

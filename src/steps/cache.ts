@@ -18,7 +18,8 @@ export const cache = defineStep({
   details:
     'Kept: 200 answers with a Content-Length up to `maxEntryBytes`, per worker, keyed by host, path, query, the consumer an auth step before it named, and the request headers the answer\'s `Vary` names (`Vary: *` is never stored). ' +
     'Never stored: `Cache-Control: no-store` on either side, `private` or `no-cache` answers, answers with `Set-Cookie`, and answers to requests carrying `Authorization` unless the answer says `public`, `s-maxage` or `must-revalidate` (RFC 9111 §3.5). ' +
-    'A request with `Cache-Control: no-cache` skips stored answers. Hits carry `X-Cache: HIT` and `Age`; other GET and HEAD answers `X-Cache: MISS`; other methods pass untouched.',
+    'An answer is kept for `ttlSeconds`, or less when it says so itself (`s-maxage`, `max-age`, `Expires`, minus the `Age` it arrived with); an answer already stale (`max-age=0`, a past `Expires`) is not kept. Repeated `Cache-Control` and varied request headers count with every line. ' +
+    'A request with `Cache-Control: no-cache` skips stored answers. Hits carry `X-Cache: HIT` and one `Age`; other GET and HEAD answers `X-Cache: MISS`; other methods pass untouched.',
   statuses: [{ status: 0, when: 'a stored answer (X-Cache: HIT)' }],
   example: { ttlSeconds: 30, maxEntries: 1000, maxEntryBytes: 262144 },
   schema: v.strictObject({
@@ -31,16 +32,18 @@ export const cache = defineStep({
     return (flow) => {
       const req = flow.req;
       if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
-      const cc = (req.header('cache-control') ?? '').toLowerCase();
+      // Every line of a repeated header counts (RFC 9110 §5.3), here and in the Vary key:
+      // keyed by a first line only, a second line poisoned the entry for other clients.
+      const cc = (req.headerList('cache-control') ?? '').toLowerCase();
       if (cc.includes('no-store')) return undefined;
       const consumer = flow.vars.consumer;
       const base = `${req.header('host') ?? ''}\u0000${flow.path}\u0000${flow.query ?? ''}\u0000${typeof consumer === 'string' ? consumer : ''}`;
-      const header = (n: string) => req.header(n);
+      const header = (n: string) => req.headerList(n);
       const hit = store.get(base, header);
       const now = Date.now();
       if (hit && hit.expires > now && !cc.includes('no-cache')) {
         // As pairs: a stored answer's repeated headers (Link, Vary, …) all come back.
-        const age = String(Math.floor((now - (hit.expires - s.ttlSeconds * 1000)) / 1000));
+        const age = String(hit.ageAtStore + Math.floor((now - hit.storedAt) / 1000));
         const reply: StepReply = { status: hit.status, headers: [...hit.headers, ['x-cache', 'HIT'], ['age', age]], body: hit.body }; // a HEAD answer reports its length and drops it (Exchange)
         return reply;
       }
@@ -48,16 +51,37 @@ export const cache = defineStep({
       if (req.method === 'HEAD') return undefined;
       const authorised = req.header('authorization') !== undefined;
       flow.collectResponse(s.maxEntryBytes, (a: CollectedAnswer) => {
-        const get = (n: string) => a.headers.find(([k]) => k === n)?.[1];
-        const rcc = (get('cache-control') ?? '').toLowerCase();
-        if (a.status !== 200 || get('set-cookie') !== undefined || /\b(?:no-store|private|no-cache)\b/.test(rcc)) return a;
+        const rcc = headerListOf(a.headers, 'cache-control').toLowerCase();
+        if (a.status !== 200 || a.headers.some(([k]) => k === 'set-cookie') || /\b(?:no-store|private|no-cache)\b/.test(rcc)) return a;
         if (authorised && !/\b(?:public|s-maxage|must-revalidate)\b/.test(rcc)) return a;
         const vary = headerListOf(a.headers, 'vary').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
         if (vary.includes('*')) return a;
-        store.set(base, vary, header, { status: a.status, headers: a.headers.filter(([k]) => k !== 'x-cache'), body: a.body, expires: Date.now() + s.ttlSeconds * 1000 });
+        const at = Date.now();
+        const ageAtStore = upstreamAge(a.headers);
+        // The upstream's freshness caps ttlSeconds (RFC 9111 §4.2): an answer stale already is not kept.
+        const lifetime = Math.min(s.ttlSeconds, freshnessOf(rcc, a.headers, at) ?? s.ttlSeconds) - ageAtStore;
+        if (lifetime <= 0) return a;
+        const headers = a.headers.filter(([k]) => k !== 'x-cache' && k !== 'age');
+        store.set(base, vary, header, { status: a.status, headers, body: a.body, expires: at + lifetime * 1000, storedAt: at, ageAtStore });
         return a;
       });
       return undefined;
     };
   },
 });
+
+/** Seconds of freshness the answer gives itself: s-maxage, else max-age, else Expires (RFC 9111 §4.2.1); null: none said. */
+function freshnessOf(cc: string, headers: readonly (readonly [string, string])[], now: number): number | null {
+  const m = /\bs-maxage\s*=\s*"?(\d+)/.exec(cc) ?? /\bmax-age\s*=\s*"?(\d+)/.exec(cc);
+  if (m) return Number(m[1]);
+  const expires = headers.find(([k]) => k === 'expires')?.[1];
+  if (expires === undefined) return null;
+  const t = Date.parse(expires);
+  return Number.isNaN(t) ? 0 : Math.floor((t - now) / 1000); // an invalid date means already expired
+}
+
+/** The Age the upstream's answer already had (RFC 9111 §5.1), 0 when none or unreadable. */
+function upstreamAge(headers: readonly (readonly [string, string])[]): number {
+  const v = headers.find(([k]) => k === 'age')?.[1];
+  return v !== undefined && /^\d+$/.test(v.trim()) ? Number(v.trim()) : 0;
+}

@@ -29,7 +29,7 @@ export const compression = defineStep({
         if (a.body.length < s.minBytes || get('content-encoding') !== undefined || !typeOk(get('content-type'))) return a;
         // A part of a body (its Content-Range counts plain bytes), or an answer the origin
         // forbids proxies to transform (RFC 9110 §7.7), goes as it is.
-        if (a.status === 206 || get('content-range') !== undefined || /\bno-transform\b/i.test(get('cache-control') ?? '')) return a;
+        if (a.status === 206 || get('content-range') !== undefined || /\bno-transform\b/i.test(headerListOf(a.headers, 'cache-control'))) return a;
         const body =
           encoding === 'br'
             ? brotliCompressSync(a.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: a.body.length } })

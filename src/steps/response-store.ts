@@ -4,6 +4,9 @@ export interface StoredAnswer {
   headers: [string, string][];
   body: Buffer;
   expires: number;
+  /** When it was stored, and the age (s) the upstream's answer already had then. */
+  storedAt: number;
+  ageAtStore: number;
 }
 
 interface Slot extends StoredAnswer {

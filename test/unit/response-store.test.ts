@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseStore, type StoredAnswer } from '../../src/steps/response-store.js';
 
-const answer = (body: string): StoredAnswer => ({ status: 200, headers: [], body: Buffer.from(body), expires: Number.MAX_SAFE_INTEGER });
+const answer = (body: string): StoredAnswer => ({ status: 200, headers: [], body: Buffer.from(body), expires: Number.MAX_SAFE_INTEGER, storedAt: 0, ageAtStore: 0 });
 const headers = (h: Record<string, string>) => (n: string) => h[n];
 const none = headers({});
 
