@@ -157,13 +157,28 @@ test('bytes sent behind a refused request are never read as a request of their o
   // refused request as a new request and forwarded it (request smuggling past a front
   // proxy that frames the body differently).
   const { up, gw } = await echoGateway(t);
-  await apply(gw, [['route', 'fixed', { pathPrefix: '/fixed', order: 5, directResponse: { statusCode: 200, body: 'fixed' } }]]);
+  await apply(gw, [
+    ['route', 'fixed', { pathPrefix: '/fixed', order: 5, directResponse: { statusCode: 200, body: 'fixed' } }],
+    ['orch', 'two-keys', {
+      nodes: [
+        { id: 'a', step: 'key-auth', settings: { keys: [{ id: 'a', sha256: 'a'.repeat(64) }] } },
+        { id: 'b', step: 'key-auth', settings: { keys: [{ id: 'b', sha256: 'b'.repeat(64) }] } },
+      ],
+      links: [],
+      groups: [{ id: 'g', nodes: ['a', 'b'], merge: 'all' }],
+    }],
+    ['route', 'grp', { pathPrefix: '/grp', order: 5, cluster: 'echo', steps: [{ code: 'orch', settings: { ref: 'two-keys' } }] }],
+  ]);
   const smuggled = 'DELETE /account HTTP/1.1\r\nHost: x\r\n\r\n';
   const before = up.requests.length;
   for (const first of [
     'POST /framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n',
     'POST /fixed HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n',
     'POST /framing HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello',
+    // A backslash refusal must not skip the framing check (a review found it did).
+    'POST /fr\\aming HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n',
+    // A step reply decided after the callback (a group's), still in uWS's parse of the packet.
+    'POST /grp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello',
   ]) {
     const r = await sendAtOnce(gw.dataPort, first + smuggled);
     assert.ok(r.closed, `the connection closes: ${JSON.stringify(r.text)}`);

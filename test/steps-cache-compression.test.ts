@@ -202,6 +202,8 @@ test('cache and compression', BOUNDED, async (t) => {
     assert.equal(partial.status, 206);
     assert.equal(partial.headers['content-encoding'], undefined);
     assert.equal((await zipped('gzip', { 'cache-control': 'public, no-transform' })).headers['content-encoding'], undefined);
+    // Regression: no-transform on a second Cache-Control line was not seen.
+    assert.equal((await zipped('gzip', { 'cache-control': ['public', 'no-transform'] })).headers['content-encoding'], undefined);
     const varied = await zipped('gzip', { vary: ['Origin', 'Accept-Language'] });
     assert.equal(varied.headers['content-encoding'], 'gzip');
     assert.equal(varied.headers.vary, 'Origin, Accept-Language, Accept-Encoding');

@@ -137,6 +137,9 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal(res.json.headers['x-request-id'], id);
     const kept = await get('/rid', { headers: { 'x-request-id': 'abc-123' } });
     assert.equal(kept.headers['x-request-id'], 'abc-123');
+    // Regression: an upstream echoing the id too (Rails does) gave the client two headers.
+    const echoed = await rawRequest(gw.dataPort, ['GET /rid HTTP/1.1', 'Host: x', 'Connection: close', 'X-Request-Id: mine-1', `X-Up-Headers: ${JSON.stringify({ 'x-request-id': 'upstream-copy' })}`]);
+    assert.deepEqual(echoed.raw.split('\r\n').filter((l) => /^x-request-id:/i.test(l)), ['x-request-id: mine-1'], echoed.raw);
   });
 
   await t.test('echo: answers with the request as the upstream would see it, after earlier steps', async () => {

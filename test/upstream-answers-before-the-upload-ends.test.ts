@@ -34,7 +34,7 @@ test('an upstream that answers an upload before reading it: the client gets that
   // Regressions: the rest of the body still arriving after the answer made the worker
   // touch a finished uWS response (it threw and the worker died, with every request on
   // it); and a streamed answer ended with a "Connection: close" line inside its chunked
-  // body ("Expected LF after chunk data").
+  // body ("Expected LF after chunk data"). The rest of the upload is read and dropped.
   const up = createServer((req, res) => {
     if (req.method === 'GET') return void res.end('still here');
     res.writeHead(413, { 'content-type': 'text/plain' });
@@ -57,6 +57,19 @@ test('an upstream that answers an upload before reading it: the client gets that
     const r = await upload(gw.dataPort, 8 * 1024 * 1024, agent);
     assert.deepEqual(r, { status: 413, body: 'too big!' }, `upload ${i + 1}`);
   }
+  // Regression: an upload paused for backpressure was never read again once the answer
+  // went out, so the next request on that kept-alive connection hung until uWS's timeout.
+  const next = await new Promise<string>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: gw.dataPort, path: '/ping', agent, timeout: 5_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(`${res.statusCode} ${body}`));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 5 s on the kept-alive connection')));
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(next, '200 still here');
   const after = await request(`${gw.dataUrl}/ping`);
   assert.equal(after.status, 200);
   assert.equal(after.text, 'still here');

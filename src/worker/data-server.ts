@@ -32,17 +32,17 @@ export class DataServer {
     this.handle = (res, req) => {
       let ex: Exchange | undefined;
       let method = '';
-      requestCallback.active = true;
+      requestCallback.enter();
       try {
         method = req.getCaseSensitiveMethod();
         const url = req.getUrl();
         // A backslash is no URI byte (RFC 3986), yet WHATWG URL parsers (Node's among them)
         // read it as '/': `/public\..\admin` would reach an upstream as /admin past a
-        // prefix rule on /admin. Refused before routing.
-        if (url.includes('\\')) return replyStatic(res, refusal('Svc.Data.BadRequest'), this.draining, method === 'HEAD');
+        // prefix rule on /admin. Refused instead of routed (the framing checks still apply).
+        const refused = url.includes('\\');
         // Normalised once per request: the route table matches on it, steps read it as ex.path.
-        const path = normalizePath(url);
-        const target = route(method, path, req.getHeader('host'));
+        const path = refused ? url : normalizePath(url);
+        const target = refused ? refusal('Svc.Data.BadRequest') : route(method, path, req.getHeader('host'));
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
@@ -60,7 +60,7 @@ export class DataServer {
         if (ex) ex.sendHead(500, r.body, r.headers);
         else replyStatic(res, r, true, method === 'HEAD');
       } finally {
-        requestCallback.active = false;
+        requestCallback.leave();
       }
     };
     this.app.any('/*', this.handle);

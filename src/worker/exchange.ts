@@ -32,10 +32,26 @@ export function framingOk(transferEncoding: string): boolean {
  */
 
 /**
- * Set by the data server while uWS runs its request callback (see sendBlock): a response
- * that closes the connection is then sent just after the callback, not from inside it.
+ * Set by the data server from uWS's first request callback of a loop turn until the next
+ * turn (see sendBlock): while uWS parses a packet, the microtasks between its callbacks
+ * run too (a group's reply), so a response that closes the connection waits for the next
+ * turn, when uWS is done with the bytes it holds.
  */
-export const requestCallback = { active: false };
+export const requestCallback = {
+  active: false,
+  scheduled: false,
+  enter(): void {
+    this.active = true;
+  },
+  leave(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.active = false;
+      this.scheduled = false;
+    });
+  },
+};
 
 export class Exchange implements StepRequest {
   readonly method: string;
@@ -57,6 +73,8 @@ export class Exchange implements StepRequest {
   /** Status line and headers waiting to go out with the first body bytes (one send, not two). */
   private pendingHead: { line: string; headers: [string, string][] } | null = null;
   private bodyOpen = false;
+  /** The upload is paused for backpressure (the body stream's reader is behind). */
+  private bodyPaused = false;
   /** Part of a known-length chunk waits for the socket (tryEnd was short; onWritable retries it). */
   private tailPending = false;
   private abortHooks: (() => void)[] | null = null;
@@ -128,12 +146,11 @@ export class Exchange implements StepRequest {
    */
   bodyStream(highWaterMark = 64 * 1024): Readable {
     this.bodyOpen = true;
-    let paused = false;
     const stream = new Readable({
       highWaterMark,
       read: () => {
-        if (paused && !this.aborted && !this.done) {
-          paused = false;
+        if (this.bodyPaused && !this.aborted && !this.done) {
+          this.bodyPaused = false;
           this.res.resume();
         }
       },
@@ -149,7 +166,7 @@ export class Exchange implements StepRequest {
       }
       // The ArrayBuffer is only valid during this callback: copy it.
       if (!stream.push(Buffer.from(ab.slice(0))) && !last) {
-        paused = true;
+        this.bodyPaused = true;
         this.res.pause();
       }
       if (last) {
@@ -274,10 +291,12 @@ export class Exchange implements StepRequest {
       if (chunk.length === total && fitsCork(head === null ? 0 : head.length, chunk)) {
         // The whole body in one chunk that fits uWS's cork buffer (most answers): end()
         // takes it in one call and one send.
-        res.end(chunk, mayClose && (this.closing() || this.bodyOpen));
+        this.releaseBody();
+        res.end(chunk, mayClose && this.closing());
         return this.finish();
       }
       const start = res.getWriteOffset();
+      this.releaseBody();
       const [sent, finished] = res.tryEnd(chunk, total);
       if (finished) return this.finish();
       if (sent) return;
@@ -287,6 +306,7 @@ export class Exchange implements StepRequest {
         // uWS keeps calling this until another onWritable replaces it: once this chunk is
         // out, a later writable event has nothing of it to send.
         if (offset - start >= chunk.length) return true;
+        this.releaseBody();
         const [retried, done] = res.tryEnd(chunk.subarray(offset - start), total);
         if (retried || done) this.tailPending = false;
         if (done) this.finish();
@@ -301,6 +321,20 @@ export class Exchange implements StepRequest {
   }
 
   /**
+   * Before a write that may end the response (the upstream answered before reading the
+   * whole upload): a paused upload is resumed, so its rest is read and dropped (onData,
+   * once done) and the connection serves its next request. Left paused, it was never read
+   * again, and the next request on that connection hung until uWS's timeout. If the body
+   * is still wanted, onData pauses it again.
+   */
+  private releaseBody(): void {
+    if (this.bodyPaused && this.bodyOpen && !this.aborted) {
+      this.bodyPaused = false;
+      this.res.resume();
+    }
+  }
+
+  /**
    * Ends a streamed response: a no-op if tryEnd already completed it, or if part of a
    * known-length body still waits for the socket (the writable callback completes it).
    */
@@ -308,7 +342,8 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done || this.tailPending) return;
     // After body bytes went out, a close asked of uWS here would land inside the body as
     // a header line (a malformed chunked answer): see write().
-    const close = !this.headFlushed && (this.closing() || this.bodyOpen);
+    const close = !this.headFlushed && this.closing();
+    this.releaseBody();
     this.res.cork(() => {
       this.flushHead();
       this.res.end(undefined, close);
@@ -319,7 +354,8 @@ export class Exchange implements StepRequest {
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
   endWithoutBody(contentLength: number | undefined): void {
     if (this.aborted || this.done) return;
-    this.endBodyless(this.takeHead(), contentLength, this.closing() || this.bodyOpen);
+    this.releaseBody();
+    this.endBodyless(this.takeHead(), contentLength, this.closing());
     this.finish();
   }
 
