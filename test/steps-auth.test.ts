@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes, scryptSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, scryptSync } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
@@ -103,7 +103,9 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
     // Regression: a private JWK, a malformed one or an empty key list published fine.
     const extractable = await generateKeyPair('ES256', { extractable: true });
     const priv = { ...(await exportJWK(extractable.privateKey)), kid: 'p' };
-    const cases: unknown[] = [{ keys: [priv] }, { keys: [{ kty: 'EC', crv: 'P-256', x: 'not-base64url!', y: 'x' }] }, { keys: [] }, { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }];
+    // An RSA key under 2048 bits: jose never verifies with it (and in a rotation it hid the good key).
+    const short = { ...generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }), kid: 'short' };
+    const cases: unknown[] = [{ keys: [priv] }, { keys: [{ kty: 'EC', crv: 'P-256', x: 'not-base64url!', y: 'x' }] }, { keys: [] }, { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }, { keys: [short, rsaJwk] }];
     for (const jwks of cases) {
       await setEntity(gw, 'route', 'bad-jwks', { cluster: 'up', pathPrefix: '/bad-jwks', steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwks } }] });
       const r = await dryRun(gw);

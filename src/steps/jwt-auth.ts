@@ -12,7 +12,7 @@ import { headerSafe, stepError } from './reply.js';
 export const jwtAuth = defineStep({
   code: 'jwt-auth',
   summary: 'Verify a bearer JWT (HS256, RS256, ES256): signature, issuer, audience, expiry',
-  details: '`HS256` needs `secretEnv`, the name of an environment variable of the gateway (the supervisor\'s, which workers inherit); an unset variable is a compile issue. `RS256`/`ES256` need `jwks`: at least one key, every key a public key Node can import (a private key, an `oct` key or a malformed one is a compile issue). A token without `kid` is tried against every key of its algorithm (key rotation). The token\'s `sub` (a string, else 401) goes upstream in `subjectHeader`; a client\'s own value of that header never does.',
+  details: '`HS256` needs `secretEnv`, the name of an environment variable of the gateway (the supervisor\'s, which workers inherit); an unset variable is a compile issue. `RS256`/`ES256` need `jwks`: at least one key, every key a public key Node can import, RSA keys of at least 2048 bits (a private key, an `oct` key, a short RSA key or a malformed one is a compile issue). A token without `kid` is tried against every key of its algorithm (key rotation). The token\'s `sub` (a string, else 401) goes upstream in `subjectHeader`; a client\'s own value of that header never does.',
   statuses: [{ status: 401, when: 'no token, or a token that fails verification' }],
   example: {
     algorithms: ['ES256'],
@@ -83,11 +83,14 @@ export const jwtAuth = defineStep({
 /** A JWKS member must be a public key Node can import: a private or symmetric one is refused. */
 function publicJwk(k: Record<string, unknown>): void {
   if (k.kty === 'oct' || 'd' in k) throw new Error(`jwks: key ${JSON.stringify(k.kid ?? k.kty)} must be a public key`);
+  let bits: number | undefined;
   try {
-    createPublicKey({ key: k as never, format: 'jwk' });
+    bits = createPublicKey({ key: k as never, format: 'jwk' }).asymmetricKeyDetails?.modulusLength;
   } catch (err) {
     throw new Error(`jwks: key ${JSON.stringify(k.kid ?? k.kty)} cannot be imported: ${(err as Error).message}`);
   }
+  // jose refuses RSA keys under 2048 bits when verifying: such a key could never pass a token.
+  if (k.kty === 'RSA' && (bits ?? 0) < 2048) throw new Error(`jwks: RSA key ${JSON.stringify(k.kid ?? 'RSA')} has ${bits} bits; at least 2048 are needed`);
 }
 
 /**
@@ -99,11 +102,13 @@ async function verify(token: string, key: JWTVerifyGetKey, options: JWTVerifyOpt
     return (await jwtVerify(token, key, options)).payload;
   } catch (err) {
     if ((err as { code?: string }).code !== 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') throw err;
+    // Every candidate is tried: one that cannot verify this token (a wrong signature, or a
+    // key jose will not use) must not stop the one that can.
     for await (const candidate of err as AsyncIterable<KeyObject>) {
       try {
         return (await jwtVerify(token, candidate, options)).payload;
-      } catch (inner) {
-        if ((inner as { code?: string }).code !== 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') throw inner;
+      } catch {
+        // the next key
       }
     }
     throw err;

@@ -21,9 +21,10 @@ export class RateLimitLeases {
   }
 
   /**
-   * Full, idle buckets go first (they hold nothing); if that is not enough, the oldest
-   * tenth by creation. A bucket dropped while in use starts again full: under a flood
-   * of distinct keys some clients get a fresh burst, and the supervisor's memory stays bounded.
+   * Full, idle buckets go first (they hold nothing); if that is not enough, the least
+   * recently used tenth. A bucket dropped that way starts again full: under a flood of
+   * distinct keys the flood's oldest keys get a fresh burst, busy buckets keep their
+   * count, and the supervisor's memory stays bounded.
    */
   private makeRoom(now: number): void {
     this.sweep(1_000, now);
@@ -42,8 +43,10 @@ export class RateLimitLeases {
     if (!entry) {
       if (this.buckets.size >= this.maxBuckets) this.makeRoom(now);
       entry = { bucket: new TokenBucket(rps, burst, now), lastUsed: now };
-      this.buckets.set(key, entry);
-    }
+    } else this.buckets.delete(key);
+    // Kept in order of last use (a Map iterates in insertion order): makeRoom drops the
+    // least recently used, never a route-wide bucket in steady use.
+    this.buckets.set(key, entry);
     entry.lastUsed = now;
     if (returned > 0) entry.bucket.giveBack(returned, now);
     const available = entry.bucket.available(now);

@@ -28,6 +28,9 @@ test('a schema with an $id can be edited: each distinct schema compiles on its o
 
 test('a format ajv does not know is refused at compile time, not ignored', () => {
   assert.throws(() => validatorOf({ type: 'string', format: 'no-such-format' }), /unknown format/);
+  // Regression (a review of this fix): ajv-formats' `url` backtracks with the square of
+  // the input (60 KB held a worker 3 s); it is left out, so naming it is a compile issue.
+  assert.throws(() => validatorOf({ type: 'string', format: 'url' }), /unknown format/);
   assert.equal(validatorOf({ type: 'string', format: 'date-time' })('2026-11-26T22:00:00Z'), true);
   assert.equal(validatorOf({ type: 'string', format: 'date-time' })('yesterday'), false);
 });

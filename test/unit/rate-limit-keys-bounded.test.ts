@@ -30,3 +30,19 @@ test('the supervisor keeps at most maxBuckets buckets; idle full ones go first',
   for (let i = 0; i < 5_000; i++) leases.lease(`client-${i}`, 1_000, 1);
   assert.ok(leases.size <= 1_000, `size ${leases.size}`);
 });
+
+test('a flood of per-client keys never resets a bucket in steady use (least recently used go first)', () => {
+  // Regression (a review of the cap): eviction went by creation order, so a route-wide
+  // bucket, the oldest and busiest, was dropped and came back full: more than its limit passed.
+  let now = 0;
+  const leases = new RateLimitLeases(() => 1, () => now, 1_000);
+  let granted = 0;
+  for (let tick = 0; tick < 200; tick++) {
+    now = tick * 100;
+    for (let i = 0; i < 5; i++) granted += leases.lease('route-a', 10, 100).granted; // kept empty by its own traffic
+    for (let i = 0; i < 100; i++) leases.lease(`flood-${tick}-${i}`, 1 / 60, 1);
+  }
+  const limit = 100 + 10 * (now / 1000); // burst + rps × elapsed seconds
+  assert.ok(granted <= limit + 1, `route-a granted ${granted}, its limit allows ${limit}`);
+  assert.ok(leases.size <= 1_000);
+});
