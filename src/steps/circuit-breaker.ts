@@ -14,6 +14,7 @@ import { stepState } from './step-state.js';
 export const circuitBreaker = defineStep({
   code: 'circuit-breaker',
   summary: 'Open after N upstream failures in a window: 503 while open, then half-open probes',
+  details: 'A failure is a 5xx from the proxy stage: the upstream\'s own, or the gateway\'s 502/504 for it. A 5xx a step answered (a later `concurrency-limit`, an auth service down) does not count, and a probe whose client left decides nothing.',
   statuses: [{ status: 503, when: 'the circuit is open (Retry-After: seconds until a probe is allowed)' }],
   example: { failures: 5, windowMs: 10000, openMs: 30000 },
   schema: v.strictObject({
@@ -30,8 +31,10 @@ export const circuitBreaker = defineStep({
       b.failures = [];
     };
     // Requests admitted while closed: only they count towards opening.
-    const counted = (status: number) => {
-      if (status < 500 || b.state !== 'closed') return;
+    // A 5xx a step gave (a later concurrency-limit, an auth service down) says nothing of
+    // the upstream: only the proxy stage's answers count (the upstream's, or 502/504 for it).
+    const counted = (status: number, stepAnswered: boolean) => {
+      if (status < 500 || stepAnswered || b.state !== 'closed') return;
       const now = Date.now();
       b.failures = b.failures.filter((t) => now - t < s.windowMs);
       b.failures.push(now);
@@ -47,10 +50,11 @@ export const circuitBreaker = defineStep({
         if (b.probe !== 0) return stepError(503, 'Svc.Data.CircuitOpen', 'The circuit is half-open; a probe is in flight', { 'retry-after': '1' });
         // Only this probe's outcome decides (not a request admitted earlier that ends now).
         const id = (b.probe = ++b.probes);
-        flow.onDone((status) => {
+        flow.onDone((status, stepAnswered) => {
           if (b.probe !== id) return;
           b.probe = 0;
-          if (status === 499) return; // the client left: no verdict on the upstream, the next request probes
+          // The client left, or a later step answered: no verdict on the upstream, the next request probes.
+          if (status === 499 || stepAnswered) return;
           if (status >= 500) open(Date.now());
           else {
             b.state = 'closed';

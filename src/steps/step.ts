@@ -63,8 +63,11 @@ export interface Flow {
   retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null;
   /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
   timeouts: { headersMs?: number; bodyMs?: number } | null;
-  /** Runs once when the exchange ends, with the status sent (499: the client went away). */
-  onDone(hook: (status: number) => void): void;
+  /**
+   * Runs once when the exchange ends, with the status sent (499: the client went away)
+   * and whether a step answered (its own reply or a stored answer), not the proxy stage.
+   */
+  onDone(hook: (status: number, stepAnswered: boolean) => void): void;
   /** The request as the upstream would receive it now (method, path, query, headers after edits). */
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
 }

@@ -28,7 +28,7 @@ export class RequestFlow implements Flow {
   private edits: HeaderEdits | null = null;
   /** Response edits in registration order: a hook, or a header as two entries (name, value). */
   private responseEdits: (((head: ResponseHead) => void) | string)[] | null = null;
-  private doneHooks: ((status: number) => void)[] | null = null;
+  private doneHooks: ((status: number, stepAnswered: boolean) => void)[] | null = null;
   /** The status sent to the client, once known. */
   status = 0;
 
@@ -164,11 +164,14 @@ export class RequestFlow implements Flow {
     (this.responseEdits ??= []).push(name, value);
   }
 
-  onDone(hook: (status: number) => void): void {
+  onDone(hook: (status: number, stepAnswered: boolean) => void): void {
     // A step still running after the exchange ended (the client left meanwhile) is told at once.
-    if (this.endStatus !== null) hook(this.endStatus);
+    if (this.endStatus !== null) hook(this.endStatus, this.stepAnswered);
     else (this.doneHooks ??= []).push(hook);
   }
+
+  /** A step's reply (replyHead), not the proxy stage, answered. */
+  private stepAnswered = false;
 
   /** The status the exchange ended with; null while it runs. */
   private endStatus: number | null = null;
@@ -181,7 +184,7 @@ export class RequestFlow implements Flow {
     const hooks = this.doneHooks;
     if (hooks === null) return;
     this.doneHooks = null;
-    for (const h of hooks) h(status);
+    for (const h of hooks) h(status, this.stepAnswered);
   }
 
   /** The header edits as a plan for the proxy's one pass (see header-edits.ts); null when there are none. */
@@ -222,6 +225,7 @@ export class RequestFlow implements Flow {
     const head: ResponseHead = { status: r.status, headers: pairs.map(([k, v]) => [k.toLowerCase(), v]) };
     this.applyResponseHooks(head);
     this.status = head.status;
+    this.stepAnswered = true;
     return head;
   }
 }

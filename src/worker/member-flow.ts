@@ -76,7 +76,7 @@ export class MemberFlow implements Flow {
   addResponseHeader(name: string, value: string): void {
     this.ops.push((f) => f.addResponseHeader(name, value));
   }
-  onDone(hook: (status: number) => void): void {
+  onDone(hook: (status: number, stepAnswered: boolean) => void): void {
     // Done hooks release resources (concurrency slots, probes): register them whatever the merge decides.
     this.parent.onDone(hook);
   }

@@ -4,9 +4,9 @@ import { circuitBreaker } from '../../src/steps/circuit-breaker.js';
 import type { Flow, StepEnv } from '../../src/steps/step.js';
 
 /** The breaker only uses onDone: a flow that records the hooks, and ends with a status. */
-function fakeFlow(): { flow: Flow; end: (status: number) => void } {
-  const hooks: ((s: number) => void)[] = [];
-  return { flow: { onDone: (h: (s: number) => void) => hooks.push(h) } as unknown as Flow, end: (s) => hooks.forEach((h) => h(s)) };
+function fakeFlow(): { flow: Flow; end: (status: number, stepAnswered?: boolean) => void } {
+  const hooks: ((s: number, byStep: boolean) => void)[] = [];
+  return { flow: { onDone: (h: (s: number, byStep: boolean) => void) => hooks.push(h) } as unknown as Flow, end: (s, byStep = false) => hooks.forEach((h) => h(s, byStep)) };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const env = {} as StepEnv;
@@ -58,4 +58,22 @@ test('the state belongs to the step’s bucket: a rebuilt step with the same buc
   assert.equal(status(rebuilt(fakeFlow().flow)), 503);
   const other = circuitBreaker.create!(settings, { bucket: 'cb-other', tenant: 't', env });
   assert.equal(other(fakeFlow().flow), undefined, 'another bucket starts closed');
+});
+
+test('5xx answers a later step gave (not the upstream) neither open the circuit nor decide a probe', () => {
+  // Regression: a concurrency-limit after the breaker answered 503 twice and the breaker
+  // opened on a healthy upstream.
+  const run = circuitBreaker.create!({ failures: 2, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-step', tenant: 't', env });
+  for (let i = 0; i < 5; i++) {
+    const f = fakeFlow();
+    assert.equal(run(f.flow), undefined);
+    f.end(503, true);
+  }
+  assert.equal(run(fakeFlow().flow), undefined, 'still closed');
+  for (let i = 0; i < 2; i++) {
+    const f = fakeFlow();
+    run(f.flow);
+    f.end(502);
+  }
+  assert.equal(status(run(fakeFlow().flow)), 503, 'upstream failures still open it');
 });
