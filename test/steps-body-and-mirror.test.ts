@@ -6,6 +6,7 @@ import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
 
 const TREE = { $ref: '#/definitions/node', definitions: { node: { type: 'object', properties: { child: { $ref: '#/definitions/node' } } } } };
@@ -69,6 +70,13 @@ test('body-validate and mirror', BOUNDED, async (t) => {
     assert.equal(r.json.url, '/m/item?id=7');
     const copy = await waitFor('the mirrored copy', () => shadow.requests.slice(before).find((q) => q.url === '/m/item?id=7'));
     assert.equal(copy.headers['x-tag'], 't1');
+    // Regressions: a Content-Length: 0 request was taken for one with a body and not copied;
+    // copies carried the client's X-Forwarded-For as written, not extended with the peer.
+    const zero = await rawRequest(gw.dataPort, ['DELETE /m/zero HTTP/1.1', 'Host: x', 'Content-Length: 0', 'X-Forwarded-For: 6.6.6.6', 'Connection: close']);
+    assert.equal(zero.status, 200);
+    const copied = await waitFor('the copy of the Content-Length: 0 request', () => shadow.requests.find((q) => q.url === '/m/zero'));
+    assert.equal(copied.headers['x-forwarded-for'], '6.6.6.6, 127.0.0.1');
+    assert.equal(copied.headers['x-forwarded-proto'], 'http');
   });
 });
 

@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import type { Dispatcher } from 'undici';
 import { defineStep } from './step.js';
 import { stepState } from './step-state.js';
-import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 
 /** Drains and ignores the mirror's answer (errors too), and frees its place in the count. */
 class MirrorCopy implements Dispatcher.DispatchHandler {
@@ -43,12 +42,14 @@ export const mirror = defineStep({
       // A slow or dead mirror must not pile copies up in memory, nor take the cluster's
       // connections from its own traffic: past maxInFlight copies are dropped.
       if (count.inFlight >= s.maxInFlight) return undefined;
-      if (flow.req.header('content-length') !== undefined || flow.req.header('transfer-encoding') !== undefined) return undefined;
+      // Bodiless requests only (a body streams once, to the main upstream); Content-Length: 0 is bodiless.
+      const length = flow.req.header('content-length');
+      if ((length !== undefined && length !== '0') || flow.req.header('transfer-encoding') !== undefined) return undefined;
       if (s.percent < 100 && random() * 100 >= s.percent) return undefined;
+      // What the main upstream gets: hop-by-hop headers dropped, X-Forwarded-* from the socket, edits applied.
       const p = flow.preview();
       const headers: string[] = [];
-      const listed = connectionListed(flow.req.header('connection'));
-      for (const [k, val] of p.headers) if (!HOP_BY_HOP.has(k) && !listed?.has(k)) headers.push(k, val);
+      for (const [k, val] of p.headers) headers.push(k, val);
       const upstream = env.upstream?.(key);
       if (upstream === undefined) return undefined;
       count.inFlight++;

@@ -1,6 +1,7 @@
 import { Readable, Transform } from 'node:stream';
 import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from './header-edits.js';
+import { upstreamHeaders } from './upstream-request-headers.js';
 
 /** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
 export class RequestFlow implements Flow {
@@ -198,7 +199,9 @@ export class RequestFlow implements Flow {
   }
 
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] } {
-    const flat = this.applyHeaderEdits(this.req.headers.slice());
+    // Exactly what the proxy stage would send: hop-by-hop headers dropped, X-Forwarded-*
+    // set from the socket, the steps' edits applied.
+    const flat = upstreamHeaders(this.req, this.editPlan());
     const headers: [string, string][] = [];
     for (let i = 0; i < flat.length; i += 2) headers.push([flat[i]!, flat[i + 1]!]);
     return { method: this.req.method, path: this.path, query: this.query, headers };

@@ -52,7 +52,8 @@ test('a chain inside a group member sees its own earlier edits, as it does outsi
     const echoed = JSON.parse(out.body);
     return { path: echoed.path, headers: Object.fromEntries(echoed.headers) };
   };
-  const expected = { path: '/', headers: { 'x-keep': 'kept', 'x-a': '1' } };
+  // The preview is what the proxy would send: X-Forwarded-* from the socket included.
+  const expected = { path: '/', headers: { 'x-keep': 'kept', 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-a': '1' } };
   assert.deepEqual(await seen(plain), expected);
   assert.deepEqual(await seen(grouped), expected);
 });

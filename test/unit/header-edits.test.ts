@@ -55,11 +55,14 @@ test('the last set or remove of a name wins; adds after it append, adds before i
   assert.deepEqual(pairs(out), ['keep: k', 'x-a: two', 'x-a: after', 'x-b: fresh']);
 });
 
-test('preview shows the request with the edits applied, without consuming them', () => {
-  const f = flowOf(['host', 'h', 'x-a', 'client']);
+test('preview shows the request as the proxy would send it (edits applied, hop-by-hop dropped, X-Forwarded-* set), without consuming the edits', () => {
+  // Regression: echo and mirror showed and sent the client's own X-Forwarded-Host/-Proto,
+  // which the proxy replaces, and mirror copies carried a client-written X-Forwarded-For unextended.
+  const f = flowOf(['host', 'h', 'x-a', 'client', 'connection', 'x-hop', 'x-hop', '1', 'x-forwarded-host', 'evil', 'x-forwarded-for', '6.6.6.6']);
   f.setHeader('x-a', 'mine');
-  assert.deepEqual(f.preview().headers, [['host', 'h'], ['x-a', 'mine']]);
-  assert.deepEqual(f.preview().headers, [['host', 'h'], ['x-a', 'mine']]);
+  const expected = [['host', 'h'], ['x-forwarded-for', `6.6.6.6, ${f.req.remoteAddress}`], ['x-forwarded-proto', 'http'], ['x-forwarded-host', 'h'], ['x-a', 'mine']];
+  assert.deepEqual(f.preview().headers, expected);
+  assert.deepEqual(f.preview().headers, expected);
 });
 
 test('editPlan on the raw triples: names to drop in first-edit order, the tail of values to append', () => {
