@@ -34,6 +34,12 @@ test('cache and compression', BOUNDED, async (t) => {
       res.end(String(req.headers['accept-language'] ?? '--').slice(0, 2));
       return true;
     }
+    if (req.url?.startsWith('/both/')) {
+      const body = JSON.stringify({ pad: 'x'.repeat(300_000) });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return true;
+    }
     if (req.url?.startsWith('/c/two-lines')) {
       // Two Cache-Control lines: one list (RFC 9110 §5.3), private included.
       res.writeHead(200, [['content-type', 'text/plain'], ['cache-control', 'max-age=60'], ['cache-control', 'private'], ['content-length', '1']]);
@@ -75,6 +81,7 @@ test('cache and compression', BOUNDED, async (t) => {
       { code: 'cache', settings: { ttlSeconds: 60 } },
       { code: 'path-rewrite', settings: { replacePrefix: { from: '/k', to: '/c' } } },
     ] }],
+    ['route', 'both', { cluster: 'up', pathPrefix: '/both', steps: [{ code: 'cache', settings: { ttlSeconds: 60 } }, { code: 'compression', settings: {} }] }],
     ['route', 'zipped-echo', { cluster: 'up', pathPrefix: '/zz', steps: [{ code: 'compression', settings: { minBytes: 10 } }] }],
     ['route', 'zipped', { cluster: 'up', pathPrefix: '/z', steps: [{ code: 'compression', settings: { minBytes: 100 } }] }],
   ]);
@@ -207,6 +214,15 @@ test('cache and compression', BOUNDED, async (t) => {
     const varied = await zipped('gzip', { vary: ['Origin', 'Accept-Language'] });
     assert.equal(varied.headers['content-encoding'], 'gzip');
     assert.equal(varied.headers.vary, 'Origin, Accept-Language, Accept-Encoding');
+  });
+
+  await t.test('cache and compression on one route: each keeps its own size limit', async () => {
+    // Regression: the smaller limit (cache's 256 KiB) applied to both, so a 300 KB answer
+    // compression (4 MiB by default) should compress went out plain.
+    const r = await raw(`${gw.dataUrl}/both/a`, { 'accept-encoding': 'gzip' });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-encoding'], 'gzip');
+    assert.ok(r.body.length < 10_000, `${r.body.length} bytes`);
   });
 
   await t.test('compression: brotli preferred, gzip next, identity without Accept-Encoding', async () => {

@@ -11,19 +11,23 @@ export class RequestFlow implements Flow {
   timeouts: { headersMs?: number; bodyMs?: number } | null = null;
   cluster: string | null = null;
   retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null = null;
-  /** Whole-answer collectors (cache, compression) and the smallest size limit among them. */
-  collectors: ((a: CollectedAnswer) => CollectedAnswer)[] | null = null;
-  collectLimit = Infinity;
+  /**
+   * Whole-answer collectors (cache, compression), each with its own size limit, and the
+   * largest of those limits: an answer is gathered up to it, and each collector sees it
+   * only within its own (with the smallest, a cache's 256 KiB stopped compression's 4 MiB).
+   */
+  collectors: { maxBytes: number; fn: (a: CollectedAnswer) => CollectedAnswer }[] | null = null;
+  collectLimit = 0;
 
   collectResponse(maxBytes: number, collector: (a: CollectedAnswer) => CollectedAnswer): void {
-    (this.collectors ??= []).push(collector);
-    this.collectLimit = Math.min(this.collectLimit, maxBytes);
+    (this.collectors ??= []).push({ maxBytes, fn: collector });
+    this.collectLimit = Math.max(this.collectLimit, maxBytes);
   }
 
-  /** Runs the collectors over a complete answer, in order. */
+  /** Runs the collectors over a complete answer, in order, each within its size limit. */
   collected(answer: CollectedAnswer): CollectedAnswer {
     let a = answer;
-    for (const c of this.collectors ?? []) a = c(a);
+    for (const c of this.collectors ?? []) if (a.body.length <= c.maxBytes) a = c.fn(a);
     return a;
   }
   private edits: HeaderEdits | null = null;
