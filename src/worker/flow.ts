@@ -49,6 +49,8 @@ export class RequestFlow implements Flow {
   constructor(
     readonly req: StepRequest,
     private body: Readable | null = null,
+    /** Headers the route's steps own (ownedHeaders): the client's values never go upstream. */
+    private readonly owned: readonly string[] | null = null,
   ) {
     this.path = req.url;
     this.query = req.query;
@@ -194,12 +196,22 @@ export class RequestFlow implements Flow {
 
   /** The header edits as a plan for the proxy's one pass (see header-edits.ts); null when there are none. */
   editPlan(): EditPlan | null {
-    return this.edits === null ? null : editPlan(this.edits);
+    const plan = this.edits === null ? null : editPlan(this.edits);
+    const owned = this.owned;
+    if (owned === null) return plan;
+    // The owned names join the drops (a step's own set values stay in the tail): as if
+    // removed before the first step, without an edit per request that would take the
+    // plan off its one-pass case (a remove, then a set, of one name).
+    if (plan === null) return { drop: owned as string[], tail: [] };
+    let drop = plan.drop;
+    for (let i = 0; i < owned.length; i++) if (!drop.includes(owned[i]!)) (drop === plan.drop ? (drop = drop.slice()) : drop).push(owned[i]!);
+    return drop === plan.drop ? plan : { drop, tail: plan.tail };
   }
 
   /** Applies the header edits to a flat [name, value, …] list of upstream headers. */
   applyHeaderEdits(flat: string[]): string[] {
-    return this.edits === null ? flat : applyPlan(flat, editPlan(this.edits));
+    const plan = this.editPlan();
+    return plan === null ? flat : applyPlan(flat, plan);
   }
 
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] } {

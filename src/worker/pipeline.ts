@@ -4,18 +4,15 @@ import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 
 /**
- * A route's steps as one function (see buildPipeline), with the headers its steps own
- * (StepDefinition.ownedHeaders) dropped from the client's request before the first step.
+ * A route's steps as one function (see buildPipeline), and the headers its steps own
+ * (StepDefinition.ownedHeaders): the route's RequestFlow drops the client's values of
+ * those before anything goes upstream, whatever each step's outcome; null: none.
  */
-export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
+export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv): { run: StepRun; owned: readonly string[] | null } | null {
   const run = buildPipeline(steps, env);
   if (run === null) return null;
   const owned = [...new Set(ownedBy(steps))];
-  if (owned.length === 0) return run;
-  return (flow) => {
-    for (let i = 0; i < owned.length; i++) flow.removeHeader(owned[i]!);
-    return run(flow);
-  };
+  return { run, owned: owned.length === 0 ? null : owned };
 }
 
 function ownedBy(steps: readonly CompiledStep[]): string[] {

@@ -1,6 +1,6 @@
 import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.js';
 import type { Logger } from '../shared/logger.js';
-import type { StepEnv, StepReply, StepRun } from '../steps/step.js';
+import type { StepEnv, StepReply } from '../steps/step.js';
 import { ERRORS } from '../shared/errors.js';
 import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
@@ -69,20 +69,21 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
     if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
     const upstream = poolsFor(t.cluster);
-    let pipeline: StepRun | null;
+    let built: ReturnType<typeof buildRoutePipeline>;
     try {
-      pipeline = buildRoutePipeline(t.steps, stepEnv);
+      built = buildRoutePipeline(t.steps, stepEnv);
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');
       return (ex) => ex.sendStatic(envelopeReply('Svc.Data.RouteUnavailable', traceId()));
     }
-    if (pipeline === null) {
+    if (built === null) {
       return (ex) => {
         inFlight++;
         proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, proxyEnv, done);
       };
     }
+    const { run: pipeline, owned } = built;
     // Per route, not per request: a request through steps makes no closures of its own.
     const forward = (ex: Exchange, flow: RequestFlow) =>
       proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, proxyEnv, done);
@@ -95,7 +96,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
     };
     return (ex) => {
       inFlight++;
-      const flow = new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null); // attach now: uWS drops body data that has no reader
+      const flow = new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned); // attach now: uWS drops body data that has no reader
       const r = pipeline(flow);
       if (r === undefined) return forward(ex, flow);
       if (r instanceof Promise) {

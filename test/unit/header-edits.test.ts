@@ -4,7 +4,7 @@ import { RequestFlow } from '../../src/worker/flow.js';
 import { ADD, REMOVE, SET, applyPlan, editPlan } from '../../src/worker/header-edits.js';
 import type { StepRequest } from '../../src/steps/step.js';
 
-function flowOf(headers: string[]): RequestFlow {
+function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
   const req: StepRequest = {
     method: 'GET',
     url: '/x',
@@ -18,7 +18,7 @@ function flowOf(headers: string[]): RequestFlow {
     },
     headerList: (n) => req.header(n),
   };
-  return new RequestFlow(req, null);
+  return new RequestFlow(req, null, owned);
 }
 
 const pairs = (flat: string[]) => {
@@ -93,4 +93,16 @@ test('response edits: added headers and hooks apply in registration order', () =
   f.applyResponseHooks(head);
   assert.deepEqual(head.headers, [['content-type', 'text/plain'], ['x-hook', 'h'], ['x-last', '2']]);
   assert.equal(flowOf([]).hasResponseHooks, false);
+});
+
+test('owned headers: the client values never go upstream; a step that sets one still does, and the plan keeps its one-pass shape', () => {
+  const passed = flowOf(['x-consumer-id', 'client', 'k', '1'], ['x-consumer-id']);
+  passed.setHeader('x-request-id', 'r');
+  passed.setHeader('x-consumer-id', 'app');
+  assert.deepEqual(passed.applyHeaderEdits(['x-consumer-id', 'client', 'k', '1']), ['k', '1', 'x-request-id', 'r', 'x-consumer-id', 'app']);
+  assert.deepEqual(passed.editPlan(), editPlan([SET, 'x-request-id', 'r', SET, 'x-consumer-id', 'app']), 'the same plan as the edits alone');
+  const failed = flowOf(['x-consumer-id', 'client', 'k', '1'], ['x-consumer-id']);
+  assert.deepEqual(failed.applyHeaderEdits(['x-consumer-id', 'client', 'k', '1']), ['k', '1'], 'no step set it: dropped');
+  failed.setHeader('x-other', 'o');
+  assert.deepEqual(failed.editPlan(), { drop: ['x-other', 'x-consumer-id'], tail: ['x-other', 'o'] });
 });
