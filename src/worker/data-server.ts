@@ -1,5 +1,7 @@
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { Exchange, requestCallback, framingOk, replyStatic } from './exchange.js';
+import { Exchange, replyStatic } from './exchange.js';
+import { framingOk } from './request-framing.js';
+import { requestCallback } from './request-callback.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';

@@ -4,16 +4,8 @@ import type { StepRequest } from '../steps/step.js';
 import { bodylessHead, headBlock, isBodylessStatus, statusLine, type StaticReply } from './response-head.js';
 import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
-
-const CHUNKED_LAST = /(?:^|,)[ \t]*chunked[ \t]*$/i;
-
-/**
- * A request's framing is acceptable: no Transfer-Encoding (''), or one whose last coding
- * is chunked. uWS reads any Transfer-Encoding as chunked; RFC 9112 §6.3 wants 400 and close.
- */
-export function framingOk(transferEncoding: string): boolean {
-  return transferEncoding === '' || CHUNKED_LAST.test(transferEncoding);
-}
+import { requestCallback } from './request-callback.js';
+import { framingOk } from './request-framing.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -30,28 +22,6 @@ export function framingOk(transferEncoding: string): boolean {
  *  - nothing is written after an abort or after the end;
  *  - no exception escapes into uWS (DataServer wraps each handler).
  */
-
-/**
- * Set by the data server from uWS's first request callback of a loop turn until the next
- * turn (see sendBlock): while uWS parses a packet, the microtasks between its callbacks
- * run too (a group's reply), so a response that closes the connection waits for the next
- * turn, when uWS is done with the bytes it holds.
- */
-export const requestCallback = {
-  active: false,
-  scheduled: false,
-  enter(): void {
-    this.active = true;
-  },
-  leave(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.active = false;
-      this.scheduled = false;
-    });
-  },
-};
 
 export class Exchange implements StepRequest {
   readonly method: string;
@@ -156,9 +126,8 @@ export class Exchange implements StepRequest {
       },
     });
     this.res.onData((ab, last) => {
-      // The answer may be complete before the body is (an upstream that answers an upload
-      // early): uWS still delivers the rest, but the response must not be touched again
-      // (uWS throws, and the worker went down). The rest is dropped.
+      // The answer may be complete before the body (an upstream answering early): the rest
+      // is dropped, and the finished response never touched again (uWS throws).
       if (this.done || this.aborted) {
         if (last) this.bodyOpen = false;
         if (!stream.destroyed) stream.destroy();
@@ -174,9 +143,8 @@ export class Exchange implements StepRequest {
         stream.push(null);
       }
     });
-    // The error tells a reader (undici, a step) that the body will never end. Until one
-    // reads, nothing listens: without this listener Node throws it and the worker dies
-    // (a client leaving during an async step, or while its request waits for a connection).
+    // The error tells a reader the body will never end; before one reads (an async step, a
+    // wait for a connection), this listener keeps Node from throwing it and ending the worker.
     stream.on('error', ignore);
     this.onAbort(() => stream.destroy(new Error('client aborted')));
     return stream;
@@ -214,9 +182,8 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done) return;
     // A body we did not read to the end makes the connection unusable: close it.
     const close = this.closing() || this.bodyOpen;
-    // Inside uWS's request callback a close is only a flag: uWS goes on to parse the bytes
-    // it already holds behind this request as further requests (after a framing refusal,
-    // a smuggled one). Answered from outside the callback, uWS closes at once instead.
+    // Inside uWS's parse a close is only a flag, and the bytes behind this request are read
+    // as requests (after a framing refusal, a smuggled one): see request-callback.ts.
     if (close && requestCallback.active) return void setImmediate(() => this.sendBlock(head, body));
     this.pendingHead = null; // a held streamed head is replaced by this response
     if (this.method === 'HEAD') {
@@ -279,8 +246,7 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done) return true;
     // In chunked mode a zero-length write is the terminating chunk: never pass one on.
     if (chunk.length === 0 && total !== 0) return true;
-    // uWS writes a Connection: close asked for at end() as a header line, even when the
-    // head already went out: only an end() that sends the head may ask for it.
+    // uWS writes a close asked at end() as a header line even after the head went out.
     const mayClose = !this.headFlushed;
     const head = this.takeHead();
     if (total === null) return writeChunked(this.res, chunk, head, onDrain);
@@ -321,11 +287,9 @@ export class Exchange implements StepRequest {
   }
 
   /**
-   * Before a write that may end the response (the upstream answered before reading the
-   * whole upload): a paused upload is resumed, so its rest is read and dropped (onData,
-   * once done) and the connection serves its next request. Left paused, it was never read
-   * again, and the next request on that connection hung until uWS's timeout. If the body
-   * is still wanted, onData pauses it again.
+   * Before a write that may end the response (an upstream answering before the upload's
+   * end): a paused upload is resumed so its rest is read and dropped, else the connection's
+   * next request hangs. If the body is still wanted, onData pauses it again.
    */
   private releaseBody(): void {
     if (this.bodyPaused && this.bodyOpen && !this.aborted) {
@@ -340,8 +304,7 @@ export class Exchange implements StepRequest {
    */
   end(): void {
     if (this.aborted || this.done || this.tailPending) return;
-    // After body bytes went out, a close asked of uWS here would land inside the body as
-    // a header line (a malformed chunked answer): see write().
+    // Only while the head is still held (see write()).
     const close = !this.headFlushed && this.closing();
     this.releaseBody();
     this.res.cork(() => {
