@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep, replaceOwnedHeaders, type StepOutcome } from './step.js';
+import { defineStep, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
 import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
@@ -53,7 +53,8 @@ export const forwardAuth = defineStep({
         if (!isFieldValue(text)) return unavailable; // a broken identity fails closed
         values.push([h, text]);
       }
-      replaceOwnedHeaders(flow, pass, values);
+      // The client's own values of these never go upstream (ownedHeaders, dropped by the route).
+      for (const [h, text] of values) flow.setHeader(h, text);
       return undefined;
     };
   },

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep, replaceOwnedHeaders, type StepOutcome } from './step.js';
+import { defineStep, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
 import { refusedBeforeSending } from '../shared/target-pool.js';
@@ -44,7 +44,6 @@ export const httpCallout = defineStep({
   create(s) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);
-    const owned = map.map(([h]) => h);
     const failed = stepError(502, 'Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
@@ -53,10 +52,7 @@ export const httpCallout = defineStep({
         if (r.status < 200 || r.status >= 300) throw new Error(`status ${r.status}`);
         doc = JSON.parse(r.body);
       } catch (err) {
-        if (s.optional) {
-          replaceOwnedHeaders(flow, owned, []);
-          return undefined;
-        }
+        if (s.optional) return undefined;
         return refusedBeforeSending(err) ? REFUSED : failed;
       }
       // The mapped headers come from the service or not at all (never the client's own).
@@ -73,7 +69,8 @@ export const httpCallout = defineStep({
         }
         values.push([header, text]);
       }
-      replaceOwnedHeaders(flow, owned, values);
+      // The client's own values of these never go upstream (ownedHeaders, dropped by the route).
+      for (const [header, text] of values) flow.setHeader(header, text);
       return undefined;
     };
   },

@@ -66,8 +66,7 @@ export const jwtAuth = defineStep({
       try {
         const payload = await verify(m[1]!, key, options);
         if (payload.sub !== undefined && typeof payload.sub !== 'string') return denied; // RFC 7519 §4.1.2: a string
-        // The subject header carries the token's subject or nothing: never the client's own.
-        flow.removeHeader(s.subjectHeader);
+        // The subject header carries the token's subject or nothing (ownedHeaders: the route drops the client's own).
         if (payload.sub) {
           flow.vars.consumer = payload.sub;
           flow.setHeader(s.subjectHeader, headerSafe(payload.sub));

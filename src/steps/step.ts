@@ -72,16 +72,6 @@ export interface Flow {
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
 }
 
-/**
- * Headers a step owns (identity headers set from a service's answer): the client's own
- * values of every owned name are dropped, then the step's values (if any) are set, so
- * the upstream sees the service's value or none.
- */
-export function replaceOwnedHeaders(flow: Flow, owned: readonly string[], values: readonly (readonly [string, string])[]): void {
-  for (const name of owned) flow.removeHeader(name);
-  for (const [name, value] of values) flow.setHeader(name, value);
-}
-
 /** Every value of a header in a name/value list, as one comma-separated list (RFC 9110 §5.3); '' when absent. */
 export function headerListOf(headers: readonly (readonly [string, string])[], name: string): string {
   return headers

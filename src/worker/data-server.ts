@@ -1,5 +1,6 @@
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { Exchange, replyStatic } from './exchange.js';
+import { Exchange } from './exchange.js';
+import { replyStatic } from './fixed-reply.js';
 import { framingOk } from './request-framing.js';
 import { requestCallback } from './request-callback.js';
 import type { StaticReply } from './response-head.js';

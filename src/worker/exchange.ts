@@ -344,19 +344,4 @@ export class Exchange implements StepRequest {
   }
 }
 
-/**
- * Answers from inside the uWS request callback, where uWS has already corked the
- * socket: no Exchange, no header copy, no abort handler (nothing awaits).
- */
-export function replyStatic(res: HttpResponse, r: StaticReply, close: boolean, head: boolean): void {
-  if (head || r.bodyless) {
-    // A HEAD answer reports the body's length and never carries it (RFC 9110 §9.3.2).
-    res.writeStatus(close ? bodylessHead(r.headOnly, undefined, true) : r.headOnly);
-    res.endWithoutBody(); // never with arguments: see bodylessHead
-    return;
-  }
-  res.writeStatus(r.head);
-  res.end(r.body, close);
-}
-
 function ignore(): void {}
