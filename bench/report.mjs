@@ -10,6 +10,8 @@ const RATIOS = [
   ['gatewayClusterVsBaseline', 'gateway cluster / fastify baseline', 'gatewayCluster', 'baseline', TARGETS.clusterVsBaseline],
   ['gatewayClusterVsFloor', 'gateway cluster / floor (uWS + undici)', 'gatewayCluster', 'floor', null],
   ['floorVsBaseline', 'floor (uWS + undici) / fastify baseline', 'floor', 'baseline', null],
+  ['nginxVsBaseline', 'nginx (reference) / fastify baseline', 'nginx', 'baseline', null],
+  ['gatewayClusterVsNginx', 'gateway cluster / nginx (reference)', 'gatewayCluster', 'nginx', null],
   ['gatewayClusterVsUpstream', 'gateway cluster / upstream direct', 'gatewayCluster', 'upstream', null],
   ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
   ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],

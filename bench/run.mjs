@@ -21,6 +21,8 @@
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster and compareSteps, in the same rounds (an A/B)
 //   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
+//   BENCH_NGINX    0: leave out the nginx reference target (default: run it when nginx is
+//                  installed; see nginx-reference.mjs)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -49,6 +51,7 @@ const TOOL = chooseTool(process.env.BENCH_TOOL);
 const PIN = choosePin(process.env.BENCH_PIN);
 const COMPARE = process.env.BENCH_COMPARE || null;
 const UPSTREAM = chooseUpstream(process.env.BENCH_UPSTREAM);
+const NGINX = process.env.BENCH_NGINX === '0' ? null : findNginx();
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((k) => k.trim())) : null;
 // With pinning: the server under test gets CPU 0 to itself; the load generator and the
 // upstream share CPU 1, so they never steal cycles from the process being measured.
@@ -87,6 +90,12 @@ function choosePin(raw) {
   if (raw === '1' && !possible) throw new Error('BENCH_PIN=1 needs taskset on PATH and at least 2 CPUs');
   if (raw !== undefined && raw !== '' && raw !== '1') throw new Error(`BENCH_PIN must be 0 or 1, got ${raw}`);
   return possible;
+}
+
+/** The nginx binary, or null: Debian puts it in /usr/sbin, which a user's PATH may lack. */
+function findNginx() {
+  if (onPath('nginx')) return 'nginx';
+  return spawnSync('test', ['-x', '/usr/sbin/nginx']).status === 0 ? '/usr/sbin/nginx' : null;
 }
 
 function chooseUpstream(raw) {
@@ -141,6 +150,10 @@ async function main() {
   const upstreamUrl = `http://${HOST}:${upstreamPort}`;
   const baseline = await procs.startNode('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
   const floor = await procs.startNode('floor-proxy', [join(HERE, 'floor-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
+  const nginx = NGINX
+    ? await procs.startNode('nginx', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort())], { cpu: CPU_SERVER })
+    : null;
+  if (!nginx) log('nginx is not installed (apt-get install nginx-light): no nginx reference target');
   const bare = await procs.startNode('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
   const gateway = await gatewayAt(upstreamPort);
   log(`gateway ${gateway.data} generation=${gateway.generation}`);
@@ -153,6 +166,7 @@ async function main() {
   const PROXIED = UPSTREAM_BODY.toString(); // what the upstream and every proxy in front of it answer
   const allTargets = [
     { key: 'upstream', label: `upstream direct (${UPSTREAM === 'uws' ? 'uWS' : 'node:http'})`, url: `${upstreamUrl}/`, expect: PROXIED, pid: upstream.child.pid },
+    ...(nginx ? [{ key: 'nginx', label: 'nginx, 1 worker (reference)', url: `http://${HOST}:${nginx.match[1]}/`, expect: PROXIED, pid: nginx.child.pid }] : []),
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: PROXIED, pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },

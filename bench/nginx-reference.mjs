@@ -1,0 +1,97 @@
+// A reference point, not a target: nginx (C, one worker process) proxying to the same
+// upstream with the same job as the gateway's cluster route (HTTP/1.1 keep-alive pool,
+// X-Forwarded-For/Proto/Host set, no access log). It tells what a proxy costs on this
+// machine when almost all of its time is the kernel's: the fastify ratio of issue 3
+// item 9 reads differently on machines where system calls are cheap or dear against
+// JavaScript, and nginx / fastify in the same run shows which kind of machine it is.
+// Runs only when `nginx` is installed (`apt-get install nginx-light`); the bench does
+// not install it (Debian's package starts a system service on port 80).
+//
+//   node bench/nginx-reference.mjs <nginx binary> <upstream host:port> [port]
+//
+// Writes its configuration to a temporary folder, starts `nginx` in the foreground
+// (it inherits this process's CPU pinning), prints `ready port=N` once the port
+// accepts, and stops nginx and removes the folder when the parent goes.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { onParentGone } from './lifecycle.mjs';
+
+const [bin, upstream, portArg] = process.argv.slice(2);
+if (!bin || !upstream || !portArg) {
+  process.stderr.write('usage: node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port>\n');
+  process.exit(2);
+}
+const port = Number(portArg); // nginx cannot report a kernel-chosen port: the caller picks a free one
+
+const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-nginx-'));
+const temp = (name) => `${name}_temp_path ${join(dir, name)};`;
+writeFileSync(
+  join(dir, 'nginx.conf'),
+  `worker_processes 1;
+daemon off;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  ${temp('client_body')} ${temp('proxy')} ${temp('fastcgi')} ${temp('uwsgi')} ${temp('scgi')}
+  upstream bench_upstream { server ${upstream}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://bench_upstream;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $http_host;
+    }
+  }
+}
+`,
+);
+
+const nginx = spawn(bin, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
+let stopping = false;
+const cleanUp = () => rmSync(dir, { recursive: true, force: true });
+nginx.once('error', (err) => {
+  process.stderr.write(`nginx-reference: cannot start ${bin}: ${err.message}\n`);
+  cleanUp();
+  process.exit(1);
+});
+nginx.once('exit', (code, signal) => {
+  cleanUp();
+  if (!stopping) process.stderr.write(`nginx-reference: nginx exited (code ${code}, signal ${signal})\n`);
+  process.exit(stopping ? 0 : 1);
+});
+onParentGone(() => {
+  if (stopping) return;
+  stopping = true;
+  nginx.kill('SIGTERM'); // fast shutdown; the exit handler removes the folder
+  setTimeout(() => nginx.kill('SIGKILL'), 5_000).unref();
+});
+
+// Ready when the port accepts a connection.
+const deadline = Date.now() + 10_000;
+const probe = () => {
+  const s = connect(port, '127.0.0.1');
+  s.once('connect', () => {
+    s.destroy();
+    process.stdout.write(`ready port=${port}\n`);
+  });
+  s.once('error', () => {
+    s.destroy();
+    if (Date.now() > deadline) {
+      process.stderr.write('nginx-reference: nginx did not listen within 10 s\n');
+      stopping = true;
+      nginx.kill('SIGKILL');
+      return;
+    }
+    setTimeout(probe, 50);
+  });
+};
+probe();
