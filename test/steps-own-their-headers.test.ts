@@ -147,3 +147,46 @@ test('identity headers come from the step that owns them, never from the client'
     assert.equal(r.json.headers['x-consumer-id'], 'zo%C3%AB');
   });
 });
+
+/**
+ * Regression: forward-auth and http-callout copied their `requestHeaders` from the
+ * client's request, not from the request as the preceding steps left it. Behind key-auth,
+ * a client typing `X-Consumer-Id: admin` had a profile service look up "admin" and the
+ * upstream receive that profile's role under the real consumer's name.
+ */
+test('a called service sees the request headers as the preceding steps left them', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const seen: string[] = [];
+  const service = createServer((req, res) => {
+    const who = String(req.headers['x-consumer-id'] ?? '');
+    seen.push(who);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ role: who === 'admin' ? 'superuser' : `role-of-${who}` }));
+  });
+  await new Promise<void>((r) => service.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => service.close(r)));
+  const svc = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  const sha = createHash('sha256').update('good-key').digest('hex');
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'profile', { cluster: 'up', pathPrefix: '/profile', steps: [
+      { code: 'key-auth', settings: { keys: [{ id: 'app', sha256: sha }] } },
+      { code: 'http-callout', settings: { url: `${svc}/profile`, requestHeaders: ['X-Consumer-Id'], map: { 'x-role': '/role' } } },
+    ] }],
+    ['route', 'fa', { cluster: 'up', pathPrefix: '/fa', steps: [
+      { code: 'request-headers', settings: { set: { 'x-consumer-id': 'gateway-set' } } },
+      { code: 'forward-auth', settings: { url: `${svc}/auth`, requestHeaders: ['x-consumer-id'] } },
+    ] }],
+  ]);
+
+  const r = await request(`${gw.dataUrl}/profile`, { headers: { 'x-api-key': 'good-key', 'x-consumer-id': 'admin' } });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(seen, ['app'], 'the profile service was asked about the consumer key-auth found');
+  assert.equal(r.json.headers['x-consumer-id'], 'app');
+  assert.equal(r.json.headers['x-role'], 'role-of-app');
+
+  seen.length = 0;
+  const f = await request(`${gw.dataUrl}/fa`, { headers: { 'x-consumer-id': 'client-typed' } });
+  assert.equal(f.status, 200, f.text);
+  assert.deepEqual(seen, ['gateway-set'], 'forward-auth sent the value request-headers set');
+});

@@ -38,7 +38,7 @@ export const forwardAuth = defineStep({
     return async (flow): Promise<StepOutcome> => {
       let r;
       try {
-        r = await subRequest(s.url, s.method, flow.req, copy, s.timeoutMs);
+        r = await subRequest(s.url, s.method, flow, copy, s.timeoutMs);
       } catch (err) {
         return refusedBeforeSending(err) ? REFUSED : unavailable;
       }

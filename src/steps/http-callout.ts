@@ -48,7 +48,7 @@ export const httpCallout = defineStep({
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
       try {
-        const r = await subRequest(s.url, s.method, flow.req, copy, s.timeoutMs);
+        const r = await subRequest(s.url, s.method, flow, copy, s.timeoutMs);
         if (r.status < 200 || r.status >= 300) throw new Error(`status ${r.status}`);
         doc = JSON.parse(r.body);
       } catch (err) {

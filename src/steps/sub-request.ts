@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
-import type { StepRequest } from './step.js';
+import type { Flow } from './step.js';
 import { TargetPool } from '../shared/target-pool.js';
 import { ERRORS } from '../shared/errors.js';
 import { stepError } from './reply.js';
@@ -40,18 +40,20 @@ export interface SubResponse {
   body: string;
 }
 
-/** Calls a service on behalf of a step, copying the named request headers. Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES. */
-export async function subRequest(
-  url: string,
-  method: string,
-  req: StepRequest,
-  copy: readonly string[],
-  timeoutMs: number,
-): Promise<SubResponse> {
+/**
+ * Calls a service on behalf of a step, copying the named request headers (lower case) as
+ * the upstream would receive them now: after the preceding steps' edits, without the
+ * client's copies of headers the route's steps own. Copied from the client's request, a
+ * typed `X-Consumer-Id: admin` reached a profile service behind key-auth, which had set
+ * the real one. Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES.
+ */
+export async function subRequest(url: string, method: string, flow: Flow, copy: readonly string[], timeoutMs: number): Promise<SubResponse> {
+  const req = flow.req;
   const headers: Record<string, string> = {};
-  for (const name of copy) {
-    const val = req.header(name);
-    if (val !== undefined) headers[name] = val;
+  if (copy.length > 0) {
+    for (const [name, val] of flow.preview().headers) {
+      if (headers[name] === undefined && copy.includes(name)) headers[name] = val; // the first value, as req.header gives
+    }
   }
   headers['x-forwarded-method'] = req.method;
   headers['x-forwarded-uri'] = req.query === null ? req.url : `${req.url}?${req.query}`;
