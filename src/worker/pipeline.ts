@@ -58,10 +58,18 @@ function stepRun(code: string, settings: unknown, tenant: string, bucket: string
 
 const PASS: StepRun = () => undefined;
 
-/** failureStrategy Continue: a reply (the step's failure) is logged and the chain goes on. */
+/**
+ * A step's answer that is a failure (a refusal, an error). Steps also answer with success
+ * (cors's granted preflight, a cache hit, echo): that answer ends the chain whatever the
+ * failure strategy, or a preflight would reach the upstream and a cache never serve.
+ */
+const failed = (o: StepOutcome): boolean => o !== undefined && o.status >= 400;
+
+/** failureStrategy Continue: a failure is logged and the chain goes on; a success answer still ends it. */
 function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
-  const swallow = (o: StepOutcome): undefined => {
-    if (o !== undefined) env.log.warn({ step: code, status: o.status }, 'step failed; chain continues (failureStrategy Continue)');
+  const swallow = (o: StepOutcome): StepOutcome => {
+    if (!failed(o)) return o;
+    env.log.warn({ step: code, status: o!.status }, 'step failed; chain continues (failureStrategy Continue)');
     return undefined;
   };
   return (flow) => {
@@ -73,9 +81,10 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
 /**
  * A parallel group: every member chain runs concurrently on its own MemberFlow, then
  * `merge` decides: `all` passes when every member passed (else the first answer in
- * member order), `any` passes when one member passed (else the first answer), `first`
- * takes whichever settles first. The changes of the members that count are applied in
- * node order, whatever order they finished in.
+ * member order); `any` passes when one member passed, and a member's success answer (a
+ * granted preflight, a cache hit) is the group's answer (else the first failure);
+ * `first` takes whichever settles first. The changes of the members that count are
+ * applied in node order, whatever order they finished in.
  */
 function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
@@ -89,7 +98,14 @@ function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEn
     }
     const results = await Promise.all(pending);
     const passed = results.filter((x) => x.r === undefined);
-    if (merge === 'any' ? passed.length === 0 : passed.length !== results.length) return results.find((x) => x.r !== undefined)!.r;
+    if (merge === 'any') {
+      const answer = results.find((x) => x.r !== undefined && !failed(x.r));
+      if (passed.length === 0 && answer === undefined) return results[0]!.r; // every member failed
+      // The answering member counts too: its response hooks (a request-id before a cache hit) apply to its answer.
+      for (const x of results) if (x.r === undefined || x === answer) flows[x.i]!.applyTo(flow);
+      return answer?.r;
+    }
+    if (passed.length !== results.length) return results.find((x) => x.r !== undefined)!.r;
     for (const x of passed) flows[x.i]!.applyTo(flow);
     return undefined;
   };

@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway } from './helpers/gateway.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { BOUNDED } from './helpers/wait.js';
+
+/**
+ * What `failureStrategy: Continue` and the `any` merge let through: failures, never a
+ * step's success answer. Regression: both treated every answer as a failure, so a
+ * granted CORS preflight went to the upstream without its CORS headers and a cache
+ * never served a hit.
+ */
+test('Continue and any groups pass over failures, not over a step’s success answer', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const cors = { origins: ['https://app.example'] };
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['orch', 'cors-continue', { nodes: [{ id: 'c', step: 'cors', settings: cors, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'cors-any', { nodes: [{ id: 'c', step: 'cors', settings: cors }, { id: 'r', step: 'request-id', settings: {} }], links: [], groups: [{ id: 'g', nodes: ['c', 'r'], merge: 'any' }] }],
+    ['orch', 'cache-continue', { nodes: [{ id: 'k', step: 'cache', settings: { ttlSeconds: 60 }, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'deny-continue', { nodes: [{ id: 'm', step: 'method-restriction', settings: { allow: ['GET'] }, failureStrategy: 'Continue' }], links: [] }],
+    ['route', 'cont', { cluster: 'up', pathPrefix: '/cont', steps: [{ code: 'orch', settings: { ref: 'cors-continue' } }] }],
+    ['route', 'any', { cluster: 'up', pathPrefix: '/any', steps: [{ code: 'orch', settings: { ref: 'cors-any' } }] }],
+    ['route', 'cache', { cluster: 'up', pathPrefix: '/cache', steps: [{ code: 'orch', settings: { ref: 'cache-continue' } }] }],
+    ['route', 'deny', { cluster: 'up', pathPrefix: '/deny', steps: [{ code: 'orch', settings: { ref: 'deny-continue' } }] }],
+  ]);
+  const preflight = { origin: 'https://app.example', 'access-control-request-method': 'PUT' };
+
+  for (const path of ['/cont', '/any']) {
+    const before = up.requests.length;
+    const r = await request(`${gw.dataUrl}${path}`, { method: 'OPTIONS', headers: preflight });
+    assert.equal(r.status, 204, `${path}: ${r.status} ${r.text}`);
+    assert.equal(r.headers['access-control-allow-origin'], 'https://app.example', path);
+    assert.equal(up.requests.length, before, `${path}: the granted preflight reached the upstream`);
+  }
+
+  const first = await request(`${gw.dataUrl}/cache/x`);
+  assert.equal(first.headers['x-cache'], 'MISS');
+  const before = up.requests.length;
+  const second = await request(`${gw.dataUrl}/cache/x`);
+  assert.equal(second.status, 200);
+  assert.equal(second.headers['x-cache'], 'HIT');
+  assert.equal(up.requests.length, before, 'the cache hit went to the upstream');
+
+  // A failure under Continue still goes on to the upstream.
+  const denied = await request(`${gw.dataUrl}/deny`, { method: 'DELETE' });
+  assert.equal(denied.status, 200, denied.text);
+  assert.equal(up.requests.at(-1)?.method, 'DELETE');
+});
