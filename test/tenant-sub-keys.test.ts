@@ -342,3 +342,29 @@ test('a wrong checksum is refused without a store lookup; a well-formed unknown 
   const m5 = await metrics(gw, root);
   assert.equal(m5[LOOKUPS], m4[LOOKUPS]! + 1);
 });
+
+/**
+ * Regression: a sub-key with key:write minted keys without expiry, and they kept working
+ * after their issuer expired or was revoked: a leaked one-hour key became a permanent one.
+ */
+test('a key issued by a sub-key expires with it at the latest and is revoked with it', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const root = gw.tokens.root!;
+  const issuer = await issueKey(gw, root, 'acme', { name: 'contractor', scopes: ['key:write', 'config:read'], ttlSeconds: 3600 });
+  const forever = await issueKey(gw, issuer.token, 'acme', { name: 'no-ttl', scopes: ['config:read'] });
+  assert.equal(forever.expiresAt, issuer.expiresAt, 'no TTL asked: the issuer’s expiry');
+  const longer = await issueKey(gw, issuer.token, 'acme', { name: 'longer', scopes: ['key:write', 'config:read'], ttlSeconds: 7200 });
+  assert.equal(longer.expiresAt, issuer.expiresAt, 'a longer TTL is capped at the issuer’s expiry');
+  const shorter = await issueKey(gw, issuer.token, 'acme', { name: 'shorter', scopes: ['config:read'], ttlSeconds: 60 });
+  assert.equal(Date.parse(shorter.expiresAt!) - Date.parse(shorter.createdAt), 60_000, 'a shorter TTL is kept');
+  const grandchild = await issueKey(gw, longer.token, 'acme', { name: 'grandchild', scopes: ['config:read'] });
+  const byRoot = await issueKey(gw, root, 'acme', { name: 'root-issued', scopes: ['config:read'] });
+  assert.equal(byRoot.expiresAt, null, 'a system key issues keys without expiry');
+
+  const revoked = await revokeKeyRaw(gw, root, 'acme', issuer.id);
+  assert.equal(revoked.status, 200, revoked.text);
+  for (const k of [forever, longer, shorter, grandchild]) assert.equal((await whoami(gw, k.token)).status, 401, `${k.name} outlived its issuer`);
+  assert.equal((await whoami(gw, byRoot.token)).status, 200, 'keys of other issuers stay');
+  const states = Object.fromEntries((await listKeys(gw, root, 'acme')).items.map((k) => [k.name, k.state]));
+  assert.deepEqual(states, { contractor: 'revoked', 'no-ttl': 'revoked', longer: 'revoked', shorter: 'revoked', grandchild: 'revoked', 'root-issued': 'active' });
+});

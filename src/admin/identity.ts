@@ -7,4 +7,6 @@ export interface Identity {
   tenant: string | null;
   scopes: readonly string[];
   masks: Record<Family, number>;
+  /** A tenant sub-key's expiry (ms); the keys it issues expire with it at the latest. */
+  expiresAt?: number | null;
 }

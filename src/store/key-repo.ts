@@ -79,18 +79,43 @@ export class KeyRepo {
     return rows.map((r) => ({ ...toRecord(r), lastUsedAt: r.last_used_at ?? null }));
   }
 
-  /** Marks the key revoked (first revocation time kept). False when there is no such key. */
-  revoke(tenant: string, id: string, now: number): boolean {
-    const r = this.db.prepare('UPDATE admin_key SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?').run(now, tenant, id);
-    return r.changes > 0;
+  /**
+   * Marks the key revoked (first revocation time kept), and every key it issued, directly
+   * or through others: a key must not outlive, through keys it minted, its own revocation.
+   * Returns the ids of the descendants revoked now; null when there is no such key.
+   */
+  revoke(tenant: string, id: string, now: number): string[] | null {
+    return this.db.transaction(() => {
+      const r = this.db.prepare('UPDATE admin_key SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?').run(now, tenant, id);
+      return r.changes > 0 ? this.revokeDescendants(tenant, id, now) : null;
+    })();
   }
 
-  delete(tenant: string, id: string): boolean {
+  /** Deletes the key (and its usage row); the keys it issued are revoked, as on a revoke. */
+  delete(tenant: string, id: string, now: number): boolean {
     return this.db.transaction(() => {
       const r = this.db.prepare('DELETE FROM admin_key WHERE tenant = ? AND id = ?').run(tenant, id);
+      if (r.changes === 0) return false; // another tenant's id: touch nothing of it
       this.db.prepare('DELETE FROM admin_key_usage WHERE key_id = ?').run(id);
-      return r.changes > 0;
+      this.revokeDescendants(tenant, id, now);
+      return true;
     })();
+  }
+
+  private revokeDescendants(tenant: string, id: string, now: number): string[] {
+    const ids = (
+      this.db
+        .prepare(
+          `WITH RECURSIVE d(id) AS (
+             SELECT id FROM admin_key WHERE tenant = ? AND issuer = ?
+             UNION SELECT k.id FROM admin_key k JOIN d ON k.issuer = d.id WHERE k.tenant = ?
+           ) SELECT k.id FROM admin_key k JOIN d ON k.id = d.id WHERE k.revoked_at IS NULL`,
+        )
+        .all(tenant, id, tenant) as { id: string }[]
+    ).map((r) => r.id);
+    const stmt = this.db.prepare('UPDATE admin_key SET revoked_at = ? WHERE tenant = ? AND id = ?');
+    for (const d of ids) stmt.run(now, tenant, d);
+    return ids;
   }
 
   /** One transaction for a batch of key id -> last use (ms). */

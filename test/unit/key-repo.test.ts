@@ -17,7 +17,7 @@ test('regression: a use noted just before a delete leaves no orphan usage row', 
   keys.insert(rec('key_b'));
   usage.touch('key_a', 100);
   usage.touch('key_b', 100);
-  assert.ok(keys.delete('acme', 'key_a'));
+  assert.ok(keys.delete('acme', 'key_a', 100));
   usage.flush();
   const rows = v.db.prepare('SELECT key_id FROM admin_key_usage ORDER BY key_id').all() as { key_id: string }[];
   assert.deepEqual(rows.map((r) => r.key_id), ['key_b']);
@@ -43,9 +43,38 @@ test('revoke keeps the first revocation time; get and revoke are scoped to the t
   t.after(() => v.close());
   const keys = new KeyRepo(v.db);
   keys.insert(rec('key_a'));
-  assert.equal(keys.revoke('other', 'key_a', 10), false);
+  assert.equal(keys.revoke('other', 'key_a', 10), null);
   assert.equal(keys.get('other', 'key_a'), null);
-  assert.ok(keys.revoke('acme', 'key_a', 10));
-  assert.ok(keys.revoke('acme', 'key_a', 20));
+  assert.deepEqual(keys.revoke('acme', 'key_a', 10), []);
+  assert.deepEqual(keys.revoke('acme', 'key_a', 20), []);
   assert.equal(keys.get('acme', 'key_a')!.revokedAt, 10);
+});
+
+test('regression: revoking or deleting a key revokes every key it issued, directly or through others', (t) => {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const keys = new KeyRepo(v.db);
+  keys.insert(rec('key_a'));
+  keys.insert(rec('key_b', { issuer: 'key_a' }));
+  keys.insert(rec('key_c', { issuer: 'key_b' }));
+  keys.insert(rec('key_d', { issuer: 'key_b' }));
+  keys.insert(rec('key_e')); // root's, not key_a's
+  keys.revoke('acme', 'key_d', 5); // already revoked: keeps its time
+  assert.deepEqual(keys.revoke('acme', 'key_a', 10)!.sort(), ['key_b', 'key_c']);
+  assert.deepEqual(['key_b', 'key_c', 'key_d', 'key_e'].map((id) => keys.get('acme', id)!.revokedAt), [10, 10, 5, null]);
+
+  keys.insert(rec('key_f'));
+  keys.insert(rec('key_g', { issuer: 'key_f' }));
+  assert.ok(keys.delete('acme', 'key_f', 30));
+  assert.equal(keys.get('acme', 'key_g')!.revokedAt, 30);
+});
+
+test('regression: a delete through another tenant’s path leaves the key’s last use alone', (t) => {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const keys = new KeyRepo(v.db);
+  keys.insert(rec('key_a'));
+  keys.recordUse(new Map([['key_a', 40]]));
+  assert.equal(keys.delete('globex', 'key_a', 50), false);
+  assert.equal(keys.lastUsedAt('key_a'), 40);
 });

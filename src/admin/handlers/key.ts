@@ -62,7 +62,7 @@ export const issue: OpHandler<Services> = ({ params, body, identity, services, a
     scopes: [...new Set(scopes)],
     issuer: identity!.id,
     createdAt: now,
-    expiresAt: ttlSeconds === undefined ? null : now + ttlSeconds * 1000,
+    expiresAt: cappedExpiry(ttlSeconds === undefined ? null : now + ttlSeconds * 1000, identity!.expiresAt ?? null),
     revokedAt: null,
   };
   services.keys.insert(record);
@@ -76,15 +76,22 @@ export const list: OpHandler<Services> = ({ params, services }) => {
   return { tenant: params.tenant, items: services.keys.list(params.tenant!).map((k) => view(k, now, k.lastUsedAt)) };
 };
 
+/** A key issued by an expiring sub-key expires with it at the latest (also when it asked for no TTL). */
+function cappedExpiry(asked: number | null, issuerExpires: number | null): number | null {
+  if (issuerExpires === null) return asked;
+  return asked === null ? issuerExpires : Math.min(asked, issuerExpires);
+}
+
 export const revoke: OpHandler<Services> = ({ params, services }) => {
   services.keyUsage.flush(); // the answer shows a use made just before
-  if (!services.keys.revoke(params.tenant!, params.id!, Date.now())) throw notFound(params.id!);
+  // The keys it issued are revoked with it; key list shows them (the answer stays the key's view).
+  if (services.keys.revoke(params.tenant!, params.id!, Date.now()) === null) throw notFound(params.id!);
   const k = services.keys.get(params.tenant!, params.id!)!;
   return view(k, Date.now(), services.keys.lastUsedAt(k.id));
 };
 
 export const remove: OpHandler<Services> = ({ params, services }) => {
-  if (!services.keys.delete(params.tenant!, params.id!)) throw notFound(params.id!);
+  if (!services.keys.delete(params.tenant!, params.id!, Date.now())) throw notFound(params.id!);
   return { id: params.id, tenant: params.tenant, deleted: true };
 };
 

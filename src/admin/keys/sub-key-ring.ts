@@ -38,6 +38,6 @@ export class SubKeyRing implements TokenResolver {
     const now = this.clock();
     if (k.revokedAt !== null || (k.expiresAt !== null && k.expiresAt <= now)) return null;
     this.usage.touch(k.id, now);
-    return { id: k.id, kind: 'tenant', tenant: k.tenant, scopes: k.scopes, masks: masksOf(k.scopes) };
+    return { id: k.id, kind: 'tenant', tenant: k.tenant, scopes: k.scopes, masks: masksOf(k.scopes), expiresAt: k.expiresAt };
   }
 }
