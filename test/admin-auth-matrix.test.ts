@@ -182,7 +182,10 @@ test('every operation of the admin contract enforces authentication, scopes and 
       }
 
       await t.test('no token: 401 Svc.Auth.Unauthenticated', async () => {
-        assertError(await call(gw, op, 'default', {}), 401, 'Svc.Auth.Unauthenticated', 'no token');
+        const r = await call(gw, op, 'default', {});
+        assertError(r, 401, 'Svc.Auth.Unauthenticated', 'no token');
+        // Regression: 401s carried no challenge (RFC 9110 §15.5.2 requires one).
+        assert.equal(r.headers['www-authenticate'], 'Bearer realm="switchyard"');
       });
       await t.test('not a bearer token: 401 Svc.Auth.Unauthenticated', async () => {
         const basic = `Basic ${Buffer.from(`root:${tok('root')}`).toString('base64')}`;
@@ -190,7 +193,9 @@ test('every operation of the admin contract enforces authentication, scopes and 
         assertError(await call(gw, op, 'default', { header: 'Bearer ' }), 401, 'Svc.Auth.Unauthenticated', 'empty bearer');
       });
       await t.test('unknown token: 401 Svc.Auth.Unauthenticated', async () => {
-        assertError(await call(gw, op, 'default', { token: newToken() }), 401, 'Svc.Auth.Unauthenticated', 'unknown token');
+        const unknown = await call(gw, op, 'default', { token: newToken() });
+        assertError(unknown, 401, 'Svc.Auth.Unauthenticated', 'unknown token');
+        assert.equal(unknown.headers['www-authenticate'], 'Bearer realm="switchyard", error="invalid_token"');
         // a valid token with one character changed is just as unknown
         const near = tok('root').slice(0, -1) + (tok('root').endsWith('A') ? 'B' : 'A');
         assertError(await call(gw, op, 'default', { token: near }), 401, 'Svc.Auth.Unauthenticated', 'near-miss token');
@@ -204,6 +209,8 @@ test('every operation of the admin contract enforces authentication, scopes and 
       });
       await t.test('a system key holding every scope passes the gate', async () => {
         assertPassesAuth(await call(gw, op, 'default', { token: tok('root') }), 'root key');
+        // Regression: the scheme name was matched case-sensitively (RFC 9110 §11.1: it is not).
+        assertPassesAuth(await call(gw, op, 'default', { header: `bearer ${tok('root')}` }), 'root key, lower-case scheme');
       });
 
       if (op.auth === 'scope') {

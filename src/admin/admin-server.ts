@@ -103,6 +103,8 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       status = e.status;
       if (allow) res.setHeader('allow', allow.join(', '));
       if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
+      // A 401 names the scheme it wants (RFC 9110 §15.5.2, RFC 6750 §3).
+      if (status === 401) res.setHeader('www-authenticate', req.headers.authorization === undefined ? 'Bearer realm="switchyard"' : 'Bearer realm="switchyard", error="invalid_token"');
       writeJson(res, status, e.envelope(traceId), traceId);
     } finally {
       if (audited && identity && opts.audit) {

@@ -9,7 +9,8 @@ export interface TokenResolver {
   resolve(token: string): Identity | null;
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
+/** The auth scheme's name is case-insensitive (RFC 9110 §11.1): `bearer …` works too. */
+const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
 
 /**
  * The auth gate of the admin port, in a fixed order: authenticate (401), then
