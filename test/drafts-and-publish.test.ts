@@ -225,6 +225,13 @@ test('publish history lists each generation; rollback publishes a new generation
   assert.deepEqual((await getEntity(gw, 'route', 'ping')).published, { doc: pingRoute('one'), generation: 3 });
   assert.equal((await getEntityRaw(gw, 'route', 'extra')).status, 404);
 
+  // Regression: a rollback to the content already serving made a new, empty generation each time.
+  for (const to of [1, 3]) {
+    const same = await rollback(gw, to);
+    assert.deepEqual(same, { ok: true, generation: 3, planned: [] }, `rollback to ${to}: nothing changes`);
+  }
+  assert.equal((await history(gw)).current, 3);
+
   const missing = await rollbackRaw(gw, 99);
   assert.equal(missing.status, 404, missing.text);
   assert.equal(missing.json?.code, 'Svc.Publish.NotFound');

@@ -85,6 +85,8 @@ export class Publisher {
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
       const target = new Map(state.map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
       const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
+      // The content already serving: nothing to publish, as for a go without changes.
+      if (planned.length === 0) return { ok: true as const, generation: this.currentId(), planned: [] };
       return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false);
     });
   }
