@@ -20,3 +20,12 @@ test('a bad CLI argument exits 2 with a Cli.Input envelope on stdout, before any
     assert.match(r.json.message, message);
   }
 });
+
+test('regression: a token with a line end or a space is bad input (exit 2), not an unreachable port (exit 4)', BOUNDED, async () => {
+  for (const token of ['a-token-from-a-windows-file\r', 'two words']) {
+    const r = await runCli(['whoami'], { env: { SWITCHYARD_ADMIN: 'http://127.0.0.1:1', SWITCHYARD_TOKEN: token } });
+    assert.equal(r.code, 2, `${JSON.stringify(token)}: ${r.stdout} ${r.stderr}`);
+    assert.equal(r.json?.code, 'Cli.Input');
+    assert.match(r.json.message, /token/);
+  }
+});

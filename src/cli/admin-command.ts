@@ -56,6 +56,11 @@ export abstract class AdminCommand extends Command {
     if (admin === null || (admin.protocol !== 'http:' && admin.protocol !== 'https:')) {
       return this.fail('Cli.Input', `--admin must be an http(s) URL such as http://127.0.0.1:9180, not ${JSON.stringify(this.flags.admin)}`);
     }
+    // A token with a byte no header may hold (a CR from a token file written on Windows,
+    // a space) is the caller's input too: undici refuses it before connecting.
+    if (this.flags.token !== undefined && !/^[\x21-\x7e]+$/.test(this.flags.token)) {
+      return this.fail('Cli.Input', 'the token holds a character a token cannot have (a space, a line end or a control character); check the token file or variable');
+    }
     let res: AdminResponse;
     try {
       res = await callAdmin({ admin: this.flags.admin, token: this.flags.token }, method, path, body);
