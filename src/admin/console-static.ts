@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { extname, join, normalize, sep } from 'node:path';
+import { extname, join, normalize, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SvcError, type ErrorCode } from '../shared/errors.js';
@@ -62,7 +62,7 @@ export function serveConsole(req: IncomingMessage, res: ServerResponse, pathname
     return true;
   }
   const body = read(target);
-  const immutable = target.includes(`${sep}assets${sep}`); // Vite's hashed file names
+  const immutable = isHashedAsset(ROOT, target);
   res.writeHead(200, {
     'content-type': TYPES[extname(target)] ?? 'application/octet-stream',
     'content-length': body.length,
@@ -96,4 +96,13 @@ function sendError(res: ServerResponse, code: ErrorCode, message: string): void 
   const text = JSON.stringify(e.envelope(traceId));
   res.writeHead(e.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-trace-id': traceId });
   res.end(text);
+}
+
+/**
+ * Vite's hashed bundles live in the console folder's own assets/: those may be cached
+ * for good. Decided on the path below the console folder: a gateway installed under any
+ * folder named `assets` had index.html cached for a year, and broke after an upgrade.
+ */
+export function isHashedAsset(root: string, file: string): boolean {
+  return relative(root, file).startsWith(`assets${sep}`);
 }
