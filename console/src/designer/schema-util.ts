@@ -49,10 +49,14 @@ export function parseNumber(text: string, integer: boolean): Parsed {
   return { ok: true, value: n };
 }
 
-/** A list field's text: items separated by commas or new lines. */
+/**
+ * A list field's text: one item a line. Never split on commas: list items are often
+ * patterns (`^curl/\\d{1,3}`) or header lists that hold them, and an edit elsewhere in
+ * the list must leave every other item exactly as it was.
+ */
 export function parseList(text: string, itemType: string): Parsed {
   const items = text
-    .split(/[\n,]/)
+    .split('\n')
     .map((s) => s.trim())
     .filter(Boolean);
   if (!items.length) return { ok: true, value: undefined };
@@ -65,8 +69,7 @@ export function parseList(text: string, itemType: string): Parsed {
 
 export function formatList(value: unknown): string {
   if (!Array.isArray(value)) return value === undefined ? '' : JSON.stringify(value);
-  const items = value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-  return items.some((s) => s.includes(',')) ? items.join('\n') : items.join(', ');
+  return value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join('\n');
 }
 
 export function parseJson(text: string): Parsed {
@@ -104,7 +107,7 @@ export function hintOf(s: Schema | undefined, kind: FieldKind): string {
     range(s);
   } else if (kind === 'list') {
     const items = s.items ?? {};
-    parts.push(`list of ${items.type === 'integer' ? 'whole numbers' : items.type === 'number' ? 'numbers' : 'text'}, separated by commas or lines`);
+    parts.push(`list of ${items.type === 'integer' ? 'whole numbers' : items.type === 'number' ? 'numbers' : 'text'}, one a line`);
     if (Array.isArray(items.enum)) parts.push(`one of ${items.enum.join(', ')}`);
     if (s.minItems) parts.push(`at least ${s.minItems}`);
   } else if (kind === 'string') {
