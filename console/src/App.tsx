@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, ApiError } from './api';
+import { api, ApiError, onUnauthorized } from './api';
 import { clearToken, getToken, setToken } from './session';
 import { ModelProvider, type ConsoleModel } from './gate';
 import { go, useHashLocation } from './hash-route';
@@ -15,22 +15,25 @@ const TENANT_KEY = 'switchyard.tenant';
 
 export function App() {
   const [signedIn, setSignedIn] = useState(() => getToken() !== null);
-  if (!signedIn) return <SignIn onDone={() => setSignedIn(true)} />;
+  /** Why the session ended, when the server ended it (a 401 on any call). */
+  const [ended, setEnded] = useState<unknown>(null);
+  if (!signedIn) return <SignIn reason={ended} onDone={() => setSignedIn(true)} />;
   return (
     <Shell
-      onSignOut={() => {
+      onSignOut={(reason) => {
         clearToken();
         sessionStorage.removeItem(TENANT_KEY);
         location.hash = '';
+        setEnded(reason ?? null);
         setSignedIn(false);
       }}
     />
   );
 }
 
-function SignIn({ onDone }: { onDone: () => void }) {
+function SignIn({ onDone, reason }: { onDone: () => void; reason: unknown }) {
   const [token, setTokenInput] = useState('');
-  const [error, setError] = useState<unknown>(null);
+  const [error, setError] = useState<unknown>(reason);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setToken(token.trim());
@@ -56,24 +59,34 @@ function SignIn({ onDone }: { onDone: () => void }) {
   );
 }
 
-function Shell({ onSignOut }: { onSignOut: () => void }) {
-  const [tenant, setTenant] = useState(() => sessionStorage.getItem(TENANT_KEY) ?? 'default');
+function Shell({ onSignOut }: { onSignOut: (reason?: unknown) => void }) {
+  // The tenant asked for; it is kept (and survives a reload) only once the server accepted
+  // it: a refused name stored at once left the tab on an error page with no way out.
+  const [asked, setAsked] = useState<{ tenant: string; n: number; note?: unknown }>(() => ({ tenant: sessionStorage.getItem(TENANT_KEY) ?? 'default', n: 0 }));
   const [model, setModel] = useState<ConsoleModel | null>(null);
   const [error, setError] = useState<unknown>(null);
   const loc = useHashLocation();
 
+  useEffect(() => onUnauthorized((e) => onSignOut(e)), []);
+
   useEffect(() => {
-    api<ConsoleModel>('GET', `/api/v1/sys/console?tenant=${encodeURIComponent(tenant)}`).then(
+    api<ConsoleModel>('GET', `/api/v1/sys/console?tenant=${encodeURIComponent(asked.tenant)}`).then(
       (m) => {
+        sessionStorage.setItem(TENANT_KEY, asked.tenant);
         setModel(m);
-        setError(null);
+        setError(asked.note ?? null); // after a fallback: why the stored tenant was left
       },
       (e) => {
-        if (e instanceof ApiError && e.status === 401) onSignOut();
+        if (e instanceof ApiError && e.status === 401) return; // signed out by onUnauthorized
         setError(e);
+        // No model yet (a stored tenant the server now refuses): back to the default tenant.
+        if (model === null && asked.tenant !== 'default') {
+          sessionStorage.removeItem(TENANT_KEY);
+          setAsked({ tenant: 'default', n: asked.n + 1, note: e });
+        }
       },
     );
-  }, [tenant]);
+  }, [asked]);
 
   if (!model) return <main className="loading">{error ? <ErrorBox error={error} /> : 'Loading…'}</main>;
   const current = model.nav.find((n) => n.id === loc.view)?.id ?? model.nav[0]?.id ?? null;
@@ -92,10 +105,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
               onSubmit={(e) => {
                 e.preventDefault();
                 const v = String(new FormData(e.currentTarget).get('tenant') ?? '').trim();
-                if (v) {
-                  sessionStorage.setItem(TENANT_KEY, v);
-                  setTenant(v);
-                }
+                if (v) setAsked((a) => ({ tenant: v, n: a.n + 1 }));
               }}
             >
               <label htmlFor="tenant-input">Tenant</label>
@@ -107,7 +117,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
               Tenant {model.tenant}
             </span>
           )}
-          <button className="signout" onClick={onSignOut}>
+          <button className="signout" onClick={() => onSignOut()}>
             Sign out
           </button>
         </header>

@@ -13,6 +13,20 @@ export class ApiError extends Error {
   }
 }
 
+let unauthorized: ((e: ApiError) => void) | null = null;
+
+/**
+ * Who hears that the server refused the session's token (401) on any call: the shell,
+ * which signs out. A token revoked or expired mid-session otherwise left every control
+ * of the console live. Returns the unsubscribe.
+ */
+export function onUnauthorized(fn: (e: ApiError) => void): () => void {
+  unauthorized = fn;
+  return () => {
+    if (unauthorized === fn) unauthorized = null;
+  };
+}
+
 /** One admin call with the session's bearer token. Non-2xx answers throw ApiError. */
 export async function api<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
@@ -27,7 +41,11 @@ export async function api<T = any>(method: 'GET' | 'POST', path: string, body?: 
   } catch {
     parsed = { message: text };
   }
-  if (!res.ok) throw new ApiError(res.status, parsed ?? {});
+  if (!res.ok) {
+    const err = new ApiError(res.status, parsed ?? {});
+    if (res.status === 401 && token) unauthorized?.(err);
+    throw err;
+  }
   return parsed as T;
 }
 
