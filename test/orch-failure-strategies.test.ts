@@ -50,3 +50,39 @@ test('Continue and any groups pass over failures, not over a step’s success an
   assert.equal(denied.status, 200, denied.text);
   assert.equal(up.requests.at(-1)?.method, 'DELETE');
 });
+
+/**
+ * Regression: a step that reads the body with a smaller limit than the body (body-validate
+ * maxBytes) destroyed it when it went over, also when that step's failure did not count
+ * (Continue, a member of an `any` group another member passed, a losing `first` member):
+ * the upstream got nothing and the client 502 Svc.Data.UpstreamUnreachable.
+ */
+test('a body over the limit of a step whose failure does not count still reaches the upstream whole', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const bv = { schema: { type: 'object' }, maxBytes: 10 };
+  const hdr = { set: { 'x-h': '1' } };
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['orch', 'cont', { nodes: [{ id: 'v', step: 'body-validate', settings: bv, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'any', { nodes: [{ id: 'v', step: 'body-validate', settings: bv }, { id: 'h', step: 'request-headers', settings: hdr }], links: [], groups: [{ id: 'g', nodes: ['v', 'h'], merge: 'any' }] }],
+    ['orch', 'first', { nodes: [{ id: 'h', step: 'request-headers', settings: hdr }, { id: 'v', step: 'body-validate', settings: bv }], links: [], groups: [{ id: 'g', nodes: ['h', 'v'], merge: 'first' }] }],
+    ['route', 'cont', { cluster: 'up', pathPrefix: '/cont', steps: [{ code: 'orch', settings: { ref: 'cont' } }] }],
+    ['route', 'any', { cluster: 'up', pathPrefix: '/any', steps: [{ code: 'orch', settings: { ref: 'any' } }] }],
+    ['route', 'first', { cluster: 'up', pathPrefix: '/first', steps: [{ code: 'orch', settings: { ref: 'first' } }] }],
+    ['route', 'strict', { cluster: 'up', pathPrefix: '/strict', steps: [{ code: 'body-validate', settings: bv }, { code: 'request-size-limit', settings: { maxBytes: 100_000 } }] }],
+  ]);
+  // Large enough to arrive in several chunks: the rest follows what the step read.
+  const body = JSON.stringify({ hello: 'x'.repeat(200_000) });
+  for (const path of ['/cont', '/any', '/first']) {
+    const before = up.requests.length;
+    const r = await request(`${gw.dataUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(r.status, 200, `${path}: ${r.text}`);
+    const seen = up.requests.slice(before);
+    assert.equal(seen.length, 1, path);
+    assert.equal(seen[0]!.bodyBytes, Buffer.byteLength(body), `${path}: the upstream got the whole body`);
+  }
+  // When the failure counts, the step answers as before.
+  const strict = await request(`${gw.dataUrl}/strict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  assert.equal(strict.status, 413, strict.text);
+});

@@ -76,22 +76,49 @@ export class RequestFlow implements Flow {
 
   private reading: Promise<Buffer> | null = null;
   private readCap = 0;
+  /**
+   * What the shared read took before it went past every caller's limit, when it stayed
+   * within the route's cap: the stream is paused, not destroyed, because the step that
+   * asked may not count (failureStrategy Continue, a group member that lost), and then the
+   * upstream gets these bytes and the rest. Destroyed, the body was gone and the client got 502.
+   */
+  private partial: Buffer[] | null = null;
 
-  private async readWhole(): Promise<Buffer> {
-    if (this.body === null) return (this.buffered = Buffer.alloc(0));
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of this.body) {
-      size += (chunk as Buffer).length;
-      if (size > this.readCap) {
-        if (size > this.bodyLimit) this.bodyTooLarge = true;
-        this.body.destroy();
-        throw new Error(`body over ${this.readCap} bytes`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    this.buffered = Buffer.concat(chunks);
-    return this.buffered;
+  private readWhole(): Promise<Buffer> {
+    const body = this.body;
+    if (body === null) return Promise.resolve((this.buffered = Buffer.alloc(0)));
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const stop = () => {
+        body.pause(); // before the listener goes: a flowing stream would drop what follows
+        body.off('data', onData);
+        body.off('end', onEnd);
+        body.off('error', onError);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        chunks.push(chunk);
+        if (size <= this.readCap) return;
+        stop();
+        if (size > this.bodyLimit) {
+          this.bodyTooLarge = true;
+          body.destroy();
+        } else this.partial = chunks;
+        reject(new Error(`body over ${this.readCap} bytes`));
+      };
+      const onEnd = () => {
+        stop();
+        resolve((this.buffered = Buffer.concat(chunks)));
+      };
+      const onError = (err: Error) => {
+        stop();
+        reject(err);
+      };
+      body.on('data', onData);
+      body.once('end', onEnd);
+      body.once('error', onError);
+    });
   }
 
   /** A step answered: the request body will not be read. */
@@ -113,7 +140,28 @@ export class RequestFlow implements Flow {
       const flow = this;
       return Readable.from(
         (async function* () {
-          const body = await reading;
+          let body: Buffer;
+          try {
+            body = await reading;
+          } catch (err) {
+            // Past the reading step's limit but within the route's: what was read, then the rest.
+            const partial = flow.partial;
+            if (partial === null || flow.body === null) throw err;
+            let seen = 0;
+            for (const chunk of partial) {
+              seen += chunk.length;
+              yield chunk;
+            }
+            for await (const chunk of flow.body) {
+              seen += (chunk as Buffer).length;
+              if (seen > limit) {
+                flow.bodyTooLarge = true;
+                throw new Error(`request body over ${limit} bytes`);
+              }
+              yield chunk as Buffer;
+            }
+            return;
+          }
           if (body.length > limit) {
             flow.bodyTooLarge = true;
             throw new Error(`request body over ${limit} bytes`);
