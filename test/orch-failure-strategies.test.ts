@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
-import { BOUNDED } from './helpers/wait.js';
+import { BOUNDED, waitFor } from './helpers/wait.js';
 
 /**
  * What `failureStrategy: Continue` and the `any` merge let through: failures, never a
@@ -85,4 +88,57 @@ test('a body over the limit of a step whose failure does not count still reaches
   // When the failure counts, the step answers as before.
   const strict = await request(`${gw.dataUrl}/strict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   assert.equal(strict.status, 413, strict.text);
+});
+
+/**
+ * Regression: `all` and `any` groups waited for every member, so an `any` of key-auth
+ * and a forward-auth held every key-authenticated request until the auth service
+ * answered (or timed out), and an `all` held its 401 the same way. The service here
+ * never answers while the test runs: each answer below arrives with its call unanswered.
+ */
+test('all settles at its first failure and any at its first passing member in node order, without waiting for the rest', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  /** An auth service that answers only when told to (or when the test ends). */
+  const holdingService = async () => {
+    const held: ServerResponse[] = [];
+    const server = createServer((_req, res) => void held.push(res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.after(() => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    });
+    return { held, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+  };
+  const [forAll, forAny, forAnyFa] = [await holdingService(), await holdingService(), await holdingService()];
+  const key = { id: 'k', step: 'key-auth', settings: { keys: [{ id: 'app', sha256: createHash('sha256').update('good-key').digest('hex') }] } };
+  const fa = (url: string) => ({ id: 'f', step: 'forward-auth', settings: { url, upstreamHeaders: ['x-user-id'], timeoutMs: 30_000 } });
+  const group = (merge: string, nodes: { id: string }[]) => ({ nodes, links: [], groups: [{ id: 'g', nodes: nodes.map((n) => n.id), merge }] });
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['orch', 'all', group('all', [key, fa(forAll.url)])],
+    ['orch', 'any-key-first', group('any', [key, fa(forAny.url)])],
+    ['orch', 'any-fa-first', group('any', [fa(forAnyFa.url), key])],
+    ['route', 'all', { cluster: 'up', pathPrefix: '/all', steps: [{ code: 'orch', settings: { ref: 'all' } }] }],
+    ['route', 'any', { cluster: 'up', pathPrefix: '/any', steps: [{ code: 'orch', settings: { ref: 'any-key-first' } }] }],
+    ['route', 'any-fa', { cluster: 'up', pathPrefix: '/any-fa', steps: [{ code: 'orch', settings: { ref: 'any-fa-first' } }] }],
+  ]);
+
+  const all = await request(`${gw.dataUrl}/all`, { timeoutMs: 10_000 });
+  assert.equal(all.status, 401, all.text);
+
+  const any = await request(`${gw.dataUrl}/any`, { headers: { 'x-api-key': 'good-key' }, timeoutMs: 10_000 });
+  assert.equal(any.status, 200, any.text);
+  assert.equal(any.json.headers['x-consumer-id'], 'app');
+  assert.equal(any.json.headers['x-user-id'], undefined);
+  assert.ok([...forAll.held, ...forAny.held].every((r) => !r.headersSent), 'both answers came while the auth service had not answered');
+
+  // Node order decides, not speed: forward-auth is first here, so its verdict is awaited.
+  const slow = request(`${gw.dataUrl}/any-fa`, { headers: { 'x-api-key': 'good-key' }, timeoutMs: 10_000 });
+  await waitFor('the call to the auth service', () => forAnyFa.held.length >= 1 || undefined);
+  forAnyFa.held[0]!.writeHead(200, { 'x-user-id': 'from-fa' }).end();
+  const r = await slow;
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.headers['x-user-id'], 'from-fa');
+  assert.equal(r.json.headers['x-consumer-id'], undefined, 'only the deciding member’s changes apply');
 });

@@ -79,34 +79,93 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
 }
 
 /**
- * A parallel group: every member chain runs concurrently on its own MemberFlow, then
- * `merge` decides: `all` passes when every member passed (else the first answer in
- * member order); `any` passes when one member passed, and a member's success answer (a
- * granted preflight, a cache hit) is the group's answer (else the first failure);
- * `first` takes whichever settles first. The changes of the members that count are
- * applied in node order, whatever order they finished in.
+ * A parallel group: every member chain runs concurrently on its own MemberFlow, and the
+ * group settles as soon as its outcome is known (members still running are left to
+ * finish unheard):
+ *  - `all`: the first member to answer (a failure, or a success answer such as a cache
+ *    hit) decides at once; when every member passed, their changes apply in node order;
+ *  - `any`: the first member in node order that passes (or answers with success)
+ *    decides, as soon as every member before it has failed; only its changes apply.
+ *    When all fail, the first member's failure is the answer;
+ *  - `first`: whichever member settles first decides.
+ * Waiting for every member made an `any` of key-auth and a slow forward-auth hold every
+ * key-authenticated request for the auth service, and an `all` hold a 401 for it.
  */
 function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
-  return async (flow) => {
+  return (flow) => {
     const flows = chains.map(() => new MemberFlow(flow));
-    const pending = chains.map((c, i) => Promise.resolve(c(flows[i]!)).then((r) => ({ i, r })));
+    const pending = chains.map((c, i) => Promise.resolve(c(flows[i]!)));
     if (merge === 'first') {
-      const { i, r } = await Promise.race(pending);
-      if (r === undefined) flows[i]!.applyTo(flow);
-      return r;
+      return Promise.race(pending.map((p, i) => p.then((r) => ({ i, r })))).then(({ i, r }) => {
+        if (r === undefined) flows[i]!.applyTo(flow);
+        return r;
+      });
     }
-    const results = await Promise.all(pending);
-    const passed = results.filter((x) => x.r === undefined);
-    if (merge === 'any') {
-      const answer = results.find((x) => x.r !== undefined && !failed(x.r));
-      if (passed.length === 0 && answer === undefined) return results[0]!.r; // every member failed
-      // The answering member counts too: its response hooks (a request-id before a cache hit) apply to its answer.
-      for (const x of results) if (x.r === undefined || x === answer) flows[x.i]!.applyTo(flow);
-      return answer?.r;
-    }
-    if (passed.length !== results.length) return results.find((x) => x.r !== undefined)!.r;
-    for (const x of passed) flows[x.i]!.applyTo(flow);
-    return undefined;
+    return merge === 'any' ? settleAny(pending, flows, flow) : settleAll(pending, flows, flow);
   };
+}
+
+function settleAll(pending: Promise<StepOutcome>[], flows: MemberFlow[], flow: Flow): Promise<StepOutcome> {
+  return new Promise((resolve, reject) => {
+    let left = pending.length;
+    let done = false;
+    for (const p of pending) {
+      p.then(
+        (r) => {
+          if (done) return;
+          if (r !== undefined) {
+            done = true;
+            return resolve(r);
+          }
+          if (--left > 0) return;
+          done = true;
+          for (const f of flows) f.applyTo(flow);
+          resolve(undefined);
+        },
+        (err) => {
+          if (done) return;
+          done = true;
+          reject(err);
+        },
+      );
+    }
+  });
+}
+
+const UNSETTLED = Symbol('unsettled');
+
+function settleAny(pending: Promise<StepOutcome>[], flows: MemberFlow[], flow: Flow): Promise<StepOutcome> {
+  return new Promise((resolve, reject) => {
+    const out: (StepOutcome | typeof UNSETTLED)[] = pending.map(() => UNSETTLED);
+    let next = 0; // members before it have failed
+    let done = false;
+    const advance = () => {
+      for (; next < out.length && out[next] !== UNSETTLED; next++) {
+        const r = out[next] as StepOutcome;
+        if (failed(r)) continue;
+        done = true;
+        flows[next]!.applyTo(flow); // a success answer's member too: its response hooks apply to it
+        return resolve(r);
+      }
+      if (next === out.length) {
+        done = true;
+        resolve(out[0] as StepOutcome); // every member failed
+      }
+    };
+    pending.forEach((p, i) =>
+      p.then(
+        (r) => {
+          if (done) return;
+          out[i] = r;
+          advance();
+        },
+        (err) => {
+          if (done) return;
+          done = true;
+          reject(err);
+        },
+      ),
+    );
+  });
 }
