@@ -237,3 +237,39 @@ test('regression: a client still uploading past 1 MiB on a Connection: close req
   for (let i = 0; i < 15; i++) results.push(await upload());
   assert.deepEqual(results, Array(15).fill(413));
 });
+
+/**
+ * Regressions: what node:http refuses itself (a broken request line or chunk, a head over
+ * its limit) went out as Node's bare status line with no body, so the CLI printed `null`;
+ * an upload the client broke off was answered (and audited) 500 Svc.Internal and logged
+ * as a handler failure.
+ */
+test('requests node:http cannot read get a JSON envelope; a broken-off upload is the client’s fault, not a 500', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const cases: [string, string[], string, number, string][] = [
+    ['bad request line', ['GARBAGE / HTTP/1.1 extra', 'Host: admin'], '', 400, 'Svc.Request.Malformed'],
+    ['head over the limit', ['GET /api/v1/sys/whoami HTTP/1.1', 'Host: admin', `X-Big: ${'a'.repeat(20_000)}`], '', 431, 'Svc.Request.HeadTooLarge'],
+    ['bad chunk size', ['POST /api/v1/default/config/set/cluster/c HTTP/1.1', 'Host: admin', `Authorization: Bearer ${gw.tokens.root}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked'], 'zz\r\n{}\r\n0\r\n\r\n', 400, 'Svc.Request.Malformed'],
+  ];
+  for (const [what, head, body, status, code] of cases) {
+    const r = await rawRequest(gw.adminPort, head, body);
+    assert.equal(r.status, status, `${what}: ${r.raw.slice(0, 300)}`);
+    assert.equal(r.json?.code, code, `${what}: ${r.text}`);
+    assert.equal(r.headers['x-trace-id'], r.json.traceId, what);
+  }
+
+  // An upload broken off halfway: the connection closes before the announced length.
+  await new Promise<void>((resolve, reject) => {
+    const sock = connect({ host: '127.0.0.1', port: gw.adminPort }, () => {
+      sock.write(['POST /api/v1/default/config/set/cluster/aborted HTTP/1.1', 'Host: admin', `Authorization: Bearer ${gw.tokens.root}`, 'Content-Type: application/json', 'Content-Length: 1000', '', '{"targets":'].join('\r\n'));
+      setTimeout(() => {
+        sock.destroy();
+        resolve();
+      }, 200);
+    });
+    sock.on('error', reject);
+  });
+  const line = await waitFor('the broken-off upload’s log line', () => gw.logLines().find((l) => l.msg === 'admin call' && typeof l.path === 'string' && l.path.endsWith('/cluster/aborted')));
+  assert.equal(line.status, 400);
+  assert.equal(gw.logLines().filter((l) => l.msg === 'admin handler failed').length, 0, 'not logged as a bug');
+});

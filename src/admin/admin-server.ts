@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
-import { SvcError, asSvcError } from '../shared/errors.js';
+import { ERRORS, SvcError, asSvcError, type ErrorCode } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
 import { isTenantName } from '../shared/tenant-name.js';
 import type { Operation } from './contract.js';
@@ -46,6 +47,21 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"Svc.Internal","message":"Internal error"}');
       else res.destroy();
     });
+  });
+
+  // What node:http refuses before a request exists (a bad request line or chunk, a head
+  // over its limit, a head or body too slow) is answered with an envelope too, not
+  // Node's bare status line: every error body is JSON (DESIGN.md §4).
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const code: ErrorCode | null =
+      err.code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Request.HeadTooLarge' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Request.Timeout' : err.code?.startsWith('HPE_') ? 'Svc.Request.Malformed' : null;
+    // Only on a connection that has not been answered on yet (what Node's own handler checks).
+    if (code === null || !socket.writable || socket.bytesWritten > 0) return void socket.destroy();
+    const traceId = newTraceId();
+    const body = JSON.stringify(new SvcError(code, ERRORS[code].message).envelope(traceId));
+    socket.end(
+      `HTTP/1.1 ${ERRORS[code].status} ${STATUS_CODES[ERRORS[code].status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-trace-id: ${traceId}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

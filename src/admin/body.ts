@@ -67,7 +67,10 @@ function collect(req: IncomingMessage): Promise<Buffer | null> {
       chunks.push(chunk);
     };
     const onEnd = () => resolve(Buffer.concat(chunks));
-    req.on('data', onData).once('end', onEnd).once('error', reject);
+    // A client that leaves mid-upload, or sends a broken chunked body: its fault, not a
+    // 500 (Svc.Internal means a bug, and is logged as one).
+    const onError = (err: Error) => reject(new SvcError('Svc.Request.Malformed', `The request body could not be read: ${err.message}`));
+    req.on('data', onData).once('end', onEnd).once('error', onError);
   });
 }
 
