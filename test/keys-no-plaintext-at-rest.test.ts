@@ -90,6 +90,12 @@ test('no sub-key plaintext reaches the volume, worker.json or the logs; the fing
   assert.equal((await whoami(gw, revoked.token)).status, 401);
   assert.equal((await deleteKeyRaw(gw, root, 'acme', doomed.id)).status, 200);
   assert.equal((await whoami(gw, doomed.token)).status, 401);
+  // Regression: a token pasted where the key id goes reached the log (the path) and the
+  // audit trail (the target) in plaintext.
+  assert.equal((await revokeKeyRaw(gw, root, 'acme', ops.token)).status, 404);
+  assert.equal((await deleteKeyRaw(gw, root, 'globex', ro.token)).status, 404);
+  const audit = await request(`${gw.adminUrl}/api/v1/acme/audit/list`, { token: root });
+  assert.ok(audit.json.items.some((i: { target: string }) => i.target === '[redacted sub-key]'), `the audit names the redacted token: ${audit.text.slice(0, 300)}`);
 
   // lastUsedAt reaches the volume too (the list flushes it)
   const listed = (await listKeys(gw, root, 'acme')).items;

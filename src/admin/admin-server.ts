@@ -13,6 +13,7 @@ import { Reply, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import { auditRecord, isAuditedWrite, type AuditRecord } from './audit-trail.js';
+import { redactSubKeys } from './keys/key-format.js';
 
 
 export interface AdminServerOptions<S> {
@@ -133,7 +134,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       opts.log.info(
         {
           method: req.method,
-          path: url === null ? req.url : pathname,
+          path: redactSubKeys(url === null ? (req.url ?? '') : pathname),
           status,
           traceId,
           identity: identity?.id ?? null,

@@ -3,6 +3,7 @@ import type { Identity } from './identity.js';
 import type { Params } from './op-router.js';
 import type { AuditNote } from './op-context.js';
 import type { AuditEntry } from '../store/audit-repo.js';
+import { redactSubKeys } from './keys/key-format.js';
 
 /** One admin write, as the audit trail records it (the store adds the id). */
 export type AuditRecord = Omit<AuditEntry, 'id'>;
@@ -27,9 +28,11 @@ export function auditRecord(op: Operation, params: Params, identity: Identity, n
     identityKind: identity.kind,
     tenant: params.tenant ?? null,
     operation: op.id,
-    target: targetOf(params, note),
+    target: redactTarget(targetOf(params, note)),
     status,
     traceId,
     generation: note.generation ?? null,
   };
 }
+
+const redactTarget = (t: string | null) => (t === null ? null : redactSubKeys(t));

@@ -39,6 +39,20 @@ export function newSubKey(): string {
   return body + checksum(body);
 }
 
+/** Not even the prefix stays: secret scanners and the no-plaintext test look for it. */
+export const REDACTED = '[redacted sub-key]';
+const IN_TEXT = new RegExp(`${SUB_KEY_PREFIX}[0-9A-Za-z]{${RANDOM_CHARS + CHECK_CHARS}}(?![0-9A-Za-z])`, 'g');
+
+/**
+ * `text` with every sub-key plaintext in it replaced by REDACTED: for what the
+ * admin port logs and audits of a path. An operator holding a leaked token naturally
+ * pastes it where a key id goes (`key revoke syk_…`), and the path then carried it into
+ * the log and the audit trail.
+ */
+export function redactSubKeys(text: string): string {
+  return text.includes(SUB_KEY_PREFIX) ? text.replace(IN_TEXT, REDACTED) : text;
+}
+
 /** The token claims to be a sub-key (any token with the prefix is judged as one). */
 export function isSubKeyShaped(token: string): boolean {
   return token.startsWith(SUB_KEY_PREFIX);
