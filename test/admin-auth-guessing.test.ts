@@ -199,3 +199,19 @@ test('without admin.authFailures the defaults apply: 20 failures, then 429', BOU
   assert.equal(statuses.at(-1), 429);
   assert.equal((await requestFrom(OPERATOR, whoami(gw), { token: gw.tokens.root })).status, 200);
 });
+
+test('regression: every call refused 401 is counted in /metrics', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const failures = async () => {
+    const r = await requestFrom(OPERATOR, `${gw.adminUrl}/metrics`, { token: gw.tokens.root });
+    const m = /^switchyard_admin_auth_failures_total (\d+)$/m.exec(r.text);
+    assert.ok(m, `no switchyard_admin_auth_failures_total in\n${r.text}`);
+    return Number(m[1]);
+  };
+  assert.equal(await failures(), 0);
+  assertUnauthenticated(await requestFrom(OPERATOR, whoami(gw), {}), 'no token');
+  assertUnauthenticated(await requestFrom(OPERATOR, whoami(gw), { token: 'x'.repeat(40) }), 'unknown token');
+  assertUnauthenticated(await requestFrom(OPERATOR, whoami(gw), { headers: { authorization: 'Basic abc' } }), 'another scheme');
+  assert.equal((await requestFrom(OPERATOR, whoami(gw), { token: gw.tokens.root })).status, 200);
+  assert.equal(await failures(), 3);
+});

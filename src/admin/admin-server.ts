@@ -101,6 +101,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       } catch (err) {
         // Only a presented token is a guess; a missing header costs nothing.
         if (req.headers.authorization !== undefined) opts.throttle?.failed(peer);
+        if (opts.throttle) opts.throttle.unauthenticated++;
         throw err;
       }
       if (identity && isAuditedWrite(op)) audited = { op, params };

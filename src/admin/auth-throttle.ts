@@ -18,6 +18,8 @@ const MAX_ADDRESSES = 10_000;
 export class AuthThrottle {
   private readonly buckets = new Map<string, TokenBucket>();
   throttled = 0;
+  /** Calls refused 401: no token, or one no key matches (the metric switchyard_admin_auth_failures_total). */
+  unauthenticated = 0;
 
   constructor(
     private readonly settings: AuthThrottleSettings,

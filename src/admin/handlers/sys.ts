@@ -60,6 +60,9 @@ export const metrics: OpHandler<Services> = ({ services }) => {
     '# HELP switchyard_admin_auth_throttled_total Admin calls refused with 429 after too many failed authentications.',
     '# TYPE switchyard_admin_auth_throttled_total counter',
     `switchyard_admin_auth_throttled_total ${services.throttle.throttled}`,
+    '# HELP switchyard_admin_auth_failures_total Admin calls refused with 401: no token, or one no key matches.',
+    '# TYPE switchyard_admin_auth_failures_total counter',
+    `switchyard_admin_auth_failures_total ${services.throttle.unauthenticated}`,
   ];
   return new Reply(200, lines.join('\n') + '\n', 'text/plain; version=0.0.4; charset=utf-8');
 };
