@@ -11,6 +11,7 @@ import { startGateway } from './helpers/gateway.js';
 import { signedInPage } from './helpers/browser.js';
 import { issueKey, revokeKeyRaw } from './helpers/keys.js';
 import { BOUNDED } from './helpers/wait.js';
+import { request } from './helpers/http.js';
 
 test('a key revoked mid-session signs the console out at its next call, saying why', BOUNDED, async (t) => {
   const gw = await startGateway(t, { keys: [{ id: 'root', scopes: ['*'] }] });
@@ -40,4 +41,36 @@ test('a tenant the server refuses is not kept: the console stays on the last goo
   await page.getByRole('navigation', { name: 'Views' }).waitFor();
   assert.equal(await page.getByTestId('tenant-input').inputValue(), 'acme');
   assert.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 1);
+});
+
+/**
+ * Regression: the overview always read the publish history and the designer the step
+ * catalogue, reads the server's answer did not cover: a key with cluster:read alone got a
+ * 403 on its overview, and one without plugin:read saw every node badged "unknown step".
+ */
+test('views make only the reads the server’s answer allows: no 403 on the overview, no false "unknown step"', BOUNDED, async (t) => {
+  const gw = await startGateway(t, {
+    keys: [
+      { id: 'root', scopes: ['*'] },
+      { id: 'status-only', scopes: ['cluster:read'] },
+      { id: 'config-reader', scopes: ['config:read'] },
+    ],
+  });
+  const chain = { nodes: [{ id: 'e', step: 'echo', settings: {} }], links: [] };
+  const set = await request(`${gw.adminUrl}/api/v1/default/config/set/orch/dbg`, { method: 'POST', token: gw.tokens.root, body: chain });
+  assert.equal(set.status, 200, set.text);
+
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens['status-only']!);
+  await page.getByTestId('current-generation').waitFor();
+  assert.equal(await page.getByText('Last publishes of').count(), 0);
+  assert.equal(await page.getByRole('alert').count(), 0, 'no error on the overview');
+
+  const reader = await signedInPage(t, gw.adminUrl, gw.tokens['config-reader']!);
+  await reader.page.getByTestId('nav-chains').click();
+  await reader.page.getByTestId('entity-dbg').click();
+  await reader.page.getByTestId('open-designer').click();
+  await reader.page.getByTestId('palette-unavailable').waitFor();
+  await reader.page.getByTestId('node-e').waitFor();
+  assert.equal(await reader.page.getByText('unknown step').count(), 0);
+  assert.equal(await reader.page.getByRole('alert').count(), 0, 'no Svc.Auth.Scope error in the designer');
 });

@@ -24,7 +24,11 @@ export function useModel(): ConsoleModel {
   return m;
 }
 
-/** A feature unknown to the server is hidden. */
+/**
+ * A feature unknown to the server is hidden. Controls go through <Gate>; this hook is for
+ * the reads a view makes only when the server's answer allows them (the designer's step
+ * catalogue), never for a decision of the console's own.
+ */
 export function useFeature(feature: string): FeatureState {
   return useModel().features[feature] ?? 'hidden';
 }

@@ -49,6 +49,9 @@ export const CONSOLE_FEATURES: readonly FeatureDef[] = [
   { id: 'key.revoke', op: 'key.revoke', view: 'keys' },
   { id: 'key.delete', op: 'key.delete', view: 'keys' },
   { id: 'plugin.toggle', op: 'plugin.enable', view: 'plugins' },
+  // Reads a view makes beside its own: without them the view shows less, never a 403.
+  { id: 'overview.history', op: 'publish.history', view: 'overview' },
+  { id: 'designer.palette', op: 'plugin.list', view: 'chains' },
 ];
 
 const byId = new Map(OPERATIONS.map((o) => [o.id, o]));

@@ -22,6 +22,7 @@ import { SelectionPanel } from './selection-panel';
 import { Toolbar } from './toolbar';
 import { useAddStep } from './use-add-step';
 import { useChain } from './use-chain';
+import { useFeature } from '../gate';
 
 export interface DesignerProps {
   tenant: string;
@@ -48,7 +49,8 @@ const typingIn = (t: EventTarget) =>
 
 function DesignerBody({ tenant, name, onClose }: DesignerProps) {
   const [model, dispatch] = useReducer(reducer, undefined, () => initialModel());
-  const chain = useChain(tenant, name, model, dispatch);
+  const catalog = useFeature('designer.palette') === 'enabled';
+  const chain = useChain(tenant, name, model, dispatch, catalog);
   const canvasRef = useRef<HTMLDivElement>(null);
   const rootRef = useRef<HTMLDivElement>(null);
   const rf = useReactFlow();
@@ -113,7 +115,7 @@ function DesignerBody({ tenant, name, onClose }: DesignerProps) {
         onClose={onClose}
       />
       <Messages saved={chain.saved && !model.dirty} notice={model.notice} error={chain.error} />
-      <Palette steps={chain.steps} onAdd={adder.addAtFreeSpot} />
+      <Palette steps={chain.steps} catalog={catalog} onAdd={adder.addAtFreeSpot} />
       <div className="sy-canvas" ref={canvasRef} onDragOver={adder.onDragOver} onDrop={adder.onDrop} data-testid="designer-canvas">
         {loaded ? (
           <ReactFlow

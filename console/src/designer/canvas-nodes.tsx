@@ -24,7 +24,7 @@ function IssueList({ issues, testId }: { issues: ShownIssue[]; testId: string })
 }
 
 function StepNodeView({ data, selected }: NodeProps<StepFlowNode>) {
-  const { node, info, issues, active, groupId } = data;
+  const { node, info, unknown, issues, active, groupId } = data;
   const ref = node.step === 'orch' && typeof node.settings?.ref === 'string' ? node.settings.ref : null;
   const classes = ['sy-node'];
   if (selected) classes.push('sy-node-selected');
@@ -42,7 +42,7 @@ function StepNodeView({ data, selected }: NodeProps<StepFlowNode>) {
       <div className="sy-node-badges">
         {groupId && <span className="sy-badge">in {groupId}</span>}
         {node.failureStrategy && <span className="sy-badge">{node.failureStrategy}</span>}
-        {!info && <span className="sy-badge sy-badge-warn">unknown step</span>}
+        {unknown && <span className="sy-badge sy-badge-warn">unknown step</span>}
         {info && !info.enabled && <span className="sy-badge sy-badge-warn">disabled</span>}
       </div>
       <IssueList issues={issues} testId={`node-issue-${node.id}`} />

@@ -11,6 +11,8 @@ import { edgeFlowId, endpointFlowId, groupBox, groupFlowId, groupOf, type OrchGr
 export type StepNodeData = {
   node: OrchNode;
   info?: StepInfo;
+  /** Not in the step catalogue (only said when there is a catalogue to look in). */
+  unknown: boolean;
   issues: ShownIssue[];
   active: boolean;
   groupId?: string;
@@ -59,6 +61,7 @@ export function toFlow(m: Model, steps: ReadonlyMap<string, StepInfo>, issues: I
       data: {
         node: n,
         info: steps.get(n.step),
+        unknown: steps.size > 0 && !steps.has(n.step),
         issues: issues.byNode.get(n.id) ?? NO_ISSUES,
         active: n.id === activeId,
         groupId: groupOf(m.doc, n.id)?.id,

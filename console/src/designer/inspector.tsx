@@ -29,6 +29,7 @@ export function Inspector({ model, steps, issues, chainNames, dispatch }: Inspec
         node={node}
         doc={doc}
         info={steps.get(node.step)}
+        unknown={steps.size > 0 && !steps.has(node.step)}
         issues={issues.byNode.get(node.id) ?? []}
         chainNames={chainNames}
         dispatch={dispatch}

@@ -16,6 +16,8 @@ export interface NodePanelProps {
   node: OrchNode;
   doc: OrchDoc;
   info?: StepInfo;
+  /** Not in the step catalogue (false when there is no catalogue). */
+  unknown: boolean;
   issues: ShownIssue[];
   /** Other chains of the tenant, suggested for an `orch` node's ref. */
   chainNames: string[];
@@ -47,7 +49,7 @@ function IdField({ id, dispatch }: { id: string; dispatch: Dispatch<Action> }) {
   );
 }
 
-export function NodePanel({ node, doc, info, issues, chainNames, dispatch }: NodePanelProps) {
+export function NodePanel({ node, doc, info, unknown, issues, chainNames, dispatch }: NodePanelProps) {
   const fsId = useId();
   const group = groupOf(doc, node.id);
   const own = issues.filter((i) => i.target.type === 'node' && !(i.target.sub === '/settings' || i.target.sub.startsWith('/settings/')));
@@ -66,7 +68,7 @@ export function NodePanel({ node, doc, info, issues, chainNames, dispatch }: Nod
         <div>
           <code data-testid="node-step">{node.step}</code>
           {info && !info.enabled && <span className="sy-badge sy-badge-warn">disabled for this tenant</span>}
-          {!info && <span className="sy-badge sy-badge-warn">unknown step</span>}
+          {unknown && <span className="sy-badge sy-badge-warn">unknown step</span>}
         </div>
         {info && <div className="sy-hint">{info.summary}</div>}
         {group && <div className="sy-hint">Runs concurrently with the rest of {group.id}.</div>}

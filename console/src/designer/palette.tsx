@@ -8,7 +8,7 @@ import type { StepInfo } from '../api';
 
 export const STEP_DRAG_TYPE = 'application/x-switchyard-step';
 
-export function Palette({ steps, onAdd }: { steps: StepInfo[] | null; onAdd: (code: string) => void }) {
+export function Palette({ steps, catalog, onAdd }: { steps: StepInfo[] | null; catalog: boolean; onAdd: (code: string) => void }) {
   const [filter, setFilter] = useState('');
   const f = filter.trim().toLowerCase();
   const shown = (steps ?? []).filter((s) => !f || s.code.includes(f) || s.summary.toLowerCase().includes(f));
@@ -31,7 +31,11 @@ export function Palette({ steps, onAdd }: { steps: StepInfo[] | null; onAdd: (co
         onChange={(e) => setFilter(e.target.value)}
         data-testid="palette-filter"
       />
-      {steps === null ? (
+      {!catalog ? (
+        <p className="sy-hint" data-testid="palette-unavailable">
+          No step catalogue: this key may not read the tenant's steps. Nodes and their settings can still be edited.
+        </p>
+      ) : steps === null ? (
         <p className="sy-hint">Loading steps…</p>
       ) : (
         <ul aria-labelledby="sy-palette-h">

@@ -14,7 +14,8 @@ const NO_ISSUES: ShownIssue[] = [];
 
 export type Outcome = DryRunOutcome & { stale: boolean };
 
-export function useChain(tenant: string, name: string, model: Model, dispatch: Dispatch<Action>) {
+/** `catalog`: the server's answer lets this identity read the step catalogue (plugin.list). */
+export function useChain(tenant: string, name: string, model: Model, dispatch: Dispatch<Action>, catalog: boolean) {
   const [steps, setSteps] = useState<StepInfo[] | null>(null);
   const [chainNames, setChainNames] = useState<string[]>([]);
   const [source, setSource] = useState<ChainSource | null>(null);
@@ -30,7 +31,7 @@ export function useChain(tenant: string, name: string, model: Model, dispatch: D
     let live = true;
     // Without the palette the chain can still be edited: its failure is shown, not fatal.
     let stepsError: unknown = null;
-    const palette = loadSteps(tenant).catch((e) => {
+    const palette = (catalog ? loadSteps(tenant) : Promise.resolve([] as StepInfo[])).catch((e) => {
       stepsError = e;
       return [] as StepInfo[];
     });
@@ -48,7 +49,7 @@ export function useChain(tenant: string, name: string, model: Model, dispatch: D
     return () => {
       live = false;
     };
-  }, [tenant, name, dispatch]);
+  }, [tenant, name, dispatch, catalog]);
 
   const save = async () => {
     const doc = toDocument(model.doc, model.positions, model.sizes);
