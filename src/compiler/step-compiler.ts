@@ -128,8 +128,11 @@ export class StepCompiler {
       }
       const g = doc.groups![u.index]!;
       const members: CompiledStep[][] = [];
-      for (const id of g.nodes) {
-        const c = node(doc.nodes.findIndex((n) => n.id === id));
+      // Members in nodes[] order, whatever order the group lists them in: "node order"
+      // decides whose changes apply first (all) and who is asked first (any).
+      const indexes = g.nodes.map((id) => doc.nodes.findIndex((n) => n.id === id)).sort((a, b) => a - b);
+      for (const i of indexes) {
+        const c = node(i);
         if (!c) return null;
         members.push(c);
       }

@@ -221,3 +221,21 @@ test('jwt-auth naming an unset secretEnv is a compile issue, not a route refusin
   assert.deepEqual(r.issues.map((i) => [i.code, i.pointer]), [['Compile.Step.Settings', '/steps/0/settings']]);
   assert.match(r.issues[0]!.message, /SY_UNIT_UNSET_SECRET \(secretEnv\) is not set/);
 });
+
+test('regression: a group’s members compile in nodes[] order, whatever order the group lists them in', () => {
+  const doc = {
+    nodes: [
+      { id: 'one', step: 'request-headers', settings: { set: { 'x-who': 'one' } } },
+      { id: 'two', step: 'request-headers', settings: { set: { 'x-who': 'two' } } },
+    ],
+    links: [],
+    groups: [{ id: 'g', nodes: ['two', 'one'], merge: 'all' }],
+  };
+  const r = run([cluster('c'), { kind: 'orch', name: 'ch', doc }, route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'ch' } }] })]);
+  assert.equal(r.ok, true, JSON.stringify(r.issues));
+  if (!r.ok) return;
+  const [step] = r.generation.tenants.default!.routes[0]!.steps;
+  assert.equal(step!.kind, 'group');
+  const members = (step as { members: { settings: { set: Record<string, string> } }[][] }).members;
+  assert.deepEqual(members.map((m) => m[0]!.settings.set['x-who']), ['one', 'two']);
+});
