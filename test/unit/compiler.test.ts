@@ -234,7 +234,8 @@ test('regression: a group’s members compile in nodes[] order, whatever order t
   const r = run([cluster('c'), { kind: 'orch', name: 'ch', doc }, route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'ch' } }] })]);
   assert.equal(r.ok, true, JSON.stringify(r.issues));
   if (!r.ok) return;
-  const [step] = r.generation.tenants.default!.routes[0]!.steps;
+  const terminal = r.generation.tenants.default!.routes[0]!.terminal as { steps: unknown[] };
+  const [step] = terminal.steps as { kind: string }[];
   assert.equal(step!.kind, 'group');
   const members = (step as { members: { settings: { set: Record<string, string> } }[][] }).members;
   assert.deepEqual(members.map((m) => m[0]!.settings.set['x-who']), ['one', 'two']);
