@@ -142,3 +142,35 @@ test('all settles at its first failure and any at its first passing member in no
   assert.equal(r.json.headers['x-user-id'], 'from-fa');
   assert.equal(r.json.headers['x-consumer-id'], undefined, 'only the deciding member’s changes apply');
 });
+
+/**
+ * Regression: group members shared the request's `vars`, so a member that failed still
+ * named its consumer to the steps after the group (echo, cache's key, access-log).
+ */
+test('a group member that does not count leaves no vars behind; the one that counts does', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const sha = createHash('sha256').update('good-key').digest('hex');
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    // Member a: key-auth passes (sets the consumer), then a deny-all fails the member.
+    ['orch', 'key-then-deny', { nodes: [
+      { id: 'k', step: 'key-auth', settings: { keys: [{ id: 'app', sha256: sha }] } },
+      { id: 'd', step: 'ip-restriction', settings: { deny: ['0.0.0.0/0', '::/0'] } },
+    ], links: [{ from: 'k', to: 'd' }] }],
+    ['orch', 'grouped', {
+      nodes: [
+        { id: 'a', step: 'orch', settings: { ref: 'key-then-deny' } },
+        { id: 'b', step: 'request-id', settings: {} },
+        { id: 'e', step: 'echo', settings: {} },
+      ],
+      links: [{ from: 'g', to: 'e' }],
+      groups: [{ id: 'g', nodes: ['a', 'b'], merge: 'any' }],
+    }],
+    ['route', 'r', { cluster: 'up', pathPrefix: '/r', steps: [{ code: 'orch', settings: { ref: 'grouped' } }] }],
+  ]);
+  const r = await request(`${gw.dataUrl}/r`, { headers: { 'x-api-key': 'good-key' } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.vars.consumer, undefined, `the failed member's consumer leaked: ${JSON.stringify(r.json.vars)}`);
+  assert.equal(typeof r.json.vars.requestId, 'string', 'the passing member’s vars apply');
+});

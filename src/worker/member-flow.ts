@@ -12,16 +12,26 @@ export class MemberFlow implements Flow {
   private p: string;
   private q: string | null;
 
+  /**
+   * The member's own copy of `vars`, and the values it started from: what it changed is
+   * applied with its other changes, so a failed or losing member's values (its consumer)
+   * never reach the steps after the group, nor its siblings while they run.
+   */
+  private readonly v: Record<string, unknown>;
+  private readonly startVars: Record<string, unknown>;
+
   constructor(private readonly parent: Flow) {
     this.p = parent.path;
     this.q = parent.query;
+    this.startVars = { ...parent.vars };
+    this.v = { ...parent.vars };
   }
 
   get req() {
     return this.parent.req;
   }
   get vars() {
-    return this.parent.vars;
+    return this.v;
   }
   get path() {
     return this.p;
@@ -102,6 +112,7 @@ export class MemberFlow implements Flow {
 
   /** Applies this member's recorded changes to the request's flow. */
   applyTo(f: Flow): void {
+    for (const k of Object.keys(this.v)) if (this.v[k] !== this.startVars[k]) f.vars[k] = this.v[k];
     for (const op of this.ops) op(f);
   }
 }
