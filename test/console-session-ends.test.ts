@@ -74,3 +74,22 @@ test('views make only the reads the server’s answer allows: no 403 on the over
   assert.equal(await reader.page.getByText('unknown step').count(), 0);
   assert.equal(await reader.page.getByRole('alert').count(), 0, 'no Svc.Auth.Scope error in the designer');
 });
+
+/** Regression: a staged delete showed as a plain published entity, and a designer Save cancelled it unannounced. */
+test('a staged removal shows in the editor and the designer', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [{ id: 'root', scopes: ['*'] }] });
+  const token = gw.tokens.root!;
+  const chain = { nodes: [{ id: 'e', step: 'echo', settings: {} }], links: [] };
+  assert.equal((await request(`${gw.adminUrl}/api/v1/default/config/set/orch/old`, { method: 'POST', token, body: chain })).status, 200);
+  assert.equal((await request(`${gw.adminUrl}/api/v1/default/publish/go`, { method: 'POST', token, body: {} })).status, 200);
+  assert.equal((await request(`${gw.adminUrl}/api/v1/default/config/delete/orch/old`, { method: 'POST', token, body: {} })).status, 200);
+
+  const { page } = await signedInPage(t, gw.adminUrl, token);
+  await page.getByTestId('nav-chains').click();
+  await page.getByTestId('entity-old').click();
+  await page.getByTestId('entity-removal-staged').waitFor();
+  await page.getByTestId('open-designer').click();
+  const badge = page.getByTestId('designer-source');
+  await badge.waitFor();
+  assert.match((await badge.textContent()) ?? '', /removal staged/);
+});

@@ -70,6 +70,8 @@ export interface EntityView {
   state: string;
   draft: { doc: any; updatedAt: string } | null;
   published: { doc: any; generation: number } | null;
+  /** 'delete': a removal is staged for the next publish (a draft saved now cancels it). */
+  pending?: string | null;
   logicalAddress?: string;
 }
 

@@ -4,7 +4,8 @@
  */
 import { api, ApiError, seg, tpath, type CompileIssue, type DryRun, type EntityView, type StepInfo } from '../api';
 
-export type ChainSource = 'draft' | 'published' | 'new';
+/** `removal-staged`: the published chain, with a delete staged for the next publish. */
+export type ChainSource = 'draft' | 'published' | 'removal-staged' | 'new';
 
 export async function loadSteps(tenant: string): Promise<StepInfo[]> {
   const r = await api<{ items: StepInfo[] }>('GET', tpath(tenant, 'plugin/list'));
@@ -15,7 +16,7 @@ export async function loadChain(tenant: string, name: string): Promise<{ doc: un
   try {
     const e = await api<EntityView>('GET', tpath(tenant, `config/get/orch/${seg(name)}`));
     if (e.draft?.doc) return { doc: e.draft.doc, source: 'draft' };
-    if (e.published?.doc) return { doc: e.published.doc, source: 'published' };
+    if (e.published?.doc) return { doc: e.published.doc, source: e.pending === 'delete' ? 'removal-staged' : 'published' };
     return { doc: null, source: 'new' };
   } catch (err) {
     if (err instanceof ApiError && (err.status === 404 || err.code === 'Svc.Config.NotFound')) return { doc: null, source: 'new' };

@@ -20,7 +20,12 @@ export interface ToolbarProps {
   onClose?: () => void;
 }
 
-const SOURCE_LABEL: Record<ChainSource, string> = { new: 'new chain', draft: 'draft', published: 'published' };
+const SOURCE_LABEL: Record<ChainSource, string> = {
+  new: 'new chain',
+  draft: 'draft',
+  published: 'published',
+  'removal-staged': 'removal staged for the next publish: Save cancels it',
+};
 
 export function Toolbar(p: ToolbarProps) {
   const loaded = p.source !== null;

@@ -133,6 +133,9 @@ function Editor({ kind, tenant, name, onChange }: { kind: Kind; tenant: string; 
     >
       <p className="hint" data-testid="entity-state">
         {view ? `State: ${view.state}${view.published ? `, published in generation ${view.published.generation}` : ', never published'}` : 'New: not saved yet'}
+        {view?.pending === 'delete' && (
+          <strong data-testid="entity-removal-staged"> Removal staged: the next publish removes it. Saving a draft cancels the removal.</strong>
+        )}
       </p>
       <label htmlFor="doc-editor">Document (JSON)</label>
       {loaded ? (
