@@ -64,6 +64,7 @@ export function normalizeDoc(raw: unknown): OrchDoc {
   if (!isObj(raw)) return emptyDoc();
   const doc: OrchDoc = { ...raw, nodes: [], links: [] } as OrchDoc;
   doc.nodes = Array.isArray(raw.nodes) ? raw.nodes.filter(isObj).map((n) => ({ ...n, id: String(n.id ?? ''), step: String(n.step ?? '') }) as OrchNode) : [];
+  uniqueIds(doc.nodes);
   doc.links = Array.isArray(raw.links) ? raw.links.filter(isObj).map((l) => ({ ...l, from: String(l.from ?? ''), to: String(l.to ?? '') }) as OrchLink) : [];
   if (Array.isArray(raw.groups)) {
     doc.groups = raw.groups
@@ -71,6 +72,27 @@ export function normalizeDoc(raw: unknown): OrchDoc {
       .map((g) => ({ ...g, id: String(g.id ?? ''), nodes: Array.isArray(g.nodes) ? g.nodes.map(String) : [] }) as OrchGroup);
   } else if ('groups' in doc) delete doc.groups;
   return doc;
+}
+
+/**
+ * A document with two nodes of one id (a compile issue) could not be shown or fixed:
+ * the canvas keys nodes by id, so one was drawn and a rename renamed both. Later
+ * duplicates get a free `-2`, `-3`… suffix; links and groups keep naming the first. The
+ * dry-run's issue then sits on the renamed node (issues point at indexes), and a Save
+ * writes the fix.
+ */
+function uniqueIds(nodes: OrchNode[]): void {
+  const taken = new Set(nodes.map((n) => n.id));
+  const seen = new Set<string>();
+  for (const n of nodes) {
+    if (seen.has(n.id)) {
+      let k = 2;
+      while (taken.has(`${n.id}-${k}`)) k++;
+      n.id = `${n.id}-${k}`;
+      taken.add(n.id);
+    }
+    seen.add(n.id);
+  }
 }
 
 /** The group a node belongs to (the first one, should a broken document list it twice). */
