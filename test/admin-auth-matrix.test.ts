@@ -156,6 +156,10 @@ test('every operation of the admin contract enforces authentication, scopes and 
       const declared = (doc.paths[op.path][op.method.toLowerCase()].parameters ?? []).map((p: any) => p.name).sort();
       assert.deepEqual(declared, [...op.params].sort(), `${what}: every path parameter is declared`);
     }
+    // Regression: every operation was documented as 200 application/json.
+    const answers = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
+    assert.deepEqual(answers('/api/v1/{tenant}/key/issue', 'post'), ['201', 'default']);
+    assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content), ['text/plain']);
     // The operations of this issue are in the table, with the access DESIGN.md §4 gives them.
     const find = (method: string, path: string) => ops.find((o) => o.method === method && o.path === path);
     assert.deepEqual(

@@ -122,9 +122,10 @@ test('admin hardening: body limits, malformed requests, wrong methods, unknown p
     const cases: [string, string, RegExp][] = [
       ['GET', '/api/v1/default/publish/go', /^POST$/],
       ['GET', '/api/v1/default/config/set/route/x', /^POST$/],
-      ['POST', '/api/v1/default/config/get/route/x', /^GET$/],
+      // Regression: HEAD is served wherever GET is, and the Allow header left it out.
+      ['POST', '/api/v1/default/config/get/route/x', /^GET, HEAD$/],
       ['DELETE', '/api/v1/default/config/delete/route/x', /^POST$/],
-      ['PUT', '/api/v1/sys/whoami', /^GET$/],
+      ['PUT', '/api/v1/sys/whoami', /^GET, HEAD$/],
     ];
     for (const [method, path, allow] of cases) {
       const r = await request(`${gw.adminUrl}${path}`, { method, token });

@@ -41,6 +41,7 @@ export class OpRouter {
       if (!params) continue;
       if (c.op.method === method || (method === 'HEAD' && c.op.method === 'GET')) return { kind: 'match', op: c.op, params };
       allow.push(c.op.method);
+      if (c.op.method === 'GET') allow.push('HEAD'); // served as GET without the body
     }
     return allow.length ? { kind: 'method', allow } : { kind: 'none' };
   }

@@ -24,7 +24,11 @@ export function openApiDocument(ops: readonly Operation[], version: string): unk
         ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } }
         : {}),
       responses: {
-        '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
+        // What the handlers answer: key.issue creates (201), /metrics is Prometheus text.
+        [op.id === 'key.issue' ? '201' : '200']: {
+          description: op.id === 'key.issue' ? 'Created' : 'OK',
+          content: op.id === 'metrics' ? { 'text/plain': { schema: { type: 'string' } } } : { 'application/json': { schema: { type: 'object' } } },
+        },
         default: { description: 'Error envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     };
