@@ -132,3 +132,18 @@ test('validate rejects a system key scope of an unknown family, as key issue doe
   (config.admin as { keys: { scopes: string[] }[] }).keys[0]!.scopes = ['config:read', 'bogus:read'];
   assertRejected(await validate(t, config, env), 'admin.keys.0.scopes.1');
 });
+
+test('regression: validate rejects a key bound to tenant sys, and two keys sharing one token', BOUNDED, async (t) => {
+  const { config, env } = goodConfig();
+  const keys = (config.admin as { keys: Record<string, unknown>[] }).keys;
+  keys.push({ id: 'sys-bound', tokenEnv: 'SY_SYS_TOKEN', scopes: ['config:read'], tenant: 'sys' });
+  assertRejected(await validate(t, config, { ...env, SY_SYS_TOKEN: newToken() }), 'admin.keys.1.tenant');
+
+  const twin = goodConfig();
+  const twinKeys = (twin.config.admin as { keys: Record<string, unknown>[] }).keys;
+  const rootEnv = twinKeys[0]!.tokenEnv as string;
+  twinKeys.push({ id: 'reader', tokenEnv: 'SY_READER_TOKEN', scopes: ['config:read'] });
+  const r = await validate(t, twin.config, { ...twin.env, SY_READER_TOKEN: twin.env[rootEnv]! });
+  assertRejected(r, 'admin.keys.1');
+  assert.match(r.json.errors.find((e: { path: string }) => e.path === 'admin.keys.1').message, /same token as admin key root/);
+});

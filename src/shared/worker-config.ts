@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { FAMILIES } from '../admin/scopes.js';
 import { TENANT_PATTERN } from './tenant-name.js';
 import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { isIP } from 'node:net';
 
@@ -119,8 +120,19 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
   const errors: ConfigError[] = [];
   const warnings: string[] = [];
   const ids = new Set<string>();
+  const byToken = new Map<string, string>(); // token fingerprint -> the first key's id
   config.admin.keys.forEach((k, i) => {
     if (ids.has(k.id)) errors.push({ path: `admin.keys.${i}.id`, message: `duplicate key id ${k.id}` });
+    // `sys` matches the tenant pattern but is the instance-level path segment: such a key could call nothing.
+    if (k.tenant === 'sys') errors.push({ path: `admin.keys.${i}.tenant`, message: 'sys is the instance-level path segment, not a tenant' });
+    // Two keys with one token: the first would silently win, with its scopes.
+    const plain = k.token ?? (k.tokenEnv !== undefined ? env[k.tokenEnv] : undefined);
+    const fp = plain ? createHash('sha256').update(plain).digest('hex') : k.tokenSha256;
+    if (fp !== undefined) {
+      const first = byToken.get(fp);
+      if (first !== undefined) errors.push({ path: `admin.keys.${i}`, message: `same token as admin key ${first}` });
+      else byToken.set(fp, k.id);
+    }
     // As `key issue` does: a scope of an unknown family would grant nothing, silently.
     k.scopes.forEach((scope, j) => {
       const family = scope.split(':')[0]!;
