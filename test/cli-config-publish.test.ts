@@ -101,6 +101,10 @@ test('the CLI writes drafts from a file and from stdin, lists, gets, dry-runs, p
   ok(hist, 'publish history');
   assert.equal(hist.json.current, 2);
   assert.deepEqual(hist.json.items.map((i: { generation: number }) => i.generation).sort(), [1, 2]);
+  // The REST limit is a CLI flag too (it had none).
+  const newest = await runCli(['publish', 'history', '--limit', '1'], { env });
+  ok(newest, 'publish history --limit 1');
+  assert.deepEqual(newest.json.items.map((i: { generation: number }) => i.generation), [2]);
 
   const rb = await runCli(['publish', 'rollback', '1', ...flags]);
   ok(rb, 'publish rollback');
