@@ -16,6 +16,8 @@ test('keys: revoke and delete; plugins: disable and enable; audit: the trail of 
   await page.getByTestId('key-ttl').fill('3600');
   await page.getByTestId('key-issue').click();
   const token = (await page.getByTestId('key-plaintext').textContent())!;
+  // Regression: the form kept the issued key's fields (its reset ran after an await, on a null target).
+  assert.deepEqual([await page.getByTestId('key-name').inputValue(), await page.getByTestId('key-ttl').inputValue()], ['', '']);
   assert.equal((await request(`${gw.adminUrl}/api/v1/default/config/list/route`, { token })).status, 200);
 
   // escalation is refused by the server and the console shows its answer

@@ -26,7 +26,8 @@ export function Keys({ tenant }: { tenant: string }) {
     setError(null);
     setIssued(null);
     setCopied(false);
-    const f = new FormData(e.currentTarget);
+    const form = e.currentTarget; // React clears currentTarget once the handler awaits
+    const f = new FormData(form);
     const ttl = String(f.get('ttl') ?? '').trim();
     const body = {
       name: String(f.get('name') ?? '').trim(),
@@ -37,7 +38,7 @@ export function Keys({ tenant }: { tenant: string }) {
       const r = await api<{ id: string; token: string }>('POST', tpath(tenant, 'key/issue'), body);
       setIssued({ id: r.id, token: r.token });
       list.reload();
-      e.currentTarget?.reset();
+      form.reset(); // the next key starts from empty fields
     } catch (err) {
       setError(err);
     }
