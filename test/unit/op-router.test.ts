@@ -49,7 +49,7 @@ test('no match: wrong segment count, empty segment, trailing slash, bad percent-
 
 test('a known path with another method reports the allowed methods; HEAD is served by GET', () => {
   const router = new OpRouter([literal, write]);
-  assert.deepEqual(router.match('POST', '/api/v1/sys/cluster/status'), { kind: 'method', allow: ['GET'] });
+  assert.deepEqual(router.match('POST', '/api/v1/sys/cluster/status'), { kind: 'method', allow: ['GET', 'HEAD'] });
   assert.deepEqual(router.match('GET', '/api/v1/default/config/set/route/r'), { kind: 'method', allow: ['POST'] });
   const head = router.match('HEAD', '/api/v1/sys/cluster/status');
   assert.equal(head.kind === 'match' && head.op.id, 'literal');

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_ANSWER_BYTES, subRequest } from '../../src/steps/sub-request.js';
-import type { StepRequest } from '../../src/steps/step.js';
+import type { Flow } from '../../src/steps/step.js';
 
-const req = { method: 'GET', url: '/x', query: null, header: () => undefined } as unknown as StepRequest;
+const req = { req: { method: 'GET', url: '/x', query: null }, preview: () => ({ headers: [] }) } as unknown as Flow;
 
 test('a called service answer is read whole only up to MAX_ANSWER_BYTES; a larger one fails the call', async (t) => {
   // Regression: forward-auth and http-callout read the service's whole answer into memory
