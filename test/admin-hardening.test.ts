@@ -274,3 +274,42 @@ test('requests node:http cannot read get a JSON envelope; a broken-off upload is
   assert.equal(line.status, 400);
   assert.equal(gw.logLines().filter((l) => l.msg === 'admin handler failed').length, 0, 'not logged as a bug');
 });
+
+/**
+ * Regressions (review of the clientError handler above): an unreadable request on an
+ * idle keep-alive connection, after a complete answer, got no answer at all; and
+ * unreadable bytes pipelined behind a write that was still being handled got a 400 that
+ * stood in for that write's own answer (the draft was stored all the same).
+ */
+test('an unreadable request after a complete answer gets its envelope; one behind a request in flight never answers for it', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const exchange = (first: string, then: string | null, ms = 1_500) =>
+    new Promise<string>((resolve, reject) => {
+      const sock = connect({ host: '127.0.0.1', port: gw.adminPort }, () => sock.write(first));
+      let got = '';
+      let sent = false;
+      sock.on('data', (c) => {
+        got += c.toString('latin1');
+        if (then !== null && !sent && /\r\n\r\n[\s\S]*\}$/.test(got)) {
+          sent = true;
+          sock.write(then);
+        }
+      });
+      sock.on('error', () => resolve(got));
+      sock.on('close', () => resolve(got));
+      setTimeout(() => (sock.destroy(), resolve(got)), ms);
+      sock.on('timeout', reject);
+    });
+  const auth = `Authorization: Bearer ${gw.tokens.root}`;
+  const whoami = `GET /api/v1/sys/whoami HTTP/1.1\r\nHost: admin\r\n${auth}\r\n\r\n`;
+  const keptAlive = await exchange(whoami, 'GARBAGE / HTTP/1.1 extra\r\nHost: admin\r\n\r\n');
+  const statuses = [...keptAlive.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+  assert.deepEqual(statuses, ['200', '400'], keptAlive.slice(0, 400));
+  assert.match(keptAlive, /Svc\.Request\.Malformed/);
+
+  const body = JSON.stringify({ targets: ['127.0.0.1:1'] });
+  const set = `POST /api/v1/default/config/set/cluster/piped HTTP/1.1\r\nHost: admin\r\n${auth}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  const piped = await exchange(set + 'GARBAGE / HTTP/1.1 extra\r\n\r\n', null);
+  assert.doesNotMatch(piped, /Svc\.Request\.Malformed/, `a 400 answered in the write's place: ${piped.slice(0, 300)}`);
+  assert.match(piped, /^HTTP\/1\.1 200 /, 'the write gets its own answer, then the connection closes');
+});

@@ -174,3 +174,80 @@ test('a group member that does not count leaves no vars behind; the one that cou
   assert.equal(r.json.vars.consumer, undefined, `the failed member's consumer leaked: ${JSON.stringify(r.json.vars)}`);
   assert.equal(typeof r.json.vars.requestId, 'string', 'the passing member’s vars apply');
 });
+
+/**
+ * Regressions found by a review of the group and body changes above:
+ *  - an `all` group settled at a cache hit before its auth member refused, serving a
+ *    signed-in user's answer to anyone;
+ *  - members writing their own copy of `vars` hid key-auth's consumer from a cache
+ *    sibling, which then served one consumer's answer to another;
+ *  - forward-auth's 302 to a login page counted as a success answer, so `any` and
+ *    `Continue` sent keyed API clients to the login page;
+ *  - after a Continue step went past its body limit, a later step with a larger limit got 413;
+ *  - a member still running after its `any` group settled paused the upload the proxy was sending.
+ */
+test('groups and Continue: a cache hit waits for auth, siblings share the consumer, a redirect is a refusal, a paused body is read on', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const sso = createServer((req, res) => {
+    if (String(req.headers.cookie ?? '').includes('sso=ok')) res.writeHead(200, { 'x-user-id': 'sso-user' }).end();
+    else res.writeHead(302, { location: 'https://sso.example/login' }).end();
+  });
+  await new Promise<void>((r) => sso.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    sso.closeAllConnections();
+    return new Promise((r) => sso.close(r));
+  });
+  const ssoUrl = `http://127.0.0.1:${(sso.address() as AddressInfo).port}/`;
+  const sha = (k: string) => createHash('sha256').update(k).digest('hex');
+  const keyAuth = { id: 'k', step: 'key-auth', settings: { keys: [{ id: 'alice', sha256: sha('alice-key') }, { id: 'bob', sha256: sha('bob-key') }] } };
+  const fa = { id: 'f', step: 'forward-auth', settings: { url: ssoUrl, requestHeaders: ['cookie'], upstreamHeaders: ['x-user-id'] } };
+  const cache = { id: 'c', step: 'cache', settings: { ttlSeconds: 60 } };
+  const group = (merge: string, nodes: { id: string }[]) => ({ nodes, links: [], groups: [{ id: 'g', nodes: nodes.map((n) => n.id), merge }] });
+  const bv = (maxBytes: number, extra = {}) => ({ code: 'body-validate', settings: { schema: { type: 'object' }, maxBytes }, ...extra });
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['orch', 'sso-cache', group('all', [fa, cache])],
+    ['orch', 'key-cache', group('all', [keyAuth, cache])],
+    ['orch', 'sso-or-key', group('any', [fa, keyAuth])],
+    ['orch', 'sso-continue', { nodes: [{ ...fa, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'bv-continue', { nodes: [{ id: 'v', step: 'body-validate', settings: { schema: { type: 'object' }, maxBytes: 100 }, failureStrategy: 'Continue' }], links: [] }],
+    ['orch', 'slow-reader', { nodes: [{ id: 'd', step: 'fault-injection', settings: { delay: { percent: 100, ms: 300 } } }, { id: 'v', step: 'body-validate', settings: { schema: { type: 'object' }, maxBytes: 100 } }], links: [{ from: 'd', to: 'v' }] }],
+    ['orch', 'any-late-reader', group('any', [{ id: 'h', step: 'request-headers', settings: { set: { 'x-h': '1' } } }, { id: 's', step: 'orch', settings: { ref: 'slow-reader' } }])],
+    ['route', 'sso-cache', { cluster: 'up', pathPrefix: '/sso-cache', steps: [{ code: 'orch', settings: { ref: 'sso-cache' } }] }],
+    ['route', 'key-cache', { cluster: 'up', pathPrefix: '/key-cache', steps: [{ code: 'orch', settings: { ref: 'key-cache' } }] }],
+    ['route', 'sso-or-key', { cluster: 'up', pathPrefix: '/sso-or-key', steps: [{ code: 'orch', settings: { ref: 'sso-or-key' } }] }],
+    ['route', 'sso-continue', { cluster: 'up', pathPrefix: '/sso-continue', steps: [{ code: 'orch', settings: { ref: 'sso-continue' } }] }],
+    ['route', 'two-readers', { cluster: 'up', pathPrefix: '/two-readers', steps: [{ code: 'orch', settings: { ref: 'bv-continue' } }, bv(10_000)] }],
+    ['route', 'late-reader', { cluster: 'up', pathPrefix: '/late-reader', steps: [{ code: 'orch', settings: { ref: 'any-late-reader' } }] }],
+  ]);
+  const get = (path: string, headers: Record<string, string> = {}) => request(`${gw.dataUrl}${path}`, { headers });
+
+  const signedIn = await get('/sso-cache/page', { cookie: 'sso=ok' });
+  assert.equal(signedIn.status, 200, signedIn.text);
+  assert.equal(signedIn.headers['x-cache'], 'MISS');
+  const anonymous = await get('/sso-cache/page');
+  assert.equal(anonymous.status, 302, 'the auth member refuses before a cache hit counts');
+
+  const alice = await get('/key-cache/me', { 'x-api-key': 'alice-key' });
+  assert.equal(alice.json.headers['x-consumer-id'], 'alice');
+  const bob = await get('/key-cache/me', { 'x-api-key': 'bob-key' });
+  assert.equal(bob.headers['x-cache'], 'MISS', 'the cache keys by the consumer its sibling named');
+  assert.equal(bob.json.headers['x-consumer-id'], 'bob');
+
+  const keyed = await get('/sso-or-key', { 'x-api-key': 'alice-key' });
+  assert.equal(keyed.status, 200, `a valid key passes although the SSO member redirects: ${keyed.status}`);
+  assert.equal(keyed.json.headers['x-consumer-id'], 'alice');
+  const continued = await get('/sso-continue');
+  assert.equal(continued.status, 200, 'Continue passes over the redirect');
+
+  const body612 = JSON.stringify({ pad: 'x'.repeat(600) });
+  const two = await request(`${gw.dataUrl}/two-readers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body612 });
+  assert.equal(two.status, 200, two.text);
+  assert.equal(up.requests.at(-1)!.bodyBytes, Buffer.byteLength(body612));
+
+  const body3000 = JSON.stringify({ pad: 'y'.repeat(3000) });
+  const late = await request(`${gw.dataUrl}/late-reader`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body3000, timeoutMs: 8_000 });
+  assert.equal(late.status, 200, late.text);
+  assert.equal(up.requests.at(-1)!.bodyBytes, Buffer.byteLength(body3000));
+});

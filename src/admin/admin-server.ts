@@ -56,8 +56,16 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const code: ErrorCode | null =
       err.code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Request.HeadTooLarge' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Request.Timeout' : err.code?.startsWith('HPE_') ? 'Svc.Request.Malformed' : null;
-    // Only on a connection that has not been answered on yet (what Node's own handler checks).
-    if (code === null || !socket.writable || socket.bytesWritten > 0) return void socket.destroy();
+    if (code === null || !socket.writable) return void socket.destroy();
+    // Bytes pipelined behind a complete request still being handled: an envelope now would
+    // stand in for that request's own answer. Its answer goes out, then the connection
+    // closes. (A request whose own body failed, or an idle keep-alive connection after a
+    // complete answer, gets the envelope.)
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (inFlight && (inFlight.headersSent || inFlight.req.complete)) {
+      inFlight.once('close', () => socket.destroy());
+      return;
+    }
     const traceId = newTraceId();
     const body = JSON.stringify(new SvcError(code, ERRORS[code].message).envelope(traceId));
     socket.end(

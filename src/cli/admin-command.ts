@@ -59,7 +59,8 @@ export abstract class AdminCommand extends Command {
     // A token with a byte no header may hold (a CR from a token file written on Windows,
     // a space) is the caller's input too: undici refuses it before connecting.
     if (this.flags.token !== undefined && !/^[\x21-\x7e]+$/.test(this.flags.token)) {
-      return this.fail('Cli.Input', 'the token holds a character a token cannot have (a space, a line end or a control character); check the token file or variable');
+      const what = this.flags.token === '' ? 'the token is empty' : 'the token holds a character a token cannot have (a space, a line end or a control character)';
+      return this.fail('Cli.Input', `${what}; check the token file or variable`);
     }
     let res: AdminResponse;
     try {

@@ -44,7 +44,7 @@ export const cache = defineStep({
       if (hit && hit.expires > now && !cc.includes('no-cache')) {
         // As pairs: a stored answer's repeated headers (Link, Vary, …) all come back.
         const age = String(hit.ageAtStore + Math.floor((now - hit.storedAt) / 1000));
-        const reply: StepReply = { status: hit.status, headers: [...hit.headers, ['x-cache', 'HIT'], ['age', age]], body: hit.body }; // a HEAD answer reports its length and drops it (Exchange)
+        const reply: StepReply = { status: hit.status, headers: [...hit.headers, ['x-cache', 'HIT'], ['age', age]], body: hit.body, served: true }; // a HEAD answer reports its length and drops it (Exchange)
         return reply;
       }
       flow.addResponseHeader('x-cache', 'MISS');

@@ -55,6 +55,7 @@ export const cors = defineStep({
             'access-control-max-age': String(s.maxAgeSeconds),
           },
           body: '',
+          served: true,
         };
       }
       if (!ok) {

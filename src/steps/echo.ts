@@ -14,6 +14,7 @@ export const echo = defineStep({
       status: s.status,
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ ...flow.preview(), vars: flow.vars }),
+      served: true,
     });
   },
 });

@@ -92,6 +92,13 @@ export interface StepReply {
   /** A record, or name/value pairs when a name repeats (Set-Cookie, Link, Vary). */
   headers?: Record<string, string> | [string, string][];
   body: string | Buffer;
+  /**
+   * The answer is the step's service, not a refusal: cors's granted preflight, a cache
+   * hit, echo. `failureStrategy: Continue` and `any` groups pass over refusals only, and an
+   * `all` group waits for its other members before such an answer counts. Every other
+   * answer (a 401, forward-auth's 302 to a login page, an injected fault) is a refusal.
+   */
+  served?: true;
 }
 
 export type StepOutcome = StepReply | undefined;

@@ -62,10 +62,22 @@ export class RequestFlow implements Flow {
    * route's body cap (limitBody).
    */
   async readBody(limit: number): Promise<Buffer> {
+    // The proxy is already sending the live body (a group member still running after its
+    // group settled): reading it here would pause the upload under the proxy's feet.
+    if (this.handedOut && this.buffered === null) throw new Error('the request body is already on its way upstream');
+    const cap = Math.min(limit, this.bodyLimit);
+    if (this.partial !== null && cap > this.readCap) {
+      // An earlier reader went past its own, smaller limit (its failure did not count):
+      // the stream was paused, not lost, so this one reads on from there.
+      const chunks = this.partial;
+      this.partial = null;
+      this.readCap = cap;
+      this.reading = this.readWhole(chunks);
+    }
     // The shared read stops at the largest limit asked for so far (group members ask at
     // once), never beyond the route's cap; each caller then checks its own limit.
-    this.readCap = Math.max(this.readCap, Math.min(limit, this.bodyLimit));
-    this.reading ??= this.readWhole();
+    this.readCap = Math.max(this.readCap, cap);
+    this.reading ??= this.readWhole([]);
     const body = await this.reading;
     if (body.length > limit || body.length > this.bodyLimit) {
       if (body.length > this.bodyLimit) this.bodyTooLarge = true;
@@ -83,13 +95,22 @@ export class RequestFlow implements Flow {
    * upstream gets these bytes and the rest. Destroyed, the body was gone and the client got 502.
    */
   private partial: Buffer[] | null = null;
+  /** upstreamBody() gave the live stream (or the rest of it) to the proxy: no step reads it any more. */
+  private handedOut = false;
 
-  private readWhole(): Promise<Buffer> {
+  private readWhole(already: Buffer[]): Promise<Buffer> {
     const body = this.body;
     if (body === null) return Promise.resolve((this.buffered = Buffer.alloc(0)));
     return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
+      const chunks = already;
       let size = 0;
+      for (const c of already) size += c.length;
+      if (size > this.readCap) {
+        this.partial = chunks; // still past this reader's limit: kept for the next
+        return reject(new Error(`body over ${this.readCap} bytes`));
+      }
+      // Read on after a pause: the body may have ended meanwhile ('end' came with no listener).
+      if (body.readableEnded) return resolve((this.buffered = Buffer.concat(chunks)));
       const stop = () => {
         body.pause(); // before the listener goes: a flowing stream would drop what follows
         body.off('data', onData);
@@ -118,6 +139,7 @@ export class RequestFlow implements Flow {
       body.on('data', onData);
       body.once('end', onEnd);
       body.once('error', onError);
+      body.resume(); // a 'data' listener alone does not restart a stream paused by an earlier reader
     });
   }
 
@@ -135,6 +157,7 @@ export class RequestFlow implements Flow {
     }
     if (this.reading !== null) {
       // A step still reading (a group's losing member): the upstream gets those same bytes.
+      this.handedOut = true;
       const reading = this.reading;
       const limit = this.bodyLimit;
       const flow = this;
@@ -147,6 +170,7 @@ export class RequestFlow implements Flow {
             // Past the reading step's limit but within the route's: what was read, then the rest.
             const partial = flow.partial;
             if (partial === null || flow.body === null) throw err;
+            flow.partial = null;
             let seen = 0;
             for (const chunk of partial) {
               seen += chunk.length;
@@ -170,6 +194,7 @@ export class RequestFlow implements Flow {
         })(),
       );
     }
+    if (this.body !== null) this.handedOut = true;
     if (this.body === null || this.bodyLimit === Infinity) return this.body;
     const source = this.body;
     const limit = this.bodyLimit;

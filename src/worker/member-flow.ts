@@ -13,25 +13,41 @@ export class MemberFlow implements Flow {
   private q: string | null;
 
   /**
-   * The member's own copy of `vars`, and the values it started from: what it changed is
-   * applied with its other changes, so a failed or losing member's values (its consumer)
-   * never reach the steps after the group, nor its siblings while they run.
+   * `vars` as the request's own object, written through (a cache member reads the
+   * consumer its key-auth sibling set, as in a plain chain), with this member's writes
+   * noted: when the group settles without it, they are taken back and later ones dropped
+   * (discard), so a refused member's consumer never reaches the steps after the group.
    */
-  private readonly v: Record<string, unknown>;
-  private readonly startVars: Record<string, unknown>;
+  readonly vars: Record<string, unknown>;
+  private readonly written = new Map<string, unknown>();
+  private open = true;
 
   constructor(private readonly parent: Flow) {
     this.p = parent.path;
     this.q = parent.query;
-    this.startVars = { ...parent.vars };
-    this.v = { ...parent.vars };
+    this.vars = new Proxy(parent.vars, {
+      set: (target, key, value) => {
+        if (!this.open || typeof key !== 'string') return true; // a member that no longer counts writes nothing
+        target[key] = value;
+        this.written.set(key, value);
+        return true;
+      },
+    });
+  }
+
+  /** The group settled without this member: its `vars` writes are taken back (where still its own) and later ones dropped. */
+  discard(before: Record<string, unknown>): void {
+    this.open = false;
+    const vars = this.parent.vars;
+    for (const [k, v] of this.written) {
+      if (vars[k] !== v) continue; // since overwritten by a member that counts
+      if (Object.hasOwn(before, k)) vars[k] = before[k];
+      else delete vars[k];
+    }
   }
 
   get req() {
     return this.parent.req;
-  }
-  get vars() {
-    return this.v;
   }
   get path() {
     return this.p;
@@ -112,7 +128,6 @@ export class MemberFlow implements Flow {
 
   /** Applies this member's recorded changes to the request's flow. */
   applyTo(f: Flow): void {
-    for (const k of Object.keys(this.v)) if (this.v[k] !== this.startVars[k]) f.vars[k] = this.v[k];
     for (const op of this.ops) op(f);
   }
 }

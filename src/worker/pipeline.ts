@@ -59,11 +59,12 @@ function stepRun(code: string, settings: unknown, tenant: string, bucket: string
 const PASS: StepRun = () => undefined;
 
 /**
- * A step's answer that is a failure (a refusal, an error). Steps also answer with success
- * (cors's granted preflight, a cache hit, echo): that answer ends the chain whatever the
- * failure strategy, or a preflight would reach the upstream and a cache never serve.
+ * A step's answer that refuses the request. Steps also answer as their service (cors's
+ * granted preflight, a cache hit, echo: `served`): that answer ends the chain whatever
+ * the failure strategy, or a preflight would reach the upstream and a cache never serve.
+ * Status alone cannot tell: forward-auth's 302 to a login page is a refusal.
  */
-const failed = (o: StepOutcome): boolean => o !== undefined && o.status >= 400;
+const failed = (o: StepOutcome): boolean => o !== undefined && o.served !== true;
 
 /** failureStrategy Continue: a failure is logged and the chain goes on; a success answer still ends it. */
 function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
@@ -80,13 +81,15 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
 
 /**
  * A parallel group: every member chain runs concurrently on its own MemberFlow, and the
- * group settles as soon as its outcome is known (members still running are left to
- * finish unheard):
- *  - `all`: the first member to answer (a failure, or a success answer such as a cache
- *    hit) decides at once; when every member passed, their changes apply in node order;
- *  - `any`: the first member in node order that passes (or answers with success)
- *    decides, as soon as every member before it has failed; only its changes apply.
- *    When all fail, the first member's failure is the answer;
+ * group settles as soon as its outcome is known; members still running are left to
+ * finish unheard, and what they write to `vars` is dropped.
+ *  - `all`: the first refusal decides at once. Otherwise it waits for every member: all
+ *    passed, their changes apply in node order; a member answered as its service (a cache
+ *    hit), the first such answer in node order is the answer. (Settling on a cache hit
+ *    before an auth member had refused served protected answers to anyone.)
+ *  - `any`: the first member in node order that passes (or answers as its service)
+ *    decides, as soon as every member before it has refused; only its changes apply.
+ *    When all refuse, the first member's refusal is the answer.
  *  - `first`: whichever member settles first decides.
  * Waiting for every member made an `any` of key-auth and a slow forward-auth hold every
  * key-authenticated request for the auth service, and an `all` hold a 401 for it.
@@ -94,63 +97,79 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
 function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
   return (flow) => {
+    const before = { ...flow.vars };
     const flows = chains.map(() => new MemberFlow(flow));
     const pending = chains.map((c, i) => Promise.resolve(c(flows[i]!)));
+    // Settled: apply the members that count (in node order), take back the others' vars.
+    const settle = (counting: readonly number[]) => {
+      flows.forEach((f, i) => {
+        if (counting.includes(i)) f.applyTo(flow);
+        else f.discard(before);
+      });
+    };
     if (merge === 'first') {
       return Promise.race(pending.map((p, i) => p.then((r) => ({ i, r })))).then(({ i, r }) => {
-        if (r === undefined) flows[i]!.applyTo(flow);
+        settle(r === undefined ? [i] : []);
         return r;
       });
     }
-    return merge === 'any' ? settleAny(pending, flows, flow) : settleAll(pending, flows, flow);
+    return merge === 'any' ? settleAny(pending, settle) : settleAll(pending, settle);
   };
 }
 
-function settleAll(pending: Promise<StepOutcome>[], flows: MemberFlow[], flow: Flow): Promise<StepOutcome> {
+type Settle = (counting: readonly number[]) => void;
+
+function settleAll(pending: Promise<StepOutcome>[], settle: Settle): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {
+    const out: StepOutcome[] = [];
     let left = pending.length;
     let done = false;
-    for (const p of pending) {
+    pending.forEach((p, i) =>
       p.then(
         (r) => {
           if (done) return;
-          if (r !== undefined) {
+          if (failed(r)) {
             done = true;
+            settle([]);
             return resolve(r);
           }
+          out[i] = r;
           if (--left > 0) return;
           done = true;
-          for (const f of flows) f.applyTo(flow);
-          resolve(undefined);
+          const served = out.find((x) => x !== undefined);
+          settle(served === undefined ? out.map((_x, j) => j) : []);
+          resolve(served);
         },
         (err) => {
           if (done) return;
           done = true;
+          settle([]);
           reject(err);
         },
-      );
-    }
+      ),
+    );
   });
 }
 
 const UNSETTLED = Symbol('unsettled');
 
-function settleAny(pending: Promise<StepOutcome>[], flows: MemberFlow[], flow: Flow): Promise<StepOutcome> {
+function settleAny(pending: Promise<StepOutcome>[], settle: Settle): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {
     const out: (StepOutcome | typeof UNSETTLED)[] = pending.map(() => UNSETTLED);
-    let next = 0; // members before it have failed
+    let next = 0; // members before it have refused
     let done = false;
     const advance = () => {
       for (; next < out.length && out[next] !== UNSETTLED; next++) {
         const r = out[next] as StepOutcome;
         if (failed(r)) continue;
         done = true;
-        flows[next]!.applyTo(flow); // a success answer's member too: its response hooks apply to it
+        settle([next]); // a served answer's member too: its response hooks apply to its answer
         return resolve(r);
       }
       if (next === out.length) {
         done = true;
-        resolve(out[0] as StepOutcome); // every member failed
+        settle([]);
+        resolve(out[0] as StepOutcome); // every member refused
       }
     };
     pending.forEach((p, i) =>
@@ -163,6 +182,7 @@ function settleAny(pending: Promise<StepOutcome>[], flows: MemberFlow[], flow: F
         (err) => {
           if (done) return;
           done = true;
+          settle([]);
           reject(err);
         },
       ),
