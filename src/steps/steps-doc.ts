@@ -63,7 +63,7 @@ export function renderStepsDoc(): string {
     '# Built-in steps',
     '',
     'Generated from the step registry (`src/steps/`) by `npm run docs:steps`; a test fails when this page and the schemas disagree.',
-    'Steps run on `cluster` routes, in order, before the proxy stage; the first step that answers ends the chain (FailFast); a chain node with `failureStrategy: "Continue"` logs its refusals and the chain goes on, while a served answer (cors's granted preflight, a cache hit, echo) still ends it.',
+    'Steps run on `cluster` routes, in order, before the proxy stage; the first step that answers ends the chain (FailFast); a chain node with `failureStrategy: "Continue"` logs its refusals and the chain goes on, while a served answer (a granted CORS preflight, a cache hit, echo) still ends it.',
     'Unknown settings are compile issues, like settings of the wrong type; every issue names a JSON pointer.',
     '',
   ];
