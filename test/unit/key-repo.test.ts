@@ -8,6 +8,15 @@ const rec = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
   id, tenant: 'acme', name: id, fingerprint: `fp-${id}`, scopes: ['config:read'], issuer: 'root', createdAt: 1, expiresAt: null, revokedAt: null, ...over,
 });
 
+/** A key repo on a fresh memory: volume (closed when the test ends), holding these keys of acme. */
+function repoWith(t: { after(fn: () => void): void }, ...ids: string[]): KeyRepo {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const keys = new KeyRepo(v.db);
+  for (const id of ids) keys.insert(rec(id));
+  return keys;
+}
+
 test('regression: a use noted just before a delete leaves no orphan usage row', (t) => {
   const v = openVolume('memory:', '/');
   t.after(() => v.close());
@@ -39,10 +48,7 @@ test('last use only moves forward, and purge removes expired keys with their usa
 });
 
 test('revoke keeps the first revocation time; get and revoke are scoped to the tenant', (t) => {
-  const v = openVolume('memory:', '/');
-  t.after(() => v.close());
-  const keys = new KeyRepo(v.db);
-  keys.insert(rec('key_a'));
+  const keys = repoWith(t, 'key_a');
   assert.equal(keys.revoke('other', 'key_a', 10), null);
   assert.equal(keys.get('other', 'key_a'), null);
   assert.deepEqual(keys.revoke('acme', 'key_a', 10), []);
@@ -51,10 +57,7 @@ test('revoke keeps the first revocation time; get and revoke are scoped to the t
 });
 
 test('regression: revoking or deleting a key revokes every key it issued, directly or through others', (t) => {
-  const v = openVolume('memory:', '/');
-  t.after(() => v.close());
-  const keys = new KeyRepo(v.db);
-  keys.insert(rec('key_a'));
+  const keys = repoWith(t, 'key_a');
   keys.insert(rec('key_b', { issuer: 'key_a' }));
   keys.insert(rec('key_c', { issuer: 'key_b' }));
   keys.insert(rec('key_d', { issuer: 'key_b' }));
@@ -70,10 +73,7 @@ test('regression: revoking or deleting a key revokes every key it issued, direct
 });
 
 test('regression: a delete through another tenant’s path leaves the key’s last use alone', (t) => {
-  const v = openVolume('memory:', '/');
-  t.after(() => v.close());
-  const keys = new KeyRepo(v.db);
-  keys.insert(rec('key_a'));
+  const keys = repoWith(t, 'key_a');
   keys.recordUse(new Map([['key_a', 40]]));
   assert.equal(keys.delete('globex', 'key_a', 50), false);
   assert.equal(keys.lastUsedAt('key_a'), 40);
