@@ -93,3 +93,16 @@ test('a staged removal shows in the editor and the designer', BOUNDED, async (t)
   await badge.waitFor();
   assert.match((await badge.textContent()) ?? '', /removal staged/);
 });
+
+/** Regression: with the admin port gone, every error read only the browser's "Failed to fetch". */
+test('with the admin port gone, the console says it cannot reach it', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [{ id: 'root', scopes: ['*'] }] });
+  const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
+  await page.getByTestId('current-generation').waitFor();
+  const stopped = await gw.stop('SIGTERM');
+  assert.equal(stopped.code, 0);
+  await page.getByRole('button', { name: 'Refresh' }).click();
+  const alert = page.getByRole('alert').filter({ hasText: 'Console.Unreachable' });
+  await alert.first().waitFor();
+  assert.match((await alert.first().textContent()) ?? '', /admin port could not be reached/);
+});

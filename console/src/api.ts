@@ -33,7 +33,13 @@ export async function api<T = any>(method: 'GET' | 'POST', path: string, body?: 
   const token = getToken();
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    // The browser says only "Failed to fetch": say what it means here, in the envelope's shape.
+    throw new ApiError(0, { code: 'Console.Unreachable', message: 'The admin port could not be reached: the gateway may be stopped or restarting. Try again.' });
+  }
   const text = await res.text();
   let parsed: any = null;
   try {
