@@ -176,50 +176,46 @@ export class RequestFlow implements Flow {
               seen += chunk.length;
               yield chunk;
             }
-            for await (const chunk of flow.body) {
-              seen += (chunk as Buffer).length;
-              if (seen > limit) {
-                flow.bodyTooLarge = true;
-                throw new Error(`request body over ${limit} bytes`);
-              }
-              yield chunk as Buffer;
-            }
+            yield* flow.limited(flow.body, limit, seen);
             return;
           }
-          if (body.length > limit) {
-            flow.bodyTooLarge = true;
-            throw new Error(`request body over ${limit} bytes`);
-          }
+          if (body.length > limit) throw flow.overLimit(limit);
           if (body.length) yield body;
         })(),
       );
     }
     if (this.body !== null) this.handedOut = true;
     if (this.body === null || this.bodyLimit === Infinity) return this.body;
-    const source = this.body;
-    const limit = this.bodyLimit;
-    let seen = 0;
+    return this.limited(this.body, this.bodyLimit, 0);
+  }
+
+  /** `source` passed on until the body (`already` bytes before it) goes past `limit`: then cut, and the proxy answers 413. */
+  private limited(source: Readable, limit: number, already: number): Readable {
+    let seen = already;
     const counted = new Transform({
       transform: (chunk: Buffer, _enc, cb) => {
         seen += chunk.length;
-        if (seen > limit) {
-          this.bodyTooLarge = true;
-          source.destroy();
-          return cb(new Error(`request body over ${limit} bytes`));
-        }
-        cb(null, chunk);
+        if (seen <= limit) return cb(null, chunk);
+        source.destroy();
+        cb(this.overLimit(limit));
       },
     });
     source.on('error', (err) => counted.destroy(err));
     return source.pipe(counted);
   }
 
+  /** The body went past the route's cap: the proxy answers 413 (bodyTooLarge). */
+  private overLimit(limit: number): Error {
+    this.bodyTooLarge = true;
+    return new Error(`request body over ${limit} bytes`);
+  }
+
   /** A body that fails at once: the proxy answers 413 (bodyTooLarge). */
   private refused(limit: number): Readable {
-    this.bodyTooLarge = true;
+    const err = this.overLimit(limit);
     return new Readable({
       read() {
-        this.destroy(new Error(`request body over ${limit} bytes`));
+        this.destroy(err);
       },
     });
   }

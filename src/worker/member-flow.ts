@@ -83,18 +83,15 @@ export class MemberFlow implements Flow {
   }
 
   setHeader(name: string, value: string): void {
-    this.ops.push((f) => f.setHeader(name, value));
     this.headerEdits.push(['set', name.toLowerCase(), value]);
   }
   addHeader(name: string, value: string): void {
-    this.ops.push((f) => f.addHeader(name, value));
     this.headerEdits.push(['add', name.toLowerCase(), value]);
   }
   removeHeader(name: string): void {
-    this.ops.push((f) => f.removeHeader(name));
     this.headerEdits.push(['remove', name.toLowerCase(), '']);
   }
-  /** This member's own header edits, for its preview (the request's flow gets them through ops). */
+  /** This member's header edits, in order: its preview reads them, applyTo replays them. */
   private readonly headerEdits: ['set' | 'add' | 'remove', string, string][] = [];
   onResponse(hook: (head: ResponseHead) => void): void {
     this.ops.push((f) => f.onResponse(hook));
@@ -128,6 +125,11 @@ export class MemberFlow implements Flow {
 
   /** Applies this member's recorded changes to the request's flow. */
   applyTo(f: Flow): void {
+    for (const [op, name, value] of this.headerEdits) {
+      if (op === 'set') f.setHeader(name, value);
+      else if (op === 'add') f.addHeader(name, value);
+      else f.removeHeader(name);
+    }
     for (const op of this.ops) op(f);
   }
 }
