@@ -8,6 +8,11 @@ import type { Model } from './designer-state';
 import type { IssueIndex, ShownIssue } from './issues';
 import { edgeFlowId, endpointFlowId, groupBox, groupFlowId, groupOf, type OrchGroup, type OrchNode } from './orch-doc';
 
+/** Not in the step catalogue; never said without a catalogue to look in (the key may not read it). */
+export function isUnknownStep(steps: ReadonlyMap<string, StepInfo>, code: string): boolean {
+  return steps.size > 0 && !steps.has(code);
+}
+
 export type StepNodeData = {
   node: OrchNode;
   info?: StepInfo;
@@ -61,7 +66,7 @@ export function toFlow(m: Model, steps: ReadonlyMap<string, StepInfo>, issues: I
       data: {
         node: n,
         info: steps.get(n.step),
-        unknown: steps.size > 0 && !steps.has(n.step),
+        unknown: isUnknownStep(steps, n.step),
         issues: issues.byNode.get(n.id) ?? NO_ISSUES,
         active: n.id === activeId,
         groupId: groupOf(m.doc, n.id)?.id,

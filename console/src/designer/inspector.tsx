@@ -6,6 +6,7 @@ import type { Dispatch } from 'react';
 import type { StepInfo } from '../api';
 import type { Action, Model } from './designer-state';
 import { focusOf } from './focus';
+import { isUnknownStep } from './flow-model';
 import { GroupPanel } from './group-panel';
 import type { IssueIndex } from './issues';
 import { NodePanel } from './node-panel';
@@ -29,7 +30,7 @@ export function Inspector({ model, steps, issues, chainNames, dispatch }: Inspec
         node={node}
         doc={doc}
         info={steps.get(node.step)}
-        unknown={steps.size > 0 && !steps.has(node.step)}
+        unknown={isUnknownStep(steps, node.step)}
         issues={issues.byNode.get(node.id) ?? []}
         chainNames={chainNames}
         dispatch={dispatch}
