@@ -87,7 +87,7 @@ function reqOf(url, headers) {
 // (the server is built but never listens).
 const server = new DataServer((method, path, host) => runtime.route(method, path, host), () => {
   throw new Error('internal error');
-}, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} });
+}, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} }, { paths: { escapedSlashes: 'reject', mergeSlashes: true }, trustedProxies: [] });
 const serve = (req) => server.handle(res, req);
 
 // The same request headers on every route, as in run.mjs: only the route differs.

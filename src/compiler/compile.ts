@@ -56,12 +56,21 @@ export function compile(snapshot: Snapshot): CompileResult {
   return { ok: true, generation, planned, entities, issues: [] };
 }
 
+/** Per worker and target; documented in README "Clusters". */
+export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTimeoutMs: 5_000 } as const;
+export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
+
 function compileCluster(c: ClusterDoc): CompiledCluster {
   return {
     targets: c.targets,
     connectMs: c.timeouts?.connectMs ?? 5_000,
     headersMs: c.timeouts?.headersMs ?? 30_000,
     bodyMs: c.timeouts?.bodyMs ?? 30_000,
+    connections: {
+      perTarget: c.connections?.perTarget ?? CONNECTION_DEFAULTS.perTarget,
+      maxPending: c.connections?.maxPending ?? CONNECTION_DEFAULTS.maxPending,
+      pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
+    },
   };
 }
 
@@ -89,7 +98,10 @@ function compileRoute(
   if (terminals.length === 1) {
     if (doc.cluster !== undefined) {
       if (!clusters.has(doc.cluster)) issue('/cluster', 'Compile.Route.Cluster', `no cluster ${doc.cluster} in tenant ${tenant}`);
-      else if (compiledSteps) terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps };
+      else if (compiledSteps) {
+        const bufferBytes = doc.requestBuffering?.maxBytes ?? clusters.get(doc.cluster)!.requestBuffering?.maxBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES;
+        terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes };
+      }
     } else if (doc.redirect) {
       terminal = { type: 'redirect', location: doc.redirect.location, statusCode: doc.redirect.statusCode ?? 302 };
     } else if (doc.directResponse) {
@@ -108,6 +120,7 @@ function compileRoute(
     pathPrefix: doc.pathPrefix ?? '',
     hosts: doc.hosts?.length ? doc.hosts.map((h) => h.toLowerCase()) : null,
     methods: doc.methods?.length ? doc.methods : null,
+    caseSensitive: doc.caseSensitive ?? true,
     rank: 0,
     terminal,
   };

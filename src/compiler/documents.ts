@@ -24,6 +24,11 @@ const Target = v.pipe(
   }, 'port must be 1-65535'),
 );
 
+/** Request bodies up to maxBytes are read whole before an upstream connection is taken; 0 streams. */
+const RequestBuffering = v.strictObject({
+  maxBytes: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(64 * 1024 * 1024)),
+});
+
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
   /** Upstream timeouts in milliseconds: connect, and headers (time to the first response byte). */
@@ -34,6 +39,15 @@ export const ClusterDoc = v.strictObject({
       bodyMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
     }),
   ),
+  /** The upstream connection budget of each worker (see README "Clusters"). */
+  connections: v.optional(
+    v.strictObject({
+      perTarget: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000))),
+      maxPending: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100_000))),
+      pendingTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600_000))),
+    }),
+  ),
+  requestBuffering: v.optional(RequestBuffering),
 });
 
 export const StepDoc = v.strictObject({
@@ -49,6 +63,9 @@ export const RouteDoc = v.strictObject({
   order: v.optional(v.pipe(v.number(), v.integer())),
   hosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix')))),
   methods: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Z]+$/, 'must be an upper-case method')))),
+  /** false: pathPrefix is compared without regard to case (for case-insensitive upstreams). */
+  caseSensitive: v.optional(v.boolean()),
+  requestBuffering: v.optional(RequestBuffering),
   directResponse: v.optional(
     v.strictObject({
       statusCode: v.pipe(Status, v.minValue(200, 'must be a final status (200-599)'), v.maxValue(599)),

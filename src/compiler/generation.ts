@@ -18,6 +18,8 @@ export interface CompiledCluster {
   connectMs: number;
   headersMs: number;
   bodyMs: number;
+  /** Per worker: connections per target, requests that may wait for one, and how long. */
+  connections: { perTarget: number; maxPending: number; pendingTimeoutMs: number };
 }
 
 export interface CompiledRoute {
@@ -29,12 +31,15 @@ export interface CompiledRoute {
   pathPrefix: string;
   hosts: string[] | null;
   methods: string[] | null;
+  /** false: pathPrefix matches without regard to case. */
+  caseSensitive: boolean;
   rank: number;
   terminal: CompiledTerminal;
 }
 
 export type CompiledTerminal =
-  | { type: 'cluster'; cluster: string; steps: CompiledStep[] }
+  /** bufferBytes: request bodies up to this size are read whole before the upstream is called; 0 streams. */
+  | { type: 'cluster'; cluster: string; steps: CompiledStep[]; bufferBytes: number }
   | { type: 'redirect'; location: string; statusCode: number }
   | { type: 'directResponse'; statusCode: number; body: string; headers: Record<string, string> };
 

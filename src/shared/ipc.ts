@@ -4,6 +4,13 @@
  */
 import type { ErrorCode } from './errors.js';
 
+/** worker.json settings the data port applies to every request (not per generation). */
+export interface DataPlaneSettings {
+  paths: { escapedSlashes: 'reject' | 'keep' | 'decode'; mergeSlashes: boolean };
+  /** CIDRs (or single addresses) of peers whose X-Forwarded-For is believed. */
+  trustedProxies: string[];
+}
+
 /** A compiled generation as workers receive it. `payload` is the compiler's output. */
 export interface GenerationMessage {
   id: number;
@@ -19,6 +26,7 @@ export type ToWorker =
       logLevel: string;
       /** drain.graceMs: what a worker sent SIGTERM directly (a process-group signal) drains with. */
       graceMs: number;
+      dataPlane: DataPlaneSettings;
     }
   | { type: 'generation'; generation: GenerationMessage }
   | { type: 'drain'; graceMs: number }

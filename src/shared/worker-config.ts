@@ -70,7 +70,30 @@ export const WorkerConfigSchema = v.strictObject({
     }),
     {},
   ),
+  /** How the data port reads request paths (one policy for every route; see README "Paths"). */
+  paths: v.optional(
+    v.strictObject({
+      /** `%2F`, `%5C` and a raw backslash: refused 400, kept encoded, or decoded to `/`. */
+      escapedSlashes: v.optional(v.picklist(['reject', 'keep', 'decode']), 'reject'),
+      /** `//` merged into `/` before routing and forwarding. */
+      mergeSlashes: v.optional(v.boolean(), true),
+    }),
+    {},
+  ),
+  /** Peers whose X-Forwarded-For is believed (CIDR or a single address); empty: none. */
+  trustedProxies: v.optional(v.array(v.pipe(v.string(), v.check(isCidr, 'must be an IP address or CIDR, e.g. 10.0.0.0/8'))), []),
 });
+
+/** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `v6/n`, with n in range for the family. */
+export function isCidr(s: string): boolean {
+  const slash = s.indexOf('/');
+  const ip = slash === -1 ? s : s.slice(0, slash);
+  const family = isIP(ip);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const bits = s.slice(slash + 1);
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
 
 export type WorkerConfig = v.InferOutput<typeof WorkerConfigSchema>;
 export type AdminKeyConfig = WorkerConfig['admin']['keys'][number];

@@ -60,6 +60,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     listen: { host: config.listen.host, port: config.listen.port },
     logLevel: config.log.level,
     graceMs: config.drain.graceMs,
+    dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies },
     log,
     currentGeneration: () => publisher.current(),
   });

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
-import type { FromWorker, GenerationMessage, ToWorker } from '../shared/ipc.js';
+import type { DataPlaneSettings, FromWorker, GenerationMessage, ToWorker } from '../shared/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 
@@ -22,6 +22,8 @@ export interface PoolOptions {
   logLevel: string;
   /** drain.graceMs, handed to workers at init (see ToWorker init). */
   graceMs: number;
+  /** paths and trustedProxies from worker.json, handed to workers at init. */
+  dataPlane: DataPlaneSettings;
   log: Logger;
   /** The generation a (re)spawned worker must load before it listens. */
   currentGeneration: () => GenerationMessage | null;
@@ -79,7 +81,7 @@ export class WorkerPool {
         }
         const gen = this.opts.currentGeneration();
         slot.generation = gen?.id ?? 0;
-        const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs };
+        const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane };
         this.post(worker, init);
       } else if (msg.type === 'listening') {
         slot.state = 'listening';

@@ -6,6 +6,7 @@ import { requestCallback } from './request-callback.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
+import type { DataPlaneSettings } from '../shared/ipc.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
@@ -27,7 +28,13 @@ export class DataServer {
   private idleWaiters: (() => void)[] = [];
 
   /** `refusal` makes the envelope for an answer the data server gives itself. */
-  constructor(route: Router, refusal: (code: 'Svc.Internal' | 'Svc.Data.BadFraming' | 'Svc.Data.BadRequest') => StaticReply, log: Logger) {
+  constructor(
+    route: Router,
+    refusal: (code: 'Svc.Internal' | 'Svc.Data.BadFraming' | 'Svc.Data.BadRequest') => StaticReply,
+    log: Logger,
+    /** worker.json's path policy and trusted proxies. */
+    readonly settings: DataPlaneSettings,
+  ) {
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();

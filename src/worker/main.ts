@@ -56,6 +56,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
     (method, path, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host)),
     (code) => envelopeReply(code, traceId()),
     log,
+    msg.dataPlane,
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) {
