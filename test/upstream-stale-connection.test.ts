@@ -52,7 +52,7 @@ async function closingUpstream(t: TestContext, drop: Drop): Promise<ClosingUpstr
       seen.set(id, (seen.get(id) ?? 0) + 1);
       socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n');
       if (!head.startsWith('HEAD ')) socket.write('ok');
-      if (drop === 'fin-after-answer') socket.end();
+      if (drop === 'fin-after-answer') setTimeout(() => socket.end(), Math.random() * 3);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
