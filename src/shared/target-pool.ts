@@ -18,6 +18,19 @@ export interface TargetPoolOptions {
   /** Connections at most; requests beyond wait in arrival order for one to free up. */
   connections: number;
   client: Client.Options;
+  /** A connection to the target could not be made (refused, timed out, unreachable). */
+  onConnectError?: () => void;
+}
+
+/**
+ * A handler told which connection its request goes on, just before it is handed over
+ * (the proxy's, to re-send on a new connection). `reused`: the connection carried an
+ * earlier request, so the upstream may have closed it since. The connection stays taken
+ * for the request until undici frees it, also from inside the handler's onError: a
+ * request dispatched on it there gets a new socket of that connection.
+ */
+export interface ConnectionAware {
+  onConnection(conn: Dispatcher, reused: boolean): void;
 }
 
 /**
@@ -36,6 +49,8 @@ export class TargetPool implements Upstream {
   private readonly clients: Client[] = [];
   /** Requests waiting for a connection (only when all `connections` are busy): opts, handler, … */
   private readonly waiting: (Dispatcher.DispatchOptions | Dispatcher.DispatchHandler)[] = [];
+  /** Clients whose socket is up (between undici's 'connect' and 'disconnect'). */
+  private readonly connected = new Set<Client>();
   private closed = false;
 
   constructor(
@@ -80,6 +95,8 @@ export class TargetPool implements Upstream {
 
   /** Dispatches on a free client; true when it is still free afterwards. */
   private send(c: Client, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    // A client connects only for a request: one already connected has carried one before.
+    (handler as Partial<ConnectionAware>).onConnection?.(c, this.connected.has(c));
     if (c.dispatch(opts, handler)) return true;
     // false means busy until 'drain', unless undici refused the request before queueing
     // it (its argument checks, reported through the handler): then nothing is queued and
@@ -91,6 +108,8 @@ export class TargetPool implements Upstream {
     if (this.closed || this.clients.length >= this.options.connections) return undefined;
     const c = new Client(this.origin, this.options.client);
     c.on('drain', () => this.freed(c));
+    c.on('connect', () => this.connected.add(c)).on('disconnect', () => this.connected.delete(c));
+    if (this.options.onConnectError) c.on('connectionError', this.options.onConnectError);
     this.clients.push(c);
     return c;
   }

@@ -12,7 +12,9 @@ const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 export const retry = defineStep({
   code: 'retry',
   summary: 'Retry idempotent requests on connection errors and chosen statuses, with backoff',
-  details: 'Only requests without a body are retried: a body is streamed to the upstream as it arrives and is not kept, so a PUT or DELETE that carries one gets a single attempt.',
+  details:
+    'Only requests without a body are retried: a body is streamed to the upstream as it arrives and is not kept, so a PUT or DELETE that carries one gets a single attempt. ' +
+    'The proxy\'s own re-send on a new connection and failover to another target (README, Clusters) come on top and do not count as attempts.',
   statuses: [],
   example: { attempts: 3, statuses: [502, 503, 504], backoffMs: 50 },
   schema: v.strictObject({

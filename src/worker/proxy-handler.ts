@@ -4,7 +4,7 @@ import { responseHeaders } from './upstream-head.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 import type { Logger } from '../shared/logger.js';
-import { refusedBeforeSending } from '../shared/target-pool.js';
+import { refusedBeforeSending, type ConnectionAware } from '../shared/target-pool.js';
 
 /** What every attempt's handler of a generation shares. */
 export interface ProxyEnv {
@@ -13,6 +13,12 @@ export interface ProxyEnv {
 }
 
 const NO_BODY_STATUS = new Set([204, 304]);
+
+/** The request an attempt belongs to (proxy.ts): it may send the request once more after a failure. */
+export interface AttemptOwner {
+  /** `failed` failed with `err` before any answer reached the client: true when the request went out again. */
+  sentAgain(err: Error, failed: ProxyHandler): boolean;
+}
 
 /** Headers deadlines below this get a precise timer of their own (see the ProxyHandler constructor's headersMs). */
 export const PRECISE_HEADERS_BELOW_MS = 10_000;
@@ -29,7 +35,14 @@ export const PRECISE_HEADERS_BELOW_MS = 10_000;
  * bench's floor proxy that was 40.2 against 37.1 µs of CPU a request. The raw head is
  * read once, in upstream-head.ts, as name/value pairs in the upstream's order.
  */
-export class ProxyHandler implements Dispatcher.DispatchHandler {
+export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware {
+  /** The connection this attempt went on, and whether it had carried an earlier request (told by TargetPool). */
+  conn: Dispatcher | null = null;
+  reused = false;
+  /** undici handed the request to a socket (onConnect): from then on bytes may have reached the upstream. */
+  written = false;
+  /** The answer's head arrived (any status). */
+  answered = false;
   private abortUpstream: ((err?: Error) => void) | null = null;
   private resumeUpstream: (() => void) | null = null;
   private total: number | null = null;
@@ -61,7 +74,13 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
      * (onRequestSent).
      */
     private headersMs = 0,
+    private readonly owner: AttemptOwner | null = null,
   ) {}
+
+  onConnection(conn: Dispatcher, reused: boolean): void {
+    this.conn = conn;
+    this.reused = reused;
+  }
 
   /** The precise headers deadline (see headersMs); null when undici's own timer is enough. */
   private headersTimer: NodeJS.Timeout | null = null;
@@ -94,11 +113,13 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
   }
 
   onConnect(abort: (err?: Error) => void): void {
+    this.written = true;
     this.abortUpstream = abort;
     if (this.ex.aborted) abort(new Error('client aborted'));
   }
 
   onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    this.answered = true;
     if (statusCode < 200) return true; // 1xx: not relayed
     // The head is here: the deadline is met, also if the upload is still being sent.
     this.headersMs = 0;
@@ -171,6 +192,11 @@ export class ProxyHandler implements Dispatcher.DispatchHandler {
 
   onError(err: Error): void {
     this.clearHeadersTimer();
+    // Before the retry step's attempts: a re-send or failover does not count as one.
+    if (this.owner !== null && !this.answered && !this.ex.aborted && this.owner.sentAgain(err, this)) {
+      this.finished = true; // the next handler answers the client and calls done
+      return;
+    }
     if (this.again && !this.ex.aborted && !this.ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
     if (!this.ex.aborted && !this.ex.done) {
       if (this.ex.headersSent) {

@@ -2,9 +2,11 @@ import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Exchange } from './exchange.js';
 import type { ClusterPools } from './upstream-pools.js';
+import type { Upstream } from '../shared/target-pool.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 import type { RequestFlow } from './flow.js';
-import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type ProxyEnv } from './proxy-handler.js';
+import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type AttemptOwner, type ProxyEnv } from './proxy-handler.js';
+import { sendAgain } from './send-again.js';
 
 /**
  * The proxy stage: always last, no settings. Path and query reach the upstream byte
@@ -15,45 +17,109 @@ import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type ProxyEnv } from './proxy-h
 /**
  * `flow` is null on routes without steps: the request goes out exactly as it came.
  * `done` runs once when the exchange ends (after the flow's done hooks).
+ * `body`: the live stream, a whole body (Buffer, which can be sent again), or null.
  */
-export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
+export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | Buffer | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
   if (ex.aborted) {
-    body?.destroy();
+    if (body !== null && !Buffer.isBuffer(body)) body.destroy();
     flow?.finish(true);
     return done();
   }
-  const spec = pools.spec;
-  const retry = body === null ? (flow?.retry ?? null) : null; // a streamed body cannot be replayed
-  let current: ProxyHandler | null = null;
-  ex.onAbort(() => current?.clientAborted());
-  const attempt = (n: number): void => {
-    if (ex.aborted) return; // the previous attempt's handler already finished on the abort
+  const forwarding = new Forwarding(ex, pools, body, flow, env, done);
+  ex.onAbort(() => forwarding.clientAborted());
+  forwarding.attempt(1, pools.pick());
+}
+
+/**
+ * One request on its way upstream: its attempts (one, or the retry step's), plus at
+ * most one re-send on a new connection and one failover to another target when an
+ * attempt fails before any answer (send-again.ts says when).
+ */
+class Forwarding implements AttemptOwner {
+  private readonly opts: Dispatcher.DispatchOptions;
+  private readonly replayable: boolean;
+  private readonly retry: RequestFlow['retry'];
+  private readonly headersMs: number;
+  private current: ProxyHandler | null = null;
+  /** The current attempt's number and target. */
+  private n = 1;
+  private target: Upstream | null = null;
+  private resent = false;
+  private failedOver = false;
+
+  constructor(
+    private readonly ex: Exchange,
+    private readonly pools: ClusterPools,
+    body: Readable | Buffer | null,
+    private readonly flow: RequestFlow | null,
+    private readonly env: ProxyEnv,
+    private readonly done: () => void,
+  ) {
+    this.replayable = body === null || Buffer.isBuffer(body); // a streamed body is read once
+    this.retry = this.replayable ? (flow?.retry ?? null) : null;
+    this.headersMs = flow?.timeouts?.headersMs ?? pools.spec.headersMs;
+    this.opts = {
+      path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
+      method: ex.method as Dispatcher.HttpMethod,
+      headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan()),
+      body,
+      headersTimeout: this.headersMs,
+      bodyTimeout: flow?.timeouts?.bodyMs ?? pools.spec.bodyMs,
+      // undici's pipelining guard: a request with a streamed body is not safe to replay on another connection.
+      idempotent: this.replayable && (ex.method === 'GET' || ex.method === 'HEAD'),
+    };
+  }
+
+  clientAborted(): void {
+    this.current?.clientAborted();
+  }
+
+  /** Sends attempt `n` to `upstream` (a target pool, or the very connection a re-send goes on). */
+  attempt(n: number, upstream: Upstream, resendOn?: Dispatcher): void {
+    if (this.ex.aborted) return; // the previous attempt's handler already finished on the abort
+    const retry = this.retry;
     const again =
       retry !== null && n < retry.attempts
-        ? { statuses: retry.statuses, next: () => void setTimeout(() => attempt(n + 1), retry.backoffMs * 2 ** (n - 1)) }
+        ? { statuses: retry.statuses, next: () => void setTimeout(() => this.attempt(n + 1, this.pools.pick()), retry.backoffMs * 2 ** (n - 1)) }
         : null;
-    const headersMs = flow?.timeouts?.headersMs ?? spec.headersMs;
-    const handler = new ProxyHandler(ex, flow, env, done, again, headersMs < PRECISE_HEADERS_BELOW_MS ? headersMs : 0);
-    current = handler;
+    const headersMs = this.headersMs;
+    const handler = new ProxyHandler(this.ex, this.flow, this.env, this.done, again, headersMs < PRECISE_HEADERS_BELOW_MS ? headersMs : 0, this);
+    this.current = handler;
+    this.n = n;
+    this.target = upstream;
     try {
-      pools.pick().dispatch(
-        {
-          path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
-          method: ex.method as Dispatcher.HttpMethod,
-          headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan()),
-          body,
-          headersTimeout: headersMs,
-          bodyTimeout: flow?.timeouts?.bodyMs ?? spec.bodyMs,
-          // A request with a streamed body is not safe to replay on another connection.
-          idempotent: body === null && (ex.method === 'GET' || ex.method === 'HEAD'),
-        },
-        handler,
-      );
+      (resendOn ?? upstream).dispatch(this.opts, handler);
     } catch (err) {
       handler.onError(err as Error);
     }
-  };
-  attempt(1);
+  }
+
+  sentAgain(err: Error, failed: ProxyHandler): boolean {
+    const next = sendAgain({
+      code: (err as { code?: string }).code,
+      method: this.ex.method,
+      replayable: this.replayable,
+      written: failed.written,
+      answered: failed.answered,
+      reused: failed.reused,
+      resent: this.resent,
+      failedOver: this.failedOver,
+      otherTarget: this.pools.size > 1,
+    });
+    if (next === 'resend' && failed.conn !== null) {
+      // Now, from undici's onError: the connection is still this request's, and its socket
+      // is gone, so undici opens a new one for it.
+      this.resent = true;
+      this.attempt(this.n, this.target!, failed.conn);
+      return true;
+    }
+    if (next === 'failover') {
+      this.failedOver = true;
+      this.attempt(this.n, this.pools.pickOther(this.target!));
+      return true;
+    }
+    return false;
+  }
 }
 
 function target(path: string, query: string | null): string {

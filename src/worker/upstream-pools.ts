@@ -1,32 +1,80 @@
 import type { CompiledCluster } from '../compiler/generation.js';
 import { TargetPool, type Upstream } from '../shared/target-pool.js';
 
+/** How long a worker passes over a target it could not connect to. */
+export const HOLD_OFF_MS = 1_000;
+
 /**
  * Keep-alive connections to one cluster's targets, balanced round robin. Built once
  * per generation; closed (gracefully, after their requests finish) when the generation
  * that built them retires and goes idle.
+ *
+ * A target this worker could not connect to (refused, timed out: any caller, the proxy
+ * or `mirror`) is held off for HOLD_OFF_MS: pick() passes over it unless every target is
+ * held off. After that it is tried again by the next request that picks it.
  */
 export class ClusterPools {
   private readonly pools: TargetPool[];
+  /** Per target: until when (Date.now()) it is held off; 0 when it is not. */
+  private readonly heldUntil: number[];
   private next = 0;
 
   constructor(readonly spec: CompiledCluster) {
+    this.heldUntil = spec.targets.map(() => 0);
     this.pools = spec.targets.map(
-      (t) =>
+      (t, i) =>
         new TargetPool(`http://${t}`, {
           connections: 256,
           client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: { timeout: spec.connectMs } },
+          onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
         }),
     );
   }
 
+  /** The cluster's targets, more than one: a failed attempt may go to another. */
+  get size(): number {
+    return this.pools.length;
+  }
+
   pick(): Upstream {
-    const p = this.pools[this.next]!;
-    this.next = this.next + 1 === this.pools.length ? 0 : this.next + 1;
-    return p;
+    const i = this.advance();
+    // The hot path: nothing held off costs one read.
+    return this.heldUntil[i] === 0 ? this.pools[i]! : this.pickAround(i);
+  }
+
+  /** A target other than `failed` (the cluster has two at least), one not held off if there is one. */
+  pickOther(failed: Upstream): Upstream {
+    const now = Date.now();
+    let held: TargetPool | null = null;
+    for (let k = 0; k < this.pools.length; k++) {
+      const i = this.advance();
+      const p = this.pools[i]!;
+      if (p === failed) continue;
+      if (this.heldUntil[i]! <= now) return p;
+      held ??= p;
+    }
+    return held ?? failed;
   }
 
   close(): Promise<void> {
     return Promise.all(this.pools.map((p) => p.close().catch(() => undefined))).then(() => undefined);
+  }
+
+  private advance(): number {
+    const i = this.next;
+    this.next = i + 1 === this.pools.length ? 0 : i + 1;
+    return i;
+  }
+
+  /** `first` is held off: the next target round the ring that is not; if all are, `first`. */
+  private pickAround(first: number): TargetPool {
+    const now = Date.now();
+    for (let k = 0, i = first; k < this.pools.length; k++, i = this.advance()) {
+      if (this.heldUntil[i]! <= now) {
+        this.heldUntil[i] = 0;
+        return this.pools[i]!;
+      }
+    }
+    return this.pools[first]!;
   }
 }

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
 
 /**
  * Ports chosen at run time: the kernel picks a free one when we bind port 0. Several
@@ -43,4 +44,38 @@ export async function occupyPort(port: number, host = '127.0.0.1'): Promise<{ cl
     srv.listen({ host, port, exclusive: true }, () => resolve());
   });
   return { close: () => new Promise<void>((r) => srv.close(() => r())) };
+}
+
+/**
+ * A port that never completes a TCP handshake: a listening socket (backlog 1) in a thread
+ * whose event loop is blocked, so it never accepts, with its accept queue filled by two
+ * connections of ours. Linux drops further SYNs: a connect to it hangs until the caller's
+ * connect timeout. Released after the test.
+ */
+export async function silentPort(t: { after(fn: () => unknown): void }): Promise<number> {
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const thread = new Worker(
+    `const { workerData: stop, parentPort } = require('node:worker_threads');
+     const server = require('node:net').createServer();
+     server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
+       parentPort.postMessage(server.address().port);
+       while (Atomics.load(stop, 0) === 0) Atomics.wait(stop, 0, 0, 200);
+       server.close();
+     });`,
+    { eval: true, workerData: stop },
+  );
+  const port = await new Promise<number>((resolve, reject) => thread.once('message', resolve).once('error', reject));
+  const fillers: Socket[] = [];
+  t.after(async () => {
+    for (const s of fillers) s.destroy();
+    Atomics.store(stop, 0, 1);
+    Atomics.notify(stop, 0);
+    await thread.terminate();
+  });
+  for (let i = 0; i < 2; i++) {
+    const s = connect(port, '127.0.0.1').on('error', () => {});
+    fillers.push(s);
+    await new Promise((r) => s.once('connect', r));
+  }
+  return port;
 }

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Dispatcher } from 'undici';
+import { ClusterPools, HOLD_OFF_MS } from '../../src/worker/upstream-pools.js';
+import type { Upstream } from '../../src/shared/target-pool.js';
+import { freePort } from '../helpers/ports.js';
+
+/** A cluster [closed port, live upstream]; `live` and `dead` are its two pools. */
+async function cluster(t: { after(fn: () => unknown): void }) {
+  const server = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  const dead = await freePort();
+  const spec = {
+    targets: [`127.0.0.1:${dead}`, `127.0.0.1:${(server.address() as AddressInfo).port}`],
+    connectMs: 1_000,
+    headersMs: 5_000,
+    bodyMs: 5_000,
+    connections: { perTarget: 8, maxPending: 8, pendingTimeoutMs: 1_000 },
+  };
+  const pools = new ClusterPools(spec);
+  t.after(() => pools.close());
+  const first = pools.pick();
+  const second = pools.pick();
+  return { pools, dead: first, live: second };
+}
+
+/** One GET through `up`: its error code, or 'ok'. */
+function get(up: Upstream): Promise<string> {
+  return new Promise((resolve) => {
+    up.dispatch({ path: '/', method: 'GET' }, {
+      onConnect() {},
+      onHeaders: () => true,
+      onData: () => true,
+      onComplete: () => resolve('ok'),
+      onError: (err: Error) => resolve((err as Error & { code?: string }).code ?? err.message),
+    } as Dispatcher.DispatchHandler);
+  });
+}
+
+test('round robin passes over a target that refused a connection, for the hold-off, then picks it again', async (t) => {
+  const { pools, dead, live } = await cluster(t);
+  assert.equal(pools.size, 2);
+  assert.notEqual(dead, live);
+  assert.equal(await get(dead), 'ECONNREFUSED');
+  for (let i = 0; i < 6; i++) assert.equal(pools.pick(), live, `pick ${i} during the hold-off`);
+  assert.equal(pools.pickOther(live), dead, 'the only other target, even held off');
+  assert.equal(pools.pickOther(dead), live);
+  await new Promise((r) => setTimeout(r, HOLD_OFF_MS + 50));
+  const picks = [pools.pick(), pools.pick()];
+  assert.ok(picks.includes(dead) && picks.includes(live), 'after the hold-off both are picked again');
+});
+
+test('every target held off: plain round robin', async (t) => {
+  const { pools } = await cluster(t);
+  const both = new ClusterPools({ ...pools.spec, targets: [pools.spec.targets[0]!, `127.0.0.1:${await freePort()}`] });
+  t.after(() => both.close());
+  const [a, b] = [both.pick(), both.pick()];
+  assert.deepEqual(await Promise.all([get(a), get(b)]), ['ECONNREFUSED', 'ECONNREFUSED']);
+  assert.deepEqual([both.pick(), both.pick(), both.pick(), both.pick()], [a, b, a, b]);
+});
