@@ -37,6 +37,7 @@ export class DataServer {
     readonly settings: DataPlaneSettings,
   ) {
     const paths = settings.paths;
+    let lastValidHost = '';
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -51,7 +52,9 @@ export class DataServer {
         // as ex.path, the upstream receives it (normalize-path.ts). null: refused.
         const path = normalizePath(req.getUrl(), paths);
         const host = req.getHeader('host');
-        const target = path === null || !isValidHost(host) ? refusal('Svc.Data.BadRequest') : route(method, path, host);
+        // Most requests repeat the previous Host: a string compare instead of the scan.
+        const hostOk = host === lastValidHost || (isValidHost(host) && (lastValidHost = host) === host);
+        const target = path === null || !hostOk ? refusal('Svc.Data.BadRequest') : route(method, path, host);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
