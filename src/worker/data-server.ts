@@ -53,7 +53,11 @@ export class DataServer {
         const path = normalizePath(req.getUrl(), paths);
         const host = req.getHeader('host');
         // Most requests repeat the previous Host: a string compare instead of the scan.
-        const hostOk = host === lastValidHost || (isValidHost(host) && (lastValidHost = host) === host);
+        let hostOk = host === lastValidHost;
+        if (!hostOk && isValidHost(host)) {
+          hostOk = true;
+          lastValidHost = host;
+        }
         const target = path === null || !hostOk ? refusal('Svc.Data.BadRequest') : route(method, path, host);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
