@@ -62,7 +62,7 @@ test('the CLI writes drafts from a file and from stdin, lists, gets, dry-runs, p
   // publish dry-run: exit 0 and the body; with a read-only key too (dry-run is a read).
   const dry = await runCli(['publish', 'dry-run', '--admin', gw.adminUrl, '--token', gw.tokens.reader!]);
   ok(dry, 'publish dry-run');
-  assert.deepEqual(dry.json, { success: true, candidateGeneration: 1, issues: [], planned: ['cluster/api', 'route/api', 'route/ping'] });
+  assert.deepEqual(dry.json, { success: true, candidateGeneration: 1, issues: [], warnings: [], planned: ['cluster/api', 'route/api', 'route/ping'] });
   assert.equal((await request(`${gw.dataUrl}/ping`)).status, 503, 'the dry-run published nothing');
   const denied = await runCli(['publish', 'go', '--admin', gw.adminUrl, '--token', gw.tokens.reader!]);
   assert.equal(denied.code, 2, 'publish go needs publish:write');
@@ -71,7 +71,7 @@ test('the CLI writes drafts from a file and from stdin, lists, gets, dry-runs, p
   // publish go
   const go = await runCli(['publish', 'go'], { env });
   ok(go, 'publish go');
-  assert.deepEqual(go.json, { ok: true, generation: 1, planned: ['cluster/api', 'route/api', 'route/ping'] });
+  assert.deepEqual(go.json, { ok: true, generation: 1, planned: ['cluster/api', 'route/api', 'route/ping'], warnings: [] });
   assert.equal((await request(`${gw.dataUrl}/ping`)).text, 'pong');
   assert.equal((await request(`${gw.dataUrl}/api/v?x=1`)).json.url, '/api/v?x=1');
 
@@ -94,7 +94,7 @@ test('the CLI writes drafts from a file and from stdin, lists, gets, dry-runs, p
   ok(await runCliWithInput(['config', 'set', 'route', 'ping'], JSON.stringify({ ...ping, directResponse: { statusCode: 200, body: 'pong 2' } }), { env }), 'config set');
   const go2 = await runCli(['publish', 'go', ...flags]);
   ok(go2, 'publish go 2');
-  assert.deepEqual(go2.json, { ok: true, generation: 2, planned: ['route/ping'] });
+  assert.deepEqual(go2.json, { ok: true, generation: 2, planned: ['route/ping'], warnings: [] });
   assert.equal((await request(`${gw.dataUrl}/ping`)).text, 'pong 2');
 
   const hist = await runCli(['publish', 'history'], { env });
@@ -122,13 +122,13 @@ test('the CLI writes drafts from a file and from stdin, lists, gets, dry-runs, p
   assert.equal(del.json.pending, 'delete');
   assert.equal((await request(`${gw.dataUrl}/ping`)).text, 'pong');
   const go4 = await runCli(['publish', 'go'], { env });
-  assert.deepEqual(go4.json, { ok: true, generation: 4, planned: ['route/ping'] });
+  assert.deepEqual(go4.json, { ok: true, generation: 4, planned: ['route/ping'], warnings: [] });
   assert.equal((await request(`${gw.dataUrl}/ping`)).status, 404);
 
   // Nothing to publish.
   const empty = await runCli(['publish', 'go'], { env });
   ok(empty, 'empty publish');
-  assert.deepEqual(empty.json, { ok: true, generation: 4, planned: [] });
+  assert.deepEqual(empty.json, { ok: true, generation: 4, planned: [], warnings: [] });
 });
 
 test('CLI admin commands exit 2 on a 4xx and print the error envelope', BOUNDED, async (t) => {

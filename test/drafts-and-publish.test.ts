@@ -74,7 +74,7 @@ test('drafts do not serve; dry-run has no side effects; publish serves them as g
   for (let i = 0; i < 2; i++) {
     const d = await dryRun(gw);
     assert.equal(d.status, 200, d.text);
-    assert.deepEqual(d.json, { success: true, candidateGeneration: 1, issues: [], planned: expectedPlan });
+    assert.deepEqual(d.json, { success: true, candidateGeneration: 1, issues: [], warnings: [], planned: expectedPlan });
   }
   assert.equal((await clusterStatus(gw)).generation, 0, 'dry-run published nothing');
   assert.equal((await history(gw)).items.length, 0, 'dry-run wrote no history');
@@ -87,7 +87,7 @@ test('drafts do not serve; dry-run has no side effects; publish serves them as g
 
   // Publish: generation 1, every worker loads it, the routes serve.
   const p1 = await publish(gw);
-  assert.deepEqual(p1, { ok: true, generation: 1, planned: expectedPlan });
+  assert.deepEqual(p1, { ok: true, generation: 1, planned: expectedPlan, warnings: [] });
   const st = await clusterStatus(gw);
   assert.equal(st.generation, 1);
   for (const w of st.workers) assert.equal(w.generation, 1, `worker ${w.slot} acknowledged generation 1 before publish answered`);
@@ -128,7 +128,7 @@ test('drafts do not serve; dry-run has no side effects; publish serves them as g
   assert.equal(await text(gw, '/ping'), '200 v1');
 
   const p2 = await publish(gw);
-  assert.deepEqual(p2, { ok: true, generation: 2, planned: ['route/ping'] });
+  assert.deepEqual(p2, { ok: true, generation: 2, planned: ['route/ping'], warnings: [] });
   assert.equal(await text(gw, '/ping'), '200 v2');
   assert.equal((await getEntity(gw, 'route', 'ping')).published?.generation, 2);
   assert.equal((await getEntity(gw, 'route', 'api')).published?.generation, 1, 'an unchanged entity keeps the generation it was published in');
@@ -140,15 +140,15 @@ test('nothing to publish: 200, planned [], generation unchanged (also when draft
   assert.equal((await publish(gw)).generation, 1);
 
   const empty = await publish(gw);
-  assert.deepEqual(empty, { ok: true, generation: 1, planned: [] });
+  assert.deepEqual(empty, { ok: true, generation: 1, planned: [], warnings: [] });
   const d = await dryRun(gw);
   assert.equal(d.status, 200, d.text);
-  assert.deepEqual(d.json, { success: true, candidateGeneration: 2, issues: [], planned: [] });
+  assert.deepEqual(d.json, { success: true, candidateGeneration: 2, issues: [], warnings: [], planned: [] });
 
   // A draft identical to the published document changes nothing.
   await setEntity(gw, 'route', 'ping', pingRoute('v1'));
   assert.deepEqual((await dryRun(gw)).json.planned, []);
-  assert.deepEqual(await publish(gw), { ok: true, generation: 1, planned: [] });
+  assert.deepEqual(await publish(gw), { ok: true, generation: 1, planned: [], warnings: [] });
   assert.equal((await clusterStatus(gw)).generation, 1);
   assert.equal((await history(gw)).items.length, 1, 'no history entry for an empty publish');
   assert.equal(await text(gw, '/ping'), '200 v1');
@@ -171,8 +171,8 @@ test('config delete stages a removal that only the next publish applies', BOUNDE
   assert.equal(await text(gw, '/ping'), '200 ping', 'a staged delete does not change live traffic');
 
   const d = await dryRun(gw);
-  assert.deepEqual(d.json, { success: true, candidateGeneration: 2, issues: [], planned: ['route/ping'] });
-  assert.deepEqual(await publish(gw), { ok: true, generation: 2, planned: ['route/ping'] });
+  assert.deepEqual(d.json, { success: true, candidateGeneration: 2, issues: [], warnings: [], planned: ['route/ping'] });
+  assert.deepEqual(await publish(gw), { ok: true, generation: 2, planned: ['route/ping'], warnings: [] });
   assert.equal(await text(gw, '/ping'), '200 catch-all', 'the deleted route no longer matches');
   const gone = await getEntityRaw(gw, 'route', 'ping');
   assert.equal(gone.status, 404, gone.text);

@@ -274,7 +274,7 @@ test('an upstream header value in UTF-8 (a filename with accents) reaches the cl
   assert.match(via.raw, /^x-plain: ascii$/im);
 });
 
-test('routes match the normalised path (/a/../b is /b) while the upstream receives the raw path', BOUNDED, async (t) => {
+test('routes match the normalised path (/a/../b is /b) and the upstream receives that same path', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, [
@@ -285,10 +285,20 @@ test('routes match the normalised path (/a/../b is /b) while the upstream receiv
   ]);
   const send = (target: string) => rawRequest(gw.dataPort, [`GET ${target} HTTP/1.1`, 'Host: x', 'Connection: close']);
 
-  for (const target of ['/a/../b', '/a/../b/x?q=1', '/a/%2e%2e/b/x', '/a/%2E%2E/b', '/a/./../b/y', '/a/x/../../b/z', '/./b/x', '/b/./x']) {
+  const forwarded: [string, string][] = [
+    ['/a/../b', '/b'],
+    ['/a/../b/x?q=1', '/b/x?q=1'],
+    ['/a/%2e%2e/b/x', '/b/x'],
+    ['/a/%2E%2E/b', '/b'],
+    ['/a/./../b/y', '/b/y'],
+    ['/a/x/../../b/z', '/b/z'],
+    ['/./b/x', '/b/x'],
+    ['/b/./x', '/b/x'],
+  ];
+  for (const [target, path] of forwarded) {
     const r = await send(target);
     assert.equal(r.status, 200, `${target} matches route b: ${r.status} ${r.text}`);
-    assert.equal(r.json.url, target, `${target}: the upstream receives the raw path`);
+    assert.equal(r.json.url, path, `${target}: the upstream receives the path the route matched`);
   }
   for (const target of ['/b/../a', '/b/../a/x', '/b/%2e%2e/a', '/a', '/a/b']) {
     const r = await send(target);
@@ -297,9 +307,10 @@ test('routes match the normalised path (/a/../b is /b) while the upstream receiv
   // Above the root stays at the root: /../b is /b.
   const r = await send('/../../b/x');
   assert.equal(r.status, 200, r.text);
-  assert.equal(r.json.url, '/../../b/x');
+  assert.equal(r.json.url, '/b/x');
   // Regression: a backslash passed the route table as a plain byte, while WHATWG URL
   // parsers upstream read it as '/': /b\..\a reached the upstream as /a past route a.
+  // escapedSlashes "reject" (the default) refuses it.
   const before = up.requests.length;
   for (const target of ['/b\\..\\a', '/b/..\\a', '/b\\x']) {
     const refused = await send(target);

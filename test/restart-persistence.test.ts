@@ -70,7 +70,7 @@ test('on a virtual:// volume a restart serves the last generation at once, with 
 
   // Publishing continues the numbering and serves the surviving drafts.
   const p3 = await publish(gw2);
-  assert.deepEqual(p3, { ok: true, generation: 3, planned: ['route/gone', 'route/new', 'route/ping'] });
+  assert.deepEqual(p3, { ok: true, generation: 3, planned: ['route/gone', 'route/new', 'route/ping'], warnings: [] });
   assert.equal((await request(`${gw2.dataUrl}/gone`)).status, 404);
   assert.equal((await request(`${gw2.dataUrl}/ping`)).text, 'v3-draft');
   assert.equal((await request(`${gw2.dataUrl}/new`)).text, 'new');

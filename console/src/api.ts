@@ -89,6 +89,8 @@ export interface DryRun {
   success: boolean;
   candidateGeneration: number;
   issues: CompileIssue[];
+  /** Same shape as issues; they stop nothing. */
+  warnings: CompileIssue[];
   planned: string[];
 }
 

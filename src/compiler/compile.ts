@@ -3,13 +3,18 @@ import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTermin
 import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
 import { StepCompiler } from './step-compiler.js';
 import { claimHosts } from './host-claims.js';
+import { caseVariantWarnings } from './case-variants.js';
+import { normalizePath } from '../shared/normalize-path.js';
 
 export const DEFAULT_TENANT = 'default';
 
-/** `entities`: the state the candidate serves (published with the drafts applied), for the publisher to store. */
+/**
+ * `entities`: the state the candidate serves (published with the drafts applied), for the
+ * publisher to store. `warnings`: about the publishing tenant's routes; they stop nothing.
+ */
 export type CompileResult =
-  | { ok: true; generation: CompiledGeneration; planned: string[]; entities: EntityRow[]; issues: [] }
-  | { ok: false; planned: string[]; entities: EntityRow[]; issues: CompileIssue[] };
+  | { ok: true; generation: CompiledGeneration; planned: string[]; entities: EntityRow[]; issues: []; warnings: CompileIssue[] }
+  | { ok: false; planned: string[]; entities: EntityRow[]; issues: CompileIssue[]; warnings: CompileIssue[] };
 
 const TERMINALS = ['cluster', 'redirect', 'directResponse'] as const;
 
@@ -35,6 +40,7 @@ export function compile(snapshot: Snapshot): CompileResult {
 
   const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
   const allRoutes: CompiledRoute[] = [];
+  let warnings: CompileIssue[] = [];
   for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
     const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
     const clusters = of<ClusterDoc>('cluster');
@@ -47,13 +53,14 @@ export function compile(snapshot: Snapshot): CompileResult {
       if (r) routes.push(r);
     }
     rank(routes);
+    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(routes);
     generation.tenants[tenant] = { routes };
     allRoutes.push(...routes);
   }
   generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
 
-  if (issues.length) return { ok: false, planned, entities, issues };
-  return { ok: true, generation, planned, entities, issues: [] };
+  if (issues.length) return { ok: false, planned, entities, issues, warnings };
+  return { ok: true, generation, planned, entities, issues: [], warnings };
 }
 
 /** Per worker and target; documented in README "Clusters". */
@@ -92,6 +99,7 @@ function compileRoute(
   if (tenant !== DEFAULT_TENANT && !doc.hosts?.length) {
     issue('/hosts', 'Compile.Route.Hosts', `routes of tenant ${tenant} must declare hosts, so they cannot capture another tenant's traffic`);
   }
+  if (doc.pathPrefix !== undefined) checkPrefix(doc.pathPrefix, issue);
   // Steps are checked on every route, but only a cluster route runs them.
   const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`);
   let terminal: CompiledTerminal | null = null;
@@ -124,6 +132,19 @@ function compileRoute(
     rank: 0,
     terminal,
   };
+}
+
+/**
+ * A prefix is compared with the normalised request path, so it must be normal itself:
+ * refused rather than normalised, so the document says what is matched.
+ */
+function checkPrefix(prefix: string, issue: (pointer: string, code: string, message: string) => void): void {
+  const normal = normalizePath(prefix);
+  if (normal === null) {
+    issue('/pathPrefix', 'Compile.Route.PathPrefix', `pathPrefix ${JSON.stringify(prefix)} holds what the data port refuses in a path (an encoded slash or backslash, %00, a malformed or non-UTF-8 percent-encoding, a control character or #): no request could match it`);
+  } else if (normal !== prefix) {
+    issue('/pathPrefix', 'Compile.Route.PathPrefix', `pathPrefix ${JSON.stringify(prefix)} is not in the normal form requests are matched in; write ${JSON.stringify(normal)}`);
+  }
 }
 
 /** Highest order first; ties: longer prefix first, then name. */

@@ -31,7 +31,7 @@ export const ERRORS = {
   'Svc.Data.RouteUnavailable': { status: 503, message: "This route's steps could not be loaded at start-up (the gateway's log says why); a publish that fixes it restores the route" },
   'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },
   'Svc.Data.UpstreamInvalid': { status: 502, message: 'The upstream answered with a message the gateway cannot relay' },
-  'Svc.Data.BadRequest': { status: 400, message: 'The request cannot be forwarded: a header, the path or the method holds a byte HTTP does not allow' },
+  'Svc.Data.BadRequest': { status: 400, message: 'The request cannot be forwarded: the path, the Host or another header, or the method is malformed or holds a byte HTTP does not allow' },
   'Svc.Data.BadFraming': { status: 400, message: 'The request body framing is not allowed: Transfer-Encoding must end with chunked' },
   'Svc.Data.TooLarge': { status: 413, message: 'The request body is too large for this route' },
   'Svc.Data.UpstreamBusy': { status: 503, message: "Every connection to this cluster's upstreams is busy and the wait for one is over; retry shortly" },

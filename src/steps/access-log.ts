@@ -41,7 +41,7 @@ export const accessLog = defineStep({
           headers[n] = value !== undefined && secret(n) ? REDACTED : value;
         }
         env.log.info(
-          { access: true, route, method: req.method, path: req.url, query: req.query === null ? null : redactQuery(req.query, secret), status, ms: Math.round((performance.now() - started) * 100) / 100, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
+          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secret), status, ms: Math.round((performance.now() - started) * 100) / 100, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
           'access',
         );
       });

@@ -8,7 +8,7 @@ import { stepError } from './reply.js';
 
 /**
  * Asks an auth service about each request (copying the chosen request headers; the
- * original method and URI go as X-Forwarded-Method/-Uri). A 2xx lets the request on,
+ * method and the normalised path with the query go as X-Forwarded-Method/-Uri). A 2xx lets the request on,
  * with the chosen answer headers copied into it (and the client's own values of those
  * headers dropped); any other status is returned to the client as the auth service gave
  * it, with its headers (WWW-Authenticate, Location, …). An unreachable or slow service

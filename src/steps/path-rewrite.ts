@@ -2,14 +2,13 @@ import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
 import { repeatsARepetition } from './safe-regex.js';
-import { normalizePath } from '../shared/normalize-path.js';
 
 const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 
 /**
  * The one explicit way to change the upstream path: strip a prefix, replace a prefix,
- * or a regular-expression replacement, applied to the normalised path (dot segments
- * resolved, as routes match it). A result with a dot segment (made from a segment such
+ * or a regular-expression replacement, applied to the normalised path (as routes match
+ * it). A result with a dot segment (made from a segment such
  * as `pr..`) is refused with 400, never sent. The query is kept.
  */
 export const pathRewrite = defineStep({
@@ -57,11 +56,9 @@ export const pathRewrite = defineStep({
       rewrite = (path) => path.replace(re, rep);
     }
     return (flow) => {
-      // Rewrite the path the route matched on (dot segments resolved), never the raw one:
-      // `/x/../pr/a` must lose the prefix `/pr` like `/pr/a`, and `/pr../a` must not turn
-      // into `/../a`. The result is resolved again, so no rewrite can add a dot segment.
-      const base = flow.path === flow.req.url ? flow.req.path : normalizePath(flow.path);
-      let next = rewrite(base);
+      // flow.path starts as the normalised path the route matched (`/x/../pr/a` arrives as
+      // `/pr/a` and loses the prefix `/pr` like it), or an earlier rewrite's checked result.
+      let next = rewrite(flow.path);
       if (!next.startsWith('/')) next = '/' + next;
       // The base has no dot segment; one in the result was made by the rewrite from a
       // segment like `pr..`: a client reaching outside the mapping (`/public/../admin`).

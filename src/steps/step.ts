@@ -3,9 +3,7 @@ import type * as v from 'valibot';
 /** What a step sees of the request. Copied once from uWS; never the uWS objects. */
 export interface StepRequest {
   readonly method: string;
-  /** The path as the client sent it (forwarded byte for byte). */
-  readonly url: string;
-  /** The normalised path routes are matched on. */
+  /** The request's normalised path: the one routes matched and the upstream receives unless a step rewrites it. */
   readonly path: string;
   readonly query: string | null;
   /** Flat `name, value, name, value, …`, names lower case, in the client's order. */
@@ -31,7 +29,7 @@ export interface ResponseHead {
  */
 export interface Flow {
   readonly req: StepRequest;
-  /** The path the upstream receives, as raw bytes (initially the client's, unchanged). */
+  /** The path the upstream receives (initially req.path; path-rewrite changes it). */
   path: string;
   /** The query the upstream receives, without '?'; null for none. */
   query: string | null;

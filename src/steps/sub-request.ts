@@ -56,7 +56,7 @@ export async function subRequest(url: string, method: string, flow: Flow, copy: 
     }
   }
   headers['x-forwarded-method'] = req.method;
-  headers['x-forwarded-uri'] = req.query === null ? req.url : `${req.url}?${req.query}`;
+  headers['x-forwarded-uri'] = req.query === null ? req.path : `${req.path}?${req.query}`;
   // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
   // and coarse): a service that trickles its answer cannot hold the request longer.
   const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(url), signal: AbortSignal.timeout(timeoutMs) });

@@ -15,6 +15,8 @@ export interface DryRunResult {
   success: boolean;
   candidateGeneration: number;
   issues: CompileIssue[];
+  /** Same shape as issues; they stop nothing. */
+  warnings: CompileIssue[];
   planned: string[];
 }
 
@@ -22,6 +24,8 @@ export interface PublishResult {
   ok: true;
   generation: number;
   planned: string[];
+  /** Present on a publish: dry-run's warnings for what was published. */
+  warnings?: CompileIssue[];
 }
 
 /**
@@ -57,7 +61,7 @@ export class Publisher {
 
   dryRun(tenant: string): DryRunResult {
     const r = compile(this.snapshot(tenant));
-    return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, planned: r.planned };
+    return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
   go(tenant: string): Promise<PublishResult> {
@@ -67,9 +71,9 @@ export class Publisher {
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
       if (r.planned.length === 0) {
         this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
-        return { ok: true as const, generation: this.currentId(), planned: [] };
+        return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.warnings };
       }
-      return this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true);
+      return { ...(await this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true)), warnings: r.warnings };
     });
   }
 

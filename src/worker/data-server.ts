@@ -6,6 +6,7 @@ import { requestCallback } from './request-callback.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
+import { isValidHost } from './host-header.js';
 import type { DataPlaneSettings } from '../shared/ipc.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
@@ -35,6 +36,8 @@ export class DataServer {
     /** worker.json's path policy and trusted proxies. */
     readonly settings: DataPlaneSettings,
   ) {
+    const paths = settings.paths;
+    let lastValidHost = '';
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -45,22 +48,26 @@ export class DataServer {
       requestCallback.enter();
       try {
         method = req.getCaseSensitiveMethod();
-        const url = req.getUrl();
-        // A backslash is no URI byte (RFC 3986), yet WHATWG URL parsers (Node's among them)
-        // read it as '/': `/public\..\admin` would reach an upstream as /admin past a
-        // prefix rule on /admin. Refused instead of routed (the framing checks still apply).
-        const refused = url.includes('\\');
-        // Normalised once per request: the route table matches on it, steps read it as ex.path.
-        const path = refused ? url : normalizePath(url);
-        const target = refused ? refusal('Svc.Data.BadRequest') : route(method, path, req.getHeader('host'));
+        // One path per request, decided here: the route table matches it, steps read it
+        // as ex.path, the upstream receives it (normalize-path.ts). null: refused.
+        const path = normalizePath(req.getUrl(), paths);
+        const host = req.getHeader('host');
+        // Most requests repeat the previous Host: a string compare instead of the scan.
+        let hostOk = host === lastValidHost;
+        if (!hostOk && isValidHost(host)) {
+          hostOk = true;
+          lastValidHost = host;
+        }
+        const target = path === null || !hostOk ? refusal('Svc.Data.BadRequest') : route(method, path, host);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
           return replyStatic(res, target, this.draining, head);
         }
         this.inFlight++;
-        ex = new Exchange(res, req, method, url, path, closing, finished);
+        ex = new Exchange(res, req, method, path ?? '/', closing, finished);
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
+        else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
         else if (typeof target === 'function') target(ex);
         else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
       } catch (err) {

@@ -11,7 +11,7 @@ import { framingOk } from './request-framing.js';
  * The uWS rules, in one place. uWS hands out a request object that is valid only
  * during the synchronous callback and a response that dies on abort; everything
  * else in the worker talks to an Exchange and never to uWS directly:
- *  - the request is copied synchronously (method, url, query, headers, peer);
+ *  - the request is copied synchronously (method, path, query, headers, peer);
  *  - onAborted is registered before anything can await;
  *  - every write is corked (writes after an await must be);
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
@@ -25,7 +25,6 @@ import { framingOk } from './request-framing.js';
 
 export class Exchange implements StepRequest {
   readonly method: string;
-  readonly url: string;
   /** The raw query after '?', or null when the target has no '?' at all (a bare '?' is ''). */
   readonly query: string | null;
   /** Flat `name, value, name, value, …` as undici takes them; names lower case (uWS delivers them so). */
@@ -35,8 +34,10 @@ export class Exchange implements StepRequest {
   /** A Transfer-Encoding whose last coding is not chunked: answered 400, never forwarded. */
   readonly badFraming: boolean;
   private peer: string | null = null;
-  /** The normalised path routes were matched on (see normalize-path.ts). */
+  /** The one path of the request: routes matched it, steps read it, the upstream receives it (normalize-path.ts). */
   readonly path: string;
+  /** More than one Host header: answered 400, never routed further. */
+  readonly hostRepeated: boolean;
   aborted = false;
   done = false;
   private headFlushed = false;
@@ -53,22 +54,22 @@ export class Exchange implements StepRequest {
     readonly res: HttpResponse,
     req: HttpRequest,
     method: string,
-    url: string,
     path: string,
     /** Worker-wide: a draining worker asks clients to close their connection. */
     private readonly closing: () => boolean,
     private readonly onFinish: () => void,
   ) {
     this.method = method;
-    this.url = url;
     this.path = path;
     this.query = req.getQuery() ?? null;
     const h = this.headers;
     let body = false;
     let badFraming = false;
+    let hosts = 0;
     req.forEach((k, v) => {
       h.push(k, v);
-      if (k === 'content-length' && v !== '0') body = true;
+      if (k === 'host') hosts++;
+      else if (k === 'content-length' && v !== '0') body = true;
       else if (k === 'transfer-encoding') {
         body = true;
         if (!framingOk(v)) badFraming = true;
@@ -76,6 +77,7 @@ export class Exchange implements StepRequest {
     });
     this.hasBody = body;
     this.badFraming = badFraming;
+    this.hostRepeated = hosts > 1;
     // Its body's bytes will not be read: the connection must close after the answer.
     if (badFraming) this.bodyOpen = true;
     res.onAborted(() => {

@@ -52,7 +52,7 @@ export class RequestFlow implements Flow {
     /** Headers the route's steps own (ownedHeaders): the client's values never go upstream. */
     private readonly owned: readonly string[] | null = null,
   ) {
-    this.path = req.url;
+    this.path = req.path;
     this.query = req.query;
   }
 

@@ -201,7 +201,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware
     if (!this.ex.aborted && !this.ex.done) {
       if (this.ex.headersSent) {
         // The client cannot be told with a status any more: it sees the connection cut.
-        this.env.log.warn({ code: (err as { code?: string }).code, err: err.message, path: this.ex.url }, 'upstream failed after the response head was sent; client connection cut');
+        this.env.log.warn({ code: (err as { code?: string }).code, err: err.message, path: this.ex.path }, 'upstream failed after the response head was sent; client connection cut');
         this.ex.close();
       } else {
         const code = this.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : errorCode(err);

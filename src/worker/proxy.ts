@@ -9,8 +9,8 @@ import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type AttemptOwner, type ProxyEn
 import { sendAgain } from './send-again.js';
 
 /**
- * The proxy stage: always last, no settings. Path and query reach the upstream byte
- * for byte; hop-by-hop headers are dropped both ways; X-Forwarded-* are set; both
+ * The proxy stage: always last, no settings. The upstream gets the normalised path (the
+ * one the route matched, or path-rewrite's) and the query byte for byte; hop-by-hop headers are dropped both ways; X-Forwarded-* are set; both
  * bodies stream with backpressure (client socket paused while the upstream is slow to
  * take the body, upstream paused while the client is slow to read the response).
  */
@@ -59,7 +59,7 @@ class Forwarding implements AttemptOwner {
     this.retry = this.replayable ? (flow?.retry ?? null) : null;
     this.headersMs = flow?.timeouts?.headersMs ?? pools.spec.headersMs;
     this.opts = {
-      path: flow === null ? target(ex.url, ex.query) : target(flow.path, flow.query),
+      path: flow === null ? target(ex.path, ex.query) : target(flow.path, flow.query),
       method: ex.method as Dispatcher.HttpMethod,
       headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan()),
       body,

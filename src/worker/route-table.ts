@@ -23,16 +23,27 @@ interface TrieNode<T> {
 }
 
 /**
+ * A tenant's routes: case-sensitive prefixes in `exact`, walked along the path; those of
+ * `caseSensitive: false` routes lower-cased in `folded`, walked along the lower-cased path
+ * only when the tenant has any, so case-sensitive tenants pay nothing for them.
+ */
+interface TenantTries<T> {
+  exact: TrieNode<T>;
+  folded: TrieNode<T> | null;
+}
+
+/**
  * Route lookup for one generation, built once. The host picks the tenant (claimed
  * hosts belong to their tenant, the rest to `default`); inside the tenant a character
  * trie of path prefixes is walked along the request path, so the cost grows with the
  * path's length, not the number of routes; at each prefix, host-bound routes are found
  * by the request's host (see Bucket), not by trying them all. Among the prefixes that
  * match, the best rank wins (highest order, then longest prefix, then name: fixed by the
- * compiler).
+ * compiler). A `caseSensitive: false` route compares its prefix without regard to case
+ * (see TenantTries); the path itself is never changed.
  */
 export class RouteTable<T> {
-  private readonly tenants = new Map<string, TrieNode<T>>();
+  private readonly tenants = new Map<string, TenantTries<T>>();
   private readonly exactHosts = new Map<string, string>();
   private readonly wildcardHosts = new Map<string, string>();
 
@@ -42,38 +53,24 @@ export class RouteTable<T> {
       else this.exactHosts.set(host, tenant);
     }
     for (const [tenant, { routes }] of Object.entries(gen.tenants)) {
-      const root: TrieNode<T> = { children: null, entries: null };
-      for (const r of routes) insert(root, r.pathPrefix, r.hosts ?? null, { rank: r.rank, methods: r.methods ? new Set(r.methods) : null, value: build(r) });
-      sortAll(root);
-      this.tenants.set(tenant, root);
+      const tries: TenantTries<T> = { exact: { children: null, entries: null }, folded: null };
+      for (const r of routes) {
+        const entry = { rank: r.rank, methods: r.methods ? new Set(r.methods) : null, value: build(r) };
+        if (r.caseSensitive) insert(tries.exact, r.pathPrefix, r.hosts ?? null, entry);
+        else insert((tries.folded ??= { children: null, entries: null }), r.pathPrefix.toLowerCase(), r.hosts ?? null, entry);
+      }
+      sortAll(tries.exact);
+      if (tries.folded) sortAll(tries.folded);
+      this.tenants.set(tenant, tries);
     }
   }
 
   /** `host` is lower case without port; `path` is normalised. */
   lookup(method: string, host: string, path: string): T | null {
-    const root = this.tenants.get(this.ownerOf(host));
-    if (!root) return null;
-    let best: Entry<T> | null = null;
-    let node: TrieNode<T> | undefined = root;
-    for (let i = 0; ; i++) {
-      const b = node.entries;
-      if (b !== null) {
-        if (b.any !== null) best = pick(b.any, best, method);
-        if (b.exact !== null) {
-          const list = b.exact.get(host);
-          if (list !== undefined) best = pick(list, best, method);
-        }
-        if (b.suffix !== null) {
-          for (let dot = host.indexOf('.', 1); dot !== -1; dot = host.indexOf('.', dot + 1)) {
-            const list = b.suffix.get(host.slice(dot));
-            if (list !== undefined) best = pick(list, best, method);
-          }
-        }
-      }
-      if (i >= path.length || node.children === null) break;
-      node = node.children.get(path.charCodeAt(i));
-      if (!node) break;
-    }
+    const tries = this.tenants.get(this.ownerOf(host));
+    if (!tries) return null;
+    let best = walk(tries.exact, method, host, path, null);
+    if (tries.folded !== null) best = walk(tries.folded, method, host, path.toLowerCase(), best);
     return best ? best.value : null;
   }
 
@@ -88,6 +85,31 @@ export class RouteTable<T> {
     }
     return 'default';
   }
+}
+
+/** The best entry at the prefixes of `path` in one trie, if it beats `best`. */
+function walk<T>(root: TrieNode<T>, method: string, host: string, path: string, best: Entry<T> | null): Entry<T> | null {
+  let node: TrieNode<T> | undefined = root;
+  for (let i = 0; ; i++) {
+    const b = node.entries;
+    if (b !== null) {
+      if (b.any !== null) best = pick(b.any, best, method);
+      if (b.exact !== null) {
+        const list = b.exact.get(host);
+        if (list !== undefined) best = pick(list, best, method);
+      }
+      if (b.suffix !== null) {
+        for (let dot = host.indexOf('.', 1); dot !== -1; dot = host.indexOf('.', dot + 1)) {
+          const list = b.suffix.get(host.slice(dot));
+          if (list !== undefined) best = pick(list, best, method);
+        }
+      }
+    }
+    if (i >= path.length || node.children === null) break;
+    node = node.children.get(path.charCodeAt(i));
+    if (!node) break;
+  }
+  return best;
 }
 
 function insert<T>(root: TrieNode<T>, prefix: string, hosts: readonly string[] | null, entry: Entry<T>): void {

@@ -33,6 +33,7 @@ export interface DryRunBody {
   success: boolean;
   candidateGeneration: number;
   issues: CompileIssue[];
+  warnings: CompileIssue[];
   planned: string[];
   code?: string;
   message?: string;
@@ -43,6 +44,7 @@ export interface PublishBody {
   ok: boolean;
   generation: number;
   planned: string[];
+  warnings?: CompileIssue[];
 }
 
 export interface WorkerStatus {

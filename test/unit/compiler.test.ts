@@ -240,3 +240,45 @@ test('regression: a group’s members compile in nodes[] order, whatever order t
   const members = (step as { members: { settings: { set: Record<string, string> } }[][] }).members;
   assert.deepEqual(members.map((m) => m[0]!.settings.set['x-who']), ['one', 'two']);
 });
+
+test('a pathPrefix must be in normal form: a non-normal one is an issue that names the normal form', () => {
+  const r = run([cluster('c'), route('a', { cluster: 'c', pathPrefix: '/%61dmin/./x' }), route('b', { cluster: 'c', pathPrefix: '/a%2Fb' }), route('d', { cluster: 'c', pathPrefix: '//d' }), route('ok', { cluster: 'c', pathPrefix: '/caf%C3%A9/' })]);
+  const found = r.issues.filter((i) => i.code === 'Compile.Route.PathPrefix').map((i) => `${i.name} ${i.pointer} ${i.message}`);
+  assert.equal(found.length, 3, JSON.stringify(r.issues));
+  assert.match(found[0]!, /^a \/pathPrefix .*write "\/admin\/x"/);
+  assert.match(found[1]!, /^b \/pathPrefix .*encoded slash/);
+  assert.match(found[2]!, /^d \/pathPrefix .*write "\/d"/);
+});
+
+const KEY = { code: 'key-auth', settings: { keys: [{ id: 'k', sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' }] } };
+
+test('warnings: a protected case-sensitive prefix whose upper-case variant reaches an unprotected route', () => {
+  const r = run([cluster('app'), route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, steps: [KEY] }), route('all', { cluster: 'app' })]);
+  assert.ok(r.ok, JSON.stringify(r.issues));
+  assert.deepEqual(r.warnings, [
+    { kind: 'route', name: 'admin', pointer: '/caseSensitive', code: 'Compile.Route.CaseVariant', message: '`/ADMIN-API` reaches route all without auth; set caseSensitive: false if the upstream ignores case' },
+  ]);
+  // None: the route compares without case, or the variant reaches a protected route or a fixed answer, or nothing.
+  const quiet = [
+    [route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, caseSensitive: false, steps: [KEY] }), route('all', { cluster: 'app' })],
+    [route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, steps: [KEY] }), route('all', { cluster: 'app', steps: [KEY] })],
+    [route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, steps: [KEY] }), route('all', { directResponse: { statusCode: 404 } })],
+    [route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, steps: [KEY] }), route('other', { cluster: 'app', pathPrefix: '/public' })],
+    [route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, steps: [KEY], hosts: ['a.test'] }), route('all', { cluster: 'app', hosts: ['b.test'] })],
+    [route('numbers', { cluster: 'app', pathPrefix: '/2024/', order: 10, steps: [KEY] }), route('all', { cluster: 'app' })],
+  ];
+  for (const routes of quiet) {
+    const q = run([cluster('app'), ...routes]);
+    assert.ok(q.ok, JSON.stringify(q.issues));
+    assert.deepEqual(q.warnings, [], JSON.stringify(routes));
+  }
+  // Auth inside an orch chain counts; a hosts wildcard overlaps its names.
+  const viaChain = run([
+    cluster('app'),
+    orch('guard', [{ id: 'k', step: 'key-auth', settings: KEY.settings }]),
+    route('admin', { cluster: 'app', pathPrefix: '/admin-api', order: 10, hosts: ['api.example.com'], steps: [{ code: 'orch', settings: { ref: 'guard' } }] }),
+    route('all', { cluster: 'app', hosts: ['*.example.com'] }),
+  ]);
+  assert.ok(viaChain.ok, JSON.stringify(viaChain.issues));
+  assert.equal(viaChain.warnings.length, 1, JSON.stringify(viaChain.warnings));
+});

@@ -16,7 +16,7 @@ import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
 function exchange(room: number) {
   const res = new FakeUwsResponse(room);
   let finished = 0;
-  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', '/x', () => false, () => finished++);
+  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++);
   return { res, ex, finished: () => finished };
 }
 

@@ -7,7 +7,6 @@ import type { StepRequest } from '../../src/steps/step.js';
 function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
   const req: StepRequest = {
     method: 'GET',
-    url: '/x',
     path: '/x',
     query: null,
     headers,

@@ -12,7 +12,7 @@ function fakeExchange(writable: boolean) {
   const calls: string[] = [];
   const ex = {
     method: 'GET',
-    url: '/x',
+    path: '/x',
     aborted: false,
     done: false,
     headersSent: false,

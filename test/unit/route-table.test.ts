@@ -80,3 +80,17 @@ test('thousands of host-bound routes at one prefix: each host finds its own rout
   assert.equal(t.lookup('GET', 'shop.example', '/'), 'zz-fallback', 'a wildcard does not cover its bare suffix');
   assert.equal(t.lookup('GET', 'nobody.example', '/'), 'zz-fallback');
 });
+
+test('caseSensitive: false compares the prefix without regard to case; other routes stay case-sensitive', () => {
+  const t = table([
+    direct('all'),
+    direct('admin', { pathPrefix: '/Admin-Api', caseSensitive: false, order: 10 }),
+    direct('docs', { pathPrefix: '/docs', order: 5 }),
+    direct('docsv2', { pathPrefix: '/docs/V2', caseSensitive: false, order: 1 }),
+  ]);
+  for (const p of ['/admin-api', '/ADMIN-API/x', '/aDmIn-ApI', '/Admin-Api']) assert.equal(t.lookup('GET', '', p), 'admin', p);
+  assert.equal(t.lookup('GET', '', '/DOCS'), 'all', 'a case-sensitive prefix does not match a case variant');
+  assert.equal(t.lookup('GET', '', '/docs/v2'), 'docs', 'a higher order still wins over a case-insensitive match');
+  assert.equal(t.lookup('GET', '', '/DOCS/v2'), 'docsv2');
+  assert.equal(t.lookup('GET', '', '/adm'), 'all');
+});

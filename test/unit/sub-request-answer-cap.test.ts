@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { MAX_ANSWER_BYTES, subRequest } from '../../src/steps/sub-request.js';
 import type { Flow } from '../../src/steps/step.js';
 
-const req = { req: { method: 'GET', url: '/x', query: null }, preview: () => ({ headers: [] }) } as unknown as Flow;
+const req = { req: { method: 'GET', path: '/x', query: null }, preview: () => ({ headers: [] }) } as unknown as Flow;
 
 test('a called service answer is read whole only up to MAX_ANSWER_BYTES; a larger one fails the call', async (t) => {
   // Regression: forward-auth and http-callout read the service's whole answer into memory

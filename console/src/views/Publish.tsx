@@ -1,10 +1,10 @@
 import { useState } from 'react';
-import { api, ApiError, tpath, type DryRun } from '../api';
+import { api, ApiError, tpath, type CompileIssue, type DryRun } from '../api';
 import { VIEW_OF_KIND } from '../hash-route';
 import { ErrorBox, Table, Section, useLoad, when } from '../components';
 import { GatedButton } from '../gate';
 
-/** Dry-run (planned changes, issues linked to their entities), then go; history and rollback. */
+/** Dry-run (planned changes, issues and warnings linked to their entities), then go; history and rollback. */
 export function Publish({ tenant }: { tenant: string }) {
   const [dry, setDry] = useState<DryRun | null>(null);
   const [published, setPublished] = useState<{ generation: number; planned: string[] } | null>(null);
@@ -76,21 +76,8 @@ export function Publish({ tenant }: { tenant: string }) {
               ))}
               {dry.planned.length === 0 && <li>Nothing to publish.</li>}
             </ul>
-            {dry.issues.length > 0 && (
-              <>
-                <h3>Issues</h3>
-                <ul className="issues" data-testid="issues">
-                  {dry.issues.map((i, n) => (
-                    <li key={n}>
-                      <a href={`#/${VIEW_OF_KIND[i.kind] ?? 'routes'}/${encodeURIComponent(i.name)}`}>
-                        {i.kind}/{i.name}
-                      </a>{' '}
-                      <code>{i.pointer || '/'}</code> <strong>{i.code}</strong> {i.message}
-                    </li>
-                  ))}
-                </ul>
-              </>
-            )}
+            <FindingList title="Issues" testId="issues" list={dry.issues} />
+            <FindingList title="Warnings" testId="warnings" list={dry.warnings ?? []} />
           </div>
         )}
       </Section>
@@ -112,6 +99,26 @@ export function Publish({ tenant }: { tenant: string }) {
             ))}
           </Table>
       </Section>
+    </>
+  );
+}
+
+/** Dry-run issues or warnings, each linked to its entity. */
+function FindingList({ title, testId, list }: { title: string; testId: string; list: CompileIssue[] }) {
+  if (list.length === 0) return null;
+  return (
+    <>
+      <h3>{title}</h3>
+      <ul className="issues" data-testid={testId}>
+        {list.map((i, n) => (
+          <li key={n}>
+            <a href={`#/${VIEW_OF_KIND[i.kind] ?? 'routes'}/${encodeURIComponent(i.name)}`}>
+              {i.kind}/{i.name}
+            </a>{' '}
+            <code>{i.pointer || '/'}</code> <strong>{i.code}</strong> {i.message}
+          </li>
+        ))}
+      </ul>
     </>
   );
 }

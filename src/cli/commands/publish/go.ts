@@ -2,7 +2,7 @@ import { AdminCommand } from '../../admin-command.js';
 import { seg } from '../../admin-client.js';
 
 export default class PublishGo extends AdminCommand {
-  static override summary = 'Publish the drafts as a new generation: ok, generation, planned.';
+  static override summary = 'Publish the drafts as a new generation: ok, generation, planned, warnings.';
 
   async run(): Promise<unknown> {
     return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/publish/go`);
