@@ -7,6 +7,7 @@ import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import type { DataPlaneSettings } from '../shared/ipc.js';
+import { TrustedProxies } from './trusted-proxies.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
@@ -26,6 +27,8 @@ export class DataServer {
   private inFlight = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
+  /** The port listened on, for X-Forwarded-Port ('' until listening). */
+  private port = '';
 
   /** `refusal` makes the envelope for an answer the data server gives itself. */
   constructor(
@@ -35,6 +38,7 @@ export class DataServer {
     /** worker.json's path policy and trusted proxies. */
     readonly settings: DataPlaneSettings,
   ) {
+    const proxies = new TrustedProxies(settings.trustedProxies);
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -59,7 +63,7 @@ export class DataServer {
           return replyStatic(res, target, this.draining, head);
         }
         this.inFlight++;
-        ex = new Exchange(res, req, method, url, path, closing, finished);
+        ex = new Exchange(res, req, method, url, path, closing, finished, proxies, this.port);
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
         else if (typeof target === 'function') target(ex);
         else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
@@ -80,6 +84,7 @@ export class DataServer {
   readonly handle: (res: HttpResponse, req: HttpRequest) => void;
 
   listen(host: string, port: number): Promise<boolean> {
+    this.port = String(port);
     return new Promise((resolve) => {
       this.app.listen(host, port, (socket) => {
         this.listenSocket = socket || null;
