@@ -13,7 +13,7 @@ import { stepError } from './reply.js';
 export const ipRestriction = defineStep({
   code: 'ip-restriction',
   summary: 'Allow or deny clients by IPv4/IPv6 address or CIDR block',
-  details: 'Needs a non-empty `allow` or `deny` list. The client is the socket peer, unless the peer is a trusted proxy (worker.json `trustedProxies`, or this step\'s own `trustedProxies`, which count for this step only): then every X-Forwarded-For line is read as one list from the right, trusted proxies are skipped, and the first address that is not one is the client (every hop trusted: the left-most). Ports and brackets around a hop are ignored; a hop that is not an address ends the walk at the address to its right. A `::ffff:a.b.c.d` block matches the IPv4 address.',
+  details: 'Needs a non-empty `allow` or `deny` list. The client is the socket peer, unless the peer is a trusted proxy (worker.json `trustedProxies`, or this step\'s own `trustedProxies`, which count for this step only): then every X-Forwarded-For line is read as one list from the right, trusted proxies are skipped, and the first address that is not one is the client (every hop trusted: the left-most). Ports and brackets around a hop are ignored; a hop that is not an address ends the walk: the address to its right (or the peer) is the client. A `::ffff:a.b.c.d` block matches the IPv4 address.',
   statuses: [{ status: 403, when: 'the client address is denied or not allowed' }],
   example: { allow: ['10.0.0.0/8', '2001:db8::/32'], trustedProxies: ['127.0.0.1'] },
   schema: v.pipe(
