@@ -6,7 +6,7 @@ import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { requestCallback } from './request-callback.js';
 import { framingOk } from './request-framing.js';
-import { IDENTITY_HEADERS, clientAddress } from './client-address.js';
+import { clientAddress, isIdentityHeader } from './client-address.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
@@ -84,7 +84,7 @@ export class Exchange implements StepRequest {
       } else if (k === 'transfer-encoding') {
         body = true;
         if (!framingOk(v)) badFraming = true;
-      } else if (IDENTITY_HEADERS.has(k)) identity = true;
+      } else if (isIdentityHeader(k)) identity = true;
     });
     // The peer is read (and judged) only when the client named itself: most requests do not.
     if (identity && !proxies.trusts(this.remoteAddress)) this.dropIdentity();
@@ -126,7 +126,7 @@ export class Exchange implements StepRequest {
     const h = this.headers;
     let n = 0;
     for (let i = 0; i < h.length; i += 2) {
-      if (IDENTITY_HEADERS.has(h[i]!)) continue;
+      if (isIdentityHeader(h[i]!)) continue;
       h[n++] = h[i]!;
       h[n++] = h[i + 1]!;
     }

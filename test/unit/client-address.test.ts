@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientAddress } from '../../src/worker/client-address.js';
+import { IDENTITY_HEADERS, clientAddress, isIdentityHeader } from '../../src/worker/client-address.js';
 import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
 import { Exchange } from '../../src/worker/exchange.js';
 import { upstreamHeaders } from '../../src/worker/upstream-request-headers.js';
@@ -58,6 +58,12 @@ test('TrustedProxies: none trusts nothing; answers are the matcher’s', () => {
   }
   for (let i = 0; i < 3000; i++) one.trusts(`192.0.${i >> 8}.${i & 255}`); // the cache stays bounded and right
   assert.equal(one.trusts('127.0.0.1'), true);
+});
+
+test('isIdentityHeader: every identity name, and no other', () => {
+  for (const name of IDENTITY_HEADERS) assert.equal(isIdentityHeader(name), true, name);
+  for (const name of ['host', 'x-api-key', 'x-request-id', 'x-forwarded', 'x-forwarded-method', 'forward', 'from', 'te', 'trailer', 'x-real', 'x-client-id', 'cookie', '', 'x'])
+    assert.equal(isIdentityHeader(name), false, name);
 });
 
 /** An Exchange over a fake uWS request with these headers, from `peer` (4 bytes). */
