@@ -176,6 +176,10 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
   } else if (admin && !isLoopback(admin.host)) {
     warnings.push(`the admin port listens on ${admin.host}, which is not a loopback address; make sure only operators can reach it`);
   }
+  // A block of prefix 0 trusts every peer: any client could then name its own address.
+  for (const block of config.trustedProxies) {
+    if (/\/0+$/.test(block)) warnings.push(`trustedProxies: ${block} trusts every peer, so any client can name its own address; list the proxies' own addresses`);
+  }
   // The data port and the admin port on one port of overlapping addresses: `run` could
   // bind only one of them (exit 11); it is the file that is wrong.
   if (admin && admin.port === config.listen.port && addressesOverlap(admin.host, config.listen.host)) {

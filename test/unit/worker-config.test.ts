@@ -213,4 +213,8 @@ test('trustedProxies: addresses and CIDR blocks of either family; anything else 
     'trustedProxies.5',
   ]);
   assert.deepEqual(paths({ ...base(), trustedProxies: '10.0.0.0/8' }), ['trustedProxies']);
+  assert.deepEqual(ok.warnings, []);
+  const all = load({ ...base(), trustedProxies: ['10.0.0.0/8', '0.0.0.0/0', '::/0'] }).loaded;
+  assert.equal(all.ok, true);
+  assert.deepEqual(all.warnings.map((w) => w.split(' trusts')[0]), ['trustedProxies: 0.0.0.0/0', 'trustedProxies: ::/0']);
 });
