@@ -205,21 +205,24 @@ test('routes the gateway answers itself (directResponse, redirect) refuse a bad 
   }
 });
 
-test('X-Forwarded-For/Proto/Host are set by the gateway; a client-supplied X-Forwarded-For is extended, not trusted as is', BOUNDED, async (t) => {
+test('X-Forwarded-For/Proto/Host/Port are set by the gateway; a client-supplied X-Forwarded-For is replaced by the peer', BOUNDED, async (t) => {
   const { gw } = await echoGateway(t);
   const plain = await request(`${gw.dataUrl}/xf`, { headers: { host: 'shop.example:8443' } });
   assert.equal(plain.status, 200, plain.text);
   assert.equal(plain.json.headers['x-forwarded-for'], '127.0.0.1');
   assert.equal(plain.json.headers['x-forwarded-proto'], 'http');
   assert.equal(plain.json.headers['x-forwarded-host'], 'shop.example:8443');
+  assert.equal(plain.json.headers['x-forwarded-port'], String(gw.dataPort), 'the data port the client connected to');
   assert.equal(plain.json.headers.host, 'shop.example:8443', 'the Host header is passed through');
 
   const spoofed = await request(`${gw.dataUrl}/xf`, {
-    headers: { host: 'real.example', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' },
+    headers: { host: 'real.example', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example', 'x-forwarded-port': '443' },
   });
-  assert.equal(spoofed.json.headers['x-forwarded-for'], '203.0.113.7, 127.0.0.1', 'the peer is appended');
+  // Regression: the client's X-Forwarded-For was kept and the peer appended, from any client.
+  assert.equal(spoofed.json.headers['x-forwarded-for'], '127.0.0.1', 'the peer alone: no proxy is trusted');
   assert.equal(spoofed.json.headers['x-forwarded-proto'], 'http', 'proto is the gateway’s own view');
   assert.equal(spoofed.json.headers['x-forwarded-host'], 'real.example', 'host is the gateway’s own view');
+  assert.equal(spoofed.json.headers['x-forwarded-port'], String(gw.dataPort), 'port is the gateway’s own view');
 });
 
 test('hop-by-hop response headers, including those the upstream names in Connection, never reach the client', BOUNDED, async (t) => {
@@ -342,7 +345,7 @@ test('a step that sets or removes an X-Forwarded header overrides the gateway va
   const values = (name: string) => raw.flatMap((v, i) => (i % 2 === 0 && v.toLowerCase() === name ? [raw[i + 1]!] : []));
   assert.deepEqual(values('x-forwarded-proto'), ['https']);
   assert.deepEqual(values('x-forwarded-host'), []);
-  // The client's chain, then the socket peer, then the step's add.
-  assert.deepEqual(values('x-forwarded-for'), ['192.0.2.1, 127.0.0.1', '10.9.9.9']);
+  // The socket peer (the client's own chain is not believed: no trusted proxies), then the step's add.
+  assert.deepEqual(values('x-forwarded-for'), ['127.0.0.1', '10.9.9.9']);
   assert.deepEqual(values('x-extra'), ['e']);
 });

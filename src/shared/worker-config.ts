@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { isIP } from 'node:net';
+import { parseCidr } from './cidr.js';
 
 /**
  * worker.json: one strict schema shared by `validate` and `run`, so the two can never
@@ -84,15 +85,9 @@ export const WorkerConfigSchema = v.strictObject({
   trustedProxies: v.optional(v.array(v.pipe(v.string(), v.check(isCidr, 'must be an IP address or CIDR, e.g. 10.0.0.0/8'))), []),
 });
 
-/** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `v6/n`, with n in range for the family. */
+/** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `v6/n`, with n in range for the family: what the workers' matcher takes. */
 export function isCidr(s: string): boolean {
-  const slash = s.indexOf('/');
-  const ip = slash === -1 ? s : s.slice(0, slash);
-  const family = isIP(ip);
-  if (family === 0) return false;
-  if (slash === -1) return true;
-  const bits = s.slice(slash + 1);
-  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+  return parseCidr(s) !== null;
 }
 
 export type WorkerConfig = v.InferOutput<typeof WorkerConfigSchema>;
@@ -180,6 +175,10 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
     warnings.push('the admin port listens on every interface; bind it to a private address');
   } else if (admin && !isLoopback(admin.host)) {
     warnings.push(`the admin port listens on ${admin.host}, which is not a loopback address; make sure only operators can reach it`);
+  }
+  // A block of prefix 0 trusts every peer: any client could then name its own address.
+  for (const block of config.trustedProxies) {
+    if (/\/0+$/.test(block)) warnings.push(`trustedProxies: ${block} trusts every peer, so any client can name its own address; list the proxies' own addresses`);
   }
   // The data port and the admin port on one port of overlapping addresses: `run` could
   // bind only one of them (exit 11); it is the file that is wrong.

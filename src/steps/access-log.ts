@@ -16,6 +16,7 @@ const REDACTED = '[redacted]';
 export const accessLog = defineStep({
   code: 'access-log',
   summary: 'Log one line per request of this route (sampled), with status and duration',
+  details: 'A line holds `route`, `method`, `path`, `query`, `status`, `ms`, `client` (the client address: the socket peer, or behind a proxy in worker.json `trustedProxies` the client it reports in X-Forwarded-For), `peer` (the socket peer), the chosen `headers` and `requestId` when `request-id` set one.',
   statuses: [],
   example: { sampleRate: 0.1, headers: ['user-agent', 'referer'], redact: ['sid'] },
   schema: v.strictObject({
@@ -33,7 +34,9 @@ export const accessLog = defineStep({
       if (s.sampleRate < 1 && random() >= s.sampleRate) return undefined;
       const started = performance.now();
       const req = flow.req;
-      const peer = req.remoteAddress; // now: the socket is gone when the exchange ends
+      // Now: the socket is gone when the exchange ends.
+      const peer = req.remoteAddress;
+      const client = req.clientAddress;
       flow.onDone((status) => {
         const headers: Record<string, string | undefined> = {};
         for (const n of names) {
@@ -41,7 +44,7 @@ export const accessLog = defineStep({
           headers[n] = value !== undefined && secret(n) ? REDACTED : value;
         }
         env.log.info(
-          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secret), status, ms: Math.round((performance.now() - started) * 100) / 100, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
+          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secret), status, ms: Math.round((performance.now() - started) * 100) / 100, client, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
           'access',
         );
       });

@@ -5,7 +5,7 @@ import { defineStep, type Flow, type StepReply } from './step.js';
 const Settings = v.strictObject({
   requestsPerSecond: v.pipe(v.number(), v.gtValue(0), v.maxValue(1_000_000)),
   burst: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000_000)),
-  /** One bucket for the route, one per client address (the socket peer), or one per value of a header. */
+  /** One bucket for the route, one per client address (the request's clientAddress), or one per value of a header. */
   key: v.optional(v.union([v.picklist(['route', 'ip']), v.strictObject({ header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)) })]), 'route'),
   /** RateLimit-Limit / -Remaining / -Reset on every answer of the route. */
   headers: v.optional(v.boolean(), true),
@@ -40,7 +40,7 @@ function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): St
 export const rateLimit = defineStep({
   code: 'rate-limit',
   summary: 'Token bucket per route across all workers; 429 with Retry-After when empty',
-  details: 'The bucket is node-wide (all workers share it), keyed by the route, the step and its settings, and by `key`: the route (default), the client address (`ip`: the socket peer, never X-Forwarded-For) or a request header (`{"header": name}`). With `headers` (default true) answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a 429 always carries `Retry-After`.',
+  details: 'The bucket is node-wide (all workers share it), keyed by the route, the step and its settings, and by `key`: the route (default), the client address (`ip`: the socket peer, or behind a proxy in worker.json `trustedProxies` the client it reports in X-Forwarded-For) or a request header (`{"header": name}`). With `headers` (default true) answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a 429 always carries `Retry-After`.',
   statuses: [{ status: 429, when: 'the bucket is empty (Retry-After says when the next token is due); also, for 1 s, when the supervisor did not answer a token lease within 2 s' }],
   example: { requestsPerSecond: 10, burst: 20, key: 'ip' },
   schema: Settings,
@@ -48,7 +48,7 @@ export const rateLimit = defineStep({
     const { requestsPerSecond, burst, key, headers } = settings;
     const limits = env.rateLimits;
     const keyOf: (flow: Flow) => string =
-      key === 'route' ? () => bucket : key === 'ip' ? (f) => `${bucket}|ip:${f.req.remoteAddress}` : (f) => `${bucket}|h:${headerKey(f.req.header(key.header.toLowerCase()))}`;
+      key === 'route' ? () => bucket : key === 'ip' ? (f) => `${bucket}|ip:${f.req.clientAddress}` : (f) => `${bucket}|h:${headerKey(f.req.header(key.header.toLowerCase()))}`;
     const limitHeader = String(burst);
     const passed = (flow: Flow, b: string): undefined => {
       if (headers) {

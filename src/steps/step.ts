@@ -6,9 +6,24 @@ export interface StepRequest {
   /** The request's normalised path: the one routes matched and the upstream receives unless a step rewrites it. */
   readonly path: string;
   readonly query: string | null;
-  /** Flat `name, value, name, value, …`, names lower case, in the client's order. */
+  /**
+   * Flat `name, value, name, value, …`, names lower case, in the client's order; without
+   * X-Forwarded-*, Forwarded, X-Real-IP, True-Client-IP and X-Client-IP unless the peer
+   * is a trusted proxy.
+   */
   readonly headers: readonly string[];
+  /** The socket peer. */
   readonly remoteAddress: string;
+  /**
+   * The client's address: the socket peer, or, when the peer is one of worker.json's
+   * `trustedProxies`, the right-most X-Forwarded-For hop that is not a trusted proxy.
+   * What steps that judge or count clients use.
+   */
+  readonly clientAddress: string;
+  /** clientAddress with `also` trusted as proxies besides worker.json's (a step's own list). */
+  clientAddressTrusting(also: (ip: string) => boolean): string;
+  /** The data port the client connected to (worker.json `listen.port`), as X-Forwarded-Port gives it; '' when unknown. */
+  readonly localPort: string;
   /** The first value of a header (lower-case name). */
   header(name: string): string | undefined;
   /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */

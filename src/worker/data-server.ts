@@ -8,6 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { isValidHost } from './host-header.js';
 import type { DataPlaneSettings } from '../shared/ipc.js';
+import { TrustedProxies } from './trusted-proxies.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
@@ -27,6 +28,8 @@ export class DataServer {
   private inFlight = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
+  /** The port listened on, for X-Forwarded-Port ('' until listening). */
+  private port = '';
 
   /** `refusal` makes the envelope for an answer the data server gives itself. */
   constructor(
@@ -38,6 +41,7 @@ export class DataServer {
   ) {
     const paths = settings.paths;
     let lastValidHost = '';
+    const proxies = new TrustedProxies(settings.trustedProxies);
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -65,7 +69,7 @@ export class DataServer {
           return replyStatic(res, target, this.draining, head);
         }
         this.inFlight++;
-        ex = new Exchange(res, req, method, path ?? '/', closing, finished);
+        ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.port);
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
         else if (typeof target === 'function') target(ex);
@@ -87,6 +91,7 @@ export class DataServer {
   readonly handle: (res: HttpResponse, req: HttpRequest) => void;
 
   listen(host: string, port: number): Promise<boolean> {
+    this.port = String(port);
     return new Promise((resolve) => {
       this.app.listen(host, port, (socket) => {
         this.listenSocket = socket || null;

@@ -6,12 +6,15 @@ import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { requestCallback } from './request-callback.js';
 import { framingOk } from './request-framing.js';
+import { clientAddress, isIdentityHeader } from './client-address.js';
+import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
  * during the synchronous callback and a response that dies on abort; everything
  * else in the worker talks to an Exchange and never to uWS directly:
- *  - the request is copied synchronously (method, path, query, headers, peer);
+ *  - the request is copied synchronously (method, path, query, headers, peer), without
+ *    the identity headers of a peer that is not a trusted proxy (client-address.ts);
  *  - onAborted is registered before anything can await;
  *  - every write is corked (writes after an await must be);
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
@@ -34,6 +37,9 @@ export class Exchange implements StepRequest {
   /** A Transfer-Encoding whose last coding is not chunked: answered 400, never forwarded. */
   readonly badFraming: boolean;
   private peer: string | null = null;
+  private client: string | null = null;
+  /** The X-Forwarded-For of a peer that is not a trusted proxy, dropped from `headers`: only clientAddressTrusting reads it. */
+  private droppedChain: string | undefined;
   /** The one path of the request: routes matched it, steps read it, the upstream receives it (normalize-path.ts). */
   readonly path: string;
   /** More than one Host header: answered 400, never routed further. */
@@ -58,6 +64,10 @@ export class Exchange implements StepRequest {
     /** Worker-wide: a draining worker asks clients to close their connection. */
     private readonly closing: () => boolean,
     private readonly onFinish: () => void,
+    /** worker.json's trustedProxies. */
+    private readonly proxies: TrustedProxies,
+    /** The data port, as X-Forwarded-Port gives it ('' when unknown). */
+    readonly localPort: string,
   ) {
     this.method = method;
     this.path = path;
@@ -65,16 +75,20 @@ export class Exchange implements StepRequest {
     const h = this.headers;
     let body = false;
     let badFraming = false;
+    let identity = false;
     let hosts = 0;
     req.forEach((k, v) => {
       h.push(k, v);
       if (k === 'host') hosts++;
-      else if (k === 'content-length' && v !== '0') body = true;
-      else if (k === 'transfer-encoding') {
+      else if (k === 'content-length') {
+        if (v !== '0') body = true;
+      } else if (k === 'transfer-encoding') {
         body = true;
         if (!framingOk(v)) badFraming = true;
-      }
+      } else if (isIdentityHeader(k)) identity = true;
     });
+    // The peer is read (and judged) only when the client named itself: most requests do not.
+    if (identity && !proxies.trusts(this.remoteAddress)) this.dropIdentity();
     this.hasBody = body;
     this.badFraming = badFraming;
     this.hostRepeated = hosts > 1;
@@ -91,6 +105,34 @@ export class Exchange implements StepRequest {
   get remoteAddress(): string {
     if (this.peer === null) this.peer = this.aborted || this.done ? '' : formatAddress(this.res.getRemoteAddress());
     return this.peer;
+  }
+
+  /**
+   * The client's address (client-address.ts): the socket peer, or behind a trusted proxy
+   * the right-most X-Forwarded-For hop that is not one. Decided once, when first asked.
+   */
+  get clientAddress(): string {
+    if (this.client === null) this.client = this.proxies.none ? this.remoteAddress : clientAddress(this.remoteAddress, this.headerList('x-forwarded-for'), this.proxies.trusts);
+    return this.client;
+  }
+
+  /** The client's address with `also` trusted besides worker.json's trustedProxies (ip-restriction's own list). */
+  clientAddressTrusting(also: (ip: string) => boolean): string {
+    const chain = this.droppedChain ?? this.headerList('x-forwarded-for');
+    return clientAddress(this.remoteAddress, chain, (ip) => also(ip) || this.proxies.trusts(ip));
+  }
+
+  /** Drops what an untrusted peer says about the client (IDENTITY_HEADERS), in place. */
+  private dropIdentity(): void {
+    this.droppedChain = this.headerList('x-forwarded-for');
+    const h = this.headers;
+    let n = 0;
+    for (let i = 0; i < h.length; i += 2) {
+      if (isIdentityHeader(h[i]!)) continue;
+      h[n++] = h[i]!;
+      h[n++] = h[i + 1]!;
+    }
+    h.length = n;
   }
 
   header(name: string): string | undefined {

@@ -2,10 +2,33 @@ import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { StepRequest } from '../steps/step.js';
 import type { EditPlan } from './header-edits.js';
 
+const DROP = 0;
+const XFF = 1;
+const HOST = 2;
+
+/**
+ * Client headers the builder does not pass on as they came, by what it does with them
+ * (one lookup per header): hop-by-hop ones and those the gateway sets itself dropped,
+ * X-Forwarded-For extended, Host read for X-Forwarded-Host.
+ */
+const SPECIAL = new Map<string, number>([
+  ...[...HOP_BY_HOP].map((k): [string, number] => [k, DROP]),
+  ['x-forwarded-proto', DROP],
+  ['x-forwarded-host', DROP],
+  ['x-forwarded-port', DROP],
+  // 100-continue is answered on the client side; undici refuses the header
+  ['expect', DROP],
+  ['x-forwarded-for', XFF],
+  ['host', HOST],
+]);
+
 /**
  * The client's headers as the upstream receives them, in one pass: hop-by-hop ones
- * dropped (also those named in Connection), X-Forwarded-* set, and the steps' header
- * edits applied (`plan`: names whose values are replaced, then the values to append).
+ * dropped (also those named in Connection), X-Forwarded-For/Proto/Host/Port set, and
+ * the steps' header edits applied (`plan`: names whose values are replaced, then the
+ * values to append). The request's headers hold an X-Forwarded-For (and the other
+ * identity headers) only from a trusted proxy (see Exchange): that chain is kept and the
+ * peer appended; otherwise X-Forwarded-For is the peer alone.
  */
 export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[] {
   const listed = connectionListed(ex.headerList('connection'));
@@ -17,20 +40,20 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
   for (let i = 0; i < h.length; i += 2) {
     const k = h[i]!;
     const v = h[i + 1]!;
-    if (HOP_BY_HOP.has(k) || (listed && listed.has(k))) continue;
-    if (k === 'x-forwarded-for') {
+    const kind = SPECIAL.get(k);
+    if (kind === DROP || (listed && listed.has(k))) continue;
+    if (kind === XFF) {
       xff = xff ? `${xff}, ${v}` : v;
       continue;
     }
-    if (k === 'x-forwarded-proto' || k === 'x-forwarded-host') continue; // set by us, never trusted from the client
-    if (k === 'expect') continue; // 100-continue is answered on the client side; undici refuses the header
-    if (k === 'host') host = v;
+    if (kind === HOST) host = v;
     if (drop !== null && drop.includes(k)) continue;
     out.push(k, v);
   }
   if (drop === null || !drop.includes('x-forwarded-for')) out.push('x-forwarded-for', xff ? `${xff}, ${ex.remoteAddress}` : ex.remoteAddress);
   if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', 'http');
   if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
+  if (ex.localPort && (drop === null || !drop.includes('x-forwarded-port'))) out.push('x-forwarded-port', ex.localPort);
   if (plan !== null) for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
   return out;
 }

@@ -19,11 +19,12 @@ export interface RawResponse {
  * complete response has arrived. Nothing is normalised on the way out: use it for raw
  * paths (`/a/../b`) and for headers a client library would rewrite (Connection, TE, ...).
  * `head` is the request line plus header lines without the final blank line; `\r\n` is
- * added between lines.
+ * added between lines. `localAddress` picks the source address (Linux loopback accepts
+ * the whole 127/8: another socket peer than 127.0.0.1).
  */
-export function rawRequest(port: number, head: string[], body: Buffer | string = '', timeoutMs = 5_000): Promise<RawResponse> {
+export function rawRequest(port: number, head: string[], body: Buffer | string = '', timeoutMs = 5_000, localAddress?: string): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const sock = connect({ host: '127.0.0.1', port });
+    const sock = connect({ host: '127.0.0.1', port, localAddress });
     const chunks: Buffer[] = [];
     let settled = false;
     const finish = (err?: Error) => {

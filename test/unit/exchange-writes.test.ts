@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { Exchange } from '../../src/worker/exchange.js';
 import { CORK_BUFFER } from '../../src/worker/cork-room.js';
+import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
 import { FakeUwsResponse, fakeUwsRequest } from '../helpers/fake-uws-response.js';
 import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
 
@@ -16,7 +17,7 @@ import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
 function exchange(room: number) {
   const res = new FakeUwsResponse(room);
   let finished = 0;
-  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++);
+  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '');
   return { res, ex, finished: () => finished };
 }
 

@@ -11,6 +11,9 @@ function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
     query: null,
     headers,
     remoteAddress: '127.0.0.1',
+    clientAddress: '127.0.0.1',
+    clientAddressTrusting: () => '127.0.0.1',
+    localPort: '8080',
     header: (n) => {
       for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
       return undefined;
@@ -57,9 +60,10 @@ test('the last set or remove of a name wins; adds after it append, adds before i
 test('preview shows the request as the proxy would send it (edits applied, hop-by-hop dropped, X-Forwarded-* set), without consuming the edits', () => {
   // Regression: echo and mirror showed and sent the client's own X-Forwarded-Host/-Proto,
   // which the proxy replaces, and mirror copies carried a client-written X-Forwarded-For unextended.
-  const f = flowOf(['host', 'h', 'x-a', 'client', 'connection', 'x-hop', 'x-hop', '1', 'x-forwarded-host', 'evil', 'x-forwarded-for', '6.6.6.6']);
+  // (The request holds an X-Forwarded-For only from a trusted proxy: the Exchange drops an untrusted peer's.)
+  const f = flowOf(['host', 'h', 'x-a', 'client', 'connection', 'x-hop', 'x-hop', '1', 'x-forwarded-host', 'evil', 'x-forwarded-port', '1', 'x-forwarded-for', '6.6.6.6']);
   f.setHeader('x-a', 'mine');
-  const expected = [['host', 'h'], ['x-forwarded-for', `6.6.6.6, ${f.req.remoteAddress}`], ['x-forwarded-proto', 'http'], ['x-forwarded-host', 'h'], ['x-a', 'mine']];
+  const expected = [['host', 'h'], ['x-forwarded-for', `6.6.6.6, ${f.req.remoteAddress}`], ['x-forwarded-proto', 'http'], ['x-forwarded-host', 'h'], ['x-forwarded-port', '8080'], ['x-a', 'mine']];
   assert.deepEqual(f.preview().headers, expected);
   assert.deepEqual(f.preview().headers, expected);
 });

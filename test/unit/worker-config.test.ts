@@ -199,3 +199,22 @@ test('parseHostPort accepts ip:port and [ipv6]:port only', () => {
     assert.equal(parseHostPort(bad), null, bad);
   }
 });
+
+test('trustedProxies: addresses and CIDR blocks of either family; anything else is an error at its index', () => {
+  assert.deepEqual(load(base()).loaded.config!.trustedProxies, [], 'default: no proxy is trusted');
+  const ok = load({ ...base(), trustedProxies: ['10.0.0.0/8', '127.0.0.1', '2001:db8::/32', '::1', '::ffff:192.0.2.0/120'] }).loaded;
+  assert.equal(ok.ok, true, JSON.stringify(ok.errors));
+  assert.deepEqual(ok.config!.trustedProxies, ['10.0.0.0/8', '127.0.0.1', '2001:db8::/32', '::1', '::ffff:192.0.2.0/120']);
+  assert.deepEqual(paths({ ...base(), trustedProxies: ['10.0.0.0/8', '10.0.0.0/33', 'proxy.example', '2001:db8::/129', '1.2.3.4/8/9', ''] }), [
+    'trustedProxies.1',
+    'trustedProxies.2',
+    'trustedProxies.3',
+    'trustedProxies.4',
+    'trustedProxies.5',
+  ]);
+  assert.deepEqual(paths({ ...base(), trustedProxies: '10.0.0.0/8' }), ['trustedProxies']);
+  assert.deepEqual(ok.warnings, []);
+  const all = load({ ...base(), trustedProxies: ['10.0.0.0/8', '0.0.0.0/0', '::/0'] }).loaded;
+  assert.equal(all.ok, true);
+  assert.deepEqual(all.warnings.map((w) => w.split(' trusts')[0]), ['trustedProxies: 0.0.0.0/0', 'trustedProxies: ::/0']);
+});
