@@ -14,11 +14,12 @@ import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type ProxyEnv } from './proxy-h
  */
 /**
  * `flow` is null on routes without steps: the request goes out exactly as it came.
+ * `body` is a Buffer when it was read whole first (request-buffer.ts), a stream otherwise.
  * `done` runs once when the exchange ends (after the flow's done hooks).
  */
-export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
+export function proxy(ex: Exchange, pools: ClusterPools, body: Buffer | Readable | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
   if (ex.aborted) {
-    body?.destroy();
+    if (body !== null && !Buffer.isBuffer(body)) body.destroy();
     flow?.finish(true);
     return done();
   }

@@ -1,4 +1,4 @@
-import type { CompiledCluster } from '../compiler/generation.js';
+import { CONNECTION_DEFAULTS, type CompiledCluster } from '../compiler/generation.js';
 import { TargetPool, type Upstream } from '../shared/target-pool.js';
 
 /**
@@ -11,10 +11,13 @@ export class ClusterPools {
   private next = 0;
 
   constructor(readonly spec: CompiledCluster) {
+    const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
     this.pools = spec.targets.map(
       (t) =>
         new TargetPool(`http://${t}`, {
-          connections: 256,
+          connections: budget.perTarget,
+          maxPending: budget.maxPending,
+          pendingTimeoutMs: budget.pendingTimeoutMs,
           client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: { timeout: spec.connectMs } },
         }),
     );
