@@ -80,9 +80,12 @@ export function proxyBuffered(
   readAhead(body, max, pools.spec.bodyMs, (b) => {
     if (!(b instanceof Error)) return proxy(ex, pools, b, flow, env, done);
     if (!ex.aborted && !ex.done) {
-      const code: ErrorCode = flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : b instanceof BodyDeadline ? 'Svc.Data.RequestTimeout' : 'Svc.Request.Malformed';
+      const code: ErrorCode = flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : b instanceof BodyDeadline ? 'Svc.Data.RequestTimeout' : 'Svc.Internal';
+      const traceId = env.traceId();
+      // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
+      if (code === 'Svc.Internal') env.log.warn({ err: b.message, traceId, path: ex.url }, 'the request body read failed');
       if (flow) flow.status = ERRORS[code].status;
-      ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId: env.traceId() });
+      ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId });
     }
     flow?.finish(ex.aborted);
     done();
