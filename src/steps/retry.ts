@@ -5,14 +5,15 @@ const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 
 /**
  * Retries the proxy stage for idempotent, bodiless requests: on connection failures
- * (refused, reset, connect or header timeouts) and on the chosen statuses, up to
+ * (refused, reset, connect or header timeouts, no connection free within the cluster's
+ * budget) and on the chosen statuses, up to
  * `attempts` tries in all, waiting `backoffMs`, then twice that, and so on. The last
  * attempt's answer goes to the client; nothing is sent before it is chosen.
  */
 export const retry = defineStep({
   code: 'retry',
   summary: 'Retry idempotent requests on connection errors and chosen statuses, with backoff',
-  details: 'Only requests without a body are retried: a body is streamed to the upstream as it arrives and is not kept, so a PUT or DELETE that carries one gets a single attempt.',
+  details: "Only requests without a body are retried: a PUT or DELETE that carries one gets a single attempt. Besides the chosen statuses, a connection failure (refused, reset, connect or header timeout) and a request that got no connection within the cluster's `connections` budget (503 `Svc.Data.UpstreamBusy`; nothing was sent) are retried.",
   statuses: [],
   example: { attempts: 3, statuses: [502, 503, 504], backoffMs: 50 },
   schema: v.strictObject({
