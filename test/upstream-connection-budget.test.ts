@@ -197,3 +197,27 @@ test('per worker: a full queue answers 503 UpstreamBusy at once, a request past 
   up.release();
   for (const h of hold) assert.equal((await h.answer)?.status, 200);
 });
+
+test('maxPending 0 refuses at once when the connections are busy, and the retry step retries that refusal', BOUNDED, async (t) => {
+  const up = await pollUpstream(t);
+  const gw = await startGateway(t, { workers: 1, keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'one', { targets: [up.target], connections: { perTarget: 1, maxPending: 0 } }],
+    ['route', 'poll', { cluster: 'one', pathPrefix: '/poll' }],
+    ['route', 'plain', { cluster: 'one', pathPrefix: '/plain' }],
+    ['route', 'retried', { cluster: 'one', pathPrefix: '/retried', steps: [{ code: 'retry', settings: { attempts: 3, statuses: [502], backoffMs: 400 } }] }],
+  ]);
+  const held = poll(gw.dataPort);
+  await waitFor('the one connection held', () => up.held() === 1);
+  const plain = await get(gw.dataPort, '/plain').answer;
+  assert.equal(plain?.code, 'Svc.Data.UpstreamBusy');
+  // Attempts at about 0, 400 and 1200 ms: the connection frees up in between.
+  const retried = get(gw.dataPort, '/retried');
+  await sleep(600);
+  assert.equal(retried.settled(), false, 'the refusal was retried, not answered');
+  up.release();
+  const a = await retried.answer;
+  assert.equal(a?.status, 200, a?.body);
+  assert.equal(JSON.parse(a!.body).url, '/retried');
+  assert.equal((await held.answer)?.status, 200);
+});
