@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { startGateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { request } from './helpers/http.js';
@@ -104,6 +104,25 @@ test('request bodies are read whole before an upstream connection is taken, up t
     const empty = await rawExchange(gw.dataPort, ['POST /buffered/empty HTTP/1.1', 'Host: gw', 'Transfer-Encoding: chunked'], '0\r\n\r\n').answer;
     assert.equal(empty?.status, 200);
     assert.equal(JSON.parse(empty!.body).headers['content-length'], '0');
+  });
+
+  await t.test('buffered uploads keep the client connection alive: request after request on one connection', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    for (let i = 0; i < 3; i++) {
+      const r = await new Promise<{ status: number; reused: boolean; text: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: gw.dataPort, method: 'POST', path: `/buffered/kept-${i}`, agent, headers: { 'content-length': '5' } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (d: string) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket, text }));
+        });
+        req.on('error', reject);
+        req.end('hello');
+      });
+      assert.equal(r.status, 200);
+      assert.equal(JSON.parse(r.text).bodyBytes, 5);
+      assert.equal(r.reused, i > 0, `request ${i} on the kept connection`);
+    }
   });
 
   await t.test("an upload that does not arrive whole within the cluster's bodyMs gets 408 Svc.Data.RequestTimeout and the connection closes", async () => {

@@ -194,6 +194,12 @@ test('per worker: a full queue answers 503 UpstreamBusy at once, a request past 
   assert.ok(late.ms >= 900, `refused after ${Math.round(late.ms)} ms, before the deadline`);
   assert.ok(late.ms <= 1_000 + SLACK_MS, `refused after ${Math.round(late.ms)} ms`);
   assert.equal(up.requests.filter((r) => r.url === '/short/late').length, 0, 'never sent');
+  // A body larger than the buffer waits as a stream (the upload paused); past the deadline it is dropped with the 503.
+  const big = await rawExchange(gw.dataPort, ['POST /short/big HTTP/1.1', 'Host: gw', `Content-Length: ${1 << 20}`], Buffer.alloc(200_000, 0x62)).answer;
+  assert.equal(big?.status, 503);
+  assert.equal(big?.code, 'Svc.Data.UpstreamBusy');
+  assert.equal(big?.headers.connection, 'close', 'the unread rest of the body ends the connection');
+  assert.equal(up.requests.filter((r) => r.url === '/short/big').length, 0);
   up.release();
   for (const h of hold) assert.equal((await h.answer)?.status, 200);
 });
