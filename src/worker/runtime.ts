@@ -79,7 +79,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
       return (ex) => ex.sendStatic(envelopeReply('Svc.Data.RouteUnavailable', traceId()));
     }
     // Bodies up to this size are read whole before a connection is taken (request-buffer.ts).
-    const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // ?? : a generation stored before the field existed
+    const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // absent in a generation stored before it existed
     if (built === null) {
       if (bufferBytes === 0) {
         return (ex) => {
