@@ -1,4 +1,5 @@
 import { parseDocument, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
+import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from './generation.js';
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from './generation.js';
 import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
 import { StepCompiler } from './step-compiler.js';
@@ -63,9 +64,7 @@ export function compile(snapshot: Snapshot): CompileResult {
   return { ok: true, generation, planned, entities, issues: [], warnings };
 }
 
-/** Per worker and target; documented in README "Clusters". */
-export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTimeoutMs: 5_000 } as const;
-export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
+export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };
 
 function compileCluster(c: ClusterDoc): CompiledCluster {
   return {

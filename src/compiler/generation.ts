@@ -13,6 +13,16 @@ export interface CompiledGeneration {
   clusters: Record<string, CompiledCluster>;
 }
 
+/**
+ * Per worker and target (README "Upstream connections and request bodies"). Here rather than in the compiler because a
+ * worker also falls back on them for a stored generation compiled before they existed.
+ * Like Envoy's cluster defaults (1024 pending requests); a request waits for a connection
+ * about as long as for a connect (HAProxy's `timeout queue` defaults to `timeout connect`).
+ */
+export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTimeoutMs: 5_000 } as const;
+/** Request bodies up to this size are read whole before an upstream connection is taken. */
+export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
+
 export interface CompiledCluster {
   targets: string[];
   connectMs: number;

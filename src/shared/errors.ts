@@ -35,6 +35,7 @@ export const ERRORS = {
   'Svc.Data.BadFraming': { status: 400, message: 'The request body framing is not allowed: Transfer-Encoding must end with chunked' },
   'Svc.Data.TooLarge': { status: 413, message: 'The request body is too large for this route' },
   'Svc.Data.UpstreamBusy': { status: 503, message: "Every connection to this cluster's upstreams is busy and the wait for one is over; retry shortly" },
+  'Svc.Data.RequestTimeout': { status: 408, message: "The request body did not arrive within the cluster's bodyMs" },
   'Svc.Data.UpstreamTimeout': { status: 504, message: 'The upstream did not answer in time' },
   'Svc.Data.RateLimited': { status: 429, message: 'Rate limit exceeded' },
   'Svc.Console.NotBuilt': { status: 503, message: 'The console is not built' },

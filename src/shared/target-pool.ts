@@ -1,4 +1,7 @@
 import { Client, type Dispatcher } from 'undici';
+import { PendingQueue, UPSTREAM_BUSY } from './pending-queue.js';
+
+export { UPSTREAM_BUSY };
 
 /** What the proxy, `mirror` and the service-calling steps send through: undici's dispatch. */
 export interface Upstream {
@@ -14,9 +17,18 @@ export function refusedBeforeSending(err: unknown): boolean {
   return (err as { code?: string } | null)?.code === 'UND_ERR_INVALID_ARG';
 }
 
+/** The pool refused the request for want of a connection: nothing was sent. */
+export function upstreamBusy(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === UPSTREAM_BUSY;
+}
+
 export interface TargetPoolOptions {
   /** Connections at most; requests beyond wait in arrival order for one to free up. */
   connections: number;
+  /** Requests that may wait for a connection; one more is refused at once (UPSTREAM_BUSY). Default: no bound. */
+  maxPending?: number;
+  /** How long a request may wait for a connection before it is refused (UPSTREAM_BUSY). Default: no limit. */
+  pendingTimeoutMs?: number;
   client: Client.Options;
   /** A connection to the target could not be made (refused, timed out, unreachable). */
   onConnectError?: () => void;
@@ -38,6 +50,9 @@ export interface ConnectionAware {
  * (pipelining 1), the idle ones on a stack. A request takes the most recently freed
  * connection in O(1), and the client goes back on the stack at its 'drain'.
  *
+ * With every connection busy, a request waits in a FIFO queue (pending-queue.ts) of at
+ * most `maxPending`, for at most `pendingTimeoutMs`; past either it fails with UPSTREAM_BUSY.
+ *
  * Why not undici's Pool: a request that undici refuses before queueing it (a header
  * value with a DEL byte, which uWS lets through) left the Pool's client marked busy for
  * good, so 256 such requests and the cluster stopped answering. Here such a client goes
@@ -47,8 +62,7 @@ export interface ConnectionAware {
 export class TargetPool implements Upstream {
   private readonly idle: Client[] = [];
   private readonly clients: Client[] = [];
-  /** Requests waiting for a connection (only when all `connections` are busy): opts, handler, … */
-  private readonly waiting: (Dispatcher.DispatchOptions | Dispatcher.DispatchHandler)[] = [];
+  private readonly pending: PendingQueue;
   /** Clients whose socket is up (between undici's 'connect' and 'disconnect'). */
   private readonly connected = new Set<Client>();
   private closed = false;
@@ -56,7 +70,9 @@ export class TargetPool implements Upstream {
   constructor(
     private readonly origin: string,
     private readonly options: TargetPoolOptions,
-  ) {}
+  ) {
+    this.pending = new PendingQueue(options.maxPending ?? Infinity, options.pendingTimeoutMs ?? 0, options.connections);
+  }
 
   dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (this.closed) {
@@ -65,7 +81,7 @@ export class TargetPool implements Upstream {
     }
     const c = this.idle.pop() ?? this.grow();
     if (c === undefined) {
-      this.waiting.push(opts, handler);
+      this.pending.add(opts, handler);
       return false;
     }
     if (this.send(c, opts, handler)) this.idle.push(c);
@@ -76,8 +92,7 @@ export class TargetPool implements Upstream {
   async close(): Promise<void> {
     this.closed = true;
     const all = this.clients.map((c) => c.close().catch(() => undefined));
-    const waiting = this.waiting.splice(0);
-    for (let i = 0; i < waiting.length; i += 2) this.refuse(waiting[i] as Dispatcher.DispatchOptions, waiting[i + 1] as Dispatcher.DispatchHandler);
+    this.pending.clear((opts, handler) => this.refuse(opts, handler));
     await Promise.all(all);
   }
 
@@ -91,6 +106,11 @@ export class TargetPool implements Upstream {
   /** The number of connections made so far (tests). */
   get size(): number {
     return this.clients.length;
+  }
+
+  /** Requests waiting for a connection (tests). */
+  get waiting(): number {
+    return this.pending.size;
   }
 
   /** Dispatches on a free client; true when it is still free afterwards. */
@@ -116,12 +136,10 @@ export class TargetPool implements Upstream {
 
   /** A client finished its request: the next waiting request takes it, else it goes back on the stack. */
   private freed(c: Client): void {
-    const w = this.waiting;
-    while (w.length > 0) {
-      const opts = w.shift() as Dispatcher.DispatchOptions;
-      const handler = w.shift() as Dispatcher.DispatchHandler;
-      if (!this.send(c, opts, handler)) return;
+    for (let w = this.pending.take(); w !== undefined; w = this.pending.take()) {
+      if (!this.send(c, w.opts, w.handler)) return;
     }
     if (!this.closed) this.idle.push(c);
   }
 }
+

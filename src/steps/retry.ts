@@ -4,8 +4,10 @@ import { defineStep } from './step.js';
 const IDEMPOTENT = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 
 /**
- * Retries the proxy stage for idempotent, bodiless requests: on connection failures
- * (refused, reset, connect or header timeouts) and on the chosen statuses, up to
+ * Retries the proxy stage for idempotent requests whose body can go out again (none, or
+ * one read whole by request buffering): on connection failures
+ * (refused, reset, connect or header timeouts, no connection free within the cluster's
+ * budget) and on the chosen statuses, up to
  * `attempts` tries in all, waiting `backoffMs`, then twice that, and so on. The last
  * attempt's answer goes to the client; nothing is sent before it is chosen.
  */
@@ -13,8 +15,8 @@ export const retry = defineStep({
   code: 'retry',
   summary: 'Retry idempotent requests on connection errors and chosen statuses, with backoff',
   details:
-    'Only requests without a body are retried: a body is streamed to the upstream as it arrives and is not kept, so a PUT or DELETE that carries one gets a single attempt. ' +
-    'The proxy\'s own re-send on a new connection and failover to another target (README, Clusters) come on top and do not count as attempts.',
+    "Requests without a body, or with one read whole before the upstream call (`requestBuffering`, up to `maxBytes`: 64 KiB unless set), are retried; a PUT or DELETE whose body streams (over `maxBytes`, or `maxBytes: 0`) gets a single attempt. Besides the chosen statuses, a connection failure (refused, reset, connect or header timeout) and a request that got no connection within the cluster's `connections` budget (503 `Svc.Data.UpstreamBusy`; nothing was sent) are retried. " +
+    "The proxy's own re-send on a new connection and failover to another target (README, Clusters) come on top and do not count as attempts.",
   statuses: [],
   example: { attempts: 3, statuses: [502, 503, 504], backoffMs: 50 },
   schema: v.strictObject({

@@ -34,7 +34,7 @@ export class Exchange implements StepRequest {
   readonly headers: string[] = [];
   /** The request announced a body (Content-Length other than 0, or Transfer-Encoding). */
   readonly hasBody: boolean;
-  /** A Transfer-Encoding whose last coding is not chunked: answered 400, never forwarded. */
+  /** A Transfer-Encoding whose last coding is not chunked, or more than one Content-Length: answered 400, never forwarded. */
   readonly badFraming: boolean;
   private peer: string | null = null;
   private client: string | null = null;
@@ -77,11 +77,15 @@ export class Exchange implements StepRequest {
     let badFraming = false;
     let identity = false;
     let hosts = 0;
+    let length = false;
     req.forEach((k, v) => {
       h.push(k, v);
       if (k === 'host') hosts++;
       else if (k === 'content-length') {
         if (v !== '0') body = true;
+        // uWS frames by the first of several; a front proxy may take another (RFC 9112 §6.3).
+        if (length) badFraming = true;
+        length = true;
       } else if (k === 'transfer-encoding') {
         body = true;
         if (!framingOk(v)) badFraming = true;

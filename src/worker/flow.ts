@@ -148,12 +148,12 @@ export class RequestFlow implements Flow {
     this.body?.destroy();
   }
 
-  /** What the proxy sends: the buffered body if a step read it, else the live stream. */
-  upstreamBody(): Readable | null {
+  /** What the proxy sends: the buffered body if a step read it (whole, so a Buffer), else the live stream. */
+  upstreamBody(): Buffer | Readable | null {
     if (this.buffered !== null) {
       // A cap set after a step read the body (limitBody after body-validate) still holds.
       if (this.buffered.length > this.bodyLimit) return this.refused(this.bodyLimit);
-      return this.buffered.length ? Readable.from([this.buffered]) : null;
+      return this.buffered.length ? this.buffered : null;
     }
     if (this.reading !== null) {
       // A step still reading (a group's losing member): the upstream gets those same bytes.

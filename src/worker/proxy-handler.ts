@@ -4,7 +4,7 @@ import { responseHeaders } from './upstream-head.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 import type { Logger } from '../shared/logger.js';
-import { refusedBeforeSending, type ConnectionAware } from '../shared/target-pool.js';
+import { UPSTREAM_BUSY, refusedBeforeSending, upstreamBusy, type ConnectionAware } from '../shared/target-pool.js';
 
 /** What every attempt's handler of a generation shares. */
 export interface ProxyEnv {
@@ -80,6 +80,8 @@ export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware
   onConnection(conn: Dispatcher, reused: boolean): void {
     this.conn = conn;
     this.reused = reused;
+    // A request that waited in the pool's queue had an onConnect from the queue (its abort), not from a socket.
+    this.written = false;
   }
 
   /** The precise headers deadline (see headersMs); null when undici's own timer is enough. */
@@ -226,14 +228,15 @@ export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware
   }
 }
 
-/** Failures before any answer byte: another attempt may succeed. */
+/** Failures before any answer byte: another attempt may succeed (a busy pool's refusal sent nothing). */
 function retriable(err: Error): boolean {
   const code = (err as { code?: string }).code ?? '';
-  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT'].includes(code);
+  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', UPSTREAM_BUSY].includes(code);
 }
 
 function errorCode(err: Error): ErrorCode {
   if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
+  if (upstreamBusy(err)) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
   // llhttp's refusals (HPE_*: bad framing, obs-fold, …) and a transfer coding undici does not undo.

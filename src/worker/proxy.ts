@@ -16,10 +16,10 @@ import { sendAgain } from './send-again.js';
  */
 /**
  * `flow` is null on routes without steps: the request goes out exactly as it came.
+ * `body` is a Buffer when it was read whole first (request-buffer.ts), a stream otherwise.
  * `done` runs once when the exchange ends (after the flow's done hooks).
- * `body`: the live stream, a whole body (Buffer, which can be sent again), or null.
  */
-export function proxy(ex: Exchange, pools: ClusterPools, body: Readable | Buffer | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
+export function proxy(ex: Exchange, pools: ClusterPools, body: Buffer | Readable | null, flow: RequestFlow | null, env: ProxyEnv, done: () => void): void {
   if (ex.aborted) {
     if (body !== null && !Buffer.isBuffer(body)) body.destroy();
     flow?.finish(true);

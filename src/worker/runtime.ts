@@ -1,4 +1,4 @@
-import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.js';
+import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute } from '../compiler/generation.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv, StepReply } from '../steps/step.js';
 import { ERRORS } from '../shared/errors.js';
@@ -8,6 +8,7 @@ import type { Target } from './data-server.js';
 import { envelopeReply } from './envelope.js';
 import { buildRoutePipeline } from './pipeline.js';
 import { proxy } from './proxy.js';
+import { proxyBuffered } from './request-buffer.js';
 import { RouteTable, routingHost } from './route-table.js';
 import { ClusterPools } from './upstream-pools.js';
 import { RequestFlow } from './flow.js';
@@ -77,16 +78,25 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');
       return (ex) => ex.sendStatic(envelopeReply('Svc.Data.RouteUnavailable', traceId()));
     }
+    // Bodies up to this size are read whole before a connection is taken (request-buffer.ts).
+    const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // absent in a generation stored before it existed
     if (built === null) {
+      if (bufferBytes === 0) {
+        return (ex) => {
+          inFlight++;
+          proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, proxyEnv, done);
+        };
+      }
       return (ex) => {
         inFlight++;
-        proxy(ex, upstream, ex.hasBody ? ex.bodyStream() : null, null, proxyEnv, done);
+        if (!ex.hasBody) return proxy(ex, upstream, null, null, proxyEnv, done);
+        proxyBuffered(ex, upstream, ex.bodyStream(), null, proxyEnv, done, bufferBytes);
       };
     }
     const { run: pipeline, owned } = built;
     // Per route, not per request: a request through steps makes no closures of its own.
     const forward = (ex: Exchange, flow: RequestFlow) =>
-      proxy(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, proxyEnv, done);
+      proxyBuffered(ex, flow.cluster === null ? upstream : poolsFor(flow.cluster), flow.upstreamBody(), flow, proxyEnv, done, bufferBytes);
     const replied = (ex: Exchange, flow: RequestFlow, o: StepReply) => {
       flow.discardBody();
       const head = flow.replyHead(o);

@@ -1,4 +1,4 @@
-import type { CompiledCluster } from '../compiler/generation.js';
+import { CONNECTION_DEFAULTS, type CompiledCluster } from '../compiler/generation.js';
 import { TargetPool, type Upstream } from '../shared/target-pool.js';
 
 /** How long a worker passes over a target it could not connect to. */
@@ -21,10 +21,13 @@ export class ClusterPools {
 
   constructor(readonly spec: CompiledCluster) {
     this.heldUntil = spec.targets.map(() => 0);
+    const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
     this.pools = spec.targets.map(
       (t, i) =>
         new TargetPool(`http://${t}`, {
-          connections: 256,
+          connections: budget.perTarget,
+          maxPending: budget.maxPending,
+          pendingTimeoutMs: budget.pendingTimeoutMs,
           client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: { timeout: spec.connectMs } },
           onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
         }),

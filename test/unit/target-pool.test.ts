@@ -174,4 +174,181 @@ test('onConnectError runs when a connection cannot be made', async (t) => {
   const answers = await Promise.all([get(pool, '/a'), get(pool, '/b')]);
   for (const a of answers) assert.ok(a instanceof Error && (a as Error & { code?: string }).code === 'ECONNREFUSED', String(a));
   assert.equal(failed, 2);
+// ---------------------------------------------------------------------------------
+// The budget: at most maxPending requests wait, each for at most pendingTimeoutMs.
+
+/** An upstream that holds every answer until release(); it records the paths in arrival order. */
+async function heldUpstream(t: { after(fn: () => unknown): void }): Promise<{ origin: string; paths: string[]; release: () => void; held: () => number }> {
+  const paths: string[] = [];
+  let holding: (() => void)[] = [];
+  let released = false;
+  const server = createServer((req, res) => {
+    paths.push(req.url!);
+    const answer = () => res.end(req.url);
+    if (released) answer();
+    else holding.push(answer);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
+  const release = () => {
+    released = true;
+    const h = holding;
+    holding = [];
+    for (const a of h) a();
+  };
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths, release, held: () => holding.length };
+}
+
+/** Like get(), also handing out the abort undici (or the pool, while the request waits) gave the handler. */
+function abortableGet(pool: TargetPool, path: string): { answer: Promise<{ status: number; body: string } | Error>; abort: () => void; settled: () => boolean } {
+  let abort: ((err?: Error) => void) | null = null;
+  let settled = false;
+  const answer = new Promise<{ status: number; body: string } | Error>((resolve) => {
+    let status = 0;
+    const chunks: Buffer[] = [];
+    const done = (v: { status: number; body: string } | Error) => {
+      settled = true;
+      resolve(v);
+    };
+    pool.dispatch({ path, method: 'GET', headers: [] }, {
+      onConnect(a: (err?: Error) => void) {
+        abort = a;
+      },
+      onHeaders(s: number) {
+        status = s;
+        return true;
+      },
+      onData(c: Buffer) {
+        chunks.push(c);
+        return true;
+      },
+      onComplete() {
+        done({ status, body: Buffer.concat(chunks).toString() });
+      },
+      onError(err: Error) {
+        done(err);
+      },
+    } as Dispatcher.DispatchHandler);
+  });
+  return { answer, abort: () => abort?.(new Error('client left')), settled: () => settled };
+}
+
+const code = (r: unknown) => (r instanceof Error ? (r as Error & { code?: string }).code : `answered ${JSON.stringify(r)}`);
+
+async function until(what: string, check: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+test('a full queue refuses the next request at once with UpstreamBusy; the waiting ones are served in order once connections free up', async (t) => {
+  const up = await heldUpstream(t);
+  const pool = new TargetPool(up.origin, { connections: 1, maxPending: 2, pendingTimeoutMs: 60_000, client: { pipelining: 1 } });
+  t.after(() => pool.close());
+  const running = abortableGet(pool, '/running');
+  await until('the first request at the upstream', () => up.held() === 1);
+  const q1 = abortableGet(pool, '/q1');
+  const q2 = abortableGet(pool, '/q2');
+  assert.equal(pool.waiting, 2);
+  const refused = abortableGet(pool, '/refused');
+  // Refused inside dispatch: no timer, no connection, nothing sent.
+  assert.equal(refused.settled(), true);
+  assert.equal(code(await refused.answer), 'SY_UPSTREAM_BUSY');
+  assert.equal(pool.waiting, 2);
+  up.release();
+  assert.deepEqual(await running.answer, { status: 200, body: '/running' });
+  assert.deepEqual(await q1.answer, { status: 200, body: '/q1' });
+  assert.deepEqual(await q2.answer, { status: 200, body: '/q2' });
+  assert.deepEqual(up.paths, ['/running', '/q1', '/q2']);
+  assert.equal(pool.waiting, 0);
+});
+
+test('a request that waits longer than pendingTimeoutMs is taken out of the queue and fails with UpstreamBusy', async (t) => {
+  const up = await heldUpstream(t);
+  const pool = new TargetPool(up.origin, { connections: 1, maxPending: 10, pendingTimeoutMs: 150, client: { pipelining: 1 } });
+  t.after(() => pool.close());
+  const running = abortableGet(pool, '/running');
+  await until('the first request at the upstream', () => up.held() === 1);
+  const t0 = performance.now();
+  const waits = [abortableGet(pool, '/w1'), abortableGet(pool, '/w2')];
+  await new Promise((r) => setTimeout(r, 60));
+  const later = abortableGet(pool, '/w3'); // enqueued later: expires later, by its own deadline
+  const first = await waits[0]!.answer;
+  const firstMs = performance.now() - t0;
+  assert.equal(code(first), 'SY_UPSTREAM_BUSY');
+  assert.equal(code(await waits[1]!.answer), 'SY_UPSTREAM_BUSY');
+  assert.ok(firstMs >= 140, `refused after ${firstMs} ms, before its deadline`);
+  assert.equal(later.settled(), false, 'a younger request is not refused with the older ones');
+  assert.equal(code(await later.answer), 'SY_UPSTREAM_BUSY');
+  assert.ok(performance.now() - t0 >= 200, 'the younger request waited its own 150 ms');
+  assert.equal(pool.waiting, 0);
+  assert.equal(running.settled(), false, 'the running request is not touched by the deadline');
+  up.release();
+  assert.deepEqual(await running.answer, { status: 200, body: '/running' });
+  assert.deepEqual(up.paths, ['/running'], 'no refused request reached the upstream');
+});
+
+test('a request aborted while it waits leaves the queue at once: its place is free, it never reaches the upstream', async (t) => {
+  const up = await heldUpstream(t);
+  const pool = new TargetPool(up.origin, { connections: 1, maxPending: 2, pendingTimeoutMs: 60_000, client: { pipelining: 1 } });
+  t.after(() => pool.close());
+  const running = abortableGet(pool, '/running');
+  await until('the first request at the upstream', () => up.held() === 1);
+  const a = abortableGet(pool, '/a');
+  const gone = abortableGet(pool, '/gone');
+  const b = abortableGet(pool, '/b-refused'); // the queue holds two
+  assert.equal(code(await b.answer), 'SY_UPSTREAM_BUSY');
+  gone.abort();
+  assert.equal(gone.settled(), true);
+  assert.match(String(await gone.answer), /client left/);
+  assert.equal(pool.waiting, 1);
+  const c = abortableGet(pool, '/c'); // takes the freed place instead of being refused
+  assert.equal(c.settled(), false);
+  assert.equal(pool.waiting, 2);
+  up.release();
+  assert.deepEqual(await running.answer, { status: 200, body: '/running' });
+  assert.deepEqual(await a.answer, { status: 200, body: '/a' });
+  assert.deepEqual(await c.answer, { status: 200, body: '/c' });
+  assert.deepEqual(up.paths, ['/running', '/a', '/c']);
+});
+
+test('FIFO: waiting requests reach the upstream in arrival order, aborted ones skipped, across many entries', async (t) => {
+  const up = await heldUpstream(t);
+  const pool = new TargetPool(up.origin, { connections: 1, maxPending: 5_000, pendingTimeoutMs: 60_000, client: { pipelining: 1 } });
+  t.after(() => pool.close());
+  const running = abortableGet(pool, '/running');
+  await until('the first request at the upstream', () => up.held() === 1);
+  up.release(); // from here every request is answered at once, one connection, one at a time
+  const n = 3_000; // past the queue's compaction threshold
+  const all = Array.from({ length: n }, (_, i) => abortableGet(pool, `/${i}`));
+  for (let i = 1; i < n; i += 7) all[i]!.abort();
+  const answers = await Promise.all(all.map((r) => r.answer));
+  await running.answer;
+  const expected = ['/running'];
+  for (let i = 0; i < n; i++) if (i % 7 !== 1) expected.push(`/${i}`);
+  assert.deepEqual(up.paths, expected);
+  assert.equal(answers.filter((a) => a instanceof Error).length, Math.ceil((n - 1) / 7));
+  assert.equal(pool.waiting, 0);
+  assert.equal(pool.size, 1);
+});
+
+test('an undici request() whose signal fires while it waits leaves the queue then, not when a connection frees up', async (t) => {
+  const { request } = await import('undici');
+  const up = await heldUpstream(t);
+  const pool = new TargetPool(up.origin, { connections: 1, client: { pipelining: 1 } }); // no budget: as the steps' service pools
+  t.after(() => pool.close());
+  const running = abortableGet(pool, '/running');
+  await until('the first request at the upstream', () => up.held() === 1);
+  const call = request(`${up.origin}/late`, { dispatcher: pool as unknown as Dispatcher, signal: AbortSignal.timeout(50) });
+  await assert.rejects(call, (err: Error) => err.name === 'TimeoutError' || /abort/i.test(err.message));
+  assert.equal(pool.waiting, 0);
+  up.release();
+  assert.deepEqual(await running.answer, { status: 200, body: '/running' });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(up.paths, ['/running']);
 });
