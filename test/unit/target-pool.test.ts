@@ -110,70 +110,6 @@ test('close lets running requests finish, fails the waiting ones, and refuses ne
   await closed;
 });
 
-test('a handler is told its connection and whether it carried an earlier request; re-dispatched on it from onError after the upstream closed it, the request gets a new socket', async (t) => {
-  // An upstream that answers the first request on each connection and resets it when the next one arrives.
-  let connections = 0;
-  const server = createNetServer((socket) => {
-    connections++;
-    let answered = false;
-    socket.on('error', () => {});
-    socket.on('data', () => {
-      if (answered) return void socket.resetAndDestroy();
-      answered = true;
-      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(() => new Promise((r) => server.close(r)));
-  const pool = new TargetPool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, options(1));
-  t.after(() => pool.close());
-
-  const told: boolean[] = [];
-  const send = (resendOnError: boolean) =>
-    new Promise<string>((resolve) => {
-      let conn: Dispatcher | null = null;
-      const opts = { path: '/', method: 'GET' as const };
-      const handler = (again: boolean): Dispatcher.DispatchHandler & ConnectionAware =>
-        ({
-          onConnection(c: Dispatcher, reused: boolean) {
-            conn = c;
-            told.push(reused);
-          },
-          onConnect() {},
-          onHeaders: () => true,
-          onData: () => true,
-          onComplete: () => resolve('ok'),
-          onError(err: Error) {
-            if (!again) return resolve((err as Error & { code?: string }).code ?? err.message);
-            conn!.dispatch(opts, handler(false)); // from inside undici's onError, as the proxy does
-          },
-        }) as Dispatcher.DispatchHandler & ConnectionAware;
-      pool.dispatch(opts, handler(resendOnError));
-    });
-
-  assert.equal(await send(false), 'ok');
-  await new Promise((r) => setTimeout(r, 5)); // undici frees the connection a turn after the answer
-  assert.equal(await send(false), 'ECONNRESET', 'the reused connection was reset under the request');
-  assert.equal(await send(false), 'ok', 'the next request reconnected');
-  await new Promise((r) => setTimeout(r, 5));
-  assert.equal(await send(true), 'ok', 're-sent on the same connection: a new socket answers');
-  assert.deepEqual(told, [false, true, false, true], 'only requests on a connection that already carried one are told reused');
-  assert.equal(connections, 3);
-  assert.equal(pool.size, 1, 'the re-send did not take another connection');
-  await new Promise((r) => setTimeout(r, 5));
-  assert.equal(await send(false), 'ECONNRESET', 'the connection went back to the pool after the re-send, and is reused');
-});
-
-test('onConnectError runs when a connection cannot be made', async (t) => {
-  const up = await upstream(t);
-  const port = Number(new URL(up.origin).port);
-  await new Promise((r) => up.server.close(r));
-  let failed = 0;
-  const pool = new TargetPool(`http://127.0.0.1:${port}`, { ...options(2), onConnectError: () => failed++ });
-  t.after(() => pool.close());
-  const answers = await Promise.all([get(pool, '/a'), get(pool, '/b')]);
-  for (const a of answers) assert.ok(a instanceof Error && (a as Error & { code?: string }).code === 'ECONNREFUSED', String(a));
-  assert.equal(failed, 2);
 // ---------------------------------------------------------------------------------
 // The budget: at most maxPending requests wait, each for at most pendingTimeoutMs.
 
@@ -351,4 +287,70 @@ test('an undici request() whose signal fires while it waits leaves the queue the
   assert.deepEqual(await running.answer, { status: 200, body: '/running' });
   await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(up.paths, ['/running']);
+});
+
+test('a handler is told its connection and whether it carried an earlier request; re-dispatched on it from onError after the upstream closed it, the request gets a new socket', async (t) => {
+  // An upstream that answers the first request on each connection and resets it when the next one arrives.
+  let connections = 0;
+  const server = createNetServer((socket) => {
+    connections++;
+    let answered = false;
+    socket.on('error', () => {});
+    socket.on('data', () => {
+      if (answered) return void socket.resetAndDestroy();
+      answered = true;
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  const pool = new TargetPool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, options(1));
+  t.after(() => pool.close());
+
+  const told: boolean[] = [];
+  const send = (resendOnError: boolean) =>
+    new Promise<string>((resolve) => {
+      let conn: Dispatcher | null = null;
+      const opts = { path: '/', method: 'GET' as const };
+      const handler = (again: boolean): Dispatcher.DispatchHandler & ConnectionAware =>
+        ({
+          onConnection(c: Dispatcher, reused: boolean) {
+            conn = c;
+            told.push(reused);
+          },
+          onConnect() {},
+          onHeaders: () => true,
+          onData: () => true,
+          onComplete: () => resolve('ok'),
+          onError(err: Error) {
+            if (!again) return resolve((err as Error & { code?: string }).code ?? err.message);
+            conn!.dispatch(opts, handler(false)); // from inside undici's onError, as the proxy does
+          },
+        }) as Dispatcher.DispatchHandler & ConnectionAware;
+      pool.dispatch(opts, handler(resendOnError));
+    });
+
+  assert.equal(await send(false), 'ok');
+  await new Promise((r) => setTimeout(r, 5)); // undici frees the connection a turn after the answer
+  assert.equal(await send(false), 'ECONNRESET', 'the reused connection was reset under the request');
+  assert.equal(await send(false), 'ok', 'the next request reconnected');
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(await send(true), 'ok', 're-sent on the same connection: a new socket answers');
+  assert.deepEqual(told, [false, true, false, true], 'only requests on a connection that already carried one are told reused');
+  assert.equal(connections, 3);
+  assert.equal(pool.size, 1, 'the re-send did not take another connection');
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(await send(false), 'ECONNRESET', 'the connection went back to the pool after the re-send, and is reused');
+});
+
+test('onConnectError runs when a connection cannot be made', async (t) => {
+  const up = await upstream(t);
+  const port = Number(new URL(up.origin).port);
+  await new Promise((r) => up.server.close(r));
+  let failed = 0;
+  const pool = new TargetPool(`http://127.0.0.1:${port}`, { ...options(2), onConnectError: () => failed++ });
+  t.after(() => pool.close());
+  const answers = await Promise.all([get(pool, '/a'), get(pool, '/b')]);
+  for (const a of answers) assert.ok(a instanceof Error && (a as Error & { code?: string }).code === 'ECONNREFUSED', String(a));
+  assert.equal(failed, 2);
 });
