@@ -126,3 +126,36 @@ test('mirror copies to a cluster with a dead target go to its live target while 
   // copy a second is lost at most.
   await waitFor('the mirror copies', () => shadow.requests.length >= 40 - seconds - 1, { timeoutMs: 5_000 });
 });
+
+test('a request that waited in the budget queue still fails over when its connection then cannot be made', BOUNDED, async (t) => {
+  // Regression: the queue hands a waiting handler an onConnect (its abort), which was taken
+  // as "the request was written", so a connect failure after the wait answered 502.
+  const live = await startUpstream(t);
+  let release: (() => void) | null = null;
+  const held = createServer((req, res) => {
+    res.setHeader('connection', 'close'); // the next request on this target needs a new connection
+    release = () => res.end('held');
+  });
+  await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    held.closeAllConnections();
+    held.close();
+  });
+  const heldTarget = `127.0.0.1:${(held.address() as { port: number }).port}`;
+  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1 });
+  await apply(gw, [
+    ['cluster', 'pair', { targets: [heldTarget, live.target], connections: { perTarget: 1 } }],
+    ['route', 'all', { cluster: 'pair', pathPrefix: '/' }],
+  ]);
+  const first = request(`${gw.dataUrl}/first`); // round robin: the held target, which keeps it
+  await waitFor('the held target has the first request', () => release !== null);
+  assert.equal((await request(`${gw.dataUrl}/second`)).status, 200); // the live target
+  const third = request(`${gw.dataUrl}/third`); // the held target again: waits for its one connection
+  await sleep(100);
+  held.close(); // new connections to the held target are now refused
+  release!();
+  assert.equal((await first).text, 'held');
+  const r = await third;
+  assert.equal(r.status, 200, describe(r));
+  assert.ok(live.requests.some((q) => q.url === '/third'), 'the waiting request went to the live target');
+});
