@@ -102,7 +102,7 @@ test('built-in steps act on the request, the response, or answer themselves', BO
       assert.equal(r.status, 400, `${target}: ${r.raw}`);
       assert.equal(r.json.code, 'Svc.Data.BadRequest');
     }
-    assert.equal((await raw('/rp/docs')).json.url, '/public//docs', 'replacePrefix maps as configured');
+    assert.equal((await raw('/rp/docs')).json.url, '/public/docs', 'replacePrefix maps as configured, and the result is in normal form (slashes merged)');
   });
 
   await t.test('a 204 answer the gateway makes itself carries no body and no length', async () => {

@@ -58,7 +58,8 @@ function slowPath(raw: string, policy: PathPolicy): string | null {
       if (last) out.push('');
     } else if (seg === '.') {
       if (last) out.push('');
-    } else if (seg !== '' || last || !merge) out.push(seg);
+    } else if (seg !== '' || last || (!merge && out.length > 0)) out.push(seg);
+    // Never a leading `//`, even unmerged: WHATWG URL parsers (Node's) read `//x/admin` as host x, path /admin.
     seg = '';
   };
   const n = raw.length;

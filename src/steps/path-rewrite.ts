@@ -2,6 +2,10 @@ import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
 import { repeatsARepetition } from './safe-regex.js';
+import { normalizePath, type PathPolicy } from '../shared/normalize-path.js';
+
+/** A rewrite's result: slashes merged, encoded slashes left encoded (the edge's policy already judged them). */
+const REWRITE_POLICY: PathPolicy = { escapedSlashes: 'keep', mergeSlashes: true };
 
 const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 
@@ -14,7 +18,7 @@ const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 export const pathRewrite = defineStep({
   code: 'path-rewrite',
   summary: 'Strip or replace a path prefix, or rewrite the path with a regular expression',
-  details: 'Exactly one of `stripPrefix`, `replacePrefix`, `regex`. The rewrite applies to the normalised path (dot segments resolved, as routes match it); a result with a dot segment is refused with 400. `regex.pattern` may not repeat a group that itself repeats (`(a+)+`).',
+  details: 'Exactly one of `stripPrefix`, `replacePrefix`, `regex`. The rewrite applies to the normalised path (dot segments resolved, as routes match it); a result with a dot segment is refused with 400; the result is put in normal form (slashes merged, a leading `//` included) before it goes upstream. `regex.pattern` may not repeat a group that itself repeats (`(a+)+`).',
   statuses: [{ status: 400, when: 'the rewritten path would contain a dot segment (`/pr../x` with stripPrefix `/pr`): Svc.Data.BadRequest' }],
   example: { stripPrefix: '/api' },
   schema: v.pipe(
@@ -43,6 +47,7 @@ export const pathRewrite = defineStep({
   ),
   create(s) {
     const outside = stepError(400, 'Svc.Data.BadRequest', 'The rewritten path would contain a dot segment');
+    const unusable = stepError(400, 'Svc.Data.BadRequest', 'The rewritten path is not a path the gateway forwards');
     let rewrite: (path: string) => string;
     if (s.stripPrefix !== undefined) {
       const p = s.stripPrefix;
@@ -63,7 +68,12 @@ export const pathRewrite = defineStep({
       // The base has no dot segment; one in the result was made by the rewrite from a
       // segment like `pr..`: a client reaching outside the mapping (`/public/../admin`).
       if (DOT_SEGMENT.test(next)) return outside;
-      flow.path = next;
+      // The result goes upstream as the route's path did: in normal form (a `//x/admin`
+      // made by `/api` -> `/` reads as host x to WHATWG parsers). Encoded slashes the
+      // edge let in stay as they are.
+      const normal = normalizePath(next, REWRITE_POLICY);
+      if (normal === null) return unusable;
+      flow.path = normal;
       return undefined;
     };
   },

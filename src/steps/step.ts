@@ -8,8 +8,8 @@ export interface StepRequest {
   readonly query: string | null;
   /**
    * Flat `name, value, name, value, …`, names lower case, in the client's order; without
-   * X-Forwarded-*, Forwarded, X-Real-IP, True-Client-IP and X-Client-IP unless the peer
-   * is a trusted proxy.
+   * the identity headers (X-Forwarded-*, Forwarded, X-Real-IP, …: client-address.ts)
+   * unless the peer is a trusted proxy.
    */
   readonly headers: readonly string[];
   /** The socket peer. */

@@ -1,32 +1,46 @@
 import { hopAddress } from '../shared/cidr.js';
 
 /**
- * Headers in which a client names itself or the way it came. From a peer that is not a
+ * Headers in which a client names itself, the way it came or the URL it asked for, as
+ * the frameworks behind gateways read them (Rack's X-Forwarded-Ssl and Client-IP, Spring's
+ * X-Forwarded-Prefix, IIS's X-Original-URL, CDN client headers). From a peer that is not a
  * trusted proxy they are dropped when the request is read, so no step, preview, mirror
- * copy, sub-request or upstream sees them; the gateway sets X-Forwarded-* itself.
+ * copy, sub-request or upstream sees them; the gateway sets X-Forwarded-* itself. Every
+ * `x-forwarded-*` name counts, beside these.
  */
 export const IDENTITY_HEADERS: ReadonlySet<string> = new Set([
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-  'x-forwarded-port',
   'forwarded',
+  'forwarded-for',
+  'x-forwarded',
   'x-real-ip',
   'true-client-ip',
   'x-client-ip',
+  'client-ip',
+  'x-cluster-client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+  'x-original-forwarded-for',
+  'x-original-url',
+  'x-rewrite-url',
+  'x-original-host',
+  'x-host',
 ]);
 
+const X_FORWARDED_ = 'x-forwarded-';
+
 /**
- * Whether `name` (lower case) is one of IDENTITY_HEADERS. Asked of every header of every
- * request: a look at one or two characters ('x-f', 'x-r', 'x-c', 'f', 't' start them all)
- * turns most names away before the Set is asked.
+ * Whether `name` (lower case) is an identity header (IDENTITY_HEADERS or `x-forwarded-*`).
+ * Asked of every header of every request: a look at one or two characters turns most
+ * names away before the Set is asked.
  */
 export function isIdentityHeader(name: string): boolean {
   const c = name.charCodeAt(0);
   if (c === 120) {
+    if (name.startsWith(X_FORWARDED_)) return true;
     const d = name.charCodeAt(2);
-    if (d !== 102 && d !== 114 && d !== 99) return false;
-  } else if (c !== 102 && c !== 116) return false;
+    // x-f(orwarded), x-r(eal-ip, ewrite-url), x-c(lient-ip, luster-…), x-o(riginal-…), x-h(ost)
+    if (d !== 102 && d !== 114 && d !== 99 && d !== 111 && d !== 104) return false;
+  } else if (c !== 102 && c !== 116 && c !== 99) return false; // f, t, c
   return IDENTITY_HEADERS.has(name);
 }
 

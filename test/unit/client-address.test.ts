@@ -62,7 +62,9 @@ test('TrustedProxies: none trusts nothing; answers are the matcher’s', () => {
 
 test('isIdentityHeader: every identity name, and no other', () => {
   for (const name of IDENTITY_HEADERS) assert.equal(isIdentityHeader(name), true, name);
-  for (const name of ['host', 'x-api-key', 'x-request-id', 'x-forwarded', 'x-forwarded-method', 'forward', 'from', 'te', 'trailer', 'x-real', 'x-client-id', 'cookie', '', 'x'])
+  for (const name of ['x-forwarded-for', 'x-forwarded-ssl', 'x-forwarded-prefix', 'x-forwarded-method'])
+    assert.equal(isIdentityHeader(name), true, `${name}: every x-forwarded-* counts`);
+  for (const name of ['host', 'x-api-key', 'x-request-id', 'x-forwardedfor', 'forward', 'from', 'te', 'trailer', 'x-real', 'x-client-id', 'x-hostname', 'x-origin', 'client', 'cookie', '', 'x'])
     assert.equal(isIdentityHeader(name), false, name);
 });
 
