@@ -15,30 +15,34 @@ async function upstream(t: { after(fn: () => unknown): void }, delayMs = 0): Pro
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, server };
 }
 
+type Answer = { status: number; body: string } | Error;
+
+/** A handler that gathers the answer and hands it, or the error, to `settle`; `onConnect` gets the abort. */
+function answerHandler(settle: (a: Answer) => void, onConnect: (abort: (err?: Error) => void) => void = () => {}): Dispatcher.DispatchHandler {
+  let status = 0;
+  const chunks: Buffer[] = [];
+  return {
+    onConnect,
+    onHeaders(s: number) {
+      status = s;
+      return true;
+    },
+    onData(c: Buffer) {
+      chunks.push(c);
+      return true;
+    },
+    onComplete() {
+      settle({ status, body: Buffer.concat(chunks).toString() });
+    },
+    onError(err: Error) {
+      settle(err);
+    },
+  } as Dispatcher.DispatchHandler;
+}
+
 /** Dispatches one GET through the pool; resolves with the status and body, or the error. */
-function get(pool: TargetPool, path: string, headers: string[] = []): Promise<{ status: number; body: string } | Error> {
-  return new Promise((resolve) => {
-    let status = 0;
-    const chunks: Buffer[] = [];
-    const handler: Dispatcher.DispatchHandler = {
-      onConnect() {},
-      onHeaders(s: number) {
-        status = s;
-        return true;
-      },
-      onData(c: Buffer) {
-        chunks.push(c);
-        return true;
-      },
-      onComplete() {
-        resolve({ status, body: Buffer.concat(chunks).toString() });
-      },
-      onError(err: Error) {
-        resolve(err);
-      },
-    } as Dispatcher.DispatchHandler;
-    pool.dispatch({ path, method: 'GET', headers }, handler);
-  });
+function get(pool: TargetPool, path: string, headers: string[] = []): Promise<Answer> {
+  return new Promise((resolve) => void pool.dispatch({ path, method: 'GET', headers }, answerHandler(resolve)));
 }
 
 const options = (connections: number) => ({ connections, client: { pipelining: 1, keepAliveTimeout: 4_000 } });
@@ -139,35 +143,15 @@ async function heldUpstream(t: { after(fn: () => unknown): void }): Promise<{ or
 }
 
 /** Like get(), also handing out the abort undici (or the pool, while the request waits) gave the handler. */
-function abortableGet(pool: TargetPool, path: string): { answer: Promise<{ status: number; body: string } | Error>; abort: () => void; settled: () => boolean } {
+function abortableGet(pool: TargetPool, path: string): { answer: Promise<Answer>; abort: () => void; settled: () => boolean } {
   let abort: ((err?: Error) => void) | null = null;
   let settled = false;
-  const answer = new Promise<{ status: number; body: string } | Error>((resolve) => {
-    let status = 0;
-    const chunks: Buffer[] = [];
-    const done = (v: { status: number; body: string } | Error) => {
+  const answer = new Promise<Answer>((resolve) => {
+    const settle = (v: Answer) => {
       settled = true;
       resolve(v);
     };
-    pool.dispatch({ path, method: 'GET', headers: [] }, {
-      onConnect(a: (err?: Error) => void) {
-        abort = a;
-      },
-      onHeaders(s: number) {
-        status = s;
-        return true;
-      },
-      onData(c: Buffer) {
-        chunks.push(c);
-        return true;
-      },
-      onComplete() {
-        done({ status, body: Buffer.concat(chunks).toString() });
-      },
-      onError(err: Error) {
-        done(err);
-      },
-    } as Dispatcher.DispatchHandler);
+    pool.dispatch({ path, method: 'GET', headers: [] }, answerHandler(settle, (a) => (abort = a)));
   });
   return { answer, abort: () => abort?.(new Error('client left')), settled: () => settled };
 }
