@@ -123,6 +123,7 @@ test('600 slow uploads and 600 long polls: a normal GET is answered within pendi
     assert.ok(a, 'a normal GET is answered');
     assert.ok(a.status === 200 || (a.status === 503 && a.code === 'Svc.Data.UpstreamBusy'), `${a.status} ${a.body}`);
     assert.ok(a.ms <= budget.pendingTimeoutMs + SLACK_MS, `a normal GET waited ${Math.round(a.ms)} ms`);
+    t.diagnostic(`normal GET ${i}: ${a.status} ${a.code ?? ''} after ${Math.round(a.ms)} ms`);
   }
   assert.equal(up.connections(), heldPolls, 'no connection beyond perTarget per worker; none for the uploads');
   assert.equal(up.requests.filter((r) => r.method === 'POST').length, 0);
