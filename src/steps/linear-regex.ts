@@ -18,6 +18,11 @@ export class PatternRefused extends Error {}
 // JavaScript's `.` excludes every line terminator; RE2's excludes only `\n`.
 const DOT = '[^\\n\\r\\x{2028}\\x{2029}]';
 
+// JavaScript's `\s` (and its complement, for use inside a class); RE2's is ASCII `[\t\n\f\r ]`.
+const SPACE = '\\t\\n\\x0b\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
+const NON_SPACE =
+  '\\x00-\\x08\\x0e-\\x1f\\x21-\\x{9f}\\x{a1}-\\x{167f}\\x{1681}-\\x{1fff}\\x{200b}-\\x{2027}\\x{202a}-\\x{202e}\\x{2030}-\\x{205e}\\x{2060}-\\x{2fff}\\x{3001}-\\x{fefe}\\x{ff00}-\\x{10ffff}';
+
 const unsupported = (feature: string) => new PatternRefused(`uses a feature RE2 does not support: ${feature}`);
 
 /**
@@ -47,7 +52,11 @@ export function toRe2Syntax(src: string, captures = true): string {
       const braced = n === 'u' ? /^\{([0-9A-Fa-f]+)\}/.exec(src.slice(i + 2)) : null;
       const hex4 = n === 'u' && !braced ? /^[0-9A-Fa-f]{4}/.exec(src.slice(i + 2)) : null;
       const ctrl = n === 'c' && /^[A-Za-z]/.test(src[i + 2] ?? '') ? src.charCodeAt(i + 2) % 32 : -1;
-      if (braced) {
+      if (n === 's' || n === 'S') {
+        const set = n === 's' ? SPACE : NON_SPACE;
+        out += inClass ? set : `[${set}]`;
+        i++;
+      } else if (braced) {
         out += `\\x{${braced[1]}}`;
         i += 1 + braced[0].length;
       } else if (hex4) {

@@ -79,6 +79,13 @@ test('JavaScript meanings are kept where RE2 would differ', () => {
   assert.equal(compileLinear('^\\u0041\\u{42}$', { unicode: true }).test('AB'), true);
   assert.equal(compileLinear('^[[:a]+$').test('[:a'), true, '[ is literal in a class');
   assert.equal(compileLinear('BOT', { ignoreCase: true }).test('googlebot/2.1'), true);
+  // \s and \S as JavaScript reads them (RE2's \s is ASCII only), alone and inside classes
+  const chars = Array.from({ length: 0x3100 }, (_, i) => String.fromCharCode(i)).concat(['\ufeff', '\ufefe', '\uff00']);
+  for (const p of ['^\\s$', '^\\S$', '^[\\s]$', '^[^\\s]$', '^[\\S]$', '^[^\\S]$', '^[a\\s]$']) {
+    const js = new RegExp(p);
+    const re = compileLinear(p);
+    assert.deepEqual(chars.filter((c) => js.test(c) !== re.test(c)), [], p);
+  }
 });
 
 test('path-rewrite replacement syntax: $1, $<name>, $& and $$ as String.prototype.replace, first match only', () => {
