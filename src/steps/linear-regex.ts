@@ -98,9 +98,9 @@ export function toRe2Syntax(src: string, captures = true): string {
       if (kind === '<=') throw unsupported('lookbehind `(?<=`');
       if (kind === '<!') throw unsupported('negative lookbehind `(?<!`');
       if (kind.startsWith('>')) throw unsupported('atomic group `(?>`');
-      if (!captures && kind.startsWith('<')) {
+      const end = src.indexOf('>', i);
+      if (!captures && kind.startsWith('<') && end > 0) {
         // a named group: drop its name (patterns joined into one may share names)
-        const end = src.indexOf('>', i);
         out += '(?:';
         i = end;
         continue;
@@ -109,7 +109,8 @@ export function toRe2Syntax(src: string, captures = true): string {
       out += '(?:';
       continue;
     }
-    if ((c === '*' || c === '+' || c === '?' || c === '}') && src[i + 1] === '+' && !(c === '?' && src[i - 1] === '(')) {
+    const quantifier = c === '*' || c === '+' || (c === '?' && src[i - 1] !== '(') || (c === '}' && /\{\d+(,\d*)?$/.test(src.slice(0, i)));
+    if (quantifier && src[i + 1] === '+') {
       throw unsupported(`possessive quantifier \`${c}+\``);
     }
     out += c === '.' ? DOT : c;
