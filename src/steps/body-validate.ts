@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { defineStep, type StepOutcome } from './step.js';
 import { stepError } from './reply.js';
+import { compileLinear, PatternRefused } from './linear-regex.js';
 
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv, formats: readonly string[]) => Ajv;
@@ -28,6 +29,34 @@ const strictFormats = {
 };
 
 /**
+ * ajv's RegExp engine for `pattern` and `patternProperties`: RE2's linear-time matcher,
+ * so no schema pattern can make a body take exponential time. Unanchored, as `test`.
+ */
+const linearRegExp = Object.assign(
+  (pattern: string, u: string) => {
+    let re: ReturnType<typeof compileLinear>;
+    try {
+      re = compileLinear(pattern, { unicode: u === 'u' });
+    } catch (err) {
+      throw err instanceof PatternRefused ? new PatternRefused(`pattern ${JSON.stringify(pattern)} ${err.message}`) : err;
+    }
+    // ajv shares one compiled pattern per distinct toString() within a schema
+    return { test: (s: string) => re.test(s), toString: () => `/${pattern}/${u}` };
+  },
+  { code: 'linearRegExp' },
+);
+
+/** The first schema pattern the linear-time engine refuses, as a check message. */
+function schemaIssue(schema: Record<string, unknown>): string {
+  try {
+    validatorOf(schema);
+    return 'must be a valid JSON Schema';
+  } catch (err) {
+    return `must be a valid JSON Schema: ${(err as Error).message}`;
+  }
+}
+
+/**
  * One compiled validator per distinct schema text, each in its own ajv instance: ajv
  * keeps every schema it compiles under its `$id`, so in a shared instance an edited
  * schema with the same `$id` could never compile again, and one tenant's `$ref` could
@@ -39,7 +68,7 @@ export function validatorOf(schema: Record<string, unknown>): ValidateFunction {
   let fn = compiled.get(key);
   if (fn === undefined) {
     if (compiled.size >= 256) compiled.clear();
-    const ajv = new Ajv({ allErrors: true, strict: false, logger: strictFormats });
+    const ajv = new Ajv({ allErrors: true, strict: false, logger: strictFormats, code: { regExp: linearRegExp } });
     addFormats(ajv, FORMATS);
     fn = ajv.compile(schema);
     compiled.set(key, fn);
@@ -55,7 +84,7 @@ export function validatorOf(schema: Record<string, unknown>): ValidateFunction {
 export const bodyValidate = defineStep({
   code: 'body-validate',
   summary: 'Validate a JSON request body against a JSON Schema (400 with the violations)',
-  details: 'Each schema is compiled on its own (its `$id` and `$ref`s see no other schema). `format` is checked (ajv-formats: `date-time`, `email`, `uri`, `uuid`, `ipv4`, …); an unknown format is a compile issue, and so is `url`, whose check takes time growing with the square of the input: use `uri`. A body nested too deeply for a recursive schema gets 400.',
+  details: 'Each schema is compiled on its own (its `$id` and `$ref`s see no other schema). `format` is checked (ajv-formats: `date-time`, `email`, `uri`, `uuid`, `ipv4`, …); an unknown format is a compile issue, and so is `url`, whose check takes time growing with the square of the input: use `uri`. A body nested too deeply for a recursive schema gets 400. `pattern` and `patternProperties` are JavaScript regular expressions (as the `u` flag reads them) run on a linear-time engine (RE2): matching takes time in proportion to the string whatever the pattern. Backreferences, lookahead and lookbehind, atomic groups and possessive quantifiers are compile issues, and so are patterns over 1,000 characters or compiling to over 2,000 RE2 instructions.',
   statuses: [
     { status: 400, when: 'the body is not JSON or violates the schema (`violations` lists them)' },
     { status: 413, when: 'the body is over maxBytes' },
@@ -72,7 +101,7 @@ export const bodyValidate = defineStep({
         } catch {
           return false;
         }
-      }, 'must be a valid JSON Schema'),
+      }, (issue) => schemaIssue(issue.input as Record<string, unknown>)),
     ),
     maxBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16 * 1024 * 1024)), 1024 * 1024),
     requireJson: v.optional(v.boolean(), true),

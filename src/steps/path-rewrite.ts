@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
-import { repeatsARepetition } from './safe-regex.js';
+import { compileLinear, patternIssue } from './linear-regex.js';
 import { normalizePath, type PathPolicy } from '../shared/normalize-path.js';
 
 /** A rewrite's result: slashes merged, encoded slashes left encoded (the edge's policy already judged them). */
@@ -18,7 +18,7 @@ const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 export const pathRewrite = defineStep({
   code: 'path-rewrite',
   summary: 'Strip or replace a path prefix, or rewrite the path with a regular expression',
-  details: 'Exactly one of `stripPrefix`, `replacePrefix`, `regex`. The rewrite applies to the normalised path (dot segments resolved, as routes match it); a result with a dot segment is refused with 400; the result is put in normal form (slashes merged, a leading `//` included) before it goes upstream. `regex.pattern` may not repeat a group that itself repeats (`(a+)+`).',
+  details: 'Exactly one of `stripPrefix`, `replacePrefix`, `regex`. The rewrite applies to the normalised path (dot segments resolved, as routes match it); a result with a dot segment is refused with 400; the result is put in normal form (slashes merged, a leading `//` included) before it goes upstream. `regex` replaces the first match of `pattern` (a JavaScript regular expression) with `replacement`, which takes `$1`, `$<name>`, `$&` and `$$` as `String.prototype.replace` does. The pattern runs on a linear-time engine (RE2): matching takes time in proportion to the path whatever the pattern. Backreferences (`\\1`, `\\k<name>`), lookahead and lookbehind (`(?=`, `(?!`, `(?<=`, `(?<!`), atomic groups and possessive quantifiers are compile issues, and so are patterns over 1,000 characters or compiling to over 2,000 RE2 instructions. An astral character (an emoji) counts as one character, as with JavaScript\'s `u` flag.',
   statuses: [{ status: 400, when: 'the rewritten path would contain a dot segment (`/pr../x` with stripPrefix `/pr`): Svc.Data.BadRequest' }],
   example: { stripPrefix: '/api' },
   schema: v.pipe(
@@ -29,15 +29,10 @@ export const pathRewrite = defineStep({
         v.strictObject({
           pattern: v.pipe(
             v.string(),
-            v.check((p) => {
-              try {
-                new RegExp(p);
-                return true;
-              } catch {
-                return false;
-              }
-            }, 'must be a valid regular expression'),
-            v.check((p) => !repeatsARepetition(p), 'must not repeat a group that itself repeats, like (a+)+ (it backtracks exponentially)'),
+            v.check(
+              (p) => patternIssue(p) === undefined,
+              (issue) => `pattern ${patternIssue(issue.input as string)}`,
+            ),
           ),
           replacement: v.string(),
         }),
@@ -56,9 +51,11 @@ export const pathRewrite = defineStep({
       const { from, to } = s.replacePrefix;
       rewrite = (path) => (path.startsWith(from) ? to + path.slice(from.length) : path);
     } else {
-      const re = new RegExp(s.regex!.pattern);
+      const re = compileLinear(s.regex!.pattern);
       const rep = s.regex!.replacement;
-      rewrite = (path) => path.replace(re, rep);
+      // The first match only, as String.prototype.replace without the g flag; the
+      // capture-free test first keeps paths that do not match on the fastest matcher.
+      rewrite = (path) => (re.test(path) ? re.matcher(path).replaceFirst(rep) : path);
     }
     return (flow) => {
       // flow.path starts as the normalised path the route matched (`/x/../pr/a` arrives as

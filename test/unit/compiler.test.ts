@@ -203,15 +203,24 @@ test('a ring of six chains is a cycle, whatever the depth limit', () => {
   assert.match(cycle.message, /a -> b -> c -> d -> e -> f -> a/);
 });
 
-test('patterns that backtrack exponentially are compile issues in path-rewrite and bot-detection', () => {
-  const r = run([
+test('patterns run in linear time: exponential shapes compile; backreferences and lookaround are compile issues', () => {
+  const safe = run([
     cluster('c'),
     route('r', { cluster: 'c', steps: [
       { code: 'path-rewrite', settings: { regex: { pattern: '^/api/([a-z0-9]+)+/v1$', replacement: '/x' } } },
       { code: 'bot-detection', settings: { deny: ['ok', '(\\w+\\s?)*$'] } },
     ] }),
   ]);
-  assert.deepEqual(r.issues.map((i) => i.pointer).sort(), ['/steps/0/settings/regex/pattern', '/steps/1/settings/deny/1']);
+  assert.deepEqual(safe.issues, []);
+  const r = run([
+    cluster('c'),
+    route('r', { cluster: 'c', steps: [
+      { code: 'path-rewrite', settings: { regex: { pattern: '^/(\\w+)/\\1$', replacement: '/x' } } },
+      { code: 'bot-detection', settings: { deny: ['ok', 'bot(?!tle)'] } },
+    ] }),
+  ]);
+  assert.deepEqual(r.issues.map((i) => [i.code, i.pointer]).sort(), [['Compile.Step.Settings', '/steps/0/settings/regex/pattern'], ['Compile.Step.Settings', '/steps/1/settings/deny/1']]);
+  assert.match(r.issues.find((i) => i.pointer.endsWith('deny/1'))!.message, /uses a feature RE2 does not support: negative lookahead/);
 });
 
 test('jwt-auth naming an unset secretEnv is a compile issue, not a route refusing every token', () => {
