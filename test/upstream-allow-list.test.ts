@@ -57,6 +57,14 @@ test("no tenant, default included, reaches the gateway's own admin or data port;
   assert.equal(self.json.code, 'Svc.Data.UpstreamDenied');
   const ok = await viaData(gw, 'x.example', '/up');
   assert.equal(ok.status, 200, 'default reaches a loopback upstream');
+
+  // A refused target is failed over like a refused connection: nothing was sent to it.
+  await setEntity(gw, 'cluster', 'self', { targets: [`localhost:${gw.adminPort}`, up.target] });
+  await publish(gw);
+  for (let i = 0; i < 4; i++) {
+    const r = await request(`${gw.dataUrl}/self`, { method: 'POST', body: 'x' });
+    assert.equal(r.status, 200, `attempt ${i}: ${r.text}`);
+  }
 });
 
 test('a host name that resolves to loopback is refused when the worker connects (502 Svc.Data.UpstreamDenied), services too', BOUNDED, async (t) => {

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Client } from 'undici';
-import { checkLiteral, splitTarget, upstreamPolicy, type UpstreamCheck, type UpstreamRules } from './upstream-policy.js';
+import { UPSTREAM_DENIED, checkLiteral, splitTarget, upstreamPolicy, type UpstreamCheck, type UpstreamRules } from './upstream-policy.js';
 
 /**
  * Connect-time half of the upstream policy, in workers: a host name is checked against
@@ -10,8 +10,7 @@ import { checkLiteral, splitTarget, upstreamPolicy, type UpstreamCheck, type Ups
  * open connection pay nothing.
  */
 
-/** The error a refused connection fails with (502 Svc.Data.UpstreamDenied). */
-export const UPSTREAM_DENIED = 'SY_UPSTREAM_DENIED';
+export { UPSTREAM_DENIED };
 
 let policy: ((tenant: string) => UpstreamCheck) | null = null;
 

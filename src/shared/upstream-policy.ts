@@ -22,6 +22,9 @@ export interface UpstreamRules {
   data: { host: string; port: number };
 }
 
+/** The code of the error a refused connection fails with (502 Svc.Data.UpstreamDenied). */
+export const UPSTREAM_DENIED = 'SY_UPSTREAM_DENIED';
+
 /** The operator's own tenant: it keeps loopback and private upstreams. */
 export const OPERATOR_TENANT = 'default';
 
