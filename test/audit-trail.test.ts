@@ -105,6 +105,8 @@ test('the audit trail records every admin write of a scripted two-tenant session
       { id: 'acme-ops', scopes: ACME_SCOPES, tenant: 'acme' },
       { id: 'reader', scopes: ['config:read'] },
     ],
+    // acme's cluster is on loopback, which only the operator's allow-list opens to tenants.
+    edit: (c) => void (c.upstreams = { allow: ['127.0.0.0/8'] }),
   });
   const root = { id: 'root', kind: 'system' as const, token: gw.tokens.root! };
   const acme = { id: 'acme-ops', kind: 'tenant' as const, token: gw.tokens['acme-ops']! };

@@ -116,7 +116,8 @@ async function assertBaselineServes(gw: Gateway, up: Upstream, what: string): Pr
 
 test('publish is rejected with 422 on dry-run and on go for every compile issue; the previous generation keeps serving', { timeout: 180_000 }, async (t) => {
   const up = await startUpstream(t);
-  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY] });
+  // tenant-b's cluster is on loopback, which only the operator's allow-list opens to tenants.
+  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY], edit: (c) => void (c.upstreams = { allow: ['127.0.0.0/8'] }) });
 
   // Baseline: a cluster route, a fixed answer, and a route bound to a chain nested 4 deep
   // (route -> c1 -> c2 -> c3 -> c4), which passes.

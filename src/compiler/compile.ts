@@ -6,6 +6,8 @@ import { StepCompiler } from './step-compiler.js';
 import { claimHosts } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
+import { deniedTargets, deniedUrl } from './upstream-checks.js';
+import { upstreamPolicy } from '../shared/upstream-policy.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -42,11 +44,16 @@ export function compile(snapshot: Snapshot): CompileResult {
   const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
   const allRoutes: CompiledRoute[] = [];
   let warnings: CompileIssue[] = [];
+  const policy = snapshot.upstreams ? upstreamPolicy(snapshot.upstreams) : null;
   for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
     const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
     const clusters = of<ClusterDoc>('cluster');
     for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
-    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : []));
+    // Only the publishing tenant's addresses: a narrower worker.json must not stop other
+    // tenants' publishes (workers refuse what it denies when they connect).
+    const check = policy && tenant === snapshot.tenant ? policy(tenant) : null;
+    if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets, check, issues);
+    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : []), check ? (url) => deniedUrl(url, check) : undefined);
     steps.checkChains();
     const routes: CompiledRoute[] = [];
     for (const [name, doc] of of<RouteDoc>('route')) {

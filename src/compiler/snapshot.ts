@@ -1,4 +1,5 @@
 import type { Kind } from './documents.js';
+import type { UpstreamRules } from '../shared/upstream-policy.js';
 
 export interface EntityRow {
   tenant: string;
@@ -21,6 +22,8 @@ export interface Snapshot {
   drafts: DraftRow[];
   /** Step codes each tenant has disabled (plugin lifecycle); absent: none. */
   disabled?: Record<string, readonly string[]>;
+  /** worker.json's upstream policy; absent: no address is refused. */
+  upstreams?: UpstreamRules;
 }
 
 export interface Effective {

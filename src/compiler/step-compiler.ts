@@ -41,6 +41,8 @@ export class StepCompiler {
     private readonly issues: CompileIssue[],
     /** Codes the tenant disabled: using one is an issue until it is enabled again. */
     private readonly disabled: ReadonlySet<string> = new Set(),
+    /** The rule refusing a service URL's literal address (forward-auth, http-callout), or null. */
+    private readonly urlDenied?: (url: string) => string | null,
   ) {}
 
   /** Checks every orch entity on its own, referenced or not: structure, settings, and its refs (missing, cyclic). */
@@ -172,6 +174,13 @@ export class StepCompiler {
     const missing = (def.clusterRefs?.(r.output) ?? []).filter((ref) => !this.clusters.has(ref.name));
     for (const ref of missing) this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.Cluster', `${code}: no cluster ${ref.name} in this tenant`);
     if (missing.length) return undefined;
+    // The service-calling steps' `url`: the same upstream policy as clusters' targets.
+    const url = (r.output as { url?: unknown }).url;
+    const denied = typeof url === 'string' ? this.urlDenied?.(url) : null;
+    if (denied) {
+      this.issue(owner, `${at}/settings/url`, 'Compile.Step.UrlDenied', `${code}: ${url} is refused: ${denied}`);
+      return undefined;
+    }
     // Build the step once here, as every worker will: settings the schema passes but the
     // runtime cannot build must be an issue now, not workers failing a committed generation.
     if (def.create && !def.compileTime) {

@@ -3,12 +3,15 @@
  * plain JSON). Errors cross as data: {code, message}, never as thrown objects.
  */
 import type { ErrorCode } from './errors.js';
+import type { UpstreamRules } from './upstream-policy.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
 export interface DataPlaneSettings {
   paths: { escapedSlashes: 'reject' | 'keep' | 'decode'; mergeSlashes: boolean };
   /** CIDRs (or single addresses) of peers whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /** The upstream policy: workers check the addresses host names resolve to against it. */
+  upstreams?: UpstreamRules;
 }
 
 /** A compiled generation as workers receive it. `payload` is the compiler's output. */

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { isIP } from 'node:net';
 import { parseCidr } from './cidr.js';
+import type { UpstreamRules } from './upstream-policy.js';
 
 /**
  * worker.json: one strict schema shared by `validate` and `run`, so the two can never
@@ -83,7 +84,29 @@ export const WorkerConfigSchema = v.strictObject({
   ),
   /** Peers whose X-Forwarded-For is believed (CIDR or a single address); empty: none. */
   trustedProxies: v.optional(v.array(v.pipe(v.string(), v.check(isCidr, 'must be an IP address or CIDR, e.g. 10.0.0.0/8'))), []),
+  /** Upstream addresses tenants may reach, besides the defaults (README "Upstream allow-list"). */
+  upstreams: v.optional(
+    v.strictObject({
+      allow: CidrList(),
+      deny: CidrList(),
+      tenants: v.optional(
+        v.record(v.pipe(v.string(), v.regex(TENANT_PATTERN, 'must be a tenant name (a-z 0-9 -)')), v.strictObject({ allow: CidrList(), deny: CidrList() })),
+        {},
+      ),
+    }),
+    {},
+  ),
 });
+
+function CidrList() {
+  return v.optional(v.array(v.pipe(v.string(), v.check(isCidr, 'must be an IP address or CIDR, e.g. 10.0.0.0/8'))), []);
+}
+
+/** The upstream policy's input: worker.json's `upstreams` and the gateway's own ports. */
+export function upstreamRules(config: WorkerConfig): UpstreamRules {
+  const admin = parseHostPort(config.admin.listen)!;
+  return { ...config.upstreams, admin, data: { host: config.listen.host, port: config.listen.port } };
+}
 
 /** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `v6/n`, with n in range for the family: what the workers' matcher takes. */
 export function isCidr(s: string): boolean {

@@ -31,14 +31,14 @@ export const forwardAuth = defineStep({
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000)), 2_000),
   }),
   ownedHeaders: (s) => s.upstreamHeaders,
-  create(s) {
+  create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const pass = s.upstreamHeaders.map((h) => h.toLowerCase());
     const unavailable = stepError(503, 'Svc.Data.AuthUnavailable', 'The auth service could not be reached');
     return async (flow): Promise<StepOutcome> => {
       let r;
       try {
-        r = await subRequest(s.url, s.method, flow, copy, s.timeoutMs);
+        r = await subRequest(ctx.tenant, s.url, s.method, flow, copy, s.timeoutMs);
       } catch (err) {
         return refusedBeforeSending(err) ? REFUSED : unavailable;
       }

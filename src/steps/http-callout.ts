@@ -41,14 +41,14 @@ export const httpCallout = defineStep({
     optional: v.optional(v.boolean(), false),
   }),
   ownedHeaders: (s) => Object.keys(s.map),
-  create(s) {
+  create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);
     const failed = stepError(502, 'Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
       try {
-        const r = await subRequest(s.url, s.method, flow, copy, s.timeoutMs);
+        const r = await subRequest(ctx.tenant, s.url, s.method, flow, copy, s.timeoutMs);
         if (r.status < 200 || r.status >= 300) throw new Error(`status ${r.status}`);
         doc = JSON.parse(r.body);
       } catch (err) {

@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
 import type { Flow } from './step.js';
 import { TargetPool } from '../shared/target-pool.js';
+import { guardedConnect } from '../shared/upstream-guard.js';
 import { ERRORS } from '../shared/errors.js';
 import { stepError } from './reply.js';
 
@@ -12,15 +13,21 @@ import { stepError } from './reply.js';
  * the step's calls (see target-pool.ts).
  */
 const byOrigin = new Map<string, TargetPool>();
-/** By the step's configured URL, so the URL is parsed once, not per call. */
+/** By tenant and the step's configured URL, so the URL is parsed once, not per call. */
 const byUrl = new Map<string, TargetPool>();
-function poolFor(url: string): Dispatcher {
-  let p = byUrl.get(url);
+function poolFor(tenant: string, url: string): Dispatcher {
+  const key = `${tenant} ${url}`;
+  let p = byUrl.get(key);
   if (p === undefined) {
-    const origin = new URL(url).origin;
-    p = byOrigin.get(origin);
-    if (p === undefined) byOrigin.set(origin, (p = new TargetPool(origin, { connections: 64, client: { keepAliveTimeout: 4_000 } })));
-    byUrl.set(url, p);
+    const u = new URL(url);
+    // Per tenant: each tenant's connections are checked against its own upstream policy.
+    const at = `${tenant} ${u.origin}`;
+    p = byOrigin.get(at);
+    if (p === undefined) {
+      const connect = guardedConnect(tenant, u.protocol === 'https:' && u.port === '' ? `${u.host}:443` : u.host);
+      byOrigin.set(at, (p = new TargetPool(u.origin, { connections: 64, client: { keepAliveTimeout: 4_000, connect } })));
+    }
+    byUrl.set(key, p);
   }
   return p as unknown as Dispatcher; // request() needs only dispatch()
 }
@@ -47,7 +54,7 @@ export interface SubResponse {
  * typed `X-Consumer-Id: admin` reached a profile service behind key-auth, which had set
  * the real one. Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES.
  */
-export async function subRequest(url: string, method: string, flow: Flow, copy: readonly string[], timeoutMs: number): Promise<SubResponse> {
+export async function subRequest(tenant: string, url: string, method: string, flow: Flow, copy: readonly string[], timeoutMs: number): Promise<SubResponse> {
   const req = flow.req;
   const headers: Record<string, string> = {};
   if (copy.length > 0) {
@@ -59,7 +66,7 @@ export async function subRequest(url: string, method: string, flow: Flow, copy: 
   headers['x-forwarded-uri'] = req.query === null ? req.path : `${req.path}?${req.query}`;
   // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
   // and coarse): a service that trickles its answer cannot hold the request longer.
-  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(url), signal: AbortSignal.timeout(timeoutMs) });
+  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(tenant, url), signal: AbortSignal.timeout(timeoutMs) });
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res.body as AsyncIterable<Buffer>) {

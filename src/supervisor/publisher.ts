@@ -8,6 +8,7 @@ import type { Db } from '../store/volume.js';
 import type { GenerationMessage } from '../shared/ipc.js';
 import { SvcError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import type { UpstreamRules } from '../shared/upstream-policy.js';
 import { broadcastGeneration } from './broadcast.js';
 import type { WorkerPool } from './worker-pool.js';
 
@@ -45,6 +46,8 @@ export class Publisher {
     private readonly plugins: PluginRepo,
     private readonly pool: () => WorkerPool,
     private readonly log: Logger,
+    /** worker.json's upstream policy, which the compiler checks targets against. */
+    private readonly upstreams?: UpstreamRules,
     private readonly ackTimeoutMs = 10_000,
   ) {
     this.served = generations.latest();
@@ -83,7 +86,7 @@ export class Publisher {
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled() });
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams });
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -97,7 +100,7 @@ export class Publisher {
 
   /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps. */
   private snapshot(tenant: string) {
-    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled() };
+    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams };
   }
 
   private async commit(

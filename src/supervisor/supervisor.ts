@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
-import { loadWorkerConfig, parseHostPort, type WorkerConfig } from '../shared/worker-config.js';
+import { loadWorkerConfig, parseHostPort, upstreamRules, type WorkerConfig } from '../shared/worker-config.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openVolume, type Volume } from '../store/volume.js';
 import { createAdminServer } from '../admin/admin-server.js';
@@ -54,13 +54,14 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const generations = new GenerationRepo(volume.db);
   const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
-  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log);
+  const upstreams = upstreamRules(config);
+  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, upstreams);
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
     logLevel: config.log.level,
     graceMs: config.drain.graceMs,
-    dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies },
+    dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies, upstreams },
     log,
     currentGeneration: () => publisher.current(),
   });

@@ -4,6 +4,7 @@
  * runtime of that generation, listens, and swaps runtimes by one reference when a new
  * generation arrives. It never touches the store.
  */
+import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 import type { FromWorker, ToWorker } from '../shared/ipc.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
@@ -50,6 +51,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
   deps = { log, traceId, env: { rateLimits, log } };
+  installUpstreamPolicy(msg.dataPlane.upstreams);
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.

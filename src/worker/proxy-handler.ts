@@ -1,3 +1,4 @@
+import { upstreamDenied } from '../shared/upstream-guard.js';
 import type { Dispatcher } from 'undici';
 import type { Exchange } from './exchange.js';
 import { responseHeaders } from './upstream-head.js';
@@ -237,6 +238,7 @@ function retriable(err: Error): boolean {
 function errorCode(err: Error): ErrorCode {
   if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   if (upstreamBusy(err)) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
+  if (upstreamDenied(err)) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
   // llhttp's refusals (HPE_*: bad framing, obs-fold, …) and a transfer coding undici does not undo.

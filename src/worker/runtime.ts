@@ -50,7 +50,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
   };
   const poolsFor = (cluster: string) => {
     let p = pools.get(cluster);
-    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!)));
+    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster.slice(0, cluster.indexOf('/')))));
     return p;
   };
 

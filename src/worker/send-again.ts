@@ -1,3 +1,5 @@
+import { UPSTREAM_DENIED } from '../shared/upstream-policy.js';
+
 /**
  * When a request whose attempt failed before the upstream's answer head arrived may go
  * out once more, and where. Pure: the proxy stage (proxy.ts) acts on the answer.
@@ -18,6 +20,7 @@ const CONNECT_FAILED = new Set([
   'EADDRNOTAVAIL',
   'ENOTFOUND',
   'EAI_AGAIN',
+  UPSTREAM_DENIED, // the upstream policy refused the address before connecting
 ]);
 
 /** The connection was closed or reset under the request (undici: 'other side closed', 'closed'). */

@@ -1,5 +1,6 @@
 import { CONNECTION_DEFAULTS, type CompiledCluster } from '../compiler/generation.js';
 import { TargetPool, type Upstream } from '../shared/target-pool.js';
+import { guardedConnect } from '../shared/upstream-guard.js';
 
 /** How long a worker passes over a target it could not connect to. */
 export const HOLD_OFF_MS = 1_000;
@@ -19,7 +20,8 @@ export class ClusterPools {
   private readonly heldUntil: number[];
   private next = 0;
 
-  constructor(readonly spec: CompiledCluster) {
+  /** `tenant`: whose upstream policy the connections are checked against. */
+  constructor(readonly spec: CompiledCluster, tenant: string) {
     this.heldUntil = spec.targets.map(() => 0);
     const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
     this.pools = spec.targets.map(
@@ -28,7 +30,7 @@ export class ClusterPools {
           connections: budget.perTarget,
           maxPending: budget.maxPending,
           pendingTimeoutMs: budget.pendingTimeoutMs,
-          client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: { timeout: spec.connectMs } },
+          client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: guardedConnect(tenant, t, { timeout: spec.connectMs }) },
           onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
         }),
     );

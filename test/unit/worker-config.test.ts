@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadWorkerConfig, parseHostPort } from '../../src/shared/worker-config.js';
+import { loadWorkerConfig, parseHostPort, upstreamRules } from '../../src/shared/worker-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-unit-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -217,4 +217,18 @@ test('trustedProxies: addresses and CIDR blocks of either family; anything else 
   const all = load({ ...base(), trustedProxies: ['10.0.0.0/8', '0.0.0.0/0', '::/0'] }).loaded;
   assert.equal(all.ok, true);
   assert.deepEqual(all.warnings.map((w) => w.split(' trusts')[0]), ['trustedProxies: 0.0.0.0/0', 'trustedProxies: ::/0']);
+});
+
+test('upstreams: CIDR lists, per-tenant lists by tenant name, strict; defaults empty; the rules carry both ports', () => {
+  const ok = load({ ...base(), upstreams: { allow: ['127.0.0.1/32', '::1'], deny: ['10.0.0.0/8'], tenants: { acme: { allow: ['192.168.0.0/16'] } } } }).loaded;
+  assert.equal(ok.ok, true, JSON.stringify(ok.errors));
+  assert.deepEqual(ok.config!.upstreams.tenants.acme, { allow: ['192.168.0.0/16'], deny: [] });
+  assert.deepEqual(upstreamRules(ok.config!).admin, { host: '127.0.0.1', port: 9180 });
+  assert.deepEqual(upstreamRules(ok.config!).data, { host: '0.0.0.0', port: 8080 });
+  const none = load(base()).loaded;
+  assert.deepEqual(none.config!.upstreams, { allow: [], deny: [], tenants: {} });
+  assert.deepEqual(paths({ ...base(), upstreams: { allow: ['10.0.0.0/33'] } }), ['upstreams.allow.0']);
+  assert.deepEqual(paths({ ...base(), upstreams: { deny: ['example.com'] } }), ['upstreams.deny.0']);
+  assert.deepEqual(paths({ ...base(), upstreams: { allows: [] } }), ['upstreams.allows']);
+  assert.deepEqual(paths({ ...base(), upstreams: { tenants: { 'Bad Name': { allow: [] } } } }), ['upstreams.tenants.Bad Name']);
 });

@@ -1,0 +1,21 @@
+import type { CompileIssue } from './generation.js';
+import { checkLiteral, splitTarget, type UpstreamCheck } from '../shared/upstream-policy.js';
+
+/**
+ * Compile-time half of the upstream policy: targets and service URLs written as IP
+ * addresses. Host names are checked by workers against what they resolve to.
+ */
+export function deniedTargets(cluster: string, targets: readonly string[], check: UpstreamCheck, issues: CompileIssue[]): void {
+  targets.forEach((t, i) => {
+    const { host, port } = splitTarget(t);
+    const rule = checkLiteral(check, host, port);
+    if (rule) issues.push({ kind: 'cluster', name: cluster, pointer: `/targets/${i}`, code: 'Compile.Cluster.TargetDenied', message: `target ${t} is refused: ${rule}` });
+  });
+}
+
+/** The rule refusing an http(s) URL's literal address, or null. */
+export function deniedUrl(url: string, check: UpstreamCheck): string | null {
+  const u = new URL(url);
+  const { host, port } = splitTarget(u.host);
+  return checkLiteral(check, host, u.port === '' && u.protocol === 'https:' ? 443 : port);
+}

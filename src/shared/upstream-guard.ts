@@ -1,0 +1,61 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import type { Client } from 'undici';
+import { UPSTREAM_DENIED, checkLiteral, splitTarget, upstreamPolicy, type UpstreamCheck, type UpstreamRules } from './upstream-policy.js';
+
+/**
+ * Connect-time half of the upstream policy, in workers: a host name is checked against
+ * every address it resolves to, on each new connection (a name may resolve elsewhere
+ * later: DNS rebinding), and an IP literal once when its pool is built. Requests on an
+ * open connection pay nothing.
+ */
+
+export { UPSTREAM_DENIED };
+
+let policy: ((tenant: string) => UpstreamCheck) | null = null;
+
+/** Set once at worker start from worker.json; unset (tests building pools directly): nothing is refused. */
+export function installUpstreamPolicy(rules: UpstreamRules | undefined): void {
+  policy = rules ? upstreamPolicy(rules) : null;
+}
+
+export function upstreamDenied(err: unknown): boolean {
+  return (err as { code?: string } | null)?.code === UPSTREAM_DENIED;
+}
+
+function deniedError(target: string, address: string, rule: string): Error {
+  return Object.assign(new Error(`upstream ${target} (${address}) is refused: ${rule}`), { code: UPSTREAM_DENIED });
+}
+
+type Connect = NonNullable<Client.Options['connect']>;
+
+/** undici's `connect` option for a connection of `tenant` to `target` (host:port), `base` added. */
+export function guardedConnect(tenant: string, target: string, base: { timeout?: number } = {}): Connect {
+  if (policy === null) return base;
+  const check = policy(tenant);
+  const { host, port } = splitTarget(target);
+  const literal = checkLiteral(check, host, port);
+  if (literal !== null) {
+    const err = deniedError(target, host, literal);
+    return (_opts, cb) => void process.nextTick(cb, err, null);
+  }
+  // net.connect makes no lookup for an IP address: only a name gets one.
+  return isIP(host) === 0 ? { ...base, lookup: guardedLookup(check, target, port) } : base;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** net.connect's `lookup`: dns.lookup, then every address it gave must pass the check. */
+function guardedLookup(check: UpstreamCheck, target: string, port: number) {
+  return (hostname: string, options: object, callback: LookupCallback): void => {
+    dnsLookup(hostname, options as { all: true }, (err, address: string | LookupAddress[], family?: number) => {
+      if (err) return callback(err, address, family);
+      const list = Array.isArray(address) ? address : [{ address, family: family ?? 4 }];
+      for (const a of list) {
+        const rule = check(a.address, port);
+        if (rule !== null) return callback(deniedError(target, a.address, rule), '', 0);
+      }
+      callback(null, address, family);
+    });
+  };
+}

@@ -1,0 +1,126 @@
+import { isIP } from 'node:net';
+import { cidrMatcher } from './cidr.js';
+
+/**
+ * Which upstream addresses a tenant's clusters and service-calling steps may reach
+ * (README "Upstream allow-list"). One decision, used by the compiler for literal
+ * addresses and by workers for the addresses host names resolve to at connect time.
+ *
+ * In order: the gateway's own admin port (never reachable) and data port (a loop);
+ * worker.json `upstreams.deny`; `upstreams.allow`; for tenants other than `default`,
+ * the host's own and internal ranges (DEFAULT_DENIED); anything else is allowed.
+ */
+
+/** Plain JSON: worker.json's `upstreams` with the gateway's own ports; it crosses IPC to workers. */
+export interface UpstreamRules {
+  allow: string[];
+  deny: string[];
+  /** Per tenant, added to the lists above. */
+  tenants: Record<string, { allow: string[]; deny: string[] }>;
+  /** admin.listen and the data port's listen address. */
+  admin: { host: string; port: number };
+  data: { host: string; port: number };
+}
+
+/** The code of the error a refused connection fails with (502 Svc.Data.UpstreamDenied). */
+export const UPSTREAM_DENIED = 'SY_UPSTREAM_DENIED';
+
+/** The operator's own tenant: it keeps loopback and private upstreams. */
+export const OPERATOR_TENANT = 'default';
+
+/** Refused to tenants other than `default` unless `upstreams.allow` lists them. */
+export const DEFAULT_DENIED: readonly (readonly [string, string])[] = [
+  ['0.0.0.0/8', 'unspecified'],
+  ['127.0.0.0/8', 'loopback'],
+  ['10.0.0.0/8', 'private'],
+  ['172.16.0.0/12', 'private'],
+  ['192.168.0.0/16', 'private'],
+  ['100.64.0.0/10', 'shared (CGNAT)'],
+  ['169.254.0.0/16', 'link-local (cloud metadata)'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved'],
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['fc00::/7', 'private'],
+  ['fe80::/10', 'link-local'],
+  ['ff00::/8', 'multicast'],
+];
+
+const LOCAL = ['0.0.0.0/8', '127.0.0.0/8', '::/128', '::1/128'];
+const WILDCARD = new Set(['0.0.0.0', '::']);
+
+/** null: allowed; else the rule that refuses the address, for messages. */
+export type UpstreamCheck = (ip: string, port: number) => string | null;
+
+/** Builds one check per tenant, once; a check parses no CIDR. */
+export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => UpstreamCheck {
+  const own = (which: 'admin' | 'data', label: string) => {
+    const { host, port } = rules[which];
+    // A wildcard admin bind answers on every address of the host, which no list can name.
+    const everywhere = which === 'admin' && WILDCARD.has(host);
+    const at = cidrMatcher(WILDCARD.has(host) ? LOCAL : [...LOCAL, host]);
+    const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    return (ip: string, p: number) => (p === port && (everywhere || at(ip)) ? `the gateway's own ${label} (${hostPort})` : null);
+  };
+  const adminPort = own('admin', 'admin port');
+  const dataPort = own('data', 'data port');
+  const ranges = DEFAULT_DENIED.map(([cidr, what]) => ({ cidr, what, match: cidrMatcher([cidr]) }));
+  const cache = new Map<string, UpstreamCheck>();
+  const build = (tenant: string): UpstreamCheck => {
+    const extra = rules.tenants[tenant];
+    const deny = [...rules.deny, ...(extra?.deny ?? [])].map((cidr) => ({ cidr, match: cidrMatcher([cidr]) }));
+    const allow = cidrMatcher([...rules.allow, ...(extra?.allow ?? [])]);
+    const restricted = tenant !== OPERATOR_TENANT;
+    return (raw, port) => {
+      const ip = canonicalIp(raw.startsWith('[') ? raw.slice(1, -1) : raw);
+      if (ip === null) return `${raw} is not an IP address`;
+      const own = adminPort(ip, port) ?? dataPort(ip, port);
+      if (own) return own;
+      const d = deny.find((b) => b.match(ip));
+      if (d) return `upstreams.deny ${d.cidr}`;
+      if (allow(ip) || !restricted) return null;
+      const r = ranges.find((b) => b.match(ip));
+      return r ? `${r.what} ${r.cidr}: refused to tenants other than default unless upstreams.allow lists it` : null;
+    };
+  };
+  return (tenant) => {
+    let c = cache.get(tenant);
+    if (!c) cache.set(tenant, (c = build(tenant)));
+    return c;
+  };
+}
+
+/**
+ * The address as the matchers read it: an IPv4-mapped IPv6 address in any spelling
+ * (`::ffff:7f00:1`, `0:0:0:0:0:ffff:127.0.0.1`) is the IPv4 address it reaches.
+ */
+export function canonicalIp(raw: string): string | null {
+  const ip = raw.split('%')[0]!; // a zone names the interface, not the address
+  const kind = isIP(ip);
+  if (kind === 4) return ip;
+  if (kind !== 6) return null;
+  const h = new URL(`http://[${ip}]`).hostname.slice(1, -1);
+  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(h);
+  if (!m) return h;
+  const hi = parseInt(m[1]!, 16);
+  const lo = parseInt(m[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/**
+ * A target's host and port as undici will connect to them: through the WHATWG URL
+ * parser, which reads `127.1` and `2130706433` as 127.0.0.1 (no lookup is made then).
+ */
+export function splitTarget(target: string): { host: string; port: number } {
+  const u = new URL(`http://${target}`);
+  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return { host, port: u.port === '' ? 80 : Number(u.port) };
+}
+
+/**
+ * The check for an address known before connecting (an IP literal); null for a host
+ * name, which is checked against what it resolves to when a connection is made.
+ */
+export function checkLiteral(check: UpstreamCheck, host: string, port: number): string | null {
+  return isIP(host) === 0 ? null : check(host, port);
+}
