@@ -30,10 +30,10 @@ test('a called service answer is read whole only up to MAX_ANSWER_BYTES; a large
   t.after(() => new Promise((r) => server.close(r)));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/check`;
 
-  const fits = await subRequest(`${base}?size=${MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000);
+  const fits = await subRequest('default', `${base}?size=${MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000);
   assert.equal(fits.status, 401);
   assert.equal(fits.body.length, MAX_ANSWER_BYTES, 'an answer of exactly the cap is read whole');
 
-  await assert.rejects(subRequest(`${base}?size=${MAX_ANSWER_BYTES + 1}`, 'GET', req, [], 5_000), /larger than/);
-  await assert.rejects(subRequest(`${base}?size=${8 * MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000), /larger than/);
+  await assert.rejects(subRequest('default', `${base}?size=${MAX_ANSWER_BYTES + 1}`, 'GET', req, [], 5_000), /larger than/);
+  await assert.rejects(subRequest('default', `${base}?size=${8 * MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000), /larger than/);
 });
