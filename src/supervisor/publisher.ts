@@ -64,20 +64,24 @@ export class Publisher {
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
-  go(tenant: string): Promise<PublishResult> {
+  /** `onCommit` runs inside the transaction that commits the change (the audit record goes there). */
+  go(tenant: string, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
       const r = compile(this.snapshot(tenant));
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
       if (r.planned.length === 0) {
-        this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
+        this.db.transaction(() => {
+          this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
+          onCommit?.(this.currentId());
+        })();
         return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.warnings };
       }
-      return { ...(await this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true)), warnings: r.warnings };
+      return { ...(await this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true, onCommit)), warnings: r.warnings };
     });
   }
 
-  rollback(tenant: string, to: number): Promise<PublishResult> {
+  rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
       const state = this.generations.tenantState(tenant, to);
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
@@ -91,7 +95,7 @@ export class Publisher {
       const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
       // The content already serving: nothing to publish, as for a go without changes.
       if (planned.length === 0) return { ok: true as const, generation: this.currentId(), planned: [] };
-      return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false);
+      return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false, onCommit);
     });
   }
 
@@ -108,11 +112,13 @@ export class Publisher {
     planned: string[],
     effective: EntityRow[],
     clearDrafts: boolean,
+    onCommit?: (generation: number) => void,
   ): Promise<PublishResult> {
     const tenantState = effective.filter((e) => e.tenant === tenant);
     this.db.transaction(() => {
       this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
       this.entities.replacePublished(tenant, tenantState, new Set(planned), id, clearDrafts);
+      onCommit?.(id);
     })();
     this.served = { id, payload };
     const b = await broadcastGeneration(this.pool(), this.served, this.ackTimeoutMs, this.log);

@@ -82,7 +82,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     services,
     log,
     throttle,
-    audit: (r) => auditRepo.append(r),
+    audit: auditRepo,
+    transaction: (fn) => volume.db.transaction(fn)(),
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {
