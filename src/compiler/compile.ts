@@ -3,6 +3,7 @@ import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from './generati
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from './generation.js';
 import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
 import { StepCompiler } from './step-compiler.js';
+import { NO_SECRETS } from './secret-policy.js';
 import { claimHosts } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
@@ -46,7 +47,8 @@ export function compile(snapshot: Snapshot): CompileResult {
     const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
     const clusters = of<ClusterDoc>('cluster');
     for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
-    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : []));
+    const own = tenant === snapshot.tenant;
+    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own ? (snapshot.disabled?.[tenant] ?? []) : []), own ? (snapshot.secrets ?? NO_SECRETS) : null);
     steps.checkChains();
     const routes: CompiledRoute[] = [];
     for (const [name, doc] of of<RouteDoc>('route')) {

@@ -1,4 +1,5 @@
 import type { Kind } from './documents.js';
+import type { SecretPolicy } from './secret-policy.js';
 
 export interface EntityRow {
   tenant: string;
@@ -21,6 +22,8 @@ export interface Snapshot {
   drafts: DraftRow[];
   /** Step codes each tenant has disabled (plugin lifecycle); absent: none. */
   disabled?: Record<string, readonly string[]>;
+  /** The environment variables steps may name (worker.json secrets.env); absent: none. */
+  secrets?: SecretPolicy;
 }
 
 export interface Effective {

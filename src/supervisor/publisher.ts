@@ -1,6 +1,7 @@
 import { compile } from '../compiler/compile.js';
 import type { EntityRow } from '../compiler/snapshot.js';
 import type { CompileIssue } from '../compiler/generation.js';
+import type { SecretPolicy } from '../compiler/secret-policy.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
 import type { PluginRepo } from '../store/plugin-repo.js';
@@ -45,6 +46,8 @@ export class Publisher {
     private readonly plugins: PluginRepo,
     private readonly pool: () => WorkerPool,
     private readonly log: Logger,
+    /** The environment variables each tenant's steps may name (worker.json secrets.env). */
+    private readonly secrets: SecretPolicy,
     private readonly ackTimeoutMs = 10_000,
   ) {
     this.served = generations.latest();
@@ -87,7 +90,7 @@ export class Publisher {
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled() });
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), secrets: this.secrets });
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -99,9 +102,9 @@ export class Publisher {
     });
   }
 
-  /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps. */
+  /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps, the secret policy. */
   private snapshot(tenant: string) {
-    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled() };
+    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), secrets: this.secrets };
   }
 
   private async commit(

@@ -54,7 +54,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const generations = new GenerationRepo(volume.db);
   const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
-  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log);
+  const secrets = { env: config.secrets.env, reserved: config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])) };
+  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets);
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
