@@ -17,12 +17,12 @@ import { sleep } from './helpers/wait.js';
 const DIE_AFTER_ANSWER = fileURLToPath(new URL('./helpers/die-after-answer.mjs', import.meta.url));
 const doc = (body: string) => ({ pathPrefix: `/${body}`, directResponse: { statusCode: 200, body } });
 
-/** `config set`; resolves with the traceId once a 2xx status line arrived, null on anything else (refused, reset, killed). */
-function setDraft(gw: Gateway, name: string): Promise<string | null> {
+/** An admin POST; resolves with the traceId once a 2xx status line arrived, null on anything else (refused, reset, killed). */
+function write(gw: Gateway, rest: string, body: unknown = {}): Promise<string | null> {
   return new Promise((resolve) => {
-    const payload = JSON.stringify(doc(name));
+    const payload = JSON.stringify(body);
     const req = httpRequest(
-      `${gw.adminUrl}/api/v1/default/config/set/route/${name}`,
+      `${gw.adminUrl}/api/v1/default/${rest}`,
       {
         method: 'POST',
         agent: false,
@@ -35,20 +35,22 @@ function setDraft(gw: Gateway, name: string): Promise<string | null> {
         res.on('error', () => {});
       },
     );
-    req.setTimeout(5_000, () => req.destroy());
+    req.setTimeout(10_000, () => req.destroy());
     req.on('error', () => resolve(null));
     req.end(payload);
   });
 }
 
-/** Every config.set record of the default tenant: traceId -> target, read page by page. */
-async function auditedSets(gw: Gateway): Promise<Map<string, string | null>> {
+const setDraft = (gw: Gateway, name: string) => write(gw, `config/set/route/${name}`, doc(name));
+
+/** Every 2xx record of the default tenant: traceId -> `operation target`, read page by page. */
+async function audited2xx(gw: Gateway): Promise<Map<string, string>> {
   const out = new Map<string, string | null>();
   let before: number | null = null;
   for (let page = 0; page < 1_000; page++) {
     const r = await request(`${gw.adminUrl}/api/v1/default/audit/list?limit=500${before === null ? '' : `&before=${before}`}`, { token: gw.tokens.root });
     assert.equal(r.status, 200, r.text);
-    for (const e of r.json.items) if (e.operation === 'config.set' && e.status >= 200 && e.status < 300) out.set(e.traceId, e.target);
+    for (const e of r.json.items) if (e.status >= 200 && e.status < 300) out.set(e.traceId, `${e.operation} ${e.target}`);
     if (r.json.next === null) return out;
     before = r.json.next;
   }
@@ -68,14 +70,14 @@ test('a supervisor killed the instant its 2xx answer left still has the audit re
     const name = `sure-${i}`;
     const traceId = await setDraft(gw, name);
     assert.ok(traceId, `config set ${name} was answered 2xx before the kill`);
-    acked.set(traceId, `route/${name}`);
+    acked.set(traceId, `config.set route/${name}`);
     const exit = await gw.exited;
     assert.equal(exit.signal, 'SIGKILL', 'the supervisor died right after answering');
     gw.kill(); // its worker
   }
   const gw = await startGateway(t, opts);
-  const audited = await auditedSets(gw);
-  for (const [traceId, target] of acked) assert.equal(audited.get(traceId), target, `acknowledged ${target} (trace ${traceId}) has its audit record`);
+  const audited = await audited2xx(gw);
+  for (const [traceId, what] of acked) assert.equal(audited.get(traceId), what, `acknowledged ${what} (trace ${traceId}) has its audit record`);
 });
 
 test('100 kill -9 of the supervisor during acknowledged writes: every acknowledged write has its audit record', { timeout: 120_000 }, async (t) => {
@@ -87,6 +89,7 @@ test('100 kill -9 of the supervisor during acknowledged writes: every acknowledg
   const started = Date.now();
   let rounds = 0;
   let unanswered = 0;
+  let published = 0;
   for (; rounds < ROUNDS && Date.now() - started < BUDGET_MS; rounds++) {
     const gw = await startGateway(t, opts);
     let stop = false;
@@ -94,12 +97,21 @@ test('100 kill -9 of the supervisor during acknowledged writes: every acknowledg
       for (let i = 0; !stop && i < 10_000; i++) {
         const name = `r${rounds}-w${w}-${i}`;
         const traceId = await setDraft(gw, name);
-        if (traceId) acked.set(traceId, `route/${name}`);
+        if (traceId) acked.set(traceId, `config.set route/${name}`);
         else unanswered++;
         if (traceId === null) return; // the supervisor is gone
       }
     };
-    const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+    // Publishes too: their record commits in the generation's own transaction.
+    const publisher = async () => {
+      for (let i = 0; !stop && i < 10_000; i++) {
+        const traceId = await write(gw, 'publish/go');
+        if (traceId === null) return;
+        acked.set(traceId, 'publish.go null');
+        published++;
+      }
+    };
+    const writers = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), publisher()];
     await sleep(5 + Math.floor(Math.random() * 60));
     gw.kill(); // SIGKILL to the supervisor's process group
     stop = true;
@@ -107,10 +119,11 @@ test('100 kill -9 of the supervisor during acknowledged writes: every acknowledg
     await Promise.all(writers);
   }
   const gw = await startGateway(t, opts);
-  const audited = await auditedSets(gw);
-  t.diagnostic(`${rounds} kills in ${Date.now() - started} ms; ${acked.size} acknowledged writes, ${unanswered} cut off by a kill, ${audited.size} config.set records`);
+  const audited = await audited2xx(gw);
+  t.diagnostic(`${rounds} kills in ${Date.now() - started} ms; ${acked.size} acknowledged writes (${published} publishes), ${unanswered} config sets cut off by a kill, ${audited.size} 2xx records`);
   assert.ok(rounds >= 20, `at least 20 kills within the budget (${rounds})`);
   assert.ok(acked.size > rounds, 'writes were acknowledged between kills');
-  const missing = [...acked].filter(([traceId, target]) => audited.get(traceId) !== target);
+  assert.ok(published > 0, 'publishes were acknowledged between kills');
+  const missing = [...acked].filter(([traceId, what]) => audited.get(traceId) !== what);
   assert.deepEqual(missing, [], 'every acknowledged write has its audit record');
 });
