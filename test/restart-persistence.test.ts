@@ -104,7 +104,10 @@ test('a restart without a step’s secret: the other routes serve, that route an
   const up = await startUpstream(t);
   const dir = tempDir(t);
   const [dataPort, adminPort] = await freePorts(2);
-  const opts: GatewayOptions = { dir, dataPort, adminPort, volume: 'virtual://state.db', keys: [{ ...ROOT_KEY, token: newToken() }] };
+  const opts: GatewayOptions = {
+    ...{ dir, dataPort, adminPort, volume: 'virtual://state.db', keys: [{ ...ROOT_KEY, token: newToken() }] },
+    edit: (c) => (c.secrets = { env: { default: ['SY_TEST_RESTART_SECRET'] } }),
+  };
   const jwt = { cluster: 'api', pathPrefix: '/secure', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_RESTART_SECRET' } }] };
   const gw1 = await startGateway(t, { ...opts, env: { SY_TEST_RESTART_SECRET: 'x'.repeat(40) } });
   await apply(gw1, [

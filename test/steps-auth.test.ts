@@ -25,7 +25,8 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
   const next = { ...(await exportJWK(rotated.publicKey)), kid: 'k2', alg: 'ES256' };
   const rsa = await generateKeyPair('RS256');
   const rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: 'r1', alg: 'RS256' };
-  const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret } });
+  // `*`: the default tenant may name any variable but an admin key's tokenEnv.
+  const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret }, edit: (c) => (c.secrets = { env: { default: ['*'] } }) });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'basic', { cluster: 'up', pathPrefix: '/basic', steps: [{ code: 'basic-auth', settings: { realm: 'ops', users: [{ username: 'alice', scrypt: scryptHash('s3cret pass') }] } }] }],

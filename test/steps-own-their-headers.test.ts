@@ -46,7 +46,7 @@ test('identity headers come from the step that owns them, never from the client'
   const sha = (key: string) => createHash('sha256').update(key).digest('hex');
   const salt = randomBytes(16);
   const zoe = `scrypt$1024$8$1$${salt.toString('base64')}$${scryptSync('pw', salt, 32, { N: 1024, r: 8, p: 1 }).toString('base64')}`;
-  const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret } });
+  const gw = await startGateway(t, { keys: [ROOT_KEY], env: { SY_TEST_JWT_SECRET: secret }, edit: (c) => (c.secrets = { env: { default: ['SY_TEST_JWT_SECRET'] } }) });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'jwt', { cluster: 'up', pathPrefix: '/jwt', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_TEST_JWT_SECRET' } }] }],

@@ -9,7 +9,7 @@ import { OpRouter } from './op-router.js';
 import { authenticate, checkAccess, type TokenResolver } from './authorize.js';
 import { readJsonBody } from './body.js';
 import { serveConsole } from './console-static.js';
-import { Reply, type OpHandler } from './op-context.js';
+import { Reply, type AuditNote, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import { auditRecord, isAuditedWrite, type AuditRecord } from './audit-trail.js';
@@ -25,7 +25,19 @@ export interface AdminServerOptions<S> {
   /** Failed authentications per client address; absent: no throttling. */
   throttle?: AuthThrottle;
   /** Receives every authenticated write (config, publish, key, plugin), refused or not. */
-  audit?: (record: AuditRecord) => void;
+  audit?: AuditSink;
+  /**
+   * Runs a write handler and its audit record in one store transaction, so an answered
+   * write always has its record. Absent: no transaction.
+   */
+  transaction?: <T>(fn: () => T) => T;
+}
+
+/** Where audit records go: appended before the answer, corrected if the answer changed after. */
+export interface AuditSink {
+  append(record: AuditRecord): number;
+  /** A record appended in a handler's own transaction, whose answer then came out different. */
+  setStatus(id: number, status: number): void;
 }
 
 /**
@@ -87,7 +99,18 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     let allow: string[] | undefined;
     let retryAfter: number | undefined;
     let audited: { op: Operation; params: Record<string, string> } | null = null;
-    const note = {};
+    const note: AuditNote = {};
+    // This call's audit record once appended: appended once, its status corrected if the answer changed.
+    let recorded: { id: number; status: number } | null = null;
+    const record = (st: number): void => {
+      if (!audited || !identity || !opts.audit) return;
+      if (recorded === null) recorded = { id: opts.audit.append(auditRecord(audited.op, audited.params, identity, note, st, traceId)), status: st };
+      else if (recorded.status !== st) {
+        opts.audit.setStatus(recorded.id, st);
+        recorded.status = st;
+      }
+    };
+    note.commit = () => record(200);
     try {
       if (url === null) throw new SvcError('Svc.Request.NotFound', 'The request target is not a valid path');
       const route = router.match(req.method ?? 'GET', pathname);
@@ -118,9 +141,22 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
         throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
       }
       const body = op.method === 'POST' ? await readJsonBody(req) : undefined;
-      const result = await opts.handlers[op.id]!({ op, params, query: url.searchParams, body, identity, traceId, services: opts.services, audit: note });
-      const reply = result instanceof Reply ? result : new Reply(200, result);
+      const handler = opts.handlers[op.id]!;
+      const ctx = { op, params, query: url.searchParams, body, identity, traceId, services: opts.services, audit: note };
+      // A synchronous write commits with its record; an asynchronous one (a publish) calls
+      // note.commit inside its own transaction. Either way the record exists before the answer.
+      // (A transaction cannot return a promise: a pending answer leaves it wrapped.)
+      const run = (): { reply: Reply } | { pending: Promise<unknown> } => {
+        const out = handler(ctx);
+        if (out instanceof Promise) return { pending: out };
+        const reply = asReply(out);
+        record(reply.status);
+        return { reply };
+      };
+      const ran = audited && opts.transaction ? opts.transaction(run) : run();
+      const reply = 'reply' in ran ? ran.reply : asReply(await ran.pending);
       status = reply.status;
+      record(status);
       if (reply.contentType !== undefined) writeText(res, status, String(reply.body), reply.contentType, traceId);
       else writeJson(res, status, reply.body, traceId);
     } catch (err) {
@@ -131,15 +167,13 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
       // A 401 names the scheme it wants (RFC 9110 §15.5.2, RFC 6750 §3).
       if (status === 401) res.setHeader('www-authenticate', req.headers.authorization === undefined ? 'Bearer realm="switchyard"' : 'Bearer realm="switchyard", error="invalid_token"');
+      try {
+        record(status);
+      } catch (auditErr) {
+        opts.log.error({ err: auditErr, traceId }, 'audit write failed');
+      }
       writeJson(res, status, e.envelope(traceId), traceId);
     } finally {
-      if (audited && identity && opts.audit) {
-        try {
-          opts.audit(auditRecord(audited.op, audited.params, identity, note, status, traceId));
-        } catch (err) {
-          opts.log.error({ err, traceId }, 'audit write failed');
-        }
-      }
       opts.log.info(
         {
           method: req.method,
@@ -157,6 +191,8 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
 
   return server;
 }
+
+const asReply = (result: unknown): Reply => (result instanceof Reply ? result : new Reply(200, result));
 
 function writeJson(res: ServerResponse, status: number, body: unknown, traceId: string): void {
   writeText(res, status, JSON.stringify(body), 'application/json', traceId);

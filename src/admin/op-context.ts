@@ -18,6 +18,11 @@ export interface OpContext<S = unknown> {
 export interface AuditNote {
   target?: string;
   generation?: number;
+  /**
+   * Appends the write's record (status 200) now: an asynchronous handler calls it inside
+   * the transaction that commits its change (a publish's generation). Set by the admin server.
+   */
+  commit?: () => void;
 }
 
 /** A handler's answer. A plain value is a 200 with that JSON body. */

@@ -3,6 +3,7 @@ import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from './generati
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from './generation.js';
 import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
 import { StepCompiler } from './step-compiler.js';
+import { NO_SECRETS } from './secret-policy.js';
 import { claimHosts } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
@@ -49,11 +50,12 @@ export function compile(snapshot: Snapshot): CompileResult {
     const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
     const clusters = of<ClusterDoc>('cluster');
     for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
-    // Only the publishing tenant's addresses: a narrower worker.json must not stop other
-    // tenants' publishes (workers refuse what it denies when they connect).
-    const check = policy && tenant === snapshot.tenant ? policy(tenant) : null;
+    // Only the publishing tenant's addresses and secrets: a narrower worker.json must not stop
+    // other tenants' publishes (workers refuse what it denies when they connect).
+    const own = tenant === snapshot.tenant;
+    const check = policy && own ? policy(tenant) : null;
     if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets, check, issues);
-    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : []), check ? (url) => deniedUrl(url, check) : undefined);
+    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own ? (snapshot.disabled?.[tenant] ?? []) : []), own ? (snapshot.secrets ?? NO_SECRETS) : null, check ? (url) => deniedUrl(url, check) : undefined);
     steps.checkChains();
     const routes: CompiledRoute[] = [];
     for (const [name, doc] of of<RouteDoc>('route')) {

@@ -1,5 +1,6 @@
 import type { Kind } from './documents.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
+import type { SecretPolicy } from './secret-policy.js';
 
 export interface EntityRow {
   tenant: string;
@@ -24,6 +25,8 @@ export interface Snapshot {
   disabled?: Record<string, readonly string[]>;
   /** worker.json's upstream policy; absent: no address is refused. */
   upstreams?: UpstreamRules;
+  /** The environment variables steps may name (worker.json secrets.env); absent: none. */
+  secrets?: SecretPolicy;
 }
 
 export interface Effective {

@@ -7,6 +7,7 @@ import { pointer } from './documents.js';
 import type { CompiledStep, CompileIssue } from './generation.js';
 import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
+import { mayName, type SecretPolicy } from './secret-policy.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 
@@ -41,6 +42,8 @@ export class StepCompiler {
     private readonly issues: CompileIssue[],
     /** Codes the tenant disabled: using one is an issue until it is enabled again. */
     private readonly disabled: ReadonlySet<string> = new Set(),
+    /** The environment variables the tenant's steps may name; null: not checked (another tenant's published state). */
+    private readonly secrets: SecretPolicy | null = null,
     /** The rule refusing a service URL's literal address (forward-auth, http-callout), or null. */
     private readonly urlDenied?: (url: string) => string | null,
   ) {}
@@ -174,6 +177,14 @@ export class StepCompiler {
     const missing = (def.clusterRefs?.(r.output) ?? []).filter((ref) => !this.clusters.has(ref.name));
     for (const ref of missing) this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.Cluster', `${code}: no cluster ${ref.name} in this tenant`);
     if (missing.length) return undefined;
+    // Before the trial build, which would read the variable: the refusal (its message too)
+    // must not depend on whether it exists.
+    const secrets = this.secrets;
+    const refused = secrets ? (def.envRefs?.(r.output) ?? []).filter((ref) => !mayName(secrets, this.tenant, ref.name)) : [];
+    for (const ref of refused) {
+      this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.SecretNotAllowed', `${code}: this environment variable is not allowed for tenant ${this.tenant} (worker.json secrets.env lists the ones it may name)`);
+    }
+    if (refused.length) return undefined;
     // The service-calling steps' `url`: the same upstream policy as clusters' targets.
     const url = (r.output as { url?: unknown }).url;
     const denied = typeof url === 'string' ? this.urlDenied?.(url) : null;

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { FAMILIES } from '../admin/scopes.js';
 import { TENANT_PATTERN } from './tenant-name.js';
+import { ANY_SECRET, WILDCARD_TENANT } from '../compiler/secret-policy.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
@@ -79,6 +80,16 @@ export const WorkerConfigSchema = v.strictObject({
       escapedSlashes: v.optional(v.picklist(['reject', 'keep', 'decode']), 'reject'),
       /** `//` merged into `/` before routing and forwarding. */
       mergeSlashes: v.optional(v.boolean(), true),
+    }),
+    {},
+  ),
+  /**
+   * Environment variables each tenant's steps may name as a secret (jwt-auth secretEnv):
+   * tenant -> names; `*` in the default tenant's list: any but the admin keys' tokenEnv. Default: none.
+   */
+  secrets: v.optional(
+    v.strictObject({
+      env: v.optional(v.record(v.pipe(v.string(), v.regex(TENANT_PATTERN, 'must be a tenant name (a-z 0-9 -)')), v.array(v.pipe(v.string(), v.regex(/^([A-Za-z_][A-Za-z0-9_]*|\*)$/, 'must be an environment variable name or *')))), {}),
     }),
     {},
   ),
@@ -202,6 +213,14 @@ export function loadWorkerConfig(file: string, env: NodeJS.ProcessEnv = process.
   // A block of prefix 0 trusts every peer: any client could then name its own address.
   for (const block of config.trustedProxies) {
     if (/\/0+$/.test(block)) warnings.push(`trustedProxies: ${block} trusts every peer, so any client can name its own address; list the proxies' own addresses`);
+  }
+  // `*` reaches every variable of the gateway: only the operator's own tenant may have it.
+  const tokenEnvs = new Set(config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])));
+  for (const [tenant, names] of Object.entries(config.secrets.env)) {
+    names.forEach((name, j) => {
+      if (name === ANY_SECRET && tenant !== WILDCARD_TENANT) errors.push({ path: `secrets.env.${tenant}.${j}`, message: `* is for the ${WILDCARD_TENANT} tenant only; list the variables ${tenant} may name` });
+      if (tokenEnvs.has(name)) warnings.push(`secrets.env.${tenant}: ${name} is an admin key's tokenEnv; no tenant may name it, listed or not`);
+    });
   }
   // The data port and the admin port on one port of overlapping addresses: `run` could
   // bind only one of them (exit 11); it is the file that is wrong.

@@ -12,7 +12,7 @@ import { headerSafe, stepError } from './reply.js';
 export const jwtAuth = defineStep({
   code: 'jwt-auth',
   summary: 'Verify a bearer JWT (HS256, RS256, ES256): signature, issuer, audience, expiry',
-  details: '`HS256` needs `secretEnv`, the name of an environment variable of the gateway (the supervisor\'s, which workers inherit); an unset variable is a compile issue. `RS256`/`ES256` need `jwks`: at least one key, every key a public key Node can import, RSA keys of at least 2048 bits (a private key, an `oct` key, a short RSA key or a malformed one is a compile issue). A token without `kid` is tried against every key of its algorithm (key rotation). The token\'s `sub` (a string, else 401) goes upstream in `subjectHeader`; a client\'s own value of that header never does.',
+  details: '`HS256` needs `secretEnv`, the name of an environment variable of the gateway (the supervisor\'s, which workers inherit) that worker.json `secrets.env` allows the tenant; any other name is refused (`Compile.Step.SecretNotAllowed`, the same whether the variable exists or not), and an allowed but unset variable is a compile issue. `RS256`/`ES256` need `jwks`: at least one key, every key a public key Node can import, RSA keys of at least 2048 bits (a private key, an `oct` key, a short RSA key or a malformed one is a compile issue). A token without `kid` is tried against every key of its algorithm (key rotation). The token\'s `sub` (a string, else 401) goes upstream in `subjectHeader`; a client\'s own value of that header never does.',
   statuses: [{ status: 401, when: 'no token, or a token that fails verification' }],
   example: {
     algorithms: ['ES256'],
@@ -35,6 +35,7 @@ export const jwtAuth = defineStep({
     v.check((s) => s.algorithms.every((a) => a === 'HS256') || s.jwks !== undefined, 'RS256/ES256 need jwks'),
   ),
   ownedHeaders: (s) => [s.subjectHeader],
+  envRefs: (s) => (s.secretEnv ? [{ pointer: '/secretEnv', name: s.secretEnv }] : []),
   create(s) {
     const secret = s.secretEnv ? process.env[s.secretEnv] : undefined;
     // Read from the gateway's environment (the supervisor's, which workers inherit): unset,

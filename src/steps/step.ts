@@ -168,6 +168,11 @@ export interface StepDefinition<S = unknown> {
   ownedHeaders?(settings: S): readonly string[];
   /** Cluster names the settings refer to (checked by the compiler against the tenant's clusters). */
   clusterRefs?(settings: S): { pointer: string; name: string }[];
+  /**
+   * Environment variables the settings name (a secret's source). The compiler refuses a
+   * name worker.json `secrets.env` does not allow the tenant, before the trial build reads it.
+   */
+  envRefs?(settings: S): { pointer: string; name: string }[];
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
   compileTime?: boolean;
 }

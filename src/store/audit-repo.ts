@@ -26,7 +26,7 @@ interface Row {
   generation: number | null;
 }
 
-/** The audit trail: append only; read newest first, a page at a time. */
+/** The audit trail: append only (a record's status aside); read newest first, a page at a time. */
 export class AuditRepo {
   constructor(private readonly db: Db) {}
 
@@ -38,6 +38,11 @@ export class AuditRepo {
       )
       .run(e.at, e.identityId, e.identityKind, e.tenant, e.operation, e.target, e.status, e.traceId, e.generation);
     return Number(r.lastInsertRowid);
+  }
+
+  /** The answer of a write whose record was appended with its commit came out different (a publish some worker did not acknowledge). */
+  setStatus(id: number, status: number): void {
+    this.db.prepare('UPDATE audit_log SET status = ? WHERE id = ?').run(status, id);
   }
 
   /** Entries of one tenant with id < `before` (all when null), newest first. */

@@ -1,6 +1,7 @@
 import { compile } from '../compiler/compile.js';
 import type { EntityRow } from '../compiler/snapshot.js';
 import type { CompileIssue } from '../compiler/generation.js';
+import type { SecretPolicy } from '../compiler/secret-policy.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
 import type { PluginRepo } from '../store/plugin-repo.js';
@@ -46,8 +47,10 @@ export class Publisher {
     private readonly plugins: PluginRepo,
     private readonly pool: () => WorkerPool,
     private readonly log: Logger,
+    /** The environment variables each tenant's steps may name (worker.json secrets.env). */
+    private readonly secrets: SecretPolicy,
     /** worker.json's upstream policy, which the compiler checks targets against. */
-    private readonly upstreams?: UpstreamRules,
+    private readonly upstreams: UpstreamRules | undefined,
     private readonly ackTimeoutMs = 10_000,
   ) {
     this.served = generations.latest();
@@ -67,26 +70,30 @@ export class Publisher {
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
-  go(tenant: string): Promise<PublishResult> {
+  /** `onCommit` runs inside the transaction that commits the change (the audit record goes there). */
+  go(tenant: string, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
       const r = compile(this.snapshot(tenant));
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
       if (r.planned.length === 0) {
-        this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
+        this.db.transaction(() => {
+          this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
+          onCommit?.(this.currentId());
+        })();
         return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.warnings };
       }
-      return { ...(await this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true)), warnings: r.warnings };
+      return { ...(await this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true, onCommit)), warnings: r.warnings };
     });
   }
 
-  rollback(tenant: string, to: number): Promise<PublishResult> {
+  rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
       const state = this.generations.tenantState(tenant, to);
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams });
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets });
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -94,13 +101,13 @@ export class Publisher {
       const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
       // The content already serving: nothing to publish, as for a go without changes.
       if (planned.length === 0) return { ok: true as const, generation: this.currentId(), planned: [] };
-      return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false);
+      return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false, onCommit);
     });
   }
 
-  /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps. */
+  /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps, the secret policy. */
   private snapshot(tenant: string) {
-    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams };
+    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets };
   }
 
   private async commit(
@@ -111,11 +118,13 @@ export class Publisher {
     planned: string[],
     effective: EntityRow[],
     clearDrafts: boolean,
+    onCommit?: (generation: number) => void,
   ): Promise<PublishResult> {
     const tenantState = effective.filter((e) => e.tenant === tenant);
     this.db.transaction(() => {
       this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
       this.entities.replacePublished(tenant, tenantState, new Set(planned), id, clearDrafts);
+      onCommit?.(id);
     })();
     this.served = { id, payload };
     const b = await broadcastGeneration(this.pool(), this.served, this.ackTimeoutMs, this.log);

@@ -55,7 +55,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
   const upstreams = upstreamRules(config);
-  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, upstreams);
+  const secrets = { env: config.secrets.env, reserved: config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])) };
+  const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
@@ -83,7 +84,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     services,
     log,
     throttle,
-    audit: (r) => auditRepo.append(r),
+    audit: auditRepo,
+    transaction: (fn) => volume.db.transaction(fn)(),
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {

@@ -226,7 +226,8 @@ test('patterns run in linear time: exponential shapes compile; backreferences an
 test('jwt-auth naming an unset secretEnv is a compile issue, not a route refusing every token', () => {
   // Regression: it published, and every request got 401.
   delete process.env.SY_UNIT_UNSET_SECRET;
-  const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_UNIT_UNSET_SECRET' } }] })]);
+  const drafts = [cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'jwt-auth', settings: { algorithms: ['HS256'], secretEnv: 'SY_UNIT_UNSET_SECRET' } }] })];
+  const r = compile({ tenant: 'default', published: [], drafts, secrets: { env: { default: ['SY_UNIT_UNSET_SECRET'] }, reserved: [] } });
   assert.deepEqual(r.issues.map((i) => [i.code, i.pointer]), [['Compile.Step.Settings', '/steps/0/settings']]);
   assert.match(r.issues[0]!.message, /SY_UNIT_UNSET_SECRET \(secretEnv\) is not set/);
 });

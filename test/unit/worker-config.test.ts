@@ -232,3 +232,15 @@ test('upstreams: CIDR lists, per-tenant lists by tenant name, strict; defaults e
   assert.deepEqual(paths({ ...base(), upstreams: { allows: [] } }), ['upstreams.allows']);
   assert.deepEqual(paths({ ...base(), upstreams: { tenants: { 'Bad Name': { allow: [] } } } }), ['upstreams.tenants.Bad Name']);
 });
+
+test('secrets.env: tenant -> variable names, default none; `*` only for the default tenant; a tokenEnv listed is a warning', () => {
+  assert.deepEqual(load(base()).loaded.config!.secrets, { env: {} }, 'by default no tenant may name any variable');
+  const ok = load({ ...base(), secrets: { env: { default: ['*'], acme: ['ACME_JWT', 'ROOT_TOKEN'] } } }).loaded;
+  assert.equal(ok.ok, true, JSON.stringify(ok.errors));
+  assert.deepEqual(ok.config!.secrets.env, { default: ['*'], acme: ['ACME_JWT', 'ROOT_TOKEN'] });
+  assert.deepEqual(ok.warnings, ["secrets.env.acme: ROOT_TOKEN is an admin key's tokenEnv; no tenant may name it, listed or not"]);
+  assert.deepEqual(paths({ ...base(), secrets: { env: { acme: ['*'] } } }), ['secrets.env.acme.0']);
+  assert.deepEqual(paths({ ...base(), secrets: { env: { acme: ['NOT-A-NAME'] } } }), ['secrets.env.acme.0']);
+  assert.deepEqual(paths({ ...base(), secrets: { env: { Acme: ['X'] } } }), ['secrets.env.Acme']);
+  assert.deepEqual(paths({ ...base(), secrets: { other: {} } }), ['secrets.other']);
+});

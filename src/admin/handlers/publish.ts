@@ -1,5 +1,5 @@
 import type { OpHandler } from '../op-context.js';
-import { Reply } from '../op-context.js';
+import { Reply, type AuditNote } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { intQuery, intSegment } from '../int-param.js';
 
@@ -14,8 +14,14 @@ export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
   });
 };
 
+/** Notes the generation and appends the audit record inside the publish's own transaction. */
+const committing = (audit: AuditNote) => (generation: number) => {
+  audit.generation = generation;
+  audit.commit?.();
+};
+
 export const go: OpHandler<Services> = async ({ params, services, audit }) => {
-  const r = await services.publisher.go(params.tenant!);
+  const r = await services.publisher.go(params.tenant!, committing(audit));
   audit.generation = r.generation;
   return r;
 };
@@ -27,7 +33,7 @@ export const history: OpHandler<Services> = ({ params, services, query }) => {
 
 export const rollback: OpHandler<Services> = async ({ params, services, audit }) => {
   const to = intSegment(params.generation, 'generation');
-  const r = await services.publisher.rollback(params.tenant!, to);
+  const r = await services.publisher.rollback(params.tenant!, to, committing(audit));
   audit.generation = r.generation;
   return r;
 };
