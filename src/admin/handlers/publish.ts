@@ -15,6 +15,7 @@ export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
 };
 
 export const go: OpHandler<Services> = async ({ params, services, audit }) => {
+  services.quotas.takePublish(params.tenant!);
   const r = await services.publisher.go(params.tenant!);
   audit.generation = r.generation;
   return r;
@@ -27,6 +28,7 @@ export const history: OpHandler<Services> = ({ params, services, query }) => {
 
 export const rollback: OpHandler<Services> = async ({ params, services, audit }) => {
   const to = intSegment(params.generation, 'generation');
+  services.quotas.takePublish(params.tenant!);
   const r = await services.publisher.rollback(params.tenant!, to);
   audit.generation = r.generation;
   return r;
