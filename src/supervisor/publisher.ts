@@ -80,6 +80,11 @@ export class Publisher {
   rollback(tenant: string, to: number): Promise<PublishResult> {
     return this.serial(async () => {
       const state = this.generations.tenantState(tenant, to);
+      if (!state && this.generations.pruned(tenant, to)) {
+        throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
+          keep: this.generations.keep,
+        });
+      }
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];

@@ -52,7 +52,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
   const workers = config.workers ?? availableParallelism();
   const entities = new EntityRepo(volume.db);
-  const generations = new GenerationRepo(volume.db);
+  const generations = new GenerationRepo(volume.db, config.history.keep);
   const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log);
