@@ -6,6 +6,7 @@ import { StepCompiler } from './step-compiler.js';
 import { claimHosts } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
+import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -24,44 +25,66 @@ const TERMINALS = ['cluster', 'redirect', 'directResponse'] as const;
  * or the list of issues that stop it. No I/O, no clock, no randomness: the same
  * snapshot always compiles to the same result.
  */
-export function compile(snapshot: Snapshot): CompileResult {
+export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileResult {
   const { entities, planned } = applyDrafts(snapshot);
-  const issues: CompileIssue[] = [];
   const byTenant = new Map<string, EntityRow[]>();
+  for (const e of entities) {
+    let list = byTenant.get(e.tenant);
+    if (!list) byTenant.set(e.tenant, (list = []));
+    list.push(e);
+  }
+
+  const issues: CompileIssue[] = [];
+  const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
+  const allRoutes: CompiledRoute[] = [];
+  let warnings: CompileIssue[] = [];
+  for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
+    // Disabled steps are checked on the publishing tenant's own publish only.
+    const disabled = tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : [];
+    const key = cache ? TenantPartCache.key(rows, disabled) : '';
+    let part = cache?.get(tenant, key);
+    if (!part) {
+      part = compileTenant(tenant, rows, disabled);
+      cache?.set(tenant, key, part);
+    }
+    issues.push(...part.issues);
+    Object.assign(generation.clusters, part.clusters);
+    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(part.routes);
+    generation.tenants[tenant] = { routes: part.routes };
+    allRoutes.push(...part.routes);
+  }
+  cache?.retain(new Set(byTenant.keys()));
+  generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
+
+  if (issues.length) return { ok: false, planned, entities, issues, warnings };
+  return { ok: true, generation, planned, entities, issues: [], warnings };
+}
+
+/** One tenant's clusters and ranked routes, and the issues of its documents and steps. */
+function compileTenant(tenant: string, entities: readonly EntityRow[], disabled: readonly string[]): TenantPart {
+  const issues: CompileIssue[] = [];
+  const rows: EntityRow[] = [];
   for (const e of entities) {
     const parsed = parseDocument(e.kind, e.doc);
     if (!parsed.ok) {
       for (const f of parsed.errors) issues.push({ kind: e.kind, name: e.name, pointer: f.path, code: 'Compile.Document', message: f.message });
       continue;
     }
-    let list = byTenant.get(e.tenant);
-    if (!list) byTenant.set(e.tenant, (list = []));
-    list.push({ ...e, doc: parsed.doc });
+    rows.push({ ...e, doc: parsed.doc });
   }
-
-  const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
-  const allRoutes: CompiledRoute[] = [];
-  let warnings: CompileIssue[] = [];
-  for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
-    const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
-    const clusters = of<ClusterDoc>('cluster');
-    for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
-    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(tenant === snapshot.tenant ? (snapshot.disabled?.[tenant] ?? []) : []));
-    steps.checkChains();
-    const routes: CompiledRoute[] = [];
-    for (const [name, doc] of of<RouteDoc>('route')) {
-      const r = compileRoute(tenant, name, doc, clusters, steps, issues);
-      if (r) routes.push(r);
-    }
-    rank(routes);
-    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(routes);
-    generation.tenants[tenant] = { routes };
-    allRoutes.push(...routes);
+  const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
+  const clusters = of<ClusterDoc>('cluster');
+  const compiledClusters: Record<string, CompiledCluster> = {};
+  for (const [name, c] of clusters) compiledClusters[`${tenant}/${name}`] = compileCluster(c);
+  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(disabled));
+  steps.checkChains();
+  const routes: CompiledRoute[] = [];
+  for (const [name, doc] of of<RouteDoc>('route')) {
+    const r = compileRoute(tenant, name, doc, clusters, steps, issues);
+    if (r) routes.push(r);
   }
-  generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
-
-  if (issues.length) return { ok: false, planned, entities, issues, warnings };
-  return { ok: true, generation, planned, entities, issues: [], warnings };
+  rank(routes);
+  return { clusters: compiledClusters, routes, issues };
 }
 
 export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };

@@ -1,4 +1,5 @@
 import { compile } from '../compiler/compile.js';
+import { TenantPartCache } from '../compiler/tenant-parts.js';
 import type { EntityRow } from '../compiler/snapshot.js';
 import type { CompileIssue } from '../compiler/generation.js';
 import type { EntityRepo } from '../store/entity-repo.js';
@@ -37,6 +38,8 @@ export interface PublishResult {
 export class Publisher {
   private queue: Promise<unknown> = Promise.resolve();
   private served: GenerationMessage | null;
+  /** A publish recompiles only the tenants whose entities changed. */
+  private readonly parts = new TenantPartCache();
 
   constructor(
     private readonly db: Db,
@@ -60,13 +63,13 @@ export class Publisher {
   }
 
   dryRun(tenant: string): DryRunResult {
-    const r = compile(this.snapshot(tenant));
+    const r = compile(this.snapshot(tenant), this.parts);
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
   go(tenant: string): Promise<PublishResult> {
     return this.serial(async () => {
-      const r = compile(this.snapshot(tenant));
+      const r = compile(this.snapshot(tenant), this.parts);
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
       if (r.planned.length === 0) {
@@ -88,7 +91,7 @@ export class Publisher {
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled() });
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled() }, this.parts);
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
