@@ -8,9 +8,9 @@ import { request } from './helpers/http.js';
 
 const volumeBytes = (file: string) => [file, `${file}-wal`].reduce((n, f) => n + (existsSync(f) ? statSync(f).size : 0), 0);
 
-// todo: not met yet (measured about 240 ms a publish, /healthz up to 145 ms); the publish compiles
-// every tenant, writes the whole compiled payload to SQLite and serialises it to each worker.
-test('20 tenants of 200 entities: a publish of one tenant takes under 200 ms and /healthz answers within 100 ms throughout (median of 3)', { todo: 'publish cost not yet bounded' }, async (t) => {
+// The latency bound of a publish on a busy instance: a publish recompiles only its own tenant,
+// so the supervisor's event loop is not held for the compile of every other tenant.
+test('20 tenants of 200 entities: a publish of one tenant takes under 200 ms and /healthz answers within 100 ms throughout (median of 3)', async (t) => {
   const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2 });
   for (let tn = 0; tn < 20; tn++) {
     const tenant = `t${tn}`;
