@@ -164,6 +164,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       if (e.code === 'Svc.Internal') opts.log.error({ err, traceId }, 'admin handler failed');
       status = e.status;
       if (allow) res.setHeader('allow', allow.join(', '));
+      retryAfter ??= typeof e.extra?.retryAfter === 'number' ? e.extra.retryAfter : undefined;
       if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
       // A 401 names the scheme it wants (RFC 9110 §15.5.2, RFC 6750 §3).
       if (status === 401) res.setHeader('www-authenticate', req.headers.authorization === undefined ? 'Bearer realm="switchyard"' : 'Bearer realm="switchyard", error="invalid_token"');

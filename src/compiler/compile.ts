@@ -3,12 +3,13 @@ import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from './generati
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from './generation.js';
 import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
 import { StepCompiler } from './step-compiler.js';
-import { NO_SECRETS } from './secret-policy.js';
+import { NO_SECRETS, type SecretPolicy } from './secret-policy.js';
 import { claimHosts } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
+import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
-import { upstreamPolicy } from '../shared/upstream-policy.js';
+import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -27,50 +28,80 @@ const TERMINALS = ['cluster', 'redirect', 'directResponse'] as const;
  * or the list of issues that stop it. No I/O, no clock, no randomness: the same
  * snapshot always compiles to the same result.
  */
-export function compile(snapshot: Snapshot): CompileResult {
+export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileResult {
   const { entities, planned } = applyDrafts(snapshot);
-  const issues: CompileIssue[] = [];
   const byTenant = new Map<string, EntityRow[]>();
+  for (const e of entities) {
+    let list = byTenant.get(e.tenant);
+    if (!list) byTenant.set(e.tenant, (list = []));
+    list.push(e);
+  }
+
+  const issues: CompileIssue[] = [];
+  const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
+  const allRoutes: CompiledRoute[] = [];
+  let warnings: CompileIssue[] = [];
+  const policy = snapshot.upstreams ? upstreamPolicy(snapshot.upstreams) : null;
+  for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
+    // Disabled steps, upstream addresses and secrets are checked on the publishing tenant's
+    // own publish only: a narrower worker.json must not stop other tenants' publishes
+    // (workers refuse what it denies when they connect). A part compiled with the checks is
+    // cached apart from one compiled without them.
+    const own = tenant === snapshot.tenant;
+    const disabled = own ? (snapshot.disabled?.[tenant] ?? []) : [];
+    const key = cache ? `${TenantPartCache.key(rows, disabled)}${own ? ':own' : ''}` : '';
+    let part = cache?.get(tenant, key);
+    if (!part) {
+      part = compileTenant(tenant, rows, disabled, own ? { check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS } : null);
+      cache?.set(tenant, key, part);
+    }
+    issues.push(...part.issues);
+    Object.assign(generation.clusters, part.clusters);
+    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(part.routes);
+    generation.tenants[tenant] = { routes: part.routes };
+    allRoutes.push(...part.routes);
+  }
+  cache?.retain(new Set(byTenant.keys()));
+  generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
+
+  if (issues.length) return { ok: false, planned, entities, issues, warnings };
+  return { ok: true, generation, planned, entities, issues: [], warnings };
+}
+
+/** One tenant's clusters and ranked routes, and the issues of its documents and steps. */
+function compileTenant(
+  tenant: string,
+  entities: readonly EntityRow[],
+  disabled: readonly string[],
+  /** The publishing tenant's checks (its upstream addresses, the secrets it may name); null for the others. */
+  own: { check: UpstreamCheck | null; secrets: SecretPolicy } | null,
+): TenantPart {
+  const issues: CompileIssue[] = [];
+  const rows: EntityRow[] = [];
   for (const e of entities) {
     const parsed = parseDocument(e.kind, e.doc);
     if (!parsed.ok) {
       for (const f of parsed.errors) issues.push({ kind: e.kind, name: e.name, pointer: f.path, code: 'Compile.Document', message: f.message });
       continue;
     }
-    let list = byTenant.get(e.tenant);
-    if (!list) byTenant.set(e.tenant, (list = []));
-    list.push({ ...e, doc: parsed.doc });
+    rows.push({ ...e, doc: parsed.doc });
   }
-
-  const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
-  const allRoutes: CompiledRoute[] = [];
-  let warnings: CompileIssue[] = [];
-  const policy = snapshot.upstreams ? upstreamPolicy(snapshot.upstreams) : null;
-  for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
-    const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
-    const clusters = of<ClusterDoc>('cluster');
-    for (const [name, c] of clusters) generation.clusters[`${tenant}/${name}`] = compileCluster(c);
-    // Only the publishing tenant's addresses and secrets: a narrower worker.json must not stop
-    // other tenants' publishes (workers refuse what it denies when they connect).
-    const own = tenant === snapshot.tenant;
-    const check = policy && own ? policy(tenant) : null;
-    if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets, check, issues);
-    const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own ? (snapshot.disabled?.[tenant] ?? []) : []), own ? (snapshot.secrets ?? NO_SECRETS) : null, check ? (url) => deniedUrl(url, check) : undefined);
-    steps.checkChains();
-    const routes: CompiledRoute[] = [];
-    for (const [name, doc] of of<RouteDoc>('route')) {
-      const r = compileRoute(tenant, name, doc, clusters, steps, issues);
-      if (r) routes.push(r);
-    }
-    rank(routes);
-    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(routes);
-    generation.tenants[tenant] = { routes };
-    allRoutes.push(...routes);
+  const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
+  const clusters = of<ClusterDoc>('cluster');
+  const compiledClusters: Record<string, CompiledCluster> = {};
+  for (const [name, c] of clusters) compiledClusters[`${tenant}/${name}`] = compileCluster(c);
+  const check = own?.check ?? null;
+  if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets, check, issues);
+  const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
+  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(disabled), own ? own.secrets : null, urlDenied);
+  steps.checkChains();
+  const routes: CompiledRoute[] = [];
+  for (const [name, doc] of of<RouteDoc>('route')) {
+    const r = compileRoute(tenant, name, doc, clusters, steps, issues);
+    if (r) routes.push(r);
   }
-  generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
-
-  if (issues.length) return { ok: false, planned, entities, issues, warnings };
-  return { ok: true, generation, planned, entities, issues: [], warnings };
+  rank(routes);
+  return { clusters: compiledClusters, routes, issues };
 }
 
 export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };

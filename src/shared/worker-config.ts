@@ -39,6 +39,17 @@ const AdminKey = v.pipe(
   ),
 );
 
+export const QUOTA_DEFAULTS = { entities: 1_000, documentBytes: 256 * 1024, totalBytes: 16 * 1024 * 1024, publishesPerMinute: 30 } as const;
+
+const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
+
+const QuotaLimitFields = {
+  entities: Count(1_000_000),
+  documentBytes: Count(1024 * 1024),
+  totalBytes: Count(2 ** 40),
+  publishesPerMinute: Count(1_000_000),
+};
+
 export const WorkerConfigSchema = v.strictObject({
   volume: v.pipe(
     v.string(),
@@ -90,6 +101,36 @@ export const WorkerConfigSchema = v.strictObject({
   secrets: v.optional(
     v.strictObject({
       env: v.optional(v.record(v.pipe(v.string(), v.regex(TENANT_PATTERN, 'must be a tenant name (a-z 0-9 -)')), v.array(v.pipe(v.string(), v.regex(/^([A-Za-z_][A-Za-z0-9_]*|\*)$/, 'must be an environment variable name or *')))), {}),
+    }),
+    {},
+  ),
+  /** What one tenant may store and how often it may publish (see README "Quotas"). */
+  quotas: v.optional(
+    v.strictObject({
+      entities: v.optional(QuotaLimitFields.entities, QUOTA_DEFAULTS.entities),
+      documentBytes: v.optional(QuotaLimitFields.documentBytes, QUOTA_DEFAULTS.documentBytes),
+      totalBytes: v.optional(QuotaLimitFields.totalBytes, QUOTA_DEFAULTS.totalBytes),
+      publishesPerMinute: v.optional(QuotaLimitFields.publishesPerMinute, QUOTA_DEFAULTS.publishesPerMinute),
+      /** Per-tenant overrides; a field left out takes the instance-wide value. */
+      tenants: v.optional(
+        v.record(
+          v.pipe(v.string(), v.regex(TENANT_PATTERN, 'must be a tenant name (a-z 0-9 -)')),
+          v.strictObject({
+            entities: v.optional(QuotaLimitFields.entities),
+            documentBytes: v.optional(QuotaLimitFields.documentBytes),
+            totalBytes: v.optional(QuotaLimitFields.totalBytes),
+            publishesPerMinute: v.optional(QuotaLimitFields.publishesPerMinute),
+          }),
+        ),
+        {},
+      ),
+    }),
+    {},
+  ),
+  /** How many of each tenant's generations keep the state a rollback restores. */
+  history: v.optional(
+    v.strictObject({
+      keep: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)), 50),
     }),
     {},
   ),

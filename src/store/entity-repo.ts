@@ -42,6 +42,27 @@ export class EntityRepo {
       .run(tenant, kind, name, doc, now);
   }
 
+  /**
+   * The tenant's configuration as its next publish would make it (a draft over the
+   * published document, a staged delete as gone): entity count and document bytes
+   * without tenant/kind/name, and that entity's own bytes (null when it has none).
+   */
+  usage(tenant: string, kind: Kind, name: string): { others: { entities: number; bytes: number }; self: number | null } {
+    const rows = this.db
+      .prepare(
+        `SELECT kind = ? AND name = ? AS self, COUNT(*) AS n, COALESCE(SUM(len), 0) AS bytes FROM (
+           SELECT kind, name, length(CAST(doc AS BLOB)) AS len FROM entity_draft WHERE tenant = ? AND doc IS NOT NULL
+           UNION ALL
+           SELECT kind, name, length(CAST(doc AS BLOB)) FROM entity_published p WHERE tenant = ?
+             AND NOT EXISTS (SELECT 1 FROM entity_draft d WHERE d.tenant = p.tenant AND d.kind = p.kind AND d.name = p.name)
+         ) GROUP BY 1`,
+      )
+      .all(kind, name, tenant, tenant) as { self: number; n: number; bytes: number }[];
+    const others = rows.find((r) => r.self === 0);
+    const self = rows.find((r) => r.self === 1);
+    return { others: { entities: others?.n ?? 0, bytes: others?.bytes ?? 0 }, self: self ? self.bytes : null };
+  }
+
   get(tenant: string, kind: Kind, name: string): EntityView | null {
     const d = this.db.prepare('SELECT doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name) as
       | { doc: string | null; updated_at: number }

@@ -11,7 +11,11 @@ export interface GenerationRecord {
 
 /** Numbered generations: the compiled payload workers load, and the tenant's published state for rollback. */
 export class GenerationRepo {
-  constructor(private readonly db: Db) {}
+  /** `keep`: how many of each tenant's newest generations are kept (history and rollback). */
+  constructor(
+    private readonly db: Db,
+    readonly keep = 50,
+  ) {}
 
   current(): number {
     const r = this.db.prepare('SELECT MAX(id) AS id FROM generation').get() as { id: number | null };
@@ -32,6 +36,24 @@ export class GenerationRepo {
     // older ones would only grow the volume, and a memory: volume's RAM, by a whole
     // compiled generation per publish.
     this.db.prepare("UPDATE generation SET payload = 'null' WHERE id < ? AND payload != 'null'").run(g.id);
+    this.prune(g.tenant);
+  }
+
+  /**
+   * Drops the tenant's generations beyond its newest `keep`: each holds the tenant's
+   * whole published state, so without this the volume grows by that much per publish.
+   * The newest generation overall (the one serving) is always among its tenant's kept.
+   */
+  private prune(tenant: string): void {
+    this.db
+      .prepare('DELETE FROM generation WHERE tenant = ? AND id < (SELECT MIN(id) FROM (SELECT id FROM generation WHERE tenant = ? ORDER BY id DESC LIMIT ?))')
+      .run(tenant, tenant, this.keep);
+  }
+
+  /** True when `id` may have been a generation of the tenant that pruning has dropped. */
+  pruned(tenant: string, id: number): boolean {
+    const r = this.db.prepare('SELECT COUNT(*) AS n, MIN(id) AS oldest FROM generation WHERE tenant = ?').get(tenant) as { n: number; oldest: number | null };
+    return r.n >= this.keep && r.oldest !== null && id < r.oldest;
   }
 
   history(tenant: string, limit = 100): GenerationRecord[] {

@@ -1,4 +1,5 @@
 import { compile } from '../compiler/compile.js';
+import { TenantPartCache } from '../compiler/tenant-parts.js';
 import type { EntityRow } from '../compiler/snapshot.js';
 import type { CompileIssue } from '../compiler/generation.js';
 import type { SecretPolicy } from '../compiler/secret-policy.js';
@@ -39,6 +40,8 @@ export interface PublishResult {
 export class Publisher {
   private queue: Promise<unknown> = Promise.resolve();
   private served: GenerationMessage | null;
+  /** A publish recompiles only the tenants whose entities changed. */
+  private readonly parts = new TenantPartCache();
 
   constructor(
     private readonly db: Db,
@@ -66,14 +69,14 @@ export class Publisher {
   }
 
   dryRun(tenant: string): DryRunResult {
-    const r = compile(this.snapshot(tenant));
+    const r = compile(this.snapshot(tenant), this.parts);
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
   /** `onCommit` runs inside the transaction that commits the change (the audit record goes there). */
   go(tenant: string, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
-      const r = compile(this.snapshot(tenant));
+      const r = compile(this.snapshot(tenant), this.parts);
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, r.planned);
       if (r.planned.length === 0) {
@@ -90,10 +93,15 @@ export class Publisher {
   rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
       const state = this.generations.tenantState(tenant, to);
+      if (!state && this.generations.pruned(tenant, to)) {
+        throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
+          keep: this.generations.keep,
+        });
+      }
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets });
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets }, this.parts);
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));

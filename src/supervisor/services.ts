@@ -10,6 +10,7 @@ import type { AuditRepo } from '../store/audit-repo.js';
 import type { KeyUsage } from '../admin/keys/key-usage.js';
 import type { SubKeyRing } from '../admin/keys/sub-key-ring.js';
 import type { AuthThrottle } from '../admin/auth-throttle.js';
+import type { TenantQuotas } from '../admin/tenant-quotas.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -27,4 +28,5 @@ export interface Services {
   subKeys: SubKeyRing;
   audit: AuditRepo;
   throttle: AuthThrottle;
+  quotas: TenantQuotas;
 }

@@ -10,6 +10,7 @@ import { SystemKeyRing } from '../admin/system-keys.js';
 import { SubKeyRing } from '../admin/keys/sub-key-ring.js';
 import { KeyUsage } from '../admin/keys/key-usage.js';
 import { AuthThrottle } from '../admin/auth-throttle.js';
+import { TenantQuotas } from '../admin/tenant-quotas.js';
 import { KeyRepo } from '../store/key-repo.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
@@ -51,7 +52,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
   const workers = config.workers ?? availableParallelism();
   const entities = new EntityRepo(volume.db);
-  const generations = new GenerationRepo(volume.db);
+  const generations = new GenerationRepo(volume.db, config.history.keep);
   const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
   const upstreams = upstreamRules(config);
@@ -74,7 +75,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 
   const admin = createAdminServer({

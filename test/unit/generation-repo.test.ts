@@ -27,3 +27,22 @@ test('only the latest generation keeps its compiled payload; every generation ke
   assert.deepEqual(repo.tenantState('default', 1), published(1), 'the published state of an old generation stays for rollback');
   assert.equal(repo.history('default').length, 3);
 });
+
+test("each tenant keeps its newest history.keep generations; older ones are pruned and reported as such", (t) => {
+  const v = openVolume('memory:', '/');
+  t.after(() => v.close());
+  const repo = new GenerationRepo(v.db, 3);
+  const state = [{ tenant: 'a', kind: 'cluster', name: 'c', doc: { big: 'x'.repeat(1000) } }] as unknown as EntityRow[];
+  let id = 0;
+  for (let i = 0; i < 10; i++) {
+    repo.insert({ id: ++id, tenant: 'a', action: 'publish', planned: ['cluster/c'], payload: { id }, published: state });
+    if (i < 2) repo.insert({ id: ++id, tenant: 'b', action: 'publish', planned: ['cluster/c'], payload: { id }, published: state });
+  }
+  assert.deepEqual(repo.history('a').map((g) => g.generation), [12, 11, 10]);
+  assert.deepEqual(repo.history('b').map((g) => g.generation), [4, 2], "another tenant's publishes prune nothing of b");
+  assert.equal(repo.tenantState('a', 5), null);
+  assert.equal(repo.pruned('a', 5), true);
+  assert.equal(repo.pruned('a', 10), false);
+  assert.equal(repo.pruned('b', 1), false, 'b has fewer than keep generations: nothing of it was pruned');
+  assert.deepEqual(repo.latest(), { id: 12, payload: { id: 12 } });
+});

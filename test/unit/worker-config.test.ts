@@ -244,3 +244,18 @@ test('secrets.env: tenant -> variable names, default none; `*` only for the defa
   assert.deepEqual(paths({ ...base(), secrets: { env: { Acme: ['X'] } } }), ['secrets.env.Acme']);
   assert.deepEqual(paths({ ...base(), secrets: { other: {} } }), ['secrets.other']);
 });
+
+test('quotas and history: documented defaults, per-tenant overrides, unknown fields and bad tenant names refused', () => {
+  const d = load(base()).loaded;
+  assert.ok(d.ok, JSON.stringify(d.errors));
+  assert.deepEqual(d.config!.quotas, { entities: 1000, documentBytes: 262144, totalBytes: 16777216, publishesPerMinute: 30, tenants: {} });
+  assert.deepEqual(d.config!.history, { keep: 50 });
+  const o = load({ ...base(), quotas: { entities: 10, tenants: { acme: { totalBytes: 1000 } } }, history: { keep: 3 } }).loaded;
+  assert.ok(o.ok, JSON.stringify(o.errors));
+  assert.deepEqual(o.config!.quotas.tenants, { acme: { totalBytes: 1000 } });
+  assert.equal(o.config!.quotas.entities, 10);
+  assert.deepEqual(paths({ ...base(), quotas: { tenants: { acme: { entites: 1 } } } }), ['quotas.tenants.acme.entites']);
+  assert.deepEqual(paths({ ...base(), quotas: { tenants: { 'Bad Name': {} } } }), ['quotas.tenants.Bad Name']);
+  assert.deepEqual(paths({ ...base(), quotas: { documentBytes: 2 * 1024 * 1024 } }), ['quotas.documentBytes']);
+  assert.deepEqual(paths({ ...base(), history: { keep: 0 } }), ['history.keep']);
+});

@@ -30,6 +30,7 @@ export const set: OpHandler<Services> = ({ params, body, services }) => {
     const first = parsed.errors[0]!;
     throw new SvcError('Svc.Config.Invalid', `Invalid ${kind} document at ${first.path || '/'}: ${first.message}`, { errors: parsed.errors });
   }
+  services.quotas.checkWrite(params.tenant!, kind, name, body);
   services.entities.setDraft(params.tenant!, kind, name, body);
   return { logicalAddress: logicalAddress(params.tenant!, kind, name), generation: services.publisher.currentId() };
 };

@@ -21,6 +21,7 @@ const committing = (audit: AuditNote) => (generation: number) => {
 };
 
 export const go: OpHandler<Services> = async ({ params, services, audit }) => {
+  services.quotas.takePublish(params.tenant!);
   const r = await services.publisher.go(params.tenant!, committing(audit));
   audit.generation = r.generation;
   return r;
@@ -33,6 +34,7 @@ export const history: OpHandler<Services> = ({ params, services, query }) => {
 
 export const rollback: OpHandler<Services> = async ({ params, services, audit }) => {
   const to = intSegment(params.generation, 'generation');
+  services.quotas.takePublish(params.tenant!);
   const r = await services.publisher.rollback(params.tenant!, to, committing(audit));
   audit.generation = r.generation;
   return r;
