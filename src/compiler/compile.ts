@@ -43,17 +43,18 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
   let warnings: CompileIssue[] = [];
   const policy = snapshot.upstreams ? upstreamPolicy(snapshot.upstreams) : null;
   for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
-    // Disabled steps, upstream addresses and secrets are checked on the publishing tenant's
-    // own publish only: a narrower worker.json must not stop other tenants' publishes
-    // (workers refuse what it denies when they connect). A part compiled with the checks is
-    // cached apart from one compiled without them.
+    // The publishing tenant is compiled afresh with checks that count on its own publish
+    // only (disabled steps, upstream addresses, secrets: a narrower worker.json must not
+    // stop other tenants' publishes; workers refuse what it denies when they connect).
+    // Those checks add issues and change nothing else, so its part, once without issues, is
+    // what any other tenant's publish would compile: it is cached for them.
     const own = tenant === snapshot.tenant;
-    const disabled = own ? (snapshot.disabled?.[tenant] ?? []) : [];
-    const key = cache ? `${TenantPartCache.key(rows, disabled)}${own ? ':own' : ''}` : '';
-    let part = cache?.get(tenant, key);
+    const key = cache ? TenantPartCache.key(rows, []) : '';
+    let part = own ? undefined : cache?.get(tenant, key);
     if (!part) {
-      part = compileTenant(tenant, rows, disabled, own ? { check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS } : null);
-      cache?.set(tenant, key, part);
+      const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS } : null;
+      part = compileTenant(tenant, rows, checks);
+      if (!own || part.issues.length === 0) cache?.set(tenant, key, part);
     }
     issues.push(...part.issues);
     Object.assign(generation.clusters, part.clusters);
@@ -72,9 +73,8 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
 function compileTenant(
   tenant: string,
   entities: readonly EntityRow[],
-  disabled: readonly string[],
-  /** The publishing tenant's checks (its upstream addresses, the secrets it may name); null for the others. */
-  own: { check: UpstreamCheck | null; secrets: SecretPolicy } | null,
+  /** The publishing tenant's checks (its disabled steps, upstream addresses, the secrets it may name); null for the others. */
+  own: { disabled: readonly string[]; check: UpstreamCheck | null; secrets: SecretPolicy } | null,
 ): TenantPart {
   const issues: CompileIssue[] = [];
   const rows: EntityRow[] = [];
@@ -93,7 +93,7 @@ function compileTenant(
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets, check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
-  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(disabled), own ? own.secrets : null, urlDenied);
+  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied);
   steps.checkChains();
   const routes: CompiledRoute[] = [];
   for (const [name, doc] of of<RouteDoc>('route')) {

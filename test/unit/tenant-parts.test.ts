@@ -35,3 +35,13 @@ test('the cache does not hide what another input changes: disabled steps, and ho
   assert.deepEqual(clash.issues.map((i) => i.code), ['Compile.Route.HostConflict']);
   assert.ok(compile({ tenant: 't0', published, drafts: [] }, cache).ok, 'and back to the published state');
 });
+
+test("a part cached from another tenant's publish never spares the publishing tenant its own checks", () => {
+  // Regression: parts compiled without a tenant's own checks (upstream addresses) were reused on its own publish.
+  const cache = new TenantPartCache();
+  const published = state(2);
+  const upstreams = { allow: [], deny: [], tenants: {}, admin: { host: '127.0.0.1', port: 9180 }, data: { host: '0.0.0.0', port: 8080 } };
+  assert.ok(compile({ tenant: 't1', published, drafts: [] }, cache).ok, 'without a policy, t0 is compiled and cached unchecked');
+  const own = compile({ tenant: 't0', published, drafts: [], upstreams }, cache);
+  assert.deepEqual(own.issues.map((i) => i.code), ['Compile.Cluster.TargetDenied'], "t0's loopback target is checked on its own publish");
+});
