@@ -1,8 +1,9 @@
-import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
-import { ERRORS, SvcError, asSvcError, type ErrorCode } from '../shared/errors.js';
+import { SvcError, asSvcError, type ErrorCode } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
+import { capConnectionsPerAddress, refuseAndClose } from './connection-guard.js';
 import { isTenantName } from '../shared/tenant-name.js';
 import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
@@ -26,6 +27,8 @@ export interface AdminServerOptions<S> {
   throttle?: AuthThrottle;
   /** Receives every authenticated write (config, publish, key, plugin), refused or not. */
   audit?: (record: AuditRecord) => void;
+  /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */
+  maxConnectionsPerAddress?: number;
 }
 
 /**
@@ -42,6 +45,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
   // second (Node's default check interval is 30 s, which would stretch both limits).
   const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+    if (refused?.has(req.socket)) return void req.socket.destroy(); // answered 429 already
     // handle() answers every failure itself; a rejection escaping it would end the process.
     handle(req, res).catch((err) => {
       opts.log.error({ err }, 'admin request failed outside its handler');
@@ -49,6 +53,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       else res.destroy();
     });
   });
+  const refused = opts.maxConnectionsPerAddress === undefined ? null : capConnectionsPerAddress(server, opts.maxConnectionsPerAddress);
 
   // What node:http refuses before a request exists (a bad request line or chunk, a head
   // over its limit, a head or body too slow) is answered with an envelope too, not
@@ -66,11 +71,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       inFlight.once('close', () => socket.destroy());
       return;
     }
-    const traceId = newTraceId();
-    const body = JSON.stringify(new SvcError(code, ERRORS[code].message).envelope(traceId));
-    socket.end(
-      `HTTP/1.1 ${ERRORS[code].status} ${STATUS_CODES[ERRORS[code].status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-trace-id: ${traceId}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    refuseAndClose(socket, code);
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -83,6 +83,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     log,
     throttle,
     audit: (r) => auditRepo.append(r),
+    maxConnectionsPerAddress: config.admin.maxConnectionsPerAddress,
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {
