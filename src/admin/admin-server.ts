@@ -14,7 +14,7 @@ import { Reply, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import { auditRecord, isAuditedWrite, type AuditRecord } from './audit-trail.js';
-import { redactSubKeys } from './keys/key-format.js';
+import { Redactor } from './redact.js';
 
 
 export interface AdminServerOptions<S> {
@@ -27,6 +27,8 @@ export interface AdminServerOptions<S> {
   throttle?: AuthThrottle;
   /** Receives every authenticated write (config, publish, key, plugin), refused or not. */
   audit?: (record: AuditRecord) => void;
+  /** Whether a string is a system key's token: such a path segment is redacted and never names a tenant or entity. */
+  isSystemToken?: (s: string) => boolean;
   /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */
   maxConnectionsPerAddress?: number;
 }
@@ -41,6 +43,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   const missing = opts.operations.filter((op) => !opts.handlers[op.id]).map((op) => op.id);
   if (missing.length) throw new Error(`operations without a handler: ${missing.join(', ')}`);
   const router = new OpRouter(opts.operations);
+  const redact = new Redactor(opts.isSystemToken);
 
   // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
   // second (Node's default check interval is 30 s, which would stretch both limits).
@@ -115,6 +118,11 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       }
       if (identity && isAuditedWrite(op)) audited = { op, params };
       checkAccess(op, params, identity);
+      // A tenant and an entity name are stored: a token pasted there would reach the volume.
+      for (const p of ['tenant', 'name'] as const) {
+        const v = params[p];
+        if (v !== undefined && redact.isBearerToken(v)) throw new SvcError('Svc.Request.BadParam', `A bearer token cannot be a ${p}`);
+      }
       if (params.tenant !== undefined && !isTenantName(params.tenant)) {
         throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
       }
@@ -136,7 +144,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     } finally {
       if (audited && identity && opts.audit) {
         try {
-          opts.audit(auditRecord(audited.op, audited.params, identity, note, status, traceId));
+          opts.audit(auditRecord(audited.op, redact.params(audited.params), identity, note, status, traceId));
         } catch (err) {
           opts.log.error({ err, traceId }, 'audit write failed');
         }
@@ -144,7 +152,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       opts.log.info(
         {
           method: req.method,
-          path: redactSubKeys(url === null ? (req.url ?? '') : pathname),
+          path: redact.path(url === null ? (req.url ?? '') : pathname),
           status,
           traceId,
           identity: identity?.id ?? null,

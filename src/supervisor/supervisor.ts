@@ -75,10 +75,12 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle },
   };
 
+  const systemKeys = new SystemKeyRing(config.admin.keys);
   const admin = createAdminServer({
     operations: OPERATIONS,
     handlers: HANDLERS,
-    resolvers: [new SystemKeyRing(config.admin.keys), subKeys],
+    resolvers: [systemKeys, subKeys],
+    isSystemToken: (s) => systemKeys.resolve(s) !== null,
     services,
     log,
     throttle,
