@@ -218,3 +218,15 @@ test('trustedProxies: addresses and CIDR blocks of either family; anything else 
   assert.equal(all.ok, true);
   assert.deepEqual(all.warnings.map((w) => w.split(' trusts')[0]), ['trustedProxies: 0.0.0.0/0', 'trustedProxies: ::/0']);
 });
+
+test('admin.maxConnectionsPerAddress: 64 by default, a positive integer up to 100000', () => {
+  assert.equal(load(base()).loaded.config!.admin.maxConnectionsPerAddress, 64);
+  const ok = base();
+  ok.admin.maxConnectionsPerAddress = 3;
+  assert.equal(load(ok).loaded.config!.admin.maxConnectionsPerAddress, 3);
+  for (const bad of [0, -1, 2.5, 100_001, '8']) {
+    const c = base();
+    c.admin.maxConnectionsPerAddress = bad;
+    assert.deepEqual(paths(c), ['admin.maxConnectionsPerAddress'], String(bad));
+  }
+});
