@@ -1,8 +1,9 @@
-import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
-import { ERRORS, SvcError, asSvcError, type ErrorCode } from '../shared/errors.js';
+import { SvcError, asSvcError, type ErrorCode } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
+import { capConnectionsPerAddress, refuseAndClose } from './connection-guard.js';
 import { isTenantName } from '../shared/tenant-name.js';
 import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
@@ -13,7 +14,7 @@ import { Reply, type AuditNote, type OpHandler } from './op-context.js';
 import type { Identity } from './identity.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import { auditRecord, isAuditedWrite, type AuditRecord } from './audit-trail.js';
-import { redactSubKeys } from './keys/key-format.js';
+import { Redactor } from './redact.js';
 
 
 export interface AdminServerOptions<S> {
@@ -31,6 +32,10 @@ export interface AdminServerOptions<S> {
    * write always has its record. Absent: no transaction.
    */
   transaction?: <T>(fn: () => T) => T;
+  /** Whether a string is a system key's token: such a path segment is redacted and never names a tenant or entity. */
+  isSystemToken?: (s: string) => boolean;
+  /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */
+  maxConnectionsPerAddress?: number;
 }
 
 /** Where audit records go: appended before the answer, corrected if the answer changed after. */
@@ -50,10 +55,12 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   const missing = opts.operations.filter((op) => !opts.handlers[op.id]).map((op) => op.id);
   if (missing.length) throw new Error(`operations without a handler: ${missing.join(', ')}`);
   const router = new OpRouter(opts.operations);
+  const redact = new Redactor(opts.isSystemToken);
 
   // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
   // second (Node's default check interval is 30 s, which would stretch both limits).
   const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+    if (refused?.has(req.socket)) return void req.socket.destroy(); // answered 429 already
     // handle() answers every failure itself; a rejection escaping it would end the process.
     handle(req, res).catch((err) => {
       opts.log.error({ err }, 'admin request failed outside its handler');
@@ -61,6 +68,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       else res.destroy();
     });
   });
+  const refused = opts.maxConnectionsPerAddress === undefined ? null : capConnectionsPerAddress(server, opts.maxConnectionsPerAddress);
 
   // What node:http refuses before a request exists (a bad request line or chunk, a head
   // over its limit, a head or body too slow) is answered with an envelope too, not
@@ -78,11 +86,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       inFlight.once('close', () => socket.destroy());
       return;
     }
-    const traceId = newTraceId();
-    const body = JSON.stringify(new SvcError(code, ERRORS[code].message).envelope(traceId));
-    socket.end(
-      `HTTP/1.1 ${ERRORS[code].status} ${STATUS_CODES[ERRORS[code].status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-trace-id: ${traceId}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    refuseAndClose(socket, code);
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -104,7 +108,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     let recorded: { id: number; status: number } | null = null;
     const record = (st: number): void => {
       if (!audited || !identity || !opts.audit) return;
-      if (recorded === null) recorded = { id: opts.audit.append(auditRecord(audited.op, audited.params, identity, note, st, traceId)), status: st };
+      if (recorded === null) recorded = { id: opts.audit.append(auditRecord(audited.op, redact.params(audited.params), identity, note, st, traceId)), status: st };
       else if (recorded.status !== st) {
         opts.audit.setStatus(recorded.id, st);
         recorded.status = st;
@@ -137,6 +141,11 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       }
       if (identity && isAuditedWrite(op)) audited = { op, params };
       checkAccess(op, params, identity);
+      // A tenant and an entity name are stored: a token pasted there would reach the volume.
+      for (const p of ['tenant', 'name'] as const) {
+        const v = params[p];
+        if (v !== undefined && redact.isBearerToken(v)) throw new SvcError('Svc.Request.BadParam', `A bearer token cannot be a ${p}`);
+      }
       if (params.tenant !== undefined && !isTenantName(params.tenant)) {
         throw new SvcError('Svc.Request.BadParam', `Invalid tenant name ${JSON.stringify(params.tenant)}`);
       }
@@ -178,7 +187,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
       opts.log.info(
         {
           method: req.method,
-          path: redactSubKeys(url === null ? (req.url ?? '') : pathname),
+          path: redact.path(url === null ? (req.url ?? '') : pathname),
           status,
           traceId,
           identity: identity?.id ?? null,

@@ -31,6 +31,7 @@ export const ERRORS = {
   'Svc.Request.Malformed': { status: 400, message: 'The request could not be read: malformed, or it ended before its body was complete' },
   'Svc.Request.HeadTooLarge': { status: 431, message: 'The request head is too large' },
   'Svc.Request.Timeout': { status: 408, message: 'The request took too long to arrive' },
+  'Svc.Request.TooManyConnections': { status: 429, message: 'Too many open connections from this client address' },
   'Svc.Data.NotPublished': { status: 503, message: 'No configuration has been published yet' },
   'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
   'Svc.Data.RouteUnavailable': { status: 503, message: "This route's steps could not be loaded at start-up (the gateway's log says why); a publish that fixes it restores the route" },

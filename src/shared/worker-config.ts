@@ -70,6 +70,8 @@ export const WorkerConfigSchema = v.strictObject({
       }),
       {},
     ),
+    /** Open admin connections one client address may hold; more are answered 429 and closed. */
+    maxConnectionsPerAddress: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000)), 64),
   }),
   workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
   log: v.optional(

@@ -78,15 +78,18 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 
+  const systemKeys = new SystemKeyRing(config.admin.keys);
   const admin = createAdminServer({
     operations: OPERATIONS,
     handlers: HANDLERS,
-    resolvers: [new SystemKeyRing(config.admin.keys), subKeys],
+    resolvers: [systemKeys, subKeys],
+    isSystemToken: (s) => systemKeys.resolve(s) !== null,
     services,
     log,
     throttle,
     audit: auditRepo,
     transaction: (fn) => volume.db.transaction(fn)(),
+    maxConnectionsPerAddress: config.admin.maxConnectionsPerAddress,
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {

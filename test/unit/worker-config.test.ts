@@ -259,3 +259,15 @@ test('quotas and history: documented defaults, per-tenant overrides, unknown fie
   assert.deepEqual(paths({ ...base(), quotas: { documentBytes: 2 * 1024 * 1024 } }), ['quotas.documentBytes']);
   assert.deepEqual(paths({ ...base(), history: { keep: 0 } }), ['history.keep']);
 });
+
+test('admin.maxConnectionsPerAddress: 64 by default, a positive integer up to 100000', () => {
+  assert.equal(load(base()).loaded.config!.admin.maxConnectionsPerAddress, 64);
+  const ok = base();
+  ok.admin.maxConnectionsPerAddress = 3;
+  assert.equal(load(ok).loaded.config!.admin.maxConnectionsPerAddress, 3);
+  for (const bad of [0, -1, 2.5, 100_001, '8']) {
+    const c = base();
+    c.admin.maxConnectionsPerAddress = bad;
+    assert.deepEqual(paths(c), ['admin.maxConnectionsPerAddress'], String(bad));
+  }
+});
