@@ -20,6 +20,15 @@ export function looksLikeToken(s: string): boolean {
 }
 
 /**
+ * The parts of a value a token may stand in with something around it (`Bearer <token>`,
+ * a pasted line end, `x.<token>`): runs of base64/base64url characters long enough to be one.
+ */
+function pieces(s: string): string[] {
+  const parts = s.split(/[^A-Za-z0-9+/=_-]+/);
+  return parts.length > 1 ? parts.filter((x) => x.length >= 16) : [];
+}
+
+/**
  * Keeps bearer tokens out of what the admin port logs, audits and stores when a client
  * pastes one where an id goes: a known system key's token (compared by its digest),
  * anything shaped like a sub-key, or anything shaped like a random secret.
@@ -29,14 +38,16 @@ export class Redactor {
 
   /** A token that would authenticate: a system key's, or a sub-key (shape and checksum). */
   isBearerToken(s: string): boolean {
-    return hasValidChecksum(s) || this.isSystemToken(s);
+    const bearer = (x: string) => hasValidChecksum(x) || this.isSystemToken(x);
+    return bearer(s) || pieces(s).some(bearer);
   }
 
   /** One decoded value (a path parameter, an audit target part). */
   value(s: string): string {
     const sub = redactSubKeys(s);
     if (sub !== s) return sub;
-    return this.isSystemToken(s) || looksLikeToken(s) ? REDACTED_TOKEN : s;
+    const secret = (x: string) => this.isSystemToken(x) || looksLikeToken(x);
+    return secret(s) || pieces(s).some(secret) ? REDACTED_TOKEN : s;
   }
 
   /** A raw request path, judged one segment at a time (each as sent and percent-decoded). */

@@ -20,6 +20,8 @@ export interface UpstreamRules {
   /** admin.listen and the data port's listen address. */
   admin: { host: string; port: number };
   data: { host: string; port: number };
+  /** The host's own interface addresses, where a port bound to 0.0.0.0 or :: answers too. */
+  local?: string[];
 }
 
 /** The code of the error a refused connection fails with (502 Svc.Data.UpstreamDenied). */
@@ -40,6 +42,9 @@ export const DEFAULT_DENIED: readonly (readonly [string, string])[] = [
   ['224.0.0.0/4', 'multicast'],
   ['240.0.0.0/4', 'reserved'],
   ['::/128', 'unspecified'],
+  ['::/96', 'IPv4-compatible'],
+  ['64:ff9b::/96', 'NAT64'],
+  ['64:ff9b:1::/48', 'NAT64'],
   ['::1/128', 'loopback'],
   ['fc00::/7', 'private'],
   ['fe80::/10', 'link-local'],
@@ -56,9 +61,11 @@ export type UpstreamCheck = (ip: string, port: number) => string | null;
 export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => UpstreamCheck {
   const own = (which: 'admin' | 'data', label: string) => {
     const { host, port } = rules[which];
-    // A wildcard admin bind answers on every address of the host, which no list can name.
+    // A wildcard admin bind answers on every address of the host, which no list can name:
+    // that port is refused everywhere. A wildcard data port is refused on the host's own
+    // addresses (a route to one would proxy to itself), not on every service of that port.
     const everywhere = which === 'admin' && WILDCARD.has(host);
-    const at = cidrMatcher(WILDCARD.has(host) ? LOCAL : [...LOCAL, host]);
+    const at = cidrMatcher(WILDCARD.has(host) ? [...LOCAL, ...(rules.local ?? [])] : [...LOCAL, host]);
     const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     return (ip: string, p: number) => (p === port && (everywhere || at(ip)) ? `the gateway's own ${label} (${hostPort})` : null);
   };

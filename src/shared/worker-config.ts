@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { parseCidr } from './cidr.js';
 import type { UpstreamRules } from './upstream-policy.js';
 
@@ -159,7 +160,8 @@ function CidrList() {
 /** The upstream policy's input: worker.json's `upstreams` and the gateway's own ports. */
 export function upstreamRules(config: WorkerConfig): UpstreamRules {
   const admin = parseHostPort(config.admin.listen)!;
-  return { ...config.upstreams, admin, data: { host: config.listen.host, port: config.listen.port } };
+  const local = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.split('%')[0]!));
+  return { ...config.upstreams, admin, data: { host: config.listen.host, port: config.listen.port }, local };
 }
 
 /** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `v6/n`, with n in range for the family: what the workers' matcher takes. */

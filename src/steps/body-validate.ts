@@ -28,6 +28,11 @@ const strictFormats = {
   error() {},
 };
 
+/** RE2 instructions of every pattern of one schema, together. */
+const MAX_SCHEMA_PROGRAM = 10_000;
+/** The schema being compiled's instructions so far (ajv compiles synchronously, one schema at a time). */
+let schemaProgram = 0;
+
 /**
  * ajv's RegExp engine for `pattern` and `patternProperties`: RE2's linear-time matcher,
  * so no schema pattern can make a body take exponential time. Unanchored, as `test`.
@@ -40,6 +45,9 @@ const linearRegExp = Object.assign(
     } catch (err) {
       throw err instanceof PatternRefused ? new PatternRefused(`pattern ${JSON.stringify(pattern)} ${err.message}`) : err;
     }
+    // A body's strings may meet every pattern: the schema's patterns share one budget.
+    schemaProgram += re.programSize();
+    if (schemaProgram > MAX_SCHEMA_PROGRAM) throw new PatternRefused(`patterns together compile to over ${MAX_SCHEMA_PROGRAM} RE2 instructions`);
     // ajv shares one compiled pattern per distinct toString() within a schema
     return { test: (s: string) => re.test(s), toString: () => `/${pattern}/${u}` };
   },
@@ -70,6 +78,7 @@ export function validatorOf(schema: Record<string, unknown>): ValidateFunction {
     if (compiled.size >= 256) compiled.clear();
     const ajv = new Ajv({ allErrors: true, strict: false, logger: strictFormats, code: { regExp: linearRegExp } });
     addFormats(ajv, FORMATS);
+    schemaProgram = 0;
     fn = ajv.compile(schema);
     compiled.set(key, fn);
   }
@@ -84,7 +93,7 @@ export function validatorOf(schema: Record<string, unknown>): ValidateFunction {
 export const bodyValidate = defineStep({
   code: 'body-validate',
   summary: 'Validate a JSON request body against a JSON Schema (400 with the violations)',
-  details: 'Each schema is compiled on its own (its `$id` and `$ref`s see no other schema). `format` is checked (ajv-formats: `date-time`, `email`, `uri`, `uuid`, `ipv4`, …); an unknown format is a compile issue, and so is `url`, whose check takes time growing with the square of the input: use `uri`. A body nested too deeply for a recursive schema gets 400. `pattern` and `patternProperties` are JavaScript regular expressions (as the `u` flag reads them) run on a linear-time engine (RE2): matching takes time in proportion to the string whatever the pattern. Backreferences, lookahead and lookbehind, atomic groups and possessive quantifiers are compile issues, and so are patterns over 1,000 characters or compiling to over 2,000 RE2 instructions.',
+  details: 'Each schema is compiled on its own (its `$id` and `$ref`s see no other schema). `format` is checked (ajv-formats: `date-time`, `email`, `uri`, `uuid`, `ipv4`, …); an unknown format is a compile issue, and so is `url`, whose check takes time growing with the square of the input: use `uri`. A body nested too deeply for a recursive schema gets 400. `pattern` and `patternProperties` are JavaScript regular expressions (as the `u` flag reads them) run on a linear-time engine (RE2): matching takes time in proportion to the string whatever the pattern. Backreferences, lookahead and lookbehind, atomic groups and possessive quantifiers are compile issues, and so are patterns over 1,000 characters or compiling to over 2,000 RE2 instructions, a schema whose patterns together compile to over 10,000, and letter escapes RE2 reads differently (`\\A`, `\\a`, `\\Q`, `\\pN`…: write the letter alone).',
   statuses: [
     { status: 400, when: 'the body is not JSON or violates the schema (`violations` lists them)' },
     { status: 413, when: 'the body is over maxBytes' },

@@ -17,7 +17,7 @@ const Pattern = v.pipe(
 export const botDetection = defineStep({
   code: 'bot-detection',
   summary: 'Refuse requests whose User-Agent matches deny patterns (403)',
-  details: 'Patterns are JavaScript regular expressions, matched case-insensitively anywhere in the User-Agent, and run on a linear-time engine (RE2): matching takes time in proportion to the User-Agent whatever the pattern. Backreferences (`\\1`, `\\k<name>`), lookahead and lookbehind (`(?=`, `(?!`, `(?<=`, `(?<!`), atomic groups and possessive quantifiers are compile issues, and so are patterns over 1,000 characters or compiling to over 2,000 RE2 instructions. An astral character (an emoji) counts as one character, as with JavaScript\'s `u` flag.',
+  details: 'Patterns are JavaScript regular expressions, matched case-insensitively anywhere in the User-Agent, and run on a linear-time engine (RE2): matching takes time in proportion to the User-Agent whatever the pattern. Backreferences (`\\1`, `\\k<name>`), lookahead and lookbehind (`(?=`, `(?!`, `(?<=`, `(?<!`), atomic groups and possessive quantifiers are compile issues, and so are patterns over 1,000 characters, a list whose patterns together compile to over 2,000 RE2 instructions, and letter escapes RE2 reads differently (`\\A`, `\\a`, `\\Q`, `\\pN`…: write the letter alone). An astral character (an emoji) counts as one character, as with JavaScript\'s `u` flag.',
   statuses: [{ status: 403, when: 'the User-Agent matches a deny pattern (or is missing, with denyMissing)' }],
   example: { deny: ['bot', 'crawler'], allow: ['goodbot'] },
   schema: v.strictObject({

@@ -2,7 +2,7 @@ import { RE2JS } from 're2js';
 
 /** Longest pattern source a step setting may carry. */
 export const MAX_PATTERN_CHARS = 1000;
-/** Largest compiled RE2 program: matching costs up to input length times this when captures are needed. */
+/** Largest compiled RE2 program (a pattern, a step's pattern list): matching costs up to input length times this. */
 export const MAX_PROGRAM_SIZE = 2000;
 
 export interface PatternOptions {
@@ -22,6 +22,9 @@ const DOT = '[^\\n\\r\\x{2028}\\x{2029}]';
 const SPACE = '\\t\\n\\x0b\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
 const NON_SPACE =
   '\\x00-\\x08\\x0e-\\x1f\\x21-\\x{9f}\\x{a1}-\\x{167f}\\x{1681}-\\x{1fff}\\x{200b}-\\x{2027}\\x{202a}-\\x{202e}\\x{2030}-\\x{205e}\\x{2060}-\\x{2fff}\\x{3001}-\\x{fefe}\\x{ff00}-\\x{10ffff}';
+
+/** Letter escapes that mean the same in JavaScript and RE2 (`\s`, `\u`, `\c`, `\p{…}` are translated above). */
+const SAME_LETTER_ESCAPES = 'dDwWbBnrtfvx';
 
 const unsupported = (feature: string) => new PatternRefused(`uses a feature RE2 does not support: ${feature}`);
 
@@ -65,6 +68,9 @@ export function toRe2Syntax(src: string, captures = true): string {
       } else if (ctrl >= 0) {
         out += `\\x{${ctrl.toString(16)}}`;
         i += 2;
+      } else if (/[A-Za-z]/.test(n) && !SAME_LETTER_ESCAPES.includes(n)) {
+        // JavaScript reads `\A`, `\a`, `\Q`, `\pN` as the letter; RE2 as an anchor, a bell, a quote, a class.
+        throw new PatternRefused(`uses the escape \`\\${n}\`, which RE2 reads differently from JavaScript: write ${n} without the backslash`);
       } else {
         out += c + n;
         i++;
@@ -148,7 +154,11 @@ export function compileLinear(src: string, opts: PatternOptions = {}): RE2JS {
 export function compileAnyOf(sources: readonly string[], opts: PatternOptions = {}): RE2JS | null {
   if (sources.length === 0) return null;
   const joined = sources.map((src) => `(?:${toRe2Syntax(src, false)})`).join('|');
-  return RE2JS.compile(joined, opts.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+  const compiled = RE2JS.compile(joined, opts.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+  // Matching costs the input's length times the program's size: the list as a whole has the one pattern's budget.
+  const size = compiled.programSize();
+  if (size > MAX_PROGRAM_SIZE) throw new PatternRefused(`list is too large: its patterns together compile to ${size} RE2 instructions (at most ${MAX_PROGRAM_SIZE})`);
+  return compiled;
 }
 
 /** Why a pattern is refused, or undefined when it compiles: for a schema's check message. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileAnyOf, compileLinear, patternIssue, MAX_PATTERN_CHARS } from '../../src/steps/linear-regex.js';
+import { compileAnyOf, compileLinear, patternIssue, MAX_PATTERN_CHARS, PatternRefused } from '../../src/steps/linear-regex.js';
 import { validatorOf } from '../../src/steps/body-validate.js';
 
 /** Patterns that backtrack exponentially in JavaScript's RegExp, each with a near-miss input of 10,000 characters. */
@@ -113,4 +113,18 @@ test('body-validate: schema patterns run on the linear engine; refused ones name
   assert.equal(props({ 'x-aa': 'no' }), false);
   assert.throws(() => validatorOf({ type: 'string', pattern: '^(?=a)' }), /pattern "\^\(\?=a\)" uses a feature RE2 does not support: lookahead/);
   assert.throws(() => validatorOf({ type: 'object', patternProperties: { '(a)\\1': { type: 'number' } } }), /backreference/);
+});
+
+test('a pattern list has one budget: 200 patterns each under the limit are refused together', () => {
+  // Regression: a bot-detection deny list of 200 such patterns compiled to one huge program that held a worker for seconds per request.
+  const list = Array.from({ length: 200 }, (_, i) => `(?:[a-z]{333}${String.fromCharCode(65 + (i % 26))}${i}){1,3}`);
+  for (const p of list.slice(0, 3)) compileLinear(p); // each alone is accepted
+  assert.throws(() => compileAnyOf(list), (err: Error) => err instanceof PatternRefused && /together compile to \d+ RE2 instructions/.test(err.message));
+  assert.ok(compileAnyOf(['bot', 'crawl', 'spider']));
+});
+
+test('letter escapes RE2 reads differently from JavaScript are refused', () => {
+  // Regression: `\A`, `\a`, `\pN`, `\Q` were accepted and matched something else than the JavaScript pattern.
+  for (const p of ['a\\Ab', '\\a', '\\pN', 'x\\Q.', '\\z', '\\C']) assert.throws(() => compileLinear(p), PatternRefused, p);
+  for (const p of ['\\d+\\w\\s\\b', '\\x41', '\\u0041', '\\cA', '\\.', '\\/']) compileLinear(p);
 });

@@ -27,3 +27,13 @@ test('the redactor: known system tokens whatever their shape, sub-keys by shape,
   assert.ok(r.isBearerToken(newSubKey()));
   assert.equal(r.isBearerToken(randomBytes(30).toString('base64url')), false, 'a mere shape is redacted, not refused');
 });
+
+test('a token with something around it is redacted too: Bearer <token>, a pasted line end, x.<token>', () => {
+  // Regression: only a segment that was the token and nothing else was recognised.
+  const token = randomBytes(30).toString('base64url');
+  const r = new Redactor((s) => s === token);
+  for (const v of [`Bearer ${token}`, `${token}\n`, `x.${token}`, `${token}.`, ` ${token} `]) assert.equal(r.value(v), REDACTED_TOKEN, JSON.stringify(v));
+  assert.equal(r.path(`/api/v1/default/key/revoke/Bearer%20${token}`), `/api/v1/default/key/revoke/${REDACTED_TOKEN}`);
+  assert.ok(r.isBearerToken(`x.${token}`), 'never stored as an entity name');
+  assert.equal(r.value('orders.v2.production-eu'), 'orders.v2.production-eu');
+});

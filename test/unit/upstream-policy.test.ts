@@ -41,7 +41,15 @@ test('default keeps loopback and private upstreams, but never the admin or the d
   }
   // The admin port bound to one address: the same port elsewhere is another service.
   assert.equal(def('10.1.2.3', 9180), null);
-  assert.equal(def('10.1.2.3', 9080), null, 'a data port on 0.0.0.0: only local addresses are known to be it');
+  assert.equal(def('10.1.2.3', 9080), null, 'a data port on 0.0.0.0: the same port on another host is another service');
+  // Regression: a data port on 0.0.0.0 answers on the host's own addresses too: a route to one proxied to itself.
+  const withLocal = upstreamPolicy(rules({ local: ['192.0.2.2', 'fe80::1'] }))('default');
+  assert.match(withLocal('192.0.2.2', 9080)!, /data port/);
+  assert.match(withLocal('fe80::1', 9080)!, /data port/);
+  assert.equal(withLocal('192.0.2.3', 9080), null);
+  const acme = upstreamPolicy(rules({ allow: ['0.0.0.0/0', '::/0'] }))('acme');
+  for (const ip of ['::7f00:1', '64:ff9b::7f00:1']) assert.equal(upstreamPolicy(rules())('acme')(ip, 80) !== null, true, `${ip}: IPv4-compatible and NAT64 forms are refused by default`);
+  assert.equal(acme('64:ff9b::7f00:1', 80), null, 'unless allowed');
 });
 
 test('an admin port on a wildcard address is refused on every address', () => {
