@@ -1,4 +1,4 @@
-// The floor of the stack DESIGN.md prescribes for a proxied route: uWebSockets.js in,
+// The floor of this stack for a proxied route: uWebSockets.js in,
 // undici `Pool.dispatch` out, and nothing else (no routing, no hop-by-hop rules, no
 // X-Forwarded-*, no timeouts, no backpressure, GET only, whole response buffered).
 // The handler uses undici's own callbacks (onHeaders, onData, …), as the gateway does:

@@ -1,6 +1,6 @@
 // `npm run bench`: requests/s and p99 of the gateway against the upstream direct, a
 // plain Node proxy baseline (fastify + @fastify/http-proxy) and a bare uWebSockets.js
-// server, as ratios measured in one run on one machine (DESIGN.md §7).
+// server, as ratios measured in one run on one machine.
 //
 // Every server runs in its own process on 127.0.0.1 with ports chosen at run time;
 // the load generator (autocannon, in this process, or wrk when it is on PATH) drives

@@ -160,7 +160,7 @@ test('every operation of the admin contract enforces authentication, scopes and 
     const answers = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
     assert.deepEqual(answers('/api/v1/{tenant}/key/issue', 'post'), ['201', 'default']);
     assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content), ['text/plain']);
-    // The operations of this issue are in the table, with the access DESIGN.md §4 gives them.
+    // The operations of this issue are in the table, with the access the admin contract gives them.
     const find = (method: string, path: string) => ops.find((o) => o.method === method && o.path === path);
     assert.deepEqual(
       (({ auth, level }) => ({ auth, level }))(find('GET', '/healthz')!),

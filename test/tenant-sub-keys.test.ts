@@ -22,7 +22,7 @@ import {
   type KeyView,
 } from './helpers/keys.js';
 
-/** DESIGN.md §4: every family, with bits 1 read, 2 write, 4 lifecycle (granted with write). */
+/** The admin contract's scope families: every family, with bits 1 read, 2 write, 4 lifecycle (granted with write). */
 const FAMILIES = ['sys', 'cluster', 'metrics', 'config', 'publish', 'key', 'plugin', 'audit'];
 const masks = (granted: Record<string, number>) => Object.fromEntries(FAMILIES.map((f) => [f, granted[f] ?? 0]));
 const VIEW_FIELDS = ['createdAt', 'expiresAt', 'id', 'issuer', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'state', 'tenant'];

@@ -5,7 +5,7 @@ import { request } from './helpers/http.js';
 import { runCli } from './helpers/cli.js';
 import { BOUNDED } from './helpers/wait.js';
 
-/** DESIGN.md §4: the families, and their bits: 1 read, 2 write, 4 lifecycle (granted with write). */
+/** The admin contract's scope families, and their bits: 1 read, 2 write, 4 lifecycle (granted with write). */
 const FAMILIES = ['sys', 'cluster', 'metrics', 'config', 'publish', 'key', 'plugin', 'audit'];
 const masks = (granted: Record<string, number>) => Object.fromEntries(FAMILIES.map((f) => [f, granted[f] ?? 0]));
 

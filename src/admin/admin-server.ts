@@ -72,7 +72,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
 
   // What node:http refuses before a request exists (a bad request line or chunk, a head
   // over its limit, a head or body too slow) is answered with an envelope too, not
-  // Node's bare status line: every error body is JSON (DESIGN.md §4).
+  // Node's bare status line: every error body is a JSON envelope, as the admin contract says.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const code: ErrorCode | null =
       err.code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Request.HeadTooLarge' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Request.Timeout' : err.code?.startsWith('HPE_') ? 'Svc.Request.Malformed' : null;

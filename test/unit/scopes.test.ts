@@ -4,7 +4,7 @@ import { FAMILIES, firstUncovered, isSubset, masksOf, requiredScope, unknownFami
 
 const zero = () => Object.fromEntries(FAMILIES.map((f) => [f, 0]));
 
-test('the families are the eight of DESIGN.md §4', () => {
+test('the families are the eight of the admin contract', () => {
   assert.deepEqual([...FAMILIES].sort(), ['audit', 'cluster', 'config', 'key', 'metrics', 'plugin', 'publish', 'sys']);
 });
 
