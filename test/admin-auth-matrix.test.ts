@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FAMILIES } from '../src/admin/scopes.js';
+import { FAMILIES } from '../src/contracts/scopes.js';
 import { newToken, startGateway, type Gateway, type KeySpec } from './helpers/gateway.js';
 import { envelopeProblem, request, type HttpResult } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';

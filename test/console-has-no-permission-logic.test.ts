@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAMILIES } from '../src/admin/scopes.js';
+import { FAMILIES } from '../src/contracts/scopes.js';
 import { ROOT } from './helpers/gateway.js';
 
 function files(dir: string): string[] {

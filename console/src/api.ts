@@ -82,8 +82,8 @@ export interface EntityView {
 }
 
 /** The compiler's issue shape, shared with the server (a type only: nothing of src/ is bundled). */
-export type { CompileIssue } from '../../src/compiler/generation';
-import type { CompileIssue } from '../../src/compiler/generation';
+export type { CompileIssue } from '../../src/contracts/generation';
+import type { CompileIssue } from '../../src/contracts/generation';
 
 export interface DryRun {
   success: boolean;

@@ -1,4 +1,5 @@
-import type { Access, Family } from './scopes.js';
+import type { Access } from './scopes.js';
+import type { Family } from '../contracts/scopes.js';
 
 /**
  * The interface contract: every admin operation, once. Routing, the scope check, the

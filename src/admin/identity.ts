@@ -1,4 +1,4 @@
-import type { Family } from './scopes.js';
+import type { Family } from '../contracts/scopes.js';
 
 /** Who made an admin call, as resolved from its bearer token. Never holds the token. */
 export interface Identity {

@@ -3,8 +3,8 @@
  * 1 read, 2 write, 4 lifecycle. `write` also grants lifecycle: lifecycle verbs
  * (plugin enable/disable) are writes that the contract labels separately.
  */
-export const FAMILIES = ['sys', 'cluster', 'metrics', 'config', 'publish', 'key', 'plugin', 'audit'] as const;
-export type Family = (typeof FAMILIES)[number];
+import { FAMILIES, type Family } from '../contracts/scopes.js';
+
 export type Access = 'read' | 'write' | 'lifecycle';
 
 export const BITS: Record<Access, number> = { read: 1, write: 2, lifecycle: 4 };

@@ -2,7 +2,7 @@ import { SvcError } from '../shared/errors.js';
 import { TokenBucket } from '../shared/token-bucket.js';
 import type { WorkerConfig } from '../shared/worker-config.js';
 import type { EntityRepo } from '../store/entity-repo.js';
-import type { Kind } from '../compiler/documents.js';
+import type { Kind } from '../contracts/entities.js';
 
 export interface QuotaLimits {
   entities: number;

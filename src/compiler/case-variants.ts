@@ -1,4 +1,4 @@
-import type { CompiledRoute, CompiledStep, CompileIssue } from './generation.js';
+import type { CompiledRoute, CompiledStep, CompileIssue } from '../contracts/generation.js';
 
 const AUTH_STEPS: ReadonlySet<string> = new Set(['key-auth', 'basic-auth', 'jwt-auth', 'forward-auth']);
 

@@ -1,9 +1,10 @@
 import { parseDocument, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
-import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from './generation.js';
-import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from './generation.js';
-import { applyDrafts, type EntityRow, type Snapshot } from './snapshot.js';
+import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from '../contracts/generation.js';
+import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
+import { applyDrafts, type Snapshot } from './snapshot.js';
+import type { EntityRow } from '../contracts/entities.js';
 import { StepCompiler } from './step-compiler.js';
-import { NO_SECRETS, type SecretPolicy } from './secret-policy.js';
+import { NO_SECRETS, type SecretPolicy } from '../contracts/secrets.js';
 import { claimHosts } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';

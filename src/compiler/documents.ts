@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { Kind } from '../contracts/entities.js';
 
 /**
  * Entity documents: the structure each kind must have to be stored as a draft
@@ -7,11 +8,8 @@ import * as v from 'valibot';
  * incomplete while it is being written.
  */
 
-export const KINDS = ['cluster', 'route', 'orch'] as const;
-
 /** A header value the data plane writes as is: no CR, LF or NUL (no response splitting). */
 const HeaderValue = v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'must not contain CR, LF or NUL'));
-export type Kind = (typeof KINDS)[number];
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -132,10 +130,6 @@ export function parseDocument(kind: Kind, doc: unknown): { ok: true; doc: unknow
     ok: false,
     errors: r.issues.map((i) => ({ path: pointer(i.path), message: i.expected === 'never' ? 'unknown field' : i.message })),
   };
-}
-
-export function isKind(s: string): s is Kind {
-  return (KINDS as readonly string[]).includes(s);
 }
 
 /** A valibot issue path as a JSON pointer ('' for the document itself). */

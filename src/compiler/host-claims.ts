@@ -1,4 +1,4 @@
-import type { CompiledRoute, CompileIssue } from './generation.js';
+import type { CompiledRoute, CompileIssue } from '../contracts/generation.js';
 
 /**
  * Which tenant owns each host. A host (or `*.suffix`) named by routes of two tenants,

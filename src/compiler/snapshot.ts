@@ -1,20 +1,6 @@
-import type { Kind } from './documents.js';
+import type { DraftRow, EntityRow } from '../contracts/entities.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
-import type { SecretPolicy } from './secret-policy.js';
-
-export interface EntityRow {
-  tenant: string;
-  kind: Kind;
-  name: string;
-  doc: unknown;
-}
-
-export interface DraftRow {
-  kind: Kind;
-  name: string;
-  /** null: a staged delete. */
-  doc: unknown | null;
-}
+import type { SecretPolicy } from '../contracts/secrets.js';
 
 /** The compiler's whole input: every published entity, and the publishing tenant's drafts. */
 export interface Snapshot {

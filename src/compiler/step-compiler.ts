@@ -4,10 +4,11 @@ import type { StepEnv } from '../steps/step.js';
 import { TRIAL_BUCKET } from '../steps/step-state.js';
 import type { OrchDoc } from './documents.js';
 import { pointer } from './documents.js';
-import type { CompiledStep, CompileIssue } from './generation.js';
+import type { CompiledStep, CompileIssue } from '../contracts/generation.js';
 import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
-import { mayName, type SecretPolicy } from './secret-policy.js';
+import { mayName } from './secret-policy.js';
+import type { SecretPolicy } from '../contracts/secrets.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 

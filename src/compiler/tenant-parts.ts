@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CompiledCluster, CompiledRoute, CompileIssue } from './generation.js';
-import type { EntityRow } from './snapshot.js';
+import type { CompiledCluster, CompiledRoute, CompileIssue } from '../contracts/generation.js';
+import type { EntityRow } from '../contracts/entities.js';
 
 /** What one tenant's entities compile to, independent of every other tenant. */
 export interface TenantPart {

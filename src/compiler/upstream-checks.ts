@@ -1,4 +1,4 @@
-import type { CompileIssue } from './generation.js';
+import type { CompileIssue } from '../contracts/generation.js';
 import { checkLiteral, splitTarget, type UpstreamCheck } from '../shared/upstream-policy.js';
 
 /**

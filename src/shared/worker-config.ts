@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { FAMILIES } from '../admin/scopes.js';
+import { FAMILIES } from '../contracts/scopes.js';
 import { TENANT_PATTERN } from './tenant-name.js';
-import { ANY_SECRET, WILDCARD_TENANT } from '../compiler/secret-policy.js';
+import { ANY_SECRET, WILDCARD_TENANT } from '../contracts/secrets.js';
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';

@@ -1,6 +1,6 @@
 import type { Db } from './volume.js';
-import type { Kind } from '../compiler/documents.js';
-import type { DraftRow, EntityRow } from '../compiler/snapshot.js';
+import type { Kind } from '../contracts/entities.js';
+import type { DraftRow, EntityRow } from '../contracts/entities.js';
 
 export interface EntityView {
   tenant: string;

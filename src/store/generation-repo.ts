@@ -1,5 +1,5 @@
 import type { Db } from './volume.js';
-import type { EntityRow } from '../compiler/snapshot.js';
+import type { EntityRow } from '../contracts/entities.js';
 
 export interface GenerationRecord {
   generation: number;

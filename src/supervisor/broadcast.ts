@@ -1,4 +1,4 @@
-import type { GenerationMessage } from '../shared/ipc.js';
+import type { GenerationMessage } from '../contracts/ipc.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { Logger } from '../shared/logger.js';
 import type { Worker } from 'node:cluster';

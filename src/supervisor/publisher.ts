@@ -1,13 +1,13 @@
 import { compile } from '../compiler/compile.js';
 import { TenantPartCache } from '../compiler/tenant-parts.js';
-import type { EntityRow } from '../compiler/snapshot.js';
-import type { CompileIssue } from '../compiler/generation.js';
-import type { SecretPolicy } from '../compiler/secret-policy.js';
+import type { EntityRow } from '../contracts/entities.js';
+import type { CompileIssue } from '../contracts/generation.js';
+import type { SecretPolicy } from '../contracts/secrets.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
 import type { PluginRepo } from '../store/plugin-repo.js';
 import type { Db } from '../store/volume.js';
-import type { GenerationMessage } from '../shared/ipc.js';
+import type { GenerationMessage } from '../contracts/ipc.js';
 import { SvcError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
-import type { DataPlaneSettings, FromWorker, GenerationMessage, ToWorker } from '../shared/ipc.js';
+import type { DataPlaneSettings, FromWorker, GenerationMessage, ToWorker } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 

@@ -7,7 +7,7 @@ import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { isValidHost } from './host-header.js';
-import type { DataPlaneSettings } from '../shared/ipc.js';
+import type { DataPlaneSettings } from '../contracts/ipc.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */

@@ -5,7 +5,7 @@
  * generation arrives. It never touches the store.
  */
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
-import type { FromWorker, ToWorker } from '../shared/ipc.js';
+import type { FromWorker, ToWorker } from '../contracts/ipc.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
 import { DataServer } from './data-server.js';

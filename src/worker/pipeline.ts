@@ -1,4 +1,4 @@
-import type { CompiledStep } from '../compiler/generation.js';
+import type { CompiledStep } from '../contracts/generation.js';
 import { STEPS } from '../steps/registry.js';
 import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';

@@ -1,5 +1,5 @@
 import type { RateLimitClient, RateLimitDenied } from '../steps/step.js';
-import type { FromWorker } from '../shared/ipc.js';
+import type { FromWorker } from '../contracts/ipc.js';
 
 type Verdict = true | RateLimitDenied;
 

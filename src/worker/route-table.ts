@@ -1,4 +1,4 @@
-import type { CompiledGeneration, CompiledRoute } from '../compiler/generation.js';
+import type { CompiledGeneration, CompiledRoute } from '../contracts/generation.js';
 
 interface Entry<T> {
   rank: number;

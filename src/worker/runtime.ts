@@ -1,4 +1,4 @@
-import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute } from '../compiler/generation.js';
+import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv, StepReply } from '../steps/step.js';
 import { ERRORS } from '../shared/errors.js';

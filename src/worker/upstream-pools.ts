@@ -1,4 +1,4 @@
-import { CONNECTION_DEFAULTS, type CompiledCluster } from '../compiler/generation.js';
+import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generation.js';
 import { TargetPool, type Upstream } from '../shared/target-pool.js';
 import { guardedConnect } from '../shared/upstream-guard.js';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { Gateway, KeySpec } from './gateway.js';
 import { request, type HttpResult } from './http.js';
 import { waitFor } from './wait.js';
-import type { Kind } from '../../src/compiler/documents.js';
-import type { CompileIssue } from '../../src/compiler/generation.js';
+import type { Kind } from '../../src/contracts/entities.js';
+import type { CompileIssue } from '../../src/contracts/generation.js';
 import type { EntityView as StoredEntityView } from '../../src/store/entity-repo.js';
 
 export type { Kind, CompileIssue };

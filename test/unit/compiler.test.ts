@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { compile } from '../../src/compiler/compile.js';
 import { STEPS } from '../../src/steps/registry.js';
 import type { StepDefinition } from '../../src/steps/step.js';
-import type { DraftRow, EntityRow } from '../../src/compiler/snapshot.js';
+import type { DraftRow, EntityRow } from '../../src/contracts/entities.js';
 
 const cluster = (name: string): DraftRow => ({ kind: 'cluster', name, doc: { targets: ['127.0.0.1:1'] } });
 const route = (name: string, doc: Record<string, unknown>): DraftRow => ({ kind: 'route', name, doc });

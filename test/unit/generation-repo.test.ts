@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openVolume } from '../../src/store/volume.js';
 import { GenerationRepo } from '../../src/store/generation-repo.js';
-import type { EntityRow } from '../../src/compiler/snapshot.js';
+import type { EntityRow } from '../../src/contracts/entities.js';
 
 test('only the latest generation keeps its compiled payload; every generation keeps what a rollback needs', (t) => {
   // Regression: every publish kept a whole compiled generation on the volume (and in RAM

@@ -4,7 +4,7 @@ import { RequestFlow } from '../../src/worker/flow.js';
 import { buildPipeline } from '../../src/worker/pipeline.js';
 import { compile } from '../../src/compiler/compile.js';
 import type { StepEnv, StepRequest } from '../../src/steps/step.js';
-import type { CompiledStep } from '../../src/compiler/generation.js';
+import type { CompiledStep } from '../../src/contracts/generation.js';
 
 function requestOf(headers: string[]): StepRequest {
   const header = (n: string) => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LeasedRateLimits } from '../../src/worker/rate-limit-client.js';
 import { RateLimitLeases } from '../../src/supervisor/rate-limit-leases.js';
-import type { FromWorker } from '../../src/shared/ipc.js';
+import type { FromWorker } from '../../src/contracts/ipc.js';
 
 /** A worker's lease client wired to a real supervisor-side bucket over a fake, asynchronous IPC. */
 function wired(workers = 1) {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FAMILIES, firstUncovered, isSubset, masksOf, requiredScope, unknownFamilies } from '../../src/admin/scopes.js';
+import { firstUncovered, isSubset, masksOf, requiredScope, unknownFamilies } from '../../src/admin/scopes.js';
+import { FAMILIES } from '../../src/contracts/scopes.js';
 
 const zero = () => Object.fromEntries(FAMILIES.map((f) => [f, 0]));
 

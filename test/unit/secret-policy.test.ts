@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compile } from '../../src/compiler/compile.js';
-import { mayName, type SecretPolicy } from '../../src/compiler/secret-policy.js';
-import type { DraftRow } from '../../src/compiler/snapshot.js';
+import { mayName } from '../../src/compiler/secret-policy.js';
+import type { SecretPolicy } from '../../src/contracts/secrets.js';
+import type { DraftRow } from '../../src/contracts/entities.js';
 
 const POLICY: SecretPolicy = { env: { default: ['*'], acme: ['ACME_JWT', 'ADMIN_TOKEN', 'ACME_UNSET'] }, reserved: ['ADMIN_TOKEN'] };
 

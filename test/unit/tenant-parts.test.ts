@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compile } from '../../src/compiler/compile.js';
 import { TenantPartCache } from '../../src/compiler/tenant-parts.js';
-import type { EntityRow } from '../../src/compiler/snapshot.js';
+import type { EntityRow } from '../../src/contracts/entities.js';
 
 const state = (tenants: number, routePrefix = '/p'): EntityRow[] =>
   Array.from({ length: tenants }, (_, t) => [

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalIp, splitTarget, upstreamPolicy, type UpstreamRules } from '../../src/shared/upstream-policy.js';
 import { compile } from '../../src/compiler/compile.js';
-import type { DraftRow } from '../../src/compiler/snapshot.js';
+import type { DraftRow } from '../../src/contracts/entities.js';
 
 const rules = (over: Partial<UpstreamRules> = {}): UpstreamRules => ({
   allow: [],

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { SvcError } from '../../shared/errors.js';
-import { isKind, NAME_PATTERN, parseDocument, type Kind } from '../../compiler/documents.js';
+import { NAME_PATTERN, parseDocument } from '../../compiler/documents.js';
+import { isKind, type Kind } from '../../contracts/entities.js';
 
 function kindOf(s: string | undefined): Kind {
   if (!s || !isKind(s)) throw new SvcError('Svc.Request.BadParam', `Unknown kind ${JSON.stringify(s)}; use cluster, route or orch`);

@@ -3,7 +3,8 @@ import type { OpHandler } from '../op-context.js';
 import { Reply } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { SvcError } from '../../shared/errors.js';
-import { FAMILIES, firstUncovered } from '../scopes.js';
+import { firstUncovered } from '../scopes.js';
+import { FAMILIES } from '../../contracts/scopes.js';
 import { fingerprint, newSubKey, randomBase62 } from '../keys/key-format.js';
 import type { KeyRecord } from '../../store/key-repo.js';
 

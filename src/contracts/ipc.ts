@@ -2,8 +2,8 @@
  * Messages between the supervisor and its workers (node:cluster IPC, structured as
  * plain JSON). Errors cross as data: {code, message}, never as thrown objects.
  */
-import type { ErrorCode } from './errors.js';
-import type { UpstreamRules } from './upstream-policy.js';
+import type { ErrorCode } from '../shared/errors.js';
+import type { UpstreamRules } from '../shared/upstream-policy.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
 export interface DataPlaneSettings {

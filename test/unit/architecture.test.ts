@@ -1,0 +1,84 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The forbidden arrows come from docs/architecture.md, so the doc and the check cannot drift apart.
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SRC = join(ROOT, 'src');
+const DOC = 'docs/architecture.md';
+
+function parts(): string[] {
+  return readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+
+/** `from -> a|b` or `from -> * except a|b`, one arrow per line of the `forbidden-imports` block. */
+function forbiddenArrows(): Map<string, Set<string>> {
+  const doc = readFileSync(join(ROOT, DOC), 'utf8');
+  const block = /```forbidden-imports\n([\s\S]*?)```/.exec(doc);
+  assert.ok(block, `${DOC} has no forbidden-imports block`);
+  const known = parts();
+  const rules = new Map<string, Set<string>>();
+  for (const raw of block[1]!.split('\n')) {
+    const line = raw.replace(/#.*/, '').trim();
+    if (!line) continue;
+    const m = /^([a-z-]+)\s*->\s*(\*|[a-z|-]+)(?:\s+except\s+([a-z|-]+))?$/.exec(line);
+    assert.ok(m, `${DOC}: cannot read the arrow line "${line}"`);
+    const [, from, to, except] = m as unknown as [string, string, string, string | undefined];
+    const left = except ? except.split('|') : [];
+    const targets = to === '*' ? known.filter((p) => p !== from && !left.includes(p)) : to.split('|');
+    for (const p of [from, ...targets, ...left]) assert.ok(known.includes(p), `${DOC}: "${p}" is not a folder under src/`);
+    const set = rules.get(from) ?? new Set<string>();
+    for (const t of targets) set.add(t);
+    rules.set(from, set);
+  }
+  assert.ok(rules.size > 0, `${DOC}: the forbidden-imports block is empty`);
+  return rules;
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const STATIC = /(?:^|[\s;])(?:import|export)\s+(?:[^;'"`]*?\sfrom\s*)?['"]([^'"]+)['"]/g;
+const TYPE_QUERY = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** Relative specifiers of a file's imports, resolved to paths under the repository. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const re of [STATIC, TYPE_QUERY]) {
+    for (const m of text.matchAll(re)) if (m[1]!.startsWith('.')) out.push(normalize(join(dirname(file), m[1]!)));
+  }
+  return out;
+}
+
+/** `src/<part>/…` -> part; null for a file outside src/ or directly in it. */
+function partOf(path: string): string | null {
+  const rel = relative(SRC, path).split(sep);
+  return rel[0] === '..' || rel.length < 2 ? null : rel[0]!;
+}
+
+const show = (p: string) => relative(ROOT, p).split(sep).join('/').replace(/\.js$/, '.ts');
+
+test('no file under src/ imports across a forbidden arrow (docs/architecture.md)', () => {
+  const rules = forbiddenArrows();
+  const violations: string[] = [];
+  let crossing = 0;
+  for (const file of tsFiles(SRC)) {
+    const from = partOf(file);
+    if (!from) continue;
+    for (const target of importsOf(file)) {
+      const to = partOf(target);
+      if (!to || to === from) continue;
+      crossing++;
+      if (rules.get(from)?.has(to)) violations.push(`${show(file)} -> ${show(target)} (${from} -> ${to} is forbidden, ${DOC})`);
+    }
+  }
+  assert.ok(crossing > 0, 'the scan found no import between parts: the pattern is broken');
+  assert.deepEqual(violations, [], `forbidden imports:\n${violations.join('\n')}`);
+});
