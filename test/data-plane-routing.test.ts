@@ -21,7 +21,7 @@ test('the upstream receives the normalised path and the query byte for byte', BO
     ['route', 'echo', { cluster: 'echo', pathPrefix: '/echo' }],
   ]);
 
-  // [sent, received]: the path in its normal form (README "Paths"), the query untouched.
+  // [sent, received]: the path in its normal form (docs/reference.md "Paths"), the query untouched.
   const targets = [
     ['/echo', '/echo'],
     ['/echo/plain/path', '/echo/plain/path'],

@@ -37,7 +37,7 @@ export const ClusterDoc = v.strictObject({
       bodyMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
     }),
   ),
-  /** The upstream connection budget of each worker (README "Upstream connections and request bodies"). */
+  /** The upstream connection budget of each worker (docs/reference.md "Upstream connections and request bodies"). */
   connections: v.optional(
     v.strictObject({
       perTarget: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000))),

@@ -14,7 +14,7 @@ export interface CompiledGeneration {
 }
 
 /**
- * Per worker and target (README "Upstream connections and request bodies"). Here rather than in the compiler because a
+ * Per worker and target (docs/reference.md "Upstream connections and request bodies"). Here rather than in the compiler because a
  * worker also falls back on them for a stored generation compiled before they existed.
  * Like Envoy's cluster defaults (1024 pending requests); a request waits for a connection
  * about as long as for a connect (HAProxy's `timeout queue` defaults to `timeout connect`).

@@ -2,7 +2,7 @@
  * The one path a request has: the route table matches it, steps read it, the upstream
  * receives it. Forwarding the client's bytes while routing on a cleaned-up copy let
  * `/admin-api/../public` be routed as `/public` yet served as `/admin-api` by an upstream
- * that resolves nothing. worker.json `paths` sets the slash policy (README "Paths").
+ * that resolves nothing. worker.json `paths` sets the slash policy (docs/reference.md "Paths").
  */
 export interface PathPolicy {
   /** `%2F`, `%5C` and a raw `\`: refused, kept encoded (never a separator), or turned into `/`. */

@@ -3,7 +3,7 @@ import { cidrMatcher } from './cidr.js';
 
 /**
  * Which upstream addresses a tenant's clusters and service-calling steps may reach
- * (README "Upstream allow-list"). One decision, used by the compiler for literal
+ * (docs/reference.md "Upstream allow-list"). One decision, used by the compiler for literal
  * addresses and by workers for the addresses host names resolve to at connect time.
  *
  * In order: the gateway's own admin port (never reachable) and data port (a loop);

@@ -87,7 +87,7 @@ export const WorkerConfigSchema = v.strictObject({
     }),
     {},
   ),
-  /** How the data port reads request paths (one policy for every route; see README "Paths"). */
+  /** How the data port reads request paths (one policy for every route; see docs/reference.md "Paths"). */
   paths: v.optional(
     v.strictObject({
       /** `%2F`, `%5C` and a raw backslash: refused 400, kept encoded, or decoded to `/`. */
@@ -107,7 +107,7 @@ export const WorkerConfigSchema = v.strictObject({
     }),
     {},
   ),
-  /** What one tenant may store and how often it may publish (see README "Quotas"). */
+  /** What one tenant may store and how often it may publish (see docs/reference.md "Quotas and history"). */
   quotas: v.optional(
     v.strictObject({
       entities: v.optional(QuotaLimitFields.entities, QUOTA_DEFAULTS.entities),
@@ -139,7 +139,7 @@ export const WorkerConfigSchema = v.strictObject({
   ),
   /** Peers whose X-Forwarded-For is believed (CIDR or a single address); empty: none. */
   trustedProxies: v.optional(v.array(v.pipe(v.string(), v.check(isCidr, 'must be an IP address or CIDR, e.g. 10.0.0.0/8'))), []),
-  /** Upstream addresses tenants may reach, besides the defaults (README "Upstream allow-list"). */
+  /** Upstream addresses tenants may reach, besides the defaults (docs/reference.md "Upstream allow-list"). */
   upstreams: v.optional(
     v.strictObject({
       allow: CidrList(),

@@ -75,7 +75,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * A value as the string uWS.js writes back as the same bytes. uWS.js sends strings as
  * UTF-8, so ASCII is read as latin1 (the fast decode) and a value with bytes above 0x7f
  * as UTF-8 when it is valid UTF-8. Other bytes (a legacy latin1 filename, say) cannot
- * round-trip through a string: they go out UTF-8 encoded (README, known limits).
+ * round-trip through a string: they go out UTF-8 encoded (docs/reference.md, header bytes above 0x7f).
  */
 function valueText(b: Buffer): string {
   const s = b.toString('latin1');
