@@ -45,6 +45,24 @@ export function isIdentityHeader(name: string): boolean {
 }
 
 /**
+ * Drops the identity headers from a flat header list, in place (a peer that is not a
+ * trusted proxy said them); returns the X-Forwarded-For it carried, joined.
+ */
+export function dropIdentityHeaders(h: string[]): string | undefined {
+  let chain: string | undefined;
+  let n = 0;
+  for (let i = 0; i < h.length; i += 2) {
+    const k = h[i]!;
+    if (!isIdentityHeader(k)) {
+      h[n++] = k;
+      h[n++] = h[i + 1]!;
+    } else if (k === 'x-forwarded-for') chain = chain === undefined ? h[i + 1] : `${chain}, ${h[i + 1]}`;
+  }
+  h.length = n;
+  return chain;
+}
+
+/**
  * The client's address, decided as nginx's real_ip (with real_ip_recursive) and Envoy's
  * trusted hops do: the socket peer, unless `trusted` names it; then `chain` (every
  * X-Forwarded-For line, joined) is read from the right, trusted hops are skipped, and the

@@ -5,16 +5,17 @@ import { bodylessHead, headBlock, isBodylessStatus, statusLine, type StaticReply
 import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { requestCallback } from './request-callback.js';
-import { framingOk } from './request-framing.js';
-import { clientAddress, isIdentityHeader } from './client-address.js';
+import { clientAddress, dropIdentityHeaders } from './client-address.js';
+import { copyRequestHead } from './request-head.js';
+import { RequestBody } from './request-body.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
  * during the synchronous callback and a response that dies on abort; everything
  * else in the worker talks to an Exchange and never to uWS directly:
- *  - the request is copied synchronously (method, path, query, headers, peer), without
- *    the identity headers of a peer that is not a trusted proxy (client-address.ts);
+ *  - the request is copied synchronously (request-head.ts), without the identity
+ *    headers of a peer that is not a trusted proxy (client-address.ts);
  *  - onAborted is registered before anything can await;
  *  - every write is corked (writes after an await must be);
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
@@ -49,9 +50,7 @@ export class Exchange implements StepRequest {
   private headFlushed = false;
   /** Status line and headers waiting to go out with the first body bytes (one send, not two). */
   private pendingHead: { line: string; headers: [string, string][] } | null = null;
-  private bodyOpen = false;
-  /** The upload is paused for backpressure (the body stream's reader is behind). */
-  private bodyPaused = false;
+  private readonly upload: RequestBody;
   /** Part of a known-length chunk waits for the socket (tryEnd was short; onWritable retries it). */
   private tailPending = false;
   private abortHooks: (() => void)[] | null = null;
@@ -72,32 +71,14 @@ export class Exchange implements StepRequest {
     this.method = method;
     this.path = path;
     this.query = req.getQuery() ?? null;
-    const h = this.headers;
-    let body = false;
-    let badFraming = false;
-    let identity = false;
-    let hosts = 0;
-    let length = false;
-    req.forEach((k, v) => {
-      h.push(k, v);
-      if (k === 'host') hosts++;
-      else if (k === 'content-length') {
-        if (v !== '0') body = true;
-        // uWS frames by the first of several; a front proxy may take another (RFC 9112 §6.3).
-        if (length) badFraming = true;
-        length = true;
-      } else if (k === 'transfer-encoding') {
-        body = true;
-        if (!framingOk(v)) badFraming = true;
-      } else if (isIdentityHeader(k)) identity = true;
-    });
+    this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted);
+    const head = copyRequestHead(req, this.headers);
     // The peer is read (and judged) only when the client named itself: most requests do not.
-    if (identity && !proxies.trusts(this.remoteAddress)) this.dropIdentity();
-    this.hasBody = body;
-    this.badFraming = badFraming;
-    this.hostRepeated = hosts > 1;
-    // Its body's bytes will not be read: the connection must close after the answer.
-    if (badFraming) this.bodyOpen = true;
+    if (head.identity && !proxies.trusts(this.remoteAddress)) this.droppedChain = dropIdentityHeaders(this.headers);
+    this.hasBody = head.hasBody;
+    this.badFraming = head.badFraming;
+    this.hostRepeated = head.hostRepeated;
+    if (head.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
@@ -126,19 +107,6 @@ export class Exchange implements StepRequest {
     return clientAddress(this.remoteAddress, chain, (ip) => also(ip) || this.proxies.trusts(ip));
   }
 
-  /** Drops what an untrusted peer says about the client (IDENTITY_HEADERS), in place. */
-  private dropIdentity(): void {
-    this.droppedChain = this.headerList('x-forwarded-for');
-    const h = this.headers;
-    let n = 0;
-    for (let i = 0; i < h.length; i += 2) {
-      if (isIdentityHeader(h[i]!)) continue;
-      h[n++] = h[i]!;
-      h[n++] = h[i + 1]!;
-    }
-    h.length = n;
-  }
-
   header(name: string): string | undefined {
     const h = this.headers;
     for (let i = 0; i < h.length; i += 2) if (h[i] === name) return h[i + 1];
@@ -157,43 +125,9 @@ export class Exchange implements StepRequest {
     (this.abortHooks ??= []).push(hook);
   }
 
-  /**
-   * The request body as a stream. Must be called synchronously in the request
-   * callback (uWS drops body data that has no onData handler). Backpressure: when the
-   * stream's buffer is full the socket is paused until the consumer reads.
-   */
+  /** The request body as a stream (request-body.ts); call it synchronously in the request callback. */
   bodyStream(highWaterMark = 64 * 1024): Readable {
-    this.bodyOpen = true;
-    const stream = new Readable({
-      highWaterMark,
-      read: () => {
-        if (this.bodyPaused && !this.aborted && !this.done) {
-          this.bodyPaused = false;
-          this.res.resume();
-        }
-      },
-    });
-    this.res.onData((ab, last) => {
-      // The answer may be complete before the body (an upstream answering early): the rest
-      // is dropped, and the finished response never touched again (uWS throws).
-      if (this.done || this.aborted) {
-        if (last) this.bodyOpen = false;
-        if (!stream.destroyed) stream.destroy();
-        return;
-      }
-      // The ArrayBuffer is only valid during this callback: copy it.
-      if (!stream.push(Buffer.from(ab.slice(0))) && !last) {
-        this.bodyPaused = true;
-        this.res.pause();
-      }
-      if (last) {
-        this.bodyOpen = false;
-        stream.push(null);
-      }
-    });
-    // The error tells a reader the body will never end; before one reads (an async step, a
-    // wait for a connection), this listener keeps Node from throwing it and ending the worker.
-    stream.on('error', ignore);
+    const stream = this.upload.stream(highWaterMark);
     this.onAbort(() => stream.destroy(new Error('client aborted')));
     return stream;
   }
@@ -219,7 +153,7 @@ export class Exchange implements StepRequest {
   /** A 204 or 304 the gateway answers itself: no body and no length (a step's echo, a directResponse). */
   private sendNoBody(head: string): void {
     if (this.aborted || this.done) return;
-    const close = this.closing() || this.bodyOpen;
+    const close = this.closing() || this.upload.open;
     if (close && requestCallback.active) return void setImmediate(() => this.sendNoBody(head));
     this.pendingHead = null;
     this.endBodyless(head, undefined, close);
@@ -229,7 +163,7 @@ export class Exchange implements StepRequest {
   private sendBlock(head: string, body: string | Buffer): void {
     if (this.aborted || this.done) return;
     // A body we did not read to the end makes the connection unusable: close it.
-    const close = this.closing() || this.bodyOpen;
+    const close = this.closing() || this.upload.open;
     // Inside uWS's parse a close is only a flag, and the bytes behind this request are read
     // as requests (after a framing refusal, a smuggled one): see request-callback.ts.
     if (close && requestCallback.active) return void setImmediate(() => this.sendBlock(head, body));
@@ -305,12 +239,12 @@ export class Exchange implements StepRequest {
       if (chunk.length === total && fitsCork(head === null ? 0 : head.length, chunk)) {
         // The whole body in one chunk that fits uWS's cork buffer (most answers): end()
         // takes it in one call and one send.
-        this.releaseBody();
+        this.upload.release();
         res.end(chunk, mayClose && this.closing());
         return this.finish();
       }
       const start = res.getWriteOffset();
-      this.releaseBody();
+      this.upload.release();
       const [sent, finished] = res.tryEnd(chunk, total);
       if (finished) return this.finish();
       if (sent) return;
@@ -320,7 +254,7 @@ export class Exchange implements StepRequest {
         // uWS keeps calling this until another onWritable replaces it: once this chunk is
         // out, a later writable event has nothing of it to send.
         if (offset - start >= chunk.length) return true;
-        this.releaseBody();
+        this.upload.release();
         const [retried, done] = res.tryEnd(chunk.subarray(offset - start), total);
         if (retried || done) this.tailPending = false;
         if (done) this.finish();
@@ -335,18 +269,6 @@ export class Exchange implements StepRequest {
   }
 
   /**
-   * Before a write that may end the response (an upstream answering before the upload's
-   * end): a paused upload is resumed so its rest is read and dropped, else the connection's
-   * next request hangs. If the body is still wanted, onData pauses it again.
-   */
-  private releaseBody(): void {
-    if (this.bodyPaused && this.bodyOpen && !this.aborted) {
-      this.bodyPaused = false;
-      this.res.resume();
-    }
-  }
-
-  /**
    * Ends a streamed response: a no-op if tryEnd already completed it, or if part of a
    * known-length body still waits for the socket (the writable callback completes it).
    */
@@ -354,7 +276,7 @@ export class Exchange implements StepRequest {
     if (this.aborted || this.done || this.tailPending) return;
     // Only while the head is still held (see write()).
     const close = !this.headFlushed && this.closing();
-    this.releaseBody();
+    this.upload.release();
     this.res.cork(() => {
       this.flushHead();
       this.res.end(undefined, close);
@@ -365,7 +287,7 @@ export class Exchange implements StepRequest {
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
   endWithoutBody(contentLength: number | undefined): void {
     if (this.aborted || this.done) return;
-    this.releaseBody();
+    this.upload.release();
     this.endBodyless(this.takeHead(), contentLength, this.closing());
     this.finish();
   }
@@ -392,4 +314,3 @@ export class Exchange implements StepRequest {
   }
 }
 
-function ignore(): void {}
