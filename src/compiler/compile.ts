@@ -50,7 +50,7 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     // Those checks add issues and change nothing else, so its part, once without issues, is
     // what any other tenant's publish would compile: it is cached for them.
     const own = tenant === snapshot.tenant;
-    const key = cache ? TenantPartCache.key(rows, []) : '';
+    const key = cache ? TenantPartCache.key(rows) : '';
     let part = own ? undefined : cache?.get(tenant, key);
     if (!part) {
       const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS } : null;

@@ -72,3 +72,20 @@ export function cidrMatcher(list: readonly string[]): (ip: string) => boolean {
     return blocks.some((b) => b.v6 === a.v6 && (a.value & b.mask) === b.bits);
   };
 }
+
+/**
+ * The address as matchers and rate-limit keys read it: an IPv4-mapped IPv6 address in any spelling
+ * (`::ffff:7f00:1`, `0:0:0:0:0:ffff:127.0.0.1`) is the IPv4 address it reaches.
+ */
+export function canonicalIp(raw: string): string | null {
+  const ip = raw.split('%')[0]!; // a zone names the interface, not the address
+  const kind = isIP(ip);
+  if (kind === 4) return ip;
+  if (kind !== 6) return null;
+  const h = new URL(`http://[${ip}]`).hostname.slice(1, -1);
+  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(h);
+  if (!m) return h;
+  const hi = parseInt(m[1]!, 16);
+  const lo = parseInt(m[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}

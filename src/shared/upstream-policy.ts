@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { cidrMatcher } from './cidr.js';
+import { canonicalIp, cidrMatcher } from './cidr.js';
 
 /**
  * Which upstream addresses a tenant's clusters and service-calling steps may reach
@@ -95,23 +95,6 @@ export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => Upstre
     if (!c) cache.set(tenant, (c = build(tenant)));
     return c;
   };
-}
-
-/**
- * The address as the matchers read it: an IPv4-mapped IPv6 address in any spelling
- * (`::ffff:7f00:1`, `0:0:0:0:0:ffff:127.0.0.1`) is the IPv4 address it reaches.
- */
-export function canonicalIp(raw: string): string | null {
-  const ip = raw.split('%')[0]!; // a zone names the interface, not the address
-  const kind = isIP(ip);
-  if (kind === 4) return ip;
-  if (kind !== 6) return null;
-  const h = new URL(`http://[${ip}]`).hostname.slice(1, -1);
-  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(h);
-  if (!m) return h;
-  const hi = parseInt(m[1]!, 16);
-  const lo = parseInt(m[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
 /**

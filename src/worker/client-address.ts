@@ -1,4 +1,4 @@
-import { hopAddress } from '../shared/cidr.js';
+import { canonicalIp, hopAddress } from '../shared/cidr.js';
 
 /**
  * Headers in which a client names itself, the way it came or the URL it asked for, as
@@ -82,15 +82,9 @@ export function clientAddress(peer: string, chain: string | undefined, trusted: 
     if (hop.trim() === '') continue; // an empty list element (RFC 9110 §5.6.1)
     const ip = hopAddress(hop);
     if (ip === null) return client;
-    client = canonical(ip);
+    // The form the socket peer takes (IPv4-mapped as dotted IPv4, IPv6 compressed): one client, one rate-limit key.
+    client = canonicalIp(ip) ?? ip;
     if (!trusted(client)) return client;
   }
   return client;
-}
-
-/** An IPv4-mapped IPv6 hop as dotted IPv4 and IPv6 in lower case: the forms the socket peer takes, so one client is one rate-limit key. */
-function canonical(ip: string): string {
-  if (!ip.includes(':')) return ip;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  return mapped ? mapped[1]! : ip.toLowerCase();
 }

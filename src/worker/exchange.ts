@@ -6,7 +6,7 @@ import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { requestCallback } from './request-callback.js';
 import { clientAddress, dropIdentityHeaders } from './client-address.js';
-import { copyRequestHead } from './request-head.js';
+import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
 import { RequestBody } from './request-body.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
@@ -74,11 +74,11 @@ export class Exchange implements StepRequest {
     this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted);
     const head = copyRequestHead(req, this.headers);
     // The peer is read (and judged) only when the client named itself: most requests do not.
-    if (head.identity && !proxies.trusts(this.remoteAddress)) this.droppedChain = dropIdentityHeaders(this.headers);
-    this.hasBody = head.hasBody;
-    this.badFraming = head.badFraming;
-    this.hostRepeated = head.hostRepeated;
-    if (head.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
+    if (head & IDENTITY && !proxies.trusts(this.remoteAddress)) this.droppedChain = dropIdentityHeaders(this.headers);
+    this.hasBody = (head & HAS_BODY) !== 0;
+    this.badFraming = (head & BAD_FRAMING) !== 0;
+    this.hostRepeated = (head & HOST_REPEATED) !== 0;
+    if (this.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
     res.onAborted(() => {
       this.aborted = true;
       this.finish();

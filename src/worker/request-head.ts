@@ -2,41 +2,33 @@ import type { HttpRequest } from './uws.js';
 import { framingOk } from './request-framing.js';
 import { isIdentityHeader } from './client-address.js';
 
-/** What the copy of a request's headers tells, read in the same pass. */
-export interface RequestHead {
-  /** A body is announced (Content-Length other than 0, or Transfer-Encoding). */
-  hasBody: boolean;
-  /** A Transfer-Encoding whose last coding is not chunked, or more than one Content-Length. */
-  badFraming: boolean;
-  /** More than one Host header. */
-  hostRepeated: boolean;
-  /** The client named itself (an identity header, client-address.ts). */
-  identity: boolean;
-}
+/** What the copy of a request's headers tells, as bits of one number (no object per request). */
+export const HAS_BODY = 1; // Content-Length other than 0, or Transfer-Encoding
+export const BAD_FRAMING = 2; // a Transfer-Encoding whose last coding is not chunked, or more than one Content-Length
+export const HOST_REPEATED = 4; // more than one Host header
+export const IDENTITY = 8; // the client named itself (an identity header, client-address.ts)
 
 /**
  * Copies uWS's request headers into `into` (flat `name, value, …`, names lower case), in
  * one pass that also judges the framing, the Host count and the identity headers. uWS's
  * request object is valid only during the request callback.
  */
-export function copyRequestHead(req: HttpRequest, into: string[]): RequestHead {
-  let hasBody = false;
-  let badFraming = false;
-  let identity = false;
+export function copyRequestHead(req: HttpRequest, into: string[]): number {
+  let flags = 0;
   let hosts = 0;
   let length = false;
   req.forEach((k, v) => {
     into.push(k, v);
     if (k === 'host') hosts++;
     else if (k === 'content-length') {
-      if (v !== '0') hasBody = true;
+      if (v !== '0') flags |= HAS_BODY;
       // uWS frames by the first of several; a front proxy may take another (RFC 9112 §6.3).
-      if (length) badFraming = true;
+      if (length) flags |= BAD_FRAMING;
       length = true;
     } else if (k === 'transfer-encoding') {
-      hasBody = true;
-      if (!framingOk(v)) badFraming = true;
-    } else if (isIdentityHeader(k)) identity = true;
+      flags |= HAS_BODY;
+      if (!framingOk(v)) flags |= BAD_FRAMING;
+    } else if (isIdentityHeader(k)) flags |= IDENTITY;
   });
-  return { hasBody, badFraming, hostRepeated: hosts > 1, identity };
+  return hosts > 1 ? flags | HOST_REPEATED : flags;
 }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalIp, splitTarget, upstreamPolicy, type UpstreamRules } from '../../src/shared/upstream-policy.js';
+import { splitTarget, upstreamPolicy, type UpstreamRules } from '../../src/shared/upstream-policy.js';
+import { canonicalIp } from '../../src/shared/cidr.js';
 import { compile } from '../../src/compiler/compile.js';
 import type { DraftRow } from '../../src/contracts/entities.js';
 
