@@ -9,6 +9,7 @@ import { FAMILIES } from '../src/contracts/scopes.js';
 import { newToken, startGateway, type Gateway, type KeySpec } from './helpers/gateway.js';
 import { envelopeProblem, request, type HttpResult } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 interface Op {
   method: string;
@@ -81,9 +82,9 @@ function assertPassesAuth(r: HttpResult, what: string): void {
   if (r.status >= 400) assertEnvelope(r, what);
 }
 
-function operationsOf(doc: any): Op[] {
+function operationsOf(doc: Json): Op[] {
   const ops: Op[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
     for (const m of Object.keys(item)) {
       if (!HTTP_METHODS.includes(m)) continue;
       const o = item[m];
@@ -153,7 +154,7 @@ test('every operation of the admin contract enforces authentication, scopes and 
       assert.ok(['instance', 'tenant'].includes(op.level), `${what}: x-level ${op.level}`);
       if (op.level === 'tenant') assert.match(op.path, /^\/api\/v1\/\{tenant\}\//, `${what}: tenant-level paths start with /api/v1/{tenant}/`);
       else assert.ok(!op.params.includes('tenant'), `${what}: instance-level paths carry no {tenant}`);
-      const declared = (doc.paths[op.path][op.method.toLowerCase()].parameters ?? []).map((p: any) => p.name).sort();
+      const declared = (doc.paths[op.path][op.method.toLowerCase()].parameters ?? []).map((p: Json) => p.name).sort();
       assert.deepEqual(declared, [...op.params].sort(), `${what}: every path parameter is declared`);
     }
     // Regression: every operation was documented as 200 application/json.

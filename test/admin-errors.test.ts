@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { newToken, startGateway, type Gateway } from './helpers/gateway.js';
 import { envelopeProblem, request, type HttpResult } from './helpers/http.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 function assertEnvelope(r: HttpResult, status: number, code: string): void {
   assert.equal(r.status, status, r.text);
@@ -12,7 +13,7 @@ function assertEnvelope(r: HttpResult, status: number, code: string): void {
 }
 
 /** The admin-call log line of one request, found by its traceId. */
-function logLineOf(gw: Gateway, traceId: string): Promise<any> {
+function logLineOf(gw: Gateway, traceId: string): Promise<Json> {
   return waitFor(`the log line of trace ${traceId}`, () => gw.logLines().find((l) => l.traceId === traceId && l.msg === 'admin call'), {
     timeoutMs: 3_000,
   });
@@ -80,7 +81,7 @@ test('admin errors are JSON envelopes whose traceId is in the X-Trace-Id header 
 
   await t.test('a malformed JSON body: 400 Svc.Request.BadJson (on the first POST operation of the contract)', async (t) => {
     const doc = (await request(`${gw.adminUrl}/api/v1/openapi.json`, { token: gw.tokens.root })).json;
-    const post = Object.entries<any>(doc.paths).find(([, item]) => item.post && item.post['x-auth'] !== 'none');
+    const post = Object.entries<Json>(doc.paths).find(([, item]) => item.post && item.post['x-auth'] !== 'none');
     if (!post) {
       t.skip('the contract has no POST operation yet');
       return;

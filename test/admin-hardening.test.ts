@@ -7,6 +7,7 @@ import { envelopeProblem, request, type HttpResult } from './helpers/http.js';
 import { requestFrom } from './helpers/http-from.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 /** Admin port hardening: body limits, malformed requests, slow clients, and whom the log believes. */
 
@@ -19,7 +20,7 @@ function assertEnvelope(r: Pick<HttpResult, 'status' | 'json' | 'text' | 'header
   assert.equal(r.headers['x-trace-id'], r.json.traceId, 'X-Trace-Id header equals the body traceId');
 }
 
-function logLineOf(gw: Gateway, traceId: string): Promise<any> {
+function logLineOf(gw: Gateway, traceId: string): Promise<Json> {
   return waitFor(`the log line of trace ${traceId}`, () => gw.logLines().find((l) => l.traceId === traceId && l.msg === 'admin call'), {
     timeoutMs: 3_000,
   });

@@ -7,14 +7,15 @@ import { runCli, type CliResult } from './helpers/cli.js';
 import { freePort } from './helpers/ports.js';
 import { BOUNDED } from './helpers/wait.js';
 import { SUB_KEY, listKeys } from './helpers/keys.js';
+import type { Json } from './helpers/json.js';
 
-function ok(r: CliResult, what: string): any {
+function ok(r: CliResult, what: string): Json {
   assert.equal(r.code, 0, `${what}: exit ${r.code}\n${r.stdout}${r.stderr}`);
   assert.notEqual(r.json, undefined, `${what}: JSON on stdout`);
   return r.json;
 }
 
-function refusedCli(r: CliResult, code: string, what: string): any {
+function refusedCli(r: CliResult, code: string, what: string): Json {
   assert.equal(r.code, 2, `${what}: exit ${r.code}\n${r.stdout}${r.stderr}`);
   assert.equal(r.json?.code, code, `${what}: ${r.stdout}`);
   return r.json;
@@ -114,7 +115,7 @@ test('key issue|list|revoke|delete and audit list, end to end against a gateway'
   const entries = [...full.items].reverse();
   const sys = { id: 'root', kind: 'system' };
   assert.deepEqual(
-    entries.map((e: any) => [e.operation, e.status, e.target, e.identity]),
+    entries.map((e: Json) => [e.operation, e.status, e.target, e.identity]),
     [
       ['key.issue', 201, ci.id, sys],
       ['key.issue', 201, multi.id, sys],
@@ -161,7 +162,7 @@ test('key issue|list|revoke|delete and audit list, end to end against a gateway'
   // globex's trail holds only the globex writes (the refused revoke was aimed at globex)
   const globex = ok(await cli(['audit', 'list', '--tenant', 'globex']), 'audit list globex');
   assert.deepEqual(
-    globex.items.map((e: any) => [e.operation, e.status, e.target]),
+    globex.items.map((e: Json) => [e.operation, e.status, e.target]),
     [
       ['key.revoke', 404, ci.id],
       ['key.issue', 201, fromFile.id],

@@ -15,11 +15,12 @@ import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { screenshot, signedInPage } from './helpers/browser.js';
 import { BOUNDED } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 const cliFlags = (gw: Gateway) => ['--admin', gw.adminUrl, '--token', gw.tokens.root!];
 
 /** `config get orch <name>` through the CLI, asserting it succeeded. */
-async function cliGetOrch(gw: Gateway, name: string): Promise<any> {
+async function cliGetOrch(gw: Gateway, name: string): Promise<Json> {
   const r = await runCli(['config', 'get', 'orch', name, ...cliFlags(gw)]);
   assert.equal(r.code, 0, `config get orch ${name}: ${r.stdout} ${r.stderr}`);
   assert.ok(r.json, `config get printed JSON: ${r.stdout}`);
@@ -71,8 +72,8 @@ async function save(page: Page): Promise<void> {
   assert.equal(await page.getByTestId('designer-dirty').count(), 0);
 }
 
-const hasCanvas = (n: any) => typeof n.canvas?.x === 'number' && typeof n.canvas?.y === 'number';
-const withoutCanvas = ({ canvas: _c, ...rest }: any) => rest;
+const hasCanvas = (n: Json) => typeof n.canvas?.x === 'number' && typeof n.canvas?.y === 'number';
+const withoutCanvas = ({ canvas: _c, ...rest }: Json) => rest;
 
 test('designer: build a chain with a link and a group, set rate-limit through the form, save, bind it from a route: the data port limits', BOUNDED, async (t) => {
   const up = await startUpstream(t);
@@ -126,11 +127,11 @@ test('designer: build a chain with a link and a group, set rate-limit through th
   assert.ok(doc, `a draft: ${JSON.stringify(view)}`);
   assert.equal(view.published, null);
   assert.deepEqual(
-    doc.nodes.map((n: any) => n.id),
+    doc.nodes.map((n: Json) => n.id),
     [rid, cors, hdr, rl],
   );
   for (const n of doc.nodes) assert.ok(hasCanvas(n), `canvas on ${n.id}: ${JSON.stringify(n)}`);
-  const at = Object.fromEntries(doc.nodes.map((n: any) => [n.id, n.canvas]));
+  const at = Object.fromEntries(doc.nodes.map((n: Json) => [n.id, n.canvas]));
   assert.ok(at[rid].x < at[cors].x && at[cors].x === at[hdr].x && at[hdr].x < at[rl].x, `layered along the links: ${JSON.stringify(at)}`);
   assert.ok(at[cors].y < at[hdr].y, `group members stacked: ${JSON.stringify(at)}`);
   assert.ok(hasCanvas(doc.groups[0]), `canvas on the group: ${JSON.stringify(doc.groups[0])}`);

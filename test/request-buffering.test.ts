@@ -7,11 +7,12 @@ import { request } from './helpers/http.js';
 import { patternSha256, startUpstream, writePattern } from './helpers/upstream.js';
 import { rawExchange } from './helpers/raw-exchange.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 const SLACK_MS = 2_500;
 
 /** POSTs `size` bytes of PATTERN, with Content-Length or chunked; resolves with the status and the upstream's echo. */
-function upload(port: number, path: string, size: number, chunked: boolean): Promise<{ status: number; echo: any }> {
+function upload(port: number, path: string, size: number, chunked: boolean): Promise<{ status: number; echo: Json }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(size) };
     const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, agent: false, headers }, (res) => {
@@ -49,7 +50,7 @@ test('request bodies are read whole before an upstream connection is taken, up t
   const seen = (path: string) => up.requests.filter((r) => r.url === path);
 
   /** Sends a 10-byte body one byte at a time; before the last byte, reports whether the upstream already had the request. */
-  async function slowUpload(path: string): Promise<{ earlyAtUpstream: boolean; status: number | undefined; echo: any }> {
+  async function slowUpload(path: string): Promise<{ earlyAtUpstream: boolean; status: number | undefined; echo: Json }> {
     const ex = rawExchange(gw.dataPort, [`POST ${path} HTTP/1.1`, 'Host: gw', 'Content-Length: 10'], 'x');
     for (let i = 1; i < 9; i++) {
       await sleep(100);

@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest, type ClientRequest } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
@@ -8,6 +8,7 @@ import { PATTERN, patternSha256, startUpstream, writePattern, type Upstream, typ
 import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { MiB, sampleRss, totalRss } from './helpers/proc.js';
 import { sleep, waitFor } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 const SIZE = 50 * MiB;
 const RSS_LIMIT = 30_000_000; // 30 MB
@@ -80,7 +81,7 @@ function upload(
   gw: Gateway,
   size: number,
   { upstreamStallMs = 0, chunked = false, progress = { written: 0 } }: { upstreamStallMs?: number; chunked?: boolean; progress?: { written: number } },
-): Promise<{ status: number; json: any }> {
+): Promise<{ status: number; json: Json }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'x-up-close': '1' };
     if (upstreamStallMs) headers['x-up-read-pause'] = `${upstreamStallMs}/1/1`;

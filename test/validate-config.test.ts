@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { buildConfig, newToken, tempDir, writeJson } from './helpers/gateway.js';
 import { runCli } from './helpers/cli.js';
 import { BOUNDED } from './helpers/wait.js';
+import type { Json } from './helpers/json.js';
 
 /** A complete, valid worker.json (tokens from the environment, so no plaintext warnings). */
 function goodConfig() {
@@ -75,7 +76,7 @@ test('validate warns when there are no admin keys', BOUNDED, async (t) => {
   assert.equal(r.json.warnings.length, 1, JSON.stringify(r.json.warnings));
 });
 
-const unknownFields: [string, (c: Record<string, any>) => void, string][] = [
+const unknownFields: [string, (c: Record<string, Json>) => void, string][] = [
   ['at the top level', (c) => (c.bogus = 1), 'bogus'],
   ['in listen', (c) => (c.listen.portt = 8080), 'listen.portt'],
   ['in admin', (c) => (c.admin.keyz = []), 'admin.keyz'],

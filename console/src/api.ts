@@ -28,7 +28,7 @@ export function onUnauthorized(fn: (e: ApiError) => void): () => void {
 }
 
 /** One admin call with the session's bearer token. Non-2xx answers throw ApiError. */
-export async function api<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+export async function api<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   const token = getToken();
   if (token) headers.authorization = `Bearer ${token}`;
@@ -41,14 +41,14 @@ export async function api<T = any>(method: 'GET' | 'POST', path: string, body?: 
     throw new ApiError(0, { code: 'Console.Unreachable', message: 'The admin port could not be reached: the gateway may be stopped or restarting. Try again.' });
   }
   const text = await res.text();
-  let parsed: any = null;
+  let parsed: unknown = null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     parsed = { message: text };
   }
   if (!res.ok) {
-    const err = new ApiError(res.status, parsed ?? {});
+    const err = new ApiError(res.status, (parsed ?? {}) as ConstructorParameters<typeof ApiError>[1]);
     if (res.status === 401 && token) unauthorized?.(err);
     throw err;
   }
@@ -74,8 +74,8 @@ export interface EntityView {
   kind: Kind;
   name: string;
   state: string;
-  draft: { doc: any; updatedAt: string } | null;
-  published: { doc: any; generation: number } | null;
+  draft: { doc: EntityDoc; updatedAt: string } | null;
+  published: { doc: EntityDoc; generation: number } | null;
   /** 'delete': a removal is staged for the next publish (a draft saved now cancels it). */
   pending?: string | null;
   logicalAddress?: string;
@@ -99,5 +99,25 @@ export interface StepInfo {
   summary: string;
   enabled: boolean;
   /** JSON Schema of the step's settings. */
-  settingsSchema: any;
+  settingsSchema: JsonSchema;
+}
+
+/** A stored document as the admin API returns it: its shape depends on the kind (checked server-side). */
+export type EntityDoc = Record<string, unknown>;
+
+/** The parts of a step's settings JSON Schema the console reads; other keywords pass through. */
+export interface JsonSchema {
+  type?: string;
+  enum?: unknown[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  propertyNames?: JsonSchema;
+  description?: string;
+  default?: unknown;
+  format?: string;
+  pattern?: string;
+  minItems?: number;
+  [keyword: string]: unknown;
 }

@@ -37,7 +37,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // The caller lists what `load` depends on (deps); `load` itself is a new closure each render.
   }, [...deps, n]);
   return { data, error, reload: () => setN((x) => x + 1) };
 }

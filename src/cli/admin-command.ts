@@ -27,7 +27,7 @@ export abstract class AdminCommand extends Command {
     await super.init();
     let parsed;
     try {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- oclif types parse() by the concrete command class, which this base class cannot name
       parsed = await this.parse(this.constructor as any);
     } catch (err) {
       // Every unusable input exits 2 with a Cli.Input envelope on stdout (README), as other

@@ -151,7 +151,7 @@ export interface StepDefinition<S = unknown> {
   statuses: { status: number; when: string }[];
   /** Example settings, checked against the schema by the tests and shown in docs/steps.md. */
   example: Record<string, unknown>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a schema of any input type: valibot schemas are invariant in it, and settings arrive as parsed JSON
   schema: v.GenericSchema<any, S>;
   /**
    * Builds the runtime function from settings the compiler already checked. `bucket`

@@ -5,6 +5,7 @@ import { waitFor } from './wait.js';
 import type { Kind } from '../../src/contracts/entities.js';
 import type { CompileIssue } from '../../src/contracts/generation.js';
 import type { EntityView as StoredEntityView } from '../../src/store/entity-repo.js';
+import type { Json } from './json.js';
 
 export type { Kind, CompileIssue };
 
@@ -24,8 +25,8 @@ export interface Receipt {
 
 /** `config get`: the stored view plus the entity's logical address (docs typed loosely for assertions). */
 export type EntityView = Omit<StoredEntityView, 'draft' | 'published'> & {
-  draft: { doc: any; updatedAt: string } | null;
-  published: { doc: any; generation: number } | null;
+  draft: { doc: Json; updatedAt: string } | null;
+  published: { doc: Json; generation: number } | null;
   logicalAddress: string;
 };
 
@@ -104,7 +105,7 @@ export function deleteEntityRaw(gw: Gateway, kind: Kind, name: string, tenant = 
   return request(api(gw, tenant, `config/delete/${kind}/${encodeURIComponent(name)}`), { method: 'POST', token: rootToken(gw) });
 }
 
-export async function deleteEntity(gw: Gateway, kind: Kind, name: string, tenant = 'default'): Promise<any> {
+export async function deleteEntity(gw: Gateway, kind: Kind, name: string, tenant = 'default'): Promise<Json> {
   return must(await deleteEntityRaw(gw, kind, name, tenant), `config delete ${kind}/${name}`);
 }
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { childEnv, ROOT, RUN_JS } from './gateway.js';
+import type { Json } from './json.js';
 
 export interface CliResult {
   code: number | null;
@@ -7,7 +8,7 @@ export interface CliResult {
   stdout: string;
   stderr: string;
   /** stdout parsed as JSON, or undefined when it is not JSON. */
-  json: any;
+  json: Json;
 }
 
 /**

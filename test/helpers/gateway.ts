@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { freePorts } from './ports.js';
+import type { Json } from './json.js';
 
 /** Repository root and the CLI entry the tests run (the built dist/, as a user would). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -84,7 +85,7 @@ export interface KeySpec {
 }
 
 export interface BuiltConfig {
-  config: Record<string, any>;
+  config: Record<string, Json>;
   /** key id -> bearer token */
   tokens: Record<string, string>;
   /** Environment variables the config's tokenEnv keys read. */
@@ -120,7 +121,7 @@ export function buildConfig(o: ConfigOptions): BuiltConfig {
     if (k.tenant !== undefined) out.tenant = k.tenant;
     return out;
   });
-  const config: Record<string, any> = {
+  const config: Record<string, Json> = {
     volume: o.volume ?? 'memory:',
     listen: { port: o.dataPort, host: o.host ?? '127.0.0.1' },
     admin: { listen: `${o.host ?? '127.0.0.1'}:${o.adminPort}`, keys },
@@ -145,7 +146,7 @@ export interface RunProcess {
   stdout(): string;
   stderr(): string;
   /** stderr parsed as JSON lines (lines that are not JSON are skipped). */
-  logLines(): any[];
+  logLines(): Json[];
   /** Resolves when the process has exited. */
   exited: Promise<Exit>;
   /** Exit status once known, else null. */
@@ -238,8 +239,8 @@ export function spawnRun(t: TestContext | undefined, args: string[], env: NodeJS
   };
 }
 
-export function parseLogLines(text: string): any[] {
-  const lines: any[] = [];
+export function parseLogLines(text: string): Json[] {
+  const lines: Json[] = [];
   for (const l of text.split('\n')) {
     if (!l.trim()) continue;
     try {
@@ -271,7 +272,7 @@ export interface GatewayOptions extends Partial<Omit<ConfigOptions, 'dataPort' |
   dataPort?: number;
   adminPort?: number;
   /** Last word on the config object before it is written. */
-  edit?: (config: Record<string, any>) => void;
+  edit?: (config: Record<string, Json>) => void;
   /** Extra environment for the child. */
   env?: Record<string, string | undefined>;
   readyTimeoutMs?: number;
@@ -280,7 +281,7 @@ export interface GatewayOptions extends Partial<Omit<ConfigOptions, 'dataPort' |
 export interface Gateway extends RunProcess {
   dir: string;
   configFile: string;
-  config: Record<string, any>;
+  config: Record<string, Json>;
   readyLine: string;
   dataUrl: string;
   adminUrl: string;

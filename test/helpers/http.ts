@@ -1,11 +1,12 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { Json } from './json.js';
 
 export interface HttpResult {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
-  json: any;
+  json: Json;
 }
 
 export interface RequestOptions {

@@ -3,6 +3,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Gateway } from './gateway.js';
 import { request, type HttpResult } from './http.js';
+import type { Json } from './json.js';
 
 /**
  * Tenant sub-keys as a client sees them: the admin calls of the key family, the
@@ -121,6 +122,6 @@ export const LOOKUPS = 'switchyard_admin_key_store_lookups_total';
 export const CHECKSUM_REFUSALS = 'switchyard_admin_key_checksum_refusals_total';
 
 /** A throttle that never trips: for tests that present bad tokens on purpose. */
-export const NO_THROTTLE = (c: Record<string, any>) => {
+export const NO_THROTTLE = (c: Record<string, Json>) => {
   c.admin.authFailures = { burst: 10_000, perSecond: 1_000 };
 };

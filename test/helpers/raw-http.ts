@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import type { Json } from './json.js';
 
 export interface RawResponse {
   status: number;
@@ -8,7 +9,7 @@ export interface RawResponse {
   headers: Record<string, string>;
   body: Buffer;
   text: string;
-  json: any;
+  json: Json;
   /** The bytes as received, for diagnostics. */
   raw: string;
 }

@@ -52,7 +52,7 @@ test('a full table never lets a throttled address go: 10,001 failing addresses l
 });
 
 test('when every entry is throttled, addresses without one share an overflow allowance instead of going free', () => {
-  let now = 0;
+  const now = 0;
   const t = new AuthThrottle({ burst: 1, perSecond: 0.001 }, () => now, 100);
   for (let i = 0; i < 100; i++) t.failed(`10.0.0.${i}`);
   for (let i = 0; i < 100; i++) assert.ok(t.waitMs(`10.0.0.${i}`) > 0, `10.0.0.${i} throttled`);

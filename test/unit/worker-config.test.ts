@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadWorkerConfig, parseHostPort, upstreamRules } from '../../src/shared/worker-config.js';
+import type { Json } from '../helpers/json.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-unit-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -12,7 +13,7 @@ let n = 0;
 const TOKEN = 'T'.repeat(40);
 const ENV = { ROOT_TOKEN: TOKEN };
 
-function base(): Record<string, any> {
+function base(): Record<string, Json> {
   return {
     volume: 'memory:',
     listen: { port: 8080 },
@@ -47,7 +48,7 @@ test('a minimal config loads, with the documented defaults filled in and no warn
 });
 
 test('unknown fields fail at every level, each named by its path', () => {
-  const cases: [string, (c: Record<string, any>) => void][] = [
+  const cases: [string, (c: Record<string, Json>) => void][] = [
     ['extra', (c) => (c.extra = true)],
     ['listen.extra', (c) => (c.listen.extra = true)],
     ['admin.extra', (c) => (c.admin.extra = true)],
@@ -80,7 +81,7 @@ test('required fields: volume, listen.port and admin.listen', () => {
 });
 
 test('values are checked: volume kind, ports, ip:port, worker count, log level, scopes, tenant', () => {
-  const bad: [string, (c: Record<string, any>) => void][] = [
+  const bad: [string, (c: Record<string, Json>) => void][] = [
     ['volume', (c) => (c.volume = 'disk:/tmp/x')],
     ['volume', (c) => (c.volume = 'virtual://')],
     ['listen.port', (c) => (c.listen.port = 0)],
@@ -103,7 +104,7 @@ test('values are checked: volume kind, ports, ip:port, worker count, log level, 
     edit(c);
     assert.ok(paths(c).includes(path), `${path} after ${edit.toString()}`);
   }
-  const good: ((c: Record<string, any>) => void)[] = [
+  const good: ((c: Record<string, Json>) => void)[] = [
     (c) => (c.volume = 'virtual://data/sy.db'),
     (c) => (c.admin.listen = '[::1]:9180'),
     (c) => (c.listen.host = '::'),
@@ -143,7 +144,7 @@ test('duplicate key ids are an error', () => {
 });
 
 test('warnings: plaintext tokens, short tokens, no keys, an admin port on every interface', () => {
-  const warningsOf = (c: Record<string, any>, env: NodeJS.ProcessEnv = ENV) => {
+  const warningsOf = (c: Record<string, Json>, env: NodeJS.ProcessEnv = ENV) => {
     const { loaded } = load(c, env);
     assert.equal(loaded.ok, true, JSON.stringify(loaded.errors));
     return loaded.warnings;

@@ -44,7 +44,7 @@ export interface ServerError {
 export function asServerError(err: unknown): ServerError {
   if (err instanceof ApiError) {
     const errors = Array.isArray(err.body.errors)
-      ? (err.body.errors as unknown[]).map((e: any) => ({ path: String(e?.path ?? ''), message: String(e?.message ?? '') }))
+      ? (err.body.errors as ({ path?: unknown; message?: unknown } | null)[]).map((e) => ({ path: String(e?.path ?? ''), message: String(e?.message ?? '') }))
       : [];
     return { status: err.status, code: err.code, message: err.body.message ?? err.message, errors };
   }

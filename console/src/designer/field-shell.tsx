@@ -4,13 +4,14 @@
  * draft text a user is typing.
  */
 import { useState, type ReactNode } from 'react';
+import type { JsonSchema } from '../api';
 import { hintOf, sameJson, type FieldKind, type Parsed } from './schema-util';
 
 export interface FieldProps {
   id: string;
   label: string;
   testId: string;
-  schema: any;
+  schema: JsonSchema;
   kind: FieldKind;
   value: unknown;
   required: boolean;

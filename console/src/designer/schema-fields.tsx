@@ -54,7 +54,7 @@ export function NumberField(p: FieldProps) {
 }
 
 export function EnumField(p: FieldProps) {
-  const options: unknown[] = [...p.schema.enum];
+  const options: unknown[] = [...(p.schema.enum ?? [])];
   if (p.value !== undefined && !options.some((o) => sameJson(o, p.value))) options.push(p.value);
   const current = p.value === undefined ? '' : JSON.stringify(p.value);
   const def = p.schema.default;

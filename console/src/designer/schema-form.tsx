@@ -7,6 +7,7 @@
 import { useId } from 'react';
 import { fieldFor, JsonField } from './schema-fields';
 import { classify, isFieldObject } from './schema-util';
+import type { JsonSchema } from '../api';
 
 export interface FormError {
   pointer: string;
@@ -37,7 +38,7 @@ function without(value: Record<string, unknown>, key: string): Record<string, un
 }
 
 interface ObjectProps {
-  schema: Record<string, any>;
+  schema: JsonSchema;
   value: Record<string, unknown>;
   onChange: (value: Record<string, unknown>) => void;
   errors: FormError[];
@@ -47,7 +48,7 @@ interface ObjectProps {
 }
 
 function ObjectFields({ schema, value, onChange, errors, path, idBase, suggestions }: ObjectProps) {
-  const properties: Record<string, any> = schema.properties ?? {};
+  const properties: Record<string, JsonSchema> = schema.properties ?? {};
   const required = new Set<string>(Array.isArray(schema.required) ? schema.required : []);
   const keys = Object.keys(properties);
   const extra = Object.keys(value).filter((k) => !(k in properties));
@@ -58,7 +59,7 @@ function ObjectFields({ schema, value, onChange, errors, path, idBase, suggestio
     return !(k in properties) && !(k in value);
   });
 
-  const render = (key: string, schemaOf: unknown) => {
+  const render = (key: string, schemaOf: JsonSchema | undefined) => {
     const at = [...path, key];
     const id = `${idBase}-${at.map(safe).join('-')}`;
     const testId = `setting-${at.join('.')}`;
@@ -141,12 +142,12 @@ export function SchemaForm({ schema, value, onChange, errors = [], suggestions }
   const idBase = `sf${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
   const current = value ?? {};
   if (isFieldObject(schema)) {
-    if (!Object.keys((schema as any).properties).length && !Object.keys(current).length) {
+    if (!Object.keys((schema as JsonSchema).properties ?? {}).length && !Object.keys(current).length) {
       return <p className="sy-hint">This step has no settings.</p>;
     }
     return (
       <div className="sy-schema-form">
-        <ObjectFields schema={schema as Record<string, any>} value={current} onChange={onChange} errors={errors} path={[]} idBase={idBase} suggestions={suggestions} />
+        <ObjectFields schema={schema as JsonSchema} value={current} onChange={onChange} errors={errors} path={[]} idBase={idBase} suggestions={suggestions} />
       </div>
     );
   }

@@ -3,9 +3,11 @@
  * gets, how its text is parsed back, and the hint shown under it.
  */
 
+import type { JsonSchema } from '../api';
+
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'list' | 'object' | 'json';
 
-type Schema = Record<string, any>;
+type Schema = JsonSchema;
 
 const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -24,7 +26,7 @@ export function classify(s: unknown): FieldKind {
     case 'boolean':
       return 'boolean';
     case 'array':
-      return isObj(s.items) && SCALAR_ITEMS.has(s.items.type) ? 'list' : 'json';
+      return isObj(s.items) && SCALAR_ITEMS.has(s.items.type ?? '') ? 'list' : 'json';
     case 'object':
       return isObj(s.properties) && s.additionalProperties !== true && !isObj(s.additionalProperties) && !s.propertyNames
         ? 'object'

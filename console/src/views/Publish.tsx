@@ -36,7 +36,7 @@ export function Publish({ tenant }: { tenant: string }) {
   const rollback = async (generation: number) => {
     setError(null);
     try {
-      setPublished(await api('POST', tpath(tenant, `publish/rollback/${generation}`), {}));
+      setPublished(await api<{ generation: number; planned: string[] }>('POST', tpath(tenant, `publish/rollback/${generation}`), {}));
       history.reload();
     } catch (e) {
       setError(e);
