@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
-import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from './header-edits.js';
+import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from '../shared/header-edits.js';
 import { SharedBody } from './shared-body.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 
