@@ -1,5 +1,5 @@
 import { defineStep } from './step.js';
-import { HeaderEdits, lowerEntries } from './header-edits.js';
+import { HeaderEditSettings, lowerEntries } from './header-edit-settings.js';
 
 /** Edits the headers the upstream receives: set replaces, add appends, remove drops. */
 export const requestHeaders = defineStep({
@@ -8,7 +8,7 @@ export const requestHeaders = defineStep({
   details: '`set` and `add` may not name `content-length` or a hop-by-hop header (`connection`, `transfer-encoding`, `te`, `trailer`, `upgrade`, `keep-alive`, `proxy-*`): the gateway frames the message. `remove` may. Values may hold no control character but tab.',
   statuses: [],
   example: { set: { 'x-env': 'prod' }, add: { via: 'switchyard' }, remove: ['cookie'] },
-  schema: HeaderEdits,
+  schema: HeaderEditSettings,
   create(s) {
     const set = lowerEntries(s.set);
     const add = lowerEntries(s.add);

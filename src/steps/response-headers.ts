@@ -1,5 +1,6 @@
 import { defineStep, type ResponseHead } from './step.js';
-import { HeaderEdits, lowerEntries } from './header-edits.js';
+import { HeaderEditSettings, lowerEntries } from './header-edit-settings.js';
+import { applyPlanToHead, type EditPlan } from '../shared/header-edits.js';
 
 /** Edits the headers the client receives (on upstream answers and on step replies alike). */
 export const responseHeaders = defineStep({
@@ -8,21 +9,27 @@ export const responseHeaders = defineStep({
   details: '`set` and `add` may not name `content-length` or a hop-by-hop header; `remove` may, and wins over `set`/`add` of the same name. Values may hold no control character but tab.',
   statuses: [],
   example: { set: { 'strict-transport-security': 'max-age=63072000' }, remove: ['server'] },
-  schema: HeaderEdits,
+  schema: HeaderEditSettings,
   create(s) {
-    // Applied in order: set, add, then remove; so a name also removed ends up absent.
-    const removed = new Set(s.remove.map((n) => n.toLowerCase()));
-    const set = lowerEntries(s.set).filter(([k]) => !removed.has(k));
-    const add = lowerEntries(s.add).filter(([k]) => !removed.has(k));
-    const drop = new Set([...removed, ...set.map(([k]) => k)]);
-    const hook = (head: ResponseHead) => {
-      if (drop.size) head.headers = head.headers.filter(([k]) => !drop.has(k));
-      for (const h of set) head.headers.push(h);
-      for (const h of add) head.headers.push(h);
-    };
+    const plan = responsePlan(s);
+    const hook = (head: ResponseHead) => applyPlanToHead(head, plan);
     return (flow) => {
       flow.onResponse(hook);
       return undefined;
     };
   },
 });
+
+/**
+ * The settings as one plan, compiled once: set, add, then remove, so a name also removed
+ * ends up absent; the set values, then the added ones, follow the upstream's headers.
+ * Built directly rather than through editPlan, which would put the adds first and keep
+ * only the last of two `set` keys differing in case.
+ */
+function responsePlan(s: HeaderEditSettings): EditPlan {
+  const removed = s.remove.map((n) => n.toLowerCase());
+  const set = lowerEntries(s.set).filter(([k]) => !removed.includes(k));
+  const add = lowerEntries(s.add).filter(([k]) => !removed.includes(k));
+  const drop = [...new Set([...removed, ...set.map(([k]) => k)])];
+  return { drop, tail: [...set, ...add].flat() };
+}

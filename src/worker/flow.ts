@@ -1,6 +1,7 @@
-import { Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
-import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from './header-edits.js';
+import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from '../shared/header-edits.js';
+import { SharedBody } from './shared-body.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 
 /** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
@@ -37,187 +38,42 @@ export class RequestFlow implements Flow {
   /** The status sent to the client, once known. */
   status = 0;
 
-  private buffered: Buffer | null = null;
-  private bodyLimit = Infinity;
-  /** The streamed body went past limitBody's cap (the proxy answers 413). */
-  bodyTooLarge = false;
-
-  limitBody(maxBytes: number): void {
-    this.bodyLimit = Math.min(this.bodyLimit, maxBytes);
-  }
+  /** The request body, shared by the steps that read it; null for a bodiless request (nothing to share, nothing allocated). */
+  private readonly body: SharedBody | null;
 
   constructor(
     readonly req: StepRequest,
-    private body: Readable | null = null,
+    body: Readable | null = null,
     /** Headers the route's steps own (ownedHeaders): the client's values never go upstream. */
     private readonly owned: readonly string[] | null = null,
   ) {
     this.path = req.path;
     this.query = req.query;
+    this.body = body === null ? null : new SharedBody(body);
   }
 
-  /**
-   * One read of the body for every step that asks (group members may ask at once): each
-   * caller gets the same bytes, or a rejection when they exceed its `limit` or the
-   * route's body cap (limitBody).
-   */
-  async readBody(limit: number): Promise<Buffer> {
-    // The proxy is already sending the live body (a group member still running after its
-    // group settled): reading it here would pause the upload under the proxy's feet.
-    if (this.handedOut && this.buffered === null) throw new Error('the request body is already on its way upstream');
-    const cap = Math.min(limit, this.bodyLimit);
-    if (this.partial !== null && cap > this.readCap) {
-      // An earlier reader went past its own, smaller limit (its failure did not count):
-      // the stream was paused, not lost, so this one reads on from there.
-      const chunks = this.partial;
-      this.partial = null;
-      this.readCap = cap;
-      this.reading = this.readWhole(chunks);
-    }
-    // The shared read stops at the largest limit asked for so far (group members ask at
-    // once), never beyond the route's cap; each caller then checks its own limit.
-    this.readCap = Math.max(this.readCap, cap);
-    this.reading ??= this.readWhole([]);
-    const body = await this.reading;
-    if (body.length > limit || body.length > this.bodyLimit) {
-      if (body.length > this.bodyLimit) this.bodyTooLarge = true;
-      throw new Error(`body over ${Math.min(limit, this.bodyLimit)} bytes`);
-    }
-    return body;
+  /** The streamed body went past limitBody's cap (the proxy answers 413). */
+  get bodyTooLarge(): boolean {
+    return this.body !== null && this.body.tooLarge;
   }
 
-  private reading: Promise<Buffer> | null = null;
-  private readCap = 0;
-  /**
-   * What the shared read took before it went past every caller's limit, when it stayed
-   * within the route's cap: the stream is paused, not destroyed, because the step that
-   * asked may not count (failureStrategy Continue, a group member that lost), and then the
-   * upstream gets these bytes and the rest. Destroyed, the body was gone and the client got 502.
-   */
-  private partial: Buffer[] | null = null;
-  /** upstreamBody() gave the live stream (or the rest of it) to the proxy: no step reads it any more. */
-  private handedOut = false;
+  limitBody(maxBytes: number): void {
+    this.body?.limit(maxBytes);
+  }
 
-  private readWhole(already: Buffer[]): Promise<Buffer> {
-    const body = this.body;
-    if (body === null) return Promise.resolve((this.buffered = Buffer.alloc(0)));
-    return new Promise((resolve, reject) => {
-      const chunks = already;
-      let size = 0;
-      for (const c of already) size += c.length;
-      if (size > this.readCap) {
-        this.partial = chunks; // still past this reader's limit: kept for the next
-        return reject(new Error(`body over ${this.readCap} bytes`));
-      }
-      // Read on after a pause: the body may have ended meanwhile ('end' came with no listener).
-      if (body.readableEnded) return resolve((this.buffered = Buffer.concat(chunks)));
-      const stop = () => {
-        body.pause(); // before the listener goes: a flowing stream would drop what follows
-        body.off('data', onData);
-        body.off('end', onEnd);
-        body.off('error', onError);
-      };
-      const onData = (chunk: Buffer) => {
-        size += chunk.length;
-        chunks.push(chunk);
-        if (size <= this.readCap) return;
-        stop();
-        if (size > this.bodyLimit) {
-          this.bodyTooLarge = true;
-          body.destroy();
-        } else this.partial = chunks;
-        reject(new Error(`body over ${this.readCap} bytes`));
-      };
-      const onEnd = () => {
-        stop();
-        resolve((this.buffered = Buffer.concat(chunks)));
-      };
-      const onError = (err: Error) => {
-        stop();
-        reject(err);
-      };
-      body.on('data', onData);
-      body.once('end', onEnd);
-      body.once('error', onError);
-      body.resume(); // a 'data' listener alone does not restart a stream paused by an earlier reader
-    });
+  /** One read of the body for every step that asks: the same bytes, or a rejection past `limit` or the route's cap (shared-body.ts). */
+  readBody(limit: number): Promise<Buffer> {
+    return this.body === null ? Promise.resolve(Buffer.alloc(0)) : this.body.read(limit);
   }
 
   /** A step answered: the request body will not be read. */
   discardBody(): void {
-    this.body?.destroy();
+    this.body?.discard();
   }
 
   /** What the proxy sends: the buffered body if a step read it (whole, so a Buffer), else the live stream. */
   upstreamBody(): Buffer | Readable | null {
-    if (this.buffered !== null) {
-      // A cap set after a step read the body (limitBody after body-validate) still holds.
-      if (this.buffered.length > this.bodyLimit) return this.refused(this.bodyLimit);
-      return this.buffered.length ? this.buffered : null;
-    }
-    if (this.reading !== null) {
-      // A step still reading (a group's losing member): the upstream gets those same bytes.
-      this.handedOut = true;
-      const reading = this.reading;
-      const limit = this.bodyLimit;
-      const flow = this;
-      return Readable.from(
-        (async function* () {
-          let body: Buffer;
-          try {
-            body = await reading;
-          } catch (err) {
-            // Past the reading step's limit but within the route's: what was read, then the rest.
-            const partial = flow.partial;
-            if (partial === null || flow.body === null) throw err;
-            flow.partial = null;
-            let seen = 0;
-            for (const chunk of partial) {
-              seen += chunk.length;
-              yield chunk;
-            }
-            yield* flow.limited(flow.body, limit, seen);
-            return;
-          }
-          if (body.length > limit) throw flow.overLimit(limit);
-          if (body.length) yield body;
-        })(),
-      );
-    }
-    if (this.body !== null) this.handedOut = true;
-    if (this.body === null || this.bodyLimit === Infinity) return this.body;
-    return this.limited(this.body, this.bodyLimit, 0);
-  }
-
-  /** `source` passed on until the body (`already` bytes before it) goes past `limit`: then cut, and the proxy answers 413. */
-  private limited(source: Readable, limit: number, already: number): Readable {
-    let seen = already;
-    const counted = new Transform({
-      transform: (chunk: Buffer, _enc, cb) => {
-        seen += chunk.length;
-        if (seen <= limit) return cb(null, chunk);
-        source.destroy();
-        cb(this.overLimit(limit));
-      },
-    });
-    source.on('error', (err) => counted.destroy(err));
-    return source.pipe(counted);
-  }
-
-  /** The body went past the route's cap: the proxy answers 413 (bodyTooLarge). */
-  private overLimit(limit: number): Error {
-    this.bodyTooLarge = true;
-    return new Error(`request body over ${limit} bytes`);
-  }
-
-  /** A body that fails at once: the proxy answers 413 (bodyTooLarge). */
-  private refused(limit: number): Readable {
-    const err = this.overLimit(limit);
-    return new Readable({
-      read() {
-        this.destroy(err);
-      },
-    });
+    return this.body === null ? null : this.body.upstream();
   }
 
   setHeader(name: string, value: string): void {

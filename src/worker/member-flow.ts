@@ -1,4 +1,5 @@
 import type { CollectedAnswer, Flow, ResponseHead } from '../steps/step.js';
+import { ADD, REMOVE, SET, type HeaderEdits } from '../shared/header-edits.js';
 
 type Op = (f: Flow) => void;
 
@@ -83,16 +84,16 @@ export class MemberFlow implements Flow {
   }
 
   setHeader(name: string, value: string): void {
-    this.headerEdits.push(['set', name.toLowerCase(), value]);
+    this.headerEdits.push(SET, name.toLowerCase(), value);
   }
   addHeader(name: string, value: string): void {
-    this.headerEdits.push(['add', name.toLowerCase(), value]);
+    this.headerEdits.push(ADD, name.toLowerCase(), value);
   }
   removeHeader(name: string): void {
-    this.headerEdits.push(['remove', name.toLowerCase(), '']);
+    this.headerEdits.push(REMOVE, name.toLowerCase(), '');
   }
-  /** This member's header edits, in order: its preview reads them, applyTo replays them. */
-  private readonly headerEdits: ['set' | 'add' | 'remove', string, string][] = [];
+  /** This member's header edits, in order (op, name, value triples): its preview reads them, applyTo replays them. */
+  private readonly headerEdits: HeaderEdits = [];
   onResponse(hook: (head: ResponseHead) => void): void {
     this.ops.push((f) => f.onResponse(hook));
   }
@@ -116,18 +117,22 @@ export class MemberFlow implements Flow {
   preview() {
     const base = this.parent.preview();
     let headers = base.headers;
-    for (const [op, name, value] of this.headerEdits) {
-      if (op !== 'add') headers = headers.filter(([k]) => k !== name);
-      if (op !== 'remove') headers.push([name, value]);
+    const e = this.headerEdits;
+    for (let i = 0; i < e.length; i += 3) {
+      const name = e[i + 1] as string;
+      if (e[i] !== ADD) headers = headers.filter(([k]) => k !== name);
+      if (e[i] !== REMOVE) headers.push([name, e[i + 2] as string]);
     }
     return { method: base.method, path: this.p, query: this.q, headers };
   }
 
   /** Applies this member's recorded changes to the request's flow. */
   applyTo(f: Flow): void {
-    for (const [op, name, value] of this.headerEdits) {
-      if (op === 'set') f.setHeader(name, value);
-      else if (op === 'add') f.addHeader(name, value);
+    const e = this.headerEdits;
+    for (let i = 0; i < e.length; i += 3) {
+      const name = e[i + 1] as string;
+      if (e[i] === SET) f.setHeader(name, e[i + 2] as string);
+      else if (e[i] === ADD) f.addHeader(name, e[i + 2] as string);
       else f.removeHeader(name);
     }
     for (const op of this.ops) op(f);

@@ -1,6 +1,6 @@
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { StepRequest } from '../steps/step.js';
-import type { EditPlan } from './header-edits.js';
+import type { EditPlan } from '../shared/header-edits.js';
 
 const DROP = 0;
 const XFF = 1;

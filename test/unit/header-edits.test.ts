@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RequestFlow } from '../../src/worker/flow.js';
-import { ADD, REMOVE, SET, applyPlan, editPlan } from '../../src/worker/header-edits.js';
-import type { StepRequest } from '../../src/steps/step.js';
+import { ADD, REMOVE, SET, applyPlan, applyPlanToHead, editPlan } from '../../src/shared/header-edits.js';
+import { responseHeaders } from '../../src/steps/response-headers.js';
+import type { Flow, ResponseHead, StepEnv, StepRequest } from '../../src/steps/step.js';
 
 function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
   const req: StepRequest = {
@@ -108,4 +109,17 @@ test('owned headers: the client values never go upstream; a step that sets one s
   assert.deepEqual(failed.applyHeaderEdits(['x-consumer-id', 'client', 'k', '1']), ['k', '1'], 'no step set it: dropped');
   failed.setHeader('x-other', 'o');
   assert.deepEqual(failed.editPlan(), { drop: ['x-other', 'x-consumer-id'], tail: ['x-other', 'o'] });
+});
+
+test('response-headers compiles its settings to one plan: set, add, then remove; set values, then added ones, after the upstream’s', () => {
+  let hook: ((head: ResponseHead) => void) | null = null;
+  const flow = { onResponse: (h: (head: ResponseHead) => void) => (hook = h) } as unknown as Flow;
+  const run = responseHeaders.create!({ set: { 'X-A': '1', b: '2', 'x-a': '1b' }, add: { c: '3', 'x-a': '4' }, remove: ['B'] }, { bucket: '', tenant: 't', env: {} as StepEnv });
+  void run(flow);
+  const head: ResponseHead = { status: 200, headers: [['x-a', 'up'], ['b', 'up'], ['c', 'up'], ['d', 'up']] };
+  hook!(head);
+  assert.deepEqual(head.headers, [['c', 'up'], ['d', 'up'], ['x-a', '1'], ['x-a', '1b'], ['c', '3'], ['x-a', '4']]);
+  const untouched: ResponseHead = { status: 200, headers: [['k', 'v']] };
+  applyPlanToHead(untouched, { drop: [], tail: ['n', 'v'] });
+  assert.deepEqual(untouched.headers, [['k', 'v'], ['n', 'v']]);
 });

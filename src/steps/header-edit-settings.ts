@@ -13,14 +13,14 @@ const Value = v.pipe(v.string(), v.regex(FIELD_VALUE, 'must be a header value: n
 const MANAGED = new Set([...HOP_BY_HOP, 'content-length']);
 const Settable = v.pipe(Name, v.check((n) => !MANAGED.has(n.toLowerCase()), 'is managed by the gateway (framing or hop-by-hop): it cannot be set'));
 
-/** set (replace), add (append) and remove, applied in that order. Shared by request-headers and response-headers. */
-export const HeaderEdits = v.strictObject({
+/** The settings of request-headers and response-headers: set (replace), add (append) and remove, applied in that order. */
+export const HeaderEditSettings = v.strictObject({
   set: v.optional(v.record(Settable, Value), {}),
   add: v.optional(v.record(Settable, Value), {}),
   remove: v.optional(v.array(Name), []),
 });
 
-export type HeaderEdits = v.InferOutput<typeof HeaderEdits>;
+export type HeaderEditSettings = v.InferOutput<typeof HeaderEditSettings>;
 
 export function lowerEntries(r: Record<string, string>): [string, string][] {
   return Object.entries(r).map(([k, val]) => [k.toLowerCase(), val]);

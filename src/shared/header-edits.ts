@@ -1,6 +1,8 @@
-// The steps' request-header edits (set, add, remove), kept flat as `op, name, value`
-// triples (no object per edit) and reduced to a plan the proxy applies in its one pass
-// over the client's headers. Pure: unit-tested in test/unit/header-edits.test.ts.
+// Header edits in both directions. The steps' request-header edits (set, add, remove)
+// are kept flat as `op, name, value` triples (no object per edit) and reduced to a plan
+// the proxy applies in its one pass over the client's headers; the response-headers step
+// compiles its settings to a plan once and applies it to each response head. Pure:
+// unit-tested in test/unit/header-edits.test.ts.
 
 export const SET = 0;
 export const ADD = 1;
@@ -73,4 +75,10 @@ export function applyPlan(flat: readonly string[], plan: EditPlan): string[] {
   for (let i = 0; i < flat.length; i += 2) if (!plan.drop.includes(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
   for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
   return out;
+}
+
+/** The same rule applied to a response head's name/value pairs, in place. */
+export function applyPlanToHead(head: { headers: [string, string][] }, plan: EditPlan): void {
+  if (plan.drop.length) head.headers = head.headers.filter(([k]) => !plan.drop.includes(k));
+  for (let i = 0; i < plan.tail.length; i += 2) head.headers.push([plan.tail[i]!, plan.tail[i + 1]!]);
 }
