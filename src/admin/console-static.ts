@@ -100,8 +100,8 @@ function sendError(res: ServerResponse, code: ErrorCode, message: string): void 
 
 /**
  * Vite's hashed bundles live in the console folder's own assets/: those may be cached
- * for good. Decided on the path below the console folder: a gateway installed under any
- * folder named `assets` had index.html cached for a year, and broke after an upgrade.
+ * for good. Decided on the path below the console folder, so an install folder named
+ * `assets` does not get index.html cached too.
  */
 export function isHashedAsset(root: string, file: string): boolean {
   return relative(root, file).startsWith(`assets${sep}`);

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AdminKeyConfig } from '../shared/worker-config.js';
+import type { AdminKeyConfig } from '../shared/gateway-config-schema.js';
 import type { Identity } from './identity.js';
 import type { TokenResolver } from './authorize.js';
 import { masksOf } from './scopes.js';

@@ -1,6 +1,6 @@
 import { SvcError } from '../shared/errors.js';
 import { TokenBucket } from '../shared/token-bucket.js';
-import type { WorkerConfig } from '../shared/worker-config.js';
+import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { Kind } from '../contracts/entities.js';
 
@@ -20,7 +20,7 @@ export class TenantQuotas {
   private readonly buckets = new Map<string, TokenBucket>();
 
   constructor(
-    private readonly config: WorkerConfig['quotas'],
+    private readonly config: GatewayConfig['quotas'],
     private readonly entities: EntityRepo,
   ) {}
 

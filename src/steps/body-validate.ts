@@ -13,7 +13,7 @@ const compiled = new Map<string, ValidateFunction>();
 
 /**
  * JSON Schema's format vocabulary as ajv-formats checks it, without `url`: its pattern
- * backtracks with the square of the input (60 KB held a worker 3 s), and it runs on
+ * backtracks with the square of the input, and it runs on
  * client input. A schema naming `url` is a compile issue; `uri` is the standard name.
  */
 const FORMATS = Object.keys(fullFormats).filter((name) => name !== 'url');

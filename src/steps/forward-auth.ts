@@ -3,7 +3,7 @@ import { defineStep, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
 import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
-import { refusedBeforeSending } from '../shared/target-pool.js';
+import { refusedBeforeSending } from '../contracts/upstream.js';
 import { stepError } from './reply.js';
 
 /**
@@ -38,7 +38,7 @@ export const forwardAuth = defineStep({
     return async (flow): Promise<StepOutcome> => {
       let r;
       try {
-        r = await subRequest(ctx.tenant, s.url, s.method, flow, copy, s.timeoutMs);
+        r = await subRequest(ctx.env, ctx.tenant, s.url, s.method, flow, copy, s.timeoutMs);
       } catch (err) {
         return refusedBeforeSending(err) ? REFUSED : unavailable;
       }

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
-import { refusedBeforeSending } from '../shared/target-pool.js';
+import { refusedBeforeSending } from '../contracts/upstream.js';
 import { stepError } from './reply.js';
 
 const Pointer = v.pipe(v.string(), v.regex(/^(\/[^/]*)*$/, 'must be a JSON pointer'));
@@ -48,7 +48,7 @@ export const httpCallout = defineStep({
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
       try {
-        const r = await subRequest(ctx.tenant, s.url, s.method, flow, copy, s.timeoutMs);
+        const r = await subRequest(ctx.env, ctx.tenant, s.url, s.method, flow, copy, s.timeoutMs);
         if (r.status < 200 || r.status >= 300) throw new Error(`status ${r.status}`);
         doc = JSON.parse(r.body);
       } catch (err) {

@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import type { Upstream } from '../contracts/upstream.js';
 
 /** What a step sees of the request. Copied once from uWS; never the uWS objects. */
 export interface StepRequest {
@@ -125,7 +126,9 @@ export interface StepEnv {
   /** Where steps log (access-log, Continue failures). */
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** A connection pool to a cluster (`tenant/name`) of the generation being served. */
-  upstream?: (cluster: string) => import('../shared/target-pool.js').Upstream;
+  upstream?: (cluster: string) => Upstream;
+  /** Keep-alive connections to a service URL a step calls (forward-auth, http-callout), per tenant. */
+  servicePool?: (tenant: string, url: string) => Upstream;
   /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
   random?: () => number;
 }

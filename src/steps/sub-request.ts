@@ -1,35 +1,13 @@
 import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
-import type { Flow } from './step.js';
-import { TargetPool } from '../shared/target-pool.js';
-import { guardedConnect } from '../shared/upstream-guard.js';
+import type { Flow, StepEnv } from './step.js';
 import { ERRORS } from '../shared/errors.js';
 import { stepError } from './reply.js';
 
-/**
- * Keep-alive connections per service origin, per worker, for the steps that call other
- * services. Not undici's Agent: its Pool kept a client marked busy after a request it
- * refused before sending (a copied header with a DEL byte), so 64 such requests stopped
- * the step's calls (see target-pool.ts).
- */
-const byOrigin = new Map<string, TargetPool>();
-/** By tenant and the step's configured URL, so the URL is parsed once, not per call. */
-const byUrl = new Map<string, TargetPool>();
-function poolFor(tenant: string, url: string): Dispatcher {
-  const key = `${tenant} ${url}`;
-  let p = byUrl.get(key);
-  if (p === undefined) {
-    const u = new URL(url);
-    // Per tenant: each tenant's connections are checked against its own upstream policy.
-    const at = `${tenant} ${u.origin}`;
-    p = byOrigin.get(at);
-    if (p === undefined) {
-      const connect = guardedConnect(tenant, u.protocol === 'https:' && u.port === '' ? `${u.host}:443` : u.host);
-      byOrigin.set(at, (p = new TargetPool(u.origin, { connections: 64, client: { keepAliveTimeout: 4_000, connect } })));
-    }
-    byUrl.set(key, p);
-  }
-  return p as unknown as Dispatcher; // request() needs only dispatch()
+/** The connections a step calls services on: the worker's (StepEnv.servicePool). */
+function poolFor(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: string): Dispatcher {
+  if (env.servicePool === undefined) throw new Error('no service connections in this environment');
+  return env.servicePool(tenant, url) as unknown as Dispatcher; // request() needs only dispatch()
 }
 
 /**
@@ -50,11 +28,10 @@ export interface SubResponse {
 /**
  * Calls a service on behalf of a step, copying the named request headers (lower case) as
  * the upstream would receive them now: after the preceding steps' edits, without the
- * client's copies of headers the route's steps own. Copied from the client's request, a
- * typed `X-Consumer-Id: admin` reached a profile service behind key-auth, which had set
- * the real one. Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES.
+ * client's copies of headers the route's steps own (so a client cannot name its own
+ * consumer id). Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES.
  */
-export async function subRequest(tenant: string, url: string, method: string, flow: Flow, copy: readonly string[], timeoutMs: number): Promise<SubResponse> {
+export async function subRequest(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: string, method: string, flow: Flow, copy: readonly string[], timeoutMs: number): Promise<SubResponse> {
   const req = flow.req;
   const headers: Record<string, string> = {};
   if (copy.length > 0) {
@@ -66,7 +43,7 @@ export async function subRequest(tenant: string, url: string, method: string, fl
   headers['x-forwarded-uri'] = req.query === null ? req.path : `${req.path}?${req.query}`;
   // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
   // and coarse): a service that trickles its answer cannot hold the request longer.
-  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(tenant, url), signal: AbortSignal.timeout(timeoutMs) });
+  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(env, tenant, url), signal: AbortSignal.timeout(timeoutMs) });
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res.body as AsyncIterable<Buffer>) {

@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
-import { loadWorkerConfig, parseHostPort, upstreamRules, type WorkerConfig } from '../shared/worker-config.js';
+import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
+import type { GatewayConfig } from '../shared/gateway-config-schema.js';
+import { parseHostPort } from '../shared/host-port.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openVolume, type Volume } from '../store/volume.js';
 import { createAdminServer } from '../admin/admin-server.js';
@@ -37,7 +39,7 @@ export interface Running {
  * the exit code on any failure before ready.
  */
 export async function startSupervisor(configFile: string): Promise<Running> {
-  const loaded = loadWorkerConfig(configFile);
+  const loaded = loadGatewayConfig(configFile);
   if (!loaded.ok || !loaded.config) throw new BootError(EXIT.bootstrap, 'invalid configuration', loaded.errors);
   const config = loaded.config;
   const log = createLogger(config.log.level, { role: 'supervisor' });
@@ -134,7 +136,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
 const EXPIRED_KEY_RETENTION_MS = 24 * 3600 * 1000;
 
-function lifecycle(config: WorkerConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => void): Running {
+function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => void): Running {
   let resolveStopped!: (code: number) => void;
   const stopped = new Promise<number>((r) => (resolveStopped = r));
   let stopping: Promise<number> | null = null;

@@ -71,9 +71,8 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
 
 /**
  * The writable callback of a chunked body. While an onWritable callback is registered,
- * uWS leaves its own backpressure buffer alone on writable events: a chunk's tail that
- * did not fit the socket stayed in the worker until the upstream sent more (an event
- * stream's last event, indefinitely). An empty cork makes uWS send what it holds (and
+ * uWS leaves its own backpressure buffer alone on writable events, so a chunk's tail
+ * that did not fit the socket would wait for the upstream's next bytes. An empty cork makes uWS send what it holds (and
  * keep polling while some is left). The producer resumes after the callback, never
  * inside it (see Exchange.write).
  */

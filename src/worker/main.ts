@@ -12,6 +12,7 @@ import { DataServer } from './data-server.js';
 import { envelopeReply } from './envelope.js';
 import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
 import { LeasedRateLimits } from './rate-limit-client.js';
+import { servicePool } from './service-pools.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
@@ -50,7 +51,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
   graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
-  deps = { log, traceId, env: { rateLimits, log } };
+  deps = { log, traceId, env: { rateLimits, log, servicePool } };
   installUpstreamPolicy(msg.dataPlane.upstreams);
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
   server = new DataServer(

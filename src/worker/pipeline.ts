@@ -85,14 +85,14 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
  * finish unheard, and what they write to `vars` is dropped.
  *  - `all`: the first refusal decides at once. Otherwise it waits for every member: all
  *    passed, their changes apply in node order; a member answered as its service (a cache
- *    hit), the first such answer in node order is the answer. (Settling on a cache hit
- *    before an auth member had refused served protected answers to anyone.)
+ *    hit), the first such answer in node order is the answer (never before an auth
+ *    member could still refuse).
  *  - `any`: the first member in node order that passes (or answers as its service)
  *    decides, as soon as every member before it has refused; only its changes apply.
  *    When all refuse, the first member's refusal is the answer.
  *  - `first`: whichever member settles first decides.
- * Waiting for every member made an `any` of key-auth and a slow forward-auth hold every
- * key-authenticated request for the auth service, and an `all` hold a 401 for it.
+ * Settling early keeps a slow member (a forward-auth) from holding requests another
+ * member already decided.
  */
 function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
   const chains = members.map((m) => buildPipeline(m, env) ?? PASS);

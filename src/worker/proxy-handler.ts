@@ -5,7 +5,7 @@ import { responseHeaders } from './upstream-head.js';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 import type { Logger } from '../shared/logger.js';
-import { UPSTREAM_BUSY, refusedBeforeSending, upstreamBusy, type ConnectionAware } from '../shared/target-pool.js';
+import { UPSTREAM_BUSY, refusedBeforeSending, upstreamBusy, type ConnectionAware } from './target-pool.js';
 
 /** What every attempt's handler of a generation shares. */
 export interface ProxyEnv {

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Exchange } from './exchange.js';
 import type { ClusterPools } from './upstream-pools.js';
-import type { Upstream } from '../shared/target-pool.js';
+import type { Upstream } from './target-pool.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 import type { RequestFlow } from './flow.js';
 import { PRECISE_HEADERS_BELOW_MS, ProxyHandler, type AttemptOwner, type ProxyEnv } from './proxy-handler.js';

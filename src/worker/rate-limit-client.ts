@@ -29,9 +29,8 @@ const RENEW_AHEAD_MS = 250;
  * The worker's side of the node-wide buckets: spends tokens leased from the supervisor
  * synchronously, and asks for more over IPC only when it has none. At most one lease
  * request per bucket is in flight: requests that arrive meanwhile queue on it, and the
- * grant is shared among them in arrival order (without that, a burst of concurrent
- * requests each asked for a lease, each lease took a share of the bucket, and the
- * shrinking shares fed the next burst). A denial is cached until the bucket refills,
+ * grant is shared among them in arrival order, so a burst does not split the bucket
+ * into ever smaller leases. A denial is cached until the bucket refills,
  * so a flood of over-limit requests does not flood the IPC either.
  */
 export class LeasedRateLimits implements RateLimitClient {

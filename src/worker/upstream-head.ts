@@ -10,8 +10,7 @@ type Role = 'keep' | 'date' | 'length' | 'connection' | 'hop';
 /**
  * Names most answers carry, and every hop-by-hop name (from the shared HOP_BY_HOP, so
  * a name that is not known here is never hop-by-hop), recognised from their bytes
- * without making a string (Buffer#toString is a native call, about 0.1 µs a header
- * here). Only letters and '-': for those, `byte | 0x20` folds case exactly, and llhttp
+ * without making a string (Buffer#toString is a native call per header). Only letters and '-': for those, `byte | 0x20` folds case exactly, and llhttp
  * admits only token bytes in a name, so no other byte can fold onto them.
  */
 const COMMON = ['content-type', 'content-length', 'content-encoding', 'date', 'server', 'vary', 'set-cookie', 'cache-control', 'etag', 'last-modified', 'location', 'expires', 'age', 'accept-ranges'];

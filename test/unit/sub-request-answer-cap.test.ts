@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_ANSWER_BYTES, subRequest } from '../../src/steps/sub-request.js';
 import type { Flow } from '../../src/steps/step.js';
+import { servicePool } from '../../src/worker/service-pools.js';
 
 const req = { req: { method: 'GET', path: '/x', query: null }, preview: () => ({ headers: [] }) } as unknown as Flow;
 
@@ -30,10 +31,10 @@ test('a called service answer is read whole only up to MAX_ANSWER_BYTES; a large
   t.after(() => new Promise((r) => server.close(r)));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/check`;
 
-  const fits = await subRequest('default', `${base}?size=${MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000);
+  const fits = await subRequest({ servicePool }, 'default', `${base}?size=${MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000);
   assert.equal(fits.status, 401);
   assert.equal(fits.body.length, MAX_ANSWER_BYTES, 'an answer of exactly the cap is read whole');
 
-  await assert.rejects(subRequest('default', `${base}?size=${MAX_ANSWER_BYTES + 1}`, 'GET', req, [], 5_000), /larger than/);
-  await assert.rejects(subRequest('default', `${base}?size=${8 * MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000), /larger than/);
+  await assert.rejects(subRequest({ servicePool }, 'default', `${base}?size=${MAX_ANSWER_BYTES + 1}`, 'GET', req, [], 5_000), /larger than/);
+  await assert.rejects(subRequest({ servicePool }, 'default', `${base}?size=${8 * MAX_ANSWER_BYTES}`, 'GET', req, [], 5_000), /larger than/);
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
-import { TargetPool, type ConnectionAware } from '../../src/shared/target-pool.js';
+import { TargetPool, type ConnectionAware } from '../../src/worker/target-pool.js';
 
 /** An upstream that answers each request after `delayMs`, counting the connections it saw. */
 async function upstream(t: { after(fn: () => unknown): void }, delayMs = 0): Promise<{ origin: string; connections: () => number; server: Server }> {

@@ -75,9 +75,8 @@ export function normalizeDoc(raw: unknown): OrchDoc {
 }
 
 /**
- * A document with two nodes of one id (a compile issue) could not be shown or fixed:
- * the canvas keys nodes by id, so one was drawn and a rename renamed both. Later
- * duplicates get a free `-2`, `-3`… suffix; links and groups keep naming the first. The
+ * A document with two nodes of one id (a compile issue) must still be shown and fixed,
+ * but the canvas keys nodes by id. Later duplicates get a free `-2`, `-3`… suffix; links and groups keep naming the first. The
  * dry-run's issue then sits on the renamed node (issues point at indexes), and a Save
  * writes the fix.
  */

@@ -1,5 +1,5 @@
 import { Command, Flags } from '@oclif/core';
-import { loadWorkerConfig } from '../../shared/worker-config.js';
+import { loadGatewayConfig } from '../../shared/gateway-config.js';
 import { EXIT } from '../../supervisor/boot-error.js';
 import { checkVolume } from '../../store/volume.js';
 
@@ -11,7 +11,7 @@ export default class Validate extends Command {
 
   async run(): Promise<{ ok: boolean; exitCode: number; warnings: string[]; errors?: unknown[] }> {
     const { flags } = await this.parse(Validate);
-    const loaded = loadWorkerConfig(flags.config);
+    const loaded = loadGatewayConfig(flags.config);
     // The volume too, as `run` opens it: a file that is not a SQLite database, or one held
     // by a running gateway, fails here as it would there (exit 10).
     const volumeError = loaded.ok && loaded.config ? checkVolume(loaded.config.volume, loaded.baseDir) : null;

@@ -1,21 +1,9 @@
 import { Client, type Dispatcher } from 'undici';
+import type { Upstream } from '../contracts/upstream.js';
 import { PendingQueue, UPSTREAM_BUSY } from './pending-queue.js';
 
 export { UPSTREAM_BUSY };
-
-/** What the proxy, `mirror` and the service-calling steps send through: undici's dispatch. */
-export interface Upstream {
-  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
-}
-
-/**
- * undici refused the request before sending it (its argument checks: a header value, the
- * path or the method holds a byte HTTP does not allow). The client's bytes are at fault,
- * not the upstream, and no connection was used.
- */
-export function refusedBeforeSending(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === 'UND_ERR_INVALID_ARG';
-}
+export { refusedBeforeSending, type Upstream } from '../contracts/upstream.js';
 
 /** The pool refused the request for want of a connection: nothing was sent. */
 export function upstreamBusy(err: unknown): boolean {
@@ -53,11 +41,9 @@ export interface ConnectionAware {
  * With every connection busy, a request waits in a FIFO queue (pending-queue.ts) of at
  * most `maxPending`, for at most `pendingTimeoutMs`; past either it fails with UPSTREAM_BUSY.
  *
- * Why not undici's Pool: a request that undici refuses before queueing it (a header
- * value with a DEL byte, which uWS lets through) left the Pool's client marked busy for
- * good, so 256 such requests and the cluster stopped answering. Here such a client goes
- * straight back on the stack. (Pool also scans its clients for a free one twice a
- * request; the stack saved no CPU measurable on this machine, though.)
+ * Not undici's Pool: it keeps a client marked busy after a request undici refused before
+ * queueing it (a header value with a DEL byte, which uWS lets through); here such a
+ * client goes straight back on the stack.
  */
 export class TargetPool implements Upstream {
   private readonly idle: Client[] = [];

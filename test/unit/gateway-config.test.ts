@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadWorkerConfig, parseHostPort, upstreamRules } from '../../src/shared/worker-config.js';
+import { loadGatewayConfig, upstreamRules } from '../../src/shared/gateway-config.js';
+import { parseHostPort } from '../../src/shared/host-port.js';
 import type { Json } from '../helpers/json.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-unit-'));
@@ -24,7 +25,7 @@ function base(): Record<string, Json> {
 function load(value: unknown, env: NodeJS.ProcessEnv = ENV) {
   const file = join(dir, `w${n++}.json`);
   writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value));
-  return { file, loaded: loadWorkerConfig(file, env) };
+  return { file, loaded: loadGatewayConfig(file, env) };
 }
 
 function paths(value: unknown, env: NodeJS.ProcessEnv = ENV): string[] {
@@ -188,7 +189,7 @@ test('unreadable input: not JSON, missing file', () => {
   assert.equal(loaded.ok, false);
   assert.equal(loaded.errors.length, 1);
   assert.match(loaded.errors[0]!.message, /JSON/);
-  const missing = loadWorkerConfig(join(dir, 'nope.json'), ENV);
+  const missing = loadGatewayConfig(join(dir, 'nope.json'), ENV);
   assert.equal(missing.ok, false);
   assert.match(missing.errors[0]!.message, /cannot read/);
 });

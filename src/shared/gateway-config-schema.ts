@@ -1,0 +1,110 @@
+import * as v from 'valibot';
+import { isIP } from 'node:net';
+import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
+
+/**
+ * worker.json, the gateway's config file: one strict schema shared by `validate` and `run`,
+ * so the two can never disagree. Unknown fields anywhere are errors (a typo must not
+ * silently fall back to a default).
+ */
+export const GatewayConfigSchema = v.strictObject({
+  volume: v.pipe(
+    v.string(),
+    v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s), 'must be memory: or virtual://<path>'),
+  ),
+  listen: v.strictObject({
+    port: Port,
+    host: v.optional(v.pipe(v.string(), v.check((s) => isIP(s) !== 0, 'must be an IP address')), '0.0.0.0'),
+  }),
+  admin: v.strictObject({
+    listen: HostPort,
+    keys: v.optional(v.array(AdminKey), []),
+    /** Failed authentications per client address before it gets 429 (token guessing). */
+    authFailures: v.optional(
+      v.strictObject({
+        burst: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 20),
+        perSecond: v.optional(v.pipe(v.number(), v.gtValue(0), v.maxValue(1_000_000)), 1),
+      }),
+      {},
+    ),
+    /** Open admin connections one client address may hold; more are answered 429 and closed. */
+    maxConnectionsPerAddress: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000)), 64),
+  }),
+  workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
+  log: v.optional(
+    v.strictObject({
+      level: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+    }),
+    {},
+  ),
+  drain: v.optional(
+    v.strictObject({
+      graceMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000)), 10_000),
+    }),
+    {},
+  ),
+  /** How the data port reads request paths (one policy for every route; see docs/reference.md "Paths"). */
+  paths: v.optional(
+    v.strictObject({
+      /** `%2F`, `%5C` and a raw backslash: refused 400, kept encoded, or decoded to `/`. */
+      escapedSlashes: v.optional(v.picklist(['reject', 'keep', 'decode']), 'reject'),
+      /** `//` merged into `/` before routing and forwarding. */
+      mergeSlashes: v.optional(v.boolean(), true),
+    }),
+    {},
+  ),
+  /**
+   * Environment variables each tenant's steps may name as a secret (jwt-auth secretEnv):
+   * tenant -> names; `*` in the default tenant's list: any but the admin keys' tokenEnv. Default: none.
+   */
+  secrets: v.optional(
+    v.strictObject({
+      env: v.optional(v.record(TenantName, v.array(v.pipe(v.string(), v.regex(/^([A-Za-z_][A-Za-z0-9_]*|\*)$/, 'must be an environment variable name or *')))), {}),
+    }),
+    {},
+  ),
+  /** What one tenant may store and how often it may publish (see docs/reference.md "Quotas and history"). */
+  quotas: v.optional(
+    v.strictObject({
+      entities: v.optional(QuotaLimitFields.entities, QUOTA_DEFAULTS.entities),
+      documentBytes: v.optional(QuotaLimitFields.documentBytes, QUOTA_DEFAULTS.documentBytes),
+      totalBytes: v.optional(QuotaLimitFields.totalBytes, QUOTA_DEFAULTS.totalBytes),
+      publishesPerMinute: v.optional(QuotaLimitFields.publishesPerMinute, QUOTA_DEFAULTS.publishesPerMinute),
+      /** Per-tenant overrides; a field left out takes the instance-wide value. */
+      tenants: v.optional(
+        v.record(
+          TenantName,
+          v.strictObject({
+            entities: v.optional(QuotaLimitFields.entities),
+            documentBytes: v.optional(QuotaLimitFields.documentBytes),
+            totalBytes: v.optional(QuotaLimitFields.totalBytes),
+            publishesPerMinute: v.optional(QuotaLimitFields.publishesPerMinute),
+          }),
+        ),
+        {},
+      ),
+    }),
+    {},
+  ),
+  /** How many of each tenant's generations keep the state a rollback restores. */
+  history: v.optional(
+    v.strictObject({
+      keep: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)), 50),
+    }),
+    {},
+  ),
+  /** Peers whose X-Forwarded-For is believed (CIDR or a single address); empty: none. */
+  trustedProxies: CidrList(),
+  /** Upstream addresses tenants may reach, besides the defaults (docs/reference.md "Upstream allow-list"). */
+  upstreams: v.optional(
+    v.strictObject({
+      allow: CidrList(),
+      deny: CidrList(),
+      tenants: v.optional(v.record(TenantName, v.strictObject({ allow: CidrList(), deny: CidrList() })), {}),
+    }),
+    {},
+  ),
+});
+
+export type GatewayConfig = v.InferOutput<typeof GatewayConfigSchema>;
+export type AdminKeyConfig = GatewayConfig['admin']['keys'][number];
