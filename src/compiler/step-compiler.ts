@@ -9,6 +9,7 @@ import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
 import { mayName } from './secret-policy.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
+import type { CompileIssueCode } from '../shared/compile-issue-codes.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 
@@ -206,7 +207,7 @@ export class StepCompiler {
     return r.output;
   }
 
-  private issue(owner: Owner, at: string, code: string, message: string): void {
+  private issue(owner: Owner, at: string, code: CompileIssueCode, message: string): void {
     const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
     if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
   }

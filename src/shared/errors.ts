@@ -2,6 +2,11 @@
  * The one error registry. Every error that leaves the process (HTTP body, IPC
  * message, CLI output) is one of these codes, carried as data: {code, message}.
  * Codes are stable: automation branches on them.
+ *
+ * One table per family, all reachable from this module: `Svc.*` (an HTTP status each)
+ * here; compile issue codes, which travel inside a 422's `issues`, in compile-issue-codes.ts;
+ * the CLI's and the console's own codes, which never cross HTTP, in client-codes.ts.
+ * test/unit/error-registry.test.ts fails on a code-shaped literal that none of them holds.
  */
 export const ERRORS = {
   'Svc.Auth.Unauthenticated': { status: 401, message: 'A valid bearer token is required' },
@@ -45,6 +50,18 @@ export const ERRORS = {
   'Svc.Data.RequestTimeout': { status: 408, message: "The request body did not arrive within the cluster's bodyMs" },
   'Svc.Data.UpstreamTimeout': { status: 504, message: 'The upstream did not answer in time' },
   'Svc.Data.RateLimited': { status: 429, message: 'Rate limit exceeded' },
+  // Step answers: a step may pass a more precise message; the status is always this one.
+  'Svc.Data.Unauthenticated': { status: 401, message: 'Valid credentials are required' },
+  'Svc.Data.IpDenied': { status: 403, message: 'The client address is not allowed' },
+  'Svc.Data.BotDenied': { status: 403, message: 'This client is not allowed' },
+  'Svc.Data.CorsDenied': { status: 403, message: 'Origin not allowed' },
+  'Svc.Data.MethodNotAllowed': { status: 405, message: 'Method not allowed on this route' },
+  'Svc.Data.BodyInvalid': { status: 400, message: 'The request body violates the schema' },
+  'Svc.Data.MediaType': { status: 415, message: 'The request body must be application/json' },
+  'Svc.Data.ConcurrencyLimited': { status: 503, message: 'Too many requests in flight on this route' },
+  'Svc.Data.CircuitOpen': { status: 503, message: 'The upstream is failing; the circuit is open' },
+  'Svc.Data.AuthUnavailable': { status: 503, message: 'The auth service could not be reached' },
+  'Svc.Data.CalloutFailed': { status: 502, message: 'The callout failed' },
   'Svc.Console.NotBuilt': { status: 503, message: 'The console is not built' },
   'Svc.Internal': { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
@@ -52,11 +69,32 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /** The wire form of an error, on HTTP and IPC alike. */
-export interface ErrorEnvelope {
+export interface ErrorEnvelope extends ErrorBody {
+  traceId: string;
+}
+
+/** An error body without a trace id: a step's refusal shared by many requests. */
+export interface ErrorBody {
   code: ErrorCode;
   message: string;
-  traceId: string;
   [extra: string]: unknown;
+}
+
+type EnvelopeExtra = Record<string, unknown> | undefined;
+
+/**
+ * Every error body on both ports is built here: {code, message, traceId, ...extra}.
+ * `message` defaults to the registry's; `extra` carries the code's own fields
+ * (retryAfter, issues, requiredScope, ...).
+ */
+export function errorEnvelope(code: ErrorCode, traceId: string, message?: string, extra?: EnvelopeExtra): ErrorEnvelope;
+/**
+ * A step's refusal built once when its route loads is shared by every request it
+ * refuses, so it carries no trace id (docs/reference.md, Error codes).
+ */
+export function errorEnvelope(code: ErrorCode, traceId: undefined, message?: string, extra?: EnvelopeExtra): ErrorBody;
+export function errorEnvelope(code: ErrorCode, traceId: string | undefined, message: string = ERRORS[code].message, extra?: EnvelopeExtra): ErrorBody {
+  return traceId === undefined ? { code, message, ...extra } : { code, message, traceId, ...extra };
 }
 
 export class SvcError extends Error {
@@ -72,7 +110,7 @@ export class SvcError extends Error {
   }
 
   envelope(traceId: string): ErrorEnvelope {
-    return { code: this.code, message: this.message, traceId, ...this.extra };
+    return errorEnvelope(this.code, traceId, this.message, this.extra);
   }
 }
 

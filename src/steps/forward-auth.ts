@@ -34,7 +34,7 @@ export const forwardAuth = defineStep({
   create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const pass = s.upstreamHeaders.map((h) => h.toLowerCase());
-    const unavailable = stepError(503, 'Svc.Data.AuthUnavailable', 'The auth service could not be reached');
+    const unavailable = stepError('Svc.Data.AuthUnavailable');
     return async (flow): Promise<StepOutcome> => {
       let r;
       try {

@@ -44,7 +44,7 @@ export const httpCallout = defineStep({
   create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);
-    const failed = stepError(502, 'Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
+    const failed = stepError('Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
       try {

@@ -3,7 +3,6 @@ import * as v from 'valibot';
 import type { Flow } from './step.js';
 import { TargetPool } from '../shared/target-pool.js';
 import { guardedConnect } from '../shared/upstream-guard.js';
-import { ERRORS } from '../shared/errors.js';
 import { stepError } from './reply.js';
 
 /**
@@ -36,7 +35,7 @@ function poolFor(tenant: string, url: string): Dispatcher {
  * The step's answer when undici refused the call before sending it (a copied header or
  * the URI holds a byte HTTP does not allow): the client's request is at fault, not the service.
  */
-export const REFUSED = stepError(400, 'Svc.Data.BadRequest', ERRORS['Svc.Data.BadRequest'].message);
+export const REFUSED = stepError('Svc.Data.BadRequest');
 
 export const HttpUrl = v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 export const HeaderName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, 'must be a header name'));
