@@ -16,6 +16,7 @@ export const MAX_CHAIN_DEPTH = 4;
 /** What a trial build gets: services that do nothing (factories must not call them while building). */
 const TRIAL_ENV: StepEnv = {
   rateLimits: { acquire: () => true, remaining: () => 0 },
+  traceId: () => '',
   log: { info() {}, warn() {} },
 };
 
