@@ -1,7 +1,7 @@
-import { Client, type Dispatcher } from 'undici';
-import { PendingQueue, UPSTREAM_BUSY } from './pending-queue.js';
+import { Client, errors, type Dispatcher } from 'undici';
+import { PendingQueue, UPSTREAM_BUSY, UpstreamBusyError } from './pending-queue.js';
 
-export { UPSTREAM_BUSY };
+export { UPSTREAM_BUSY, UpstreamBusyError };
 
 /** What the proxy, `mirror` and the service-calling steps send through: undici's dispatch. */
 export interface Upstream {
@@ -14,12 +14,12 @@ export interface Upstream {
  * not the upstream, and no connection was used.
  */
 export function refusedBeforeSending(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === 'UND_ERR_INVALID_ARG';
+  return err instanceof errors.InvalidArgumentError;
 }
 
 /** The pool refused the request for want of a connection: nothing was sent. */
 export function upstreamBusy(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === UPSTREAM_BUSY;
+  return err instanceof UpstreamBusyError;
 }
 
 export interface TargetPoolOptions {
