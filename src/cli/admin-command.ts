@@ -1,6 +1,6 @@
 import { Command, Errors, Flags } from '@oclif/core';
 import { callAdmin, type AdminResponse } from './admin-client.js';
-import type { CliCode } from '../shared/client-codes.js';
+import type { CliCode } from '../shared/errors.js';
 
 interface AdminFlags {
   admin: string;

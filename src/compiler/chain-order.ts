@@ -1,5 +1,5 @@
 import type { OrchDoc } from './documents.js';
-import type { CompileIssueCode } from '../shared/compile-issue-codes.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 export const GROUP_MERGES = ['all', 'any', 'first'] as const;
 export const FAILURE_STRATEGIES = ['FailFast', 'Continue'] as const;

@@ -11,7 +11,7 @@ import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
-import type { CompileIssueCode } from '../shared/compile-issue-codes.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 export const DEFAULT_TENANT = 'default';
 

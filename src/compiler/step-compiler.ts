@@ -9,7 +9,7 @@ import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
 import { mayName } from './secret-policy.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
-import type { CompileIssueCode } from '../shared/compile-issue-codes.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 

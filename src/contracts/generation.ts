@@ -1,4 +1,4 @@
-import type { CompileIssueCode } from '../shared/compile-issue-codes.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 /**
  * The compiled generation: what the compiler produces and workers receive. Plain
