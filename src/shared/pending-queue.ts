@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import { errors, type Dispatcher } from 'undici';
 
 /** The code of the error a request fails with when it gets no connection in time (or no place in the queue). */
 export const UPSTREAM_BUSY = 'SY_UPSTREAM_BUSY';
@@ -87,7 +87,7 @@ export class PendingQueue {
     if (h === null) return; // already sent or refused: undici's own abort applies
     w.handler = null;
     this.live--;
-    fail(w.opts, h, err ?? Object.assign(new Error('request aborted'), { code: 'UND_ERR_ABORTED' }));
+    fail(w.opts, h, err ?? new errors.RequestAbortedError('request aborted'));
   }
 
   /** Drops the consumed front: at once when the queue is empty, else once it is most of the array (amortised O(1)). */
