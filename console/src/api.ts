@@ -1,4 +1,5 @@
 import { getToken } from './session';
+import { CONSOLE_ERRORS } from '../../src/shared/client-codes';
 
 /** An admin error as the server sent it ({code, message, traceId, …}), with the HTTP status. */
 export class ApiError extends Error {
@@ -38,7 +39,7 @@ export async function api<T = unknown>(method: 'GET' | 'POST', path: string, bod
     res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch {
     // The browser says only "Failed to fetch": say what it means here, in the envelope's shape.
-    throw new ApiError(0, { code: 'Console.Unreachable', message: 'The admin port could not be reached: the gateway may be stopped or restarting. Try again.' });
+    throw new ApiError(0, { code: 'Console.Unreachable', message: CONSOLE_ERRORS['Console.Unreachable'].message });
   }
   const text = await res.text();
   let parsed: unknown = null;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
-import { SvcError, asSvcError, type ErrorCode } from '../shared/errors.js';
+import { SvcError, asSvcError, errorEnvelope, type ErrorCode } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
 import { capConnectionsPerAddress, refuseAndClose } from './connection-guard.js';
 import { isTenantName } from '../shared/tenant-name.js';
@@ -63,8 +63,9 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     if (refused?.has(req.socket)) return void req.socket.destroy(); // answered 429 already
     // handle() answers every failure itself; a rejection escaping it would end the process.
     handle(req, res).catch((err) => {
-      opts.log.error({ err }, 'admin request failed outside its handler');
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"Svc.Internal","message":"Internal error"}');
+      const traceId = newTraceId();
+      opts.log.error({ err, traceId }, 'admin request failed outside its handler');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json', 'x-trace-id': traceId }).end(JSON.stringify(errorEnvelope('Svc.Internal', traceId)));
       else res.destroy();
     });
   });

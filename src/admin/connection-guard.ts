@@ -1,6 +1,6 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { ERRORS, SvcError, type ErrorCode } from '../shared/errors.js';
+import { ERRORS, errorEnvelope, type ErrorCode } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
 
 /** How long a refused connection may keep its descriptor while its answer drains. */
@@ -16,7 +16,7 @@ const LINGER_MS = 1_000;
  */
 export function refuseAndClose(socket: Socket, code: ErrorCode, linger = true): void {
   const traceId = newTraceId();
-  const body = JSON.stringify(new SvcError(code, ERRORS[code].message).envelope(traceId));
+  const body = JSON.stringify(errorEnvelope(code, traceId));
   const status = ERRORS[code].status;
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();

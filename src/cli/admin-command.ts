@@ -1,5 +1,6 @@
 import { Command, Errors, Flags } from '@oclif/core';
 import { callAdmin, type AdminResponse } from './admin-client.js';
+import type { CliCode } from '../shared/errors.js';
 
 interface AdminFlags {
   admin: string;
@@ -43,7 +44,7 @@ export abstract class AdminCommand extends Command {
   }
 
   /** A CLI-side failure (bad input), printed like an admin error; exit 2. */
-  protected fail(code: string, message: string): unknown {
+  protected fail(code: CliCode, message: string): unknown {
     const out = { code, message };
     process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     process.exitCode = 2;

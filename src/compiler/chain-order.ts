@@ -1,4 +1,5 @@
 import type { OrchDoc } from './documents.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 export const GROUP_MERGES = ['all', 'any', 'first'] as const;
 export const FAILURE_STRATEGIES = ['FailFast', 'Continue'] as const;
@@ -8,7 +9,7 @@ export type ChainUnit = { type: 'node'; index: number } | { type: 'group'; index
 
 export interface ChainProblem {
   pointer: string;
-  code: string;
+  code: CompileIssueCode;
   message: string;
 }
 
@@ -19,7 +20,7 @@ export interface ChainProblem {
  */
 export function chainOrder(doc: OrchDoc): { units: ChainUnit[]; problems: ChainProblem[] } {
   const problems: ChainProblem[] = [];
-  const problem = (pointer: string, code: string, message: string) => problems.push({ pointer, code, message });
+  const problem = (pointer: string, code: CompileIssueCode, message: string) => problems.push({ pointer, code, message });
   const nodeIndex = new Map<string, number>();
   doc.nodes.forEach((n, i) => {
     if (nodeIndex.has(n.id)) problem(`/nodes/${i}/id`, 'Compile.Orch.Node', `duplicate node id ${n.id}`);

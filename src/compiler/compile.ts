@@ -11,6 +11,7 @@ import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 export const DEFAULT_TENANT = 'default';
 
@@ -129,7 +130,7 @@ function compileRoute(
   steps: StepCompiler,
   issues: CompileIssue[],
 ): CompiledRoute | null {
-  const issue = (pointer: string, code: string, message: string) => issues.push({ kind: 'route', name, pointer, code, message });
+  const issue = (pointer: string, code: CompileIssueCode, message: string) => issues.push({ kind: 'route', name, pointer, code, message });
   const terminals = TERMINALS.filter((t) => doc[t] !== undefined);
   if (terminals.length !== 1) {
     issue('', 'Compile.Route.Terminal', terminals.length === 0
@@ -178,7 +179,7 @@ function compileRoute(
  * A prefix is compared with the normalised request path, so it must be normal itself:
  * refused rather than normalised, so the document says what is matched.
  */
-function checkPrefix(prefix: string, issue: (pointer: string, code: string, message: string) => void): void {
+function checkPrefix(prefix: string, issue: (pointer: string, code: CompileIssueCode, message: string) => void): void {
   const normal = normalizePath(prefix);
   if (normal === null) {
     issue('/pathPrefix', 'Compile.Route.PathPrefix', `pathPrefix ${JSON.stringify(prefix)} holds what the data port refuses in a path (an encoded slash or backslash, %00, a malformed or non-UTF-8 percent-encoding, a control character or #): no request could match it`);

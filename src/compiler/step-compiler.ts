@@ -9,12 +9,14 @@ import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
 import { mayName } from './secret-policy.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
+import type { CompileIssueCode } from '../shared/errors.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 
 /** What a trial build gets: services that do nothing (factories must not call them while building). */
 const TRIAL_ENV: StepEnv = {
   rateLimits: { acquire: () => true, remaining: () => 0 },
+  traceId: () => '',
   log: { info() {}, warn() {} },
 };
 
@@ -206,7 +208,7 @@ export class StepCompiler {
     return r.output;
   }
 
-  private issue(owner: Owner, at: string, code: string, message: string): void {
+  private issue(owner: Owner, at: string, code: CompileIssueCode, message: string): void {
     const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
     if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
   }

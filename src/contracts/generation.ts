@@ -1,3 +1,5 @@
+import type { CompileIssueCode } from '../shared/errors.js';
+
 /**
  * The compiled generation: what the compiler produces and workers receive. Plain
  * JSON (it crosses IPC and is stored with the generation), already checked: a worker
@@ -63,6 +65,6 @@ export interface CompileIssue {
   name: string;
   /** JSON pointer into the entity document. */
   pointer: string;
-  code: string;
+  code: CompileIssueCode;
   message: string;
 }

@@ -19,12 +19,18 @@ export function installUpstreamPolicy(rules: UpstreamRules | undefined): void {
   policy = rules ? upstreamPolicy(rules) : null;
 }
 
+/** A connection refused by the upstream policy before it was made (502 Svc.Data.UpstreamDenied). */
+export class UpstreamDeniedError extends Error {
+  override readonly name = 'UpstreamDeniedError';
+  readonly code = UPSTREAM_DENIED;
+}
+
 export function upstreamDenied(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === UPSTREAM_DENIED;
+  return err instanceof UpstreamDeniedError;
 }
 
 function deniedError(target: string, address: string, rule: string): Error {
-  return Object.assign(new Error(`upstream ${target} (${address}) is refused: ${rule}`), { code: UPSTREAM_DENIED });
+  return new UpstreamDeniedError(`upstream ${target} (${address}) is refused: ${rule}`);
 }
 
 type Connect = NonNullable<Client.Options['connect']>;

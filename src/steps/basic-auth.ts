@@ -46,7 +46,7 @@ export const basicAuth = defineStep({
     const first = users.values().next().value!;
     const decoy: User = { ...first, name: '', salt: randomBytes(16), hash: randomBytes(first.hash.length) };
     const verified = new Map<string, number>(); // sha256(credentials) -> expiry
-    const denied = stepError(401, 'Svc.Data.Unauthenticated', 'Valid credentials are required', { 'www-authenticate': `Basic realm="${s.realm}", charset="UTF-8"` });
+    const denied = stepError('Svc.Data.Unauthenticated', 'Valid credentials are required', { 'www-authenticate': `Basic realm="${s.realm}", charset="UTF-8"` });
     const accept = (flow: Flow, user: string): undefined => {
       flow.vars.consumer = user;
       flow.setHeader(s.consumerHeader, headerSafe(user));

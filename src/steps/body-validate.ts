@@ -117,8 +117,8 @@ export const bodyValidate = defineStep({
   }),
   create(s) {
     const validate = validatorOf(s.schema);
-    const tooLarge = stepError(413, 'Svc.Data.TooLarge', `The request body exceeds ${s.maxBytes} bytes`, { connection: 'close' });
-    const notJson = stepError(415, 'Svc.Data.MediaType', 'The request body must be application/json');
+    const tooLarge = stepError('Svc.Data.TooLarge', `The request body exceeds ${s.maxBytes} bytes`, { connection: 'close' });
+    const notJson = stepError('Svc.Data.MediaType');
     return async (flow): Promise<StepOutcome> => {
       const type = (flow.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (s.requireJson && type !== 'application/json') return notJson;
@@ -132,18 +132,18 @@ export const bodyValidate = defineStep({
       try {
         doc = JSON.parse(raw.toString('utf8'));
       } catch (err) {
-        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.BodyInvalid', message: `not JSON: ${(err as Error).message}`, violations: [] }) };
+        return stepError('Svc.Data.BodyInvalid', `not JSON: ${(err as Error).message}`, undefined, { violations: [] });
       }
       let valid: boolean;
       try {
         valid = validate(doc) as boolean;
       } catch {
         // A recursive schema meets a deeply nested body: ajv's validator recurses with it.
-        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.BodyInvalid', message: 'The request body is nested too deeply to validate', violations: [] }) };
+        return stepError('Svc.Data.BodyInvalid', 'The request body is nested too deeply to validate', undefined, { violations: [] });
       }
       if (valid) return undefined;
       const violations = (validate.errors ?? []).map((e) => ({ pointer: e.instancePath, message: e.message ?? 'invalid' }));
-      return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.BodyInvalid', message: 'The request body violates the schema', violations }) };
+      return stepError('Svc.Data.BodyInvalid', undefined, undefined, { violations });
     };
   },
 });

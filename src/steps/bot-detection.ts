@@ -29,7 +29,7 @@ export const botDetection = defineStep({
     // Each list is one program, tested in one pass over the User-Agent.
     const deny = compileAnyOf(s.deny, CASE);
     const allow = compileAnyOf(s.allow, CASE);
-    const forbidden = stepError(403, 'Svc.Data.BotDenied', 'This client is not allowed');
+    const forbidden = stepError('Svc.Data.BotDenied');
     return (flow) => {
       const ua = flow.req.header('user-agent');
       if (ua === undefined || ua === '') return s.denyMissing ? forbidden : undefined;

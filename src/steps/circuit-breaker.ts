@@ -43,11 +43,11 @@ export const circuitBreaker = defineStep({
     return (flow) => {
       if (b.state === 'open') {
         const left = b.openedAt + s.openMs - Date.now();
-        if (left > 0) return stepError(503, 'Svc.Data.CircuitOpen', 'The upstream is failing; the circuit is open', { 'retry-after': String(Math.ceil(left / 1000)) });
+        if (left > 0) return stepError('Svc.Data.CircuitOpen', 'The upstream is failing; the circuit is open', { 'retry-after': String(Math.ceil(left / 1000)) });
         b.state = 'half-open';
       }
       if (b.state === 'half-open') {
-        if (b.probe !== 0) return stepError(503, 'Svc.Data.CircuitOpen', 'The circuit is half-open; a probe is in flight', { 'retry-after': '1' });
+        if (b.probe !== 0) return stepError('Svc.Data.CircuitOpen', 'The circuit is half-open; a probe is in flight', { 'retry-after': '1' });
         // Only this probe's outcome decides (not a request admitted earlier that ends now).
         const id = (b.probe = ++b.probes);
         flow.onDone((status, stepAnswered) => {

@@ -17,7 +17,7 @@ export const concurrencyLimit = defineStep({
   create(s, { bucket }) {
     // Kept across publishes: an unrelated publish must not forget the requests in flight.
     const count = stepState(bucket, () => ({ inFlight: 0 }));
-    const full = stepError(503, 'Svc.Data.ConcurrencyLimited', `More than ${s.max} requests in flight on this route`, { 'retry-after': '1' });
+    const full = stepError('Svc.Data.ConcurrencyLimited', `More than ${s.max} requests in flight on this route`, { 'retry-after': '1' });
     const release = () => {
       count.inFlight--;
     };

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { defineStep, type ResponseHead, type StepReply } from './step.js';
+import { defineStep, type ResponseHead } from './step.js';
+import { stepError } from './reply.js';
 
 const Method = v.pipe(v.string(), v.regex(/^[A-Z]+$/));
 
@@ -34,7 +35,7 @@ export const cors = defineStep({
     const fixedRecord = Object.fromEntries(fixed);
     const common = (origin: string): Record<string, string> => ({ 'access-control-allow-origin': allowOrigin(origin), ...fixedRecord });
     const expose = s.exposeHeaders.length ? s.exposeHeaders.join(', ') : null;
-    const refused: StepReply = { status: 403, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'Svc.Data.CorsDenied', message: 'Origin not allowed' }) };
+    const refused = stepError('Svc.Data.CorsDenied');
     // The answer depends on the Origin unless it is a plain `*`: say so on every answer,
     // also those to other or no origins, or a shared cache may hand one origin's answer
     // to another (Fetch, "CORS protocol and HTTP caches").

@@ -3,7 +3,7 @@ import { defineStep, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
 import { HOP_BY_HOP } from '../shared/hop-by-hop.js';
-import { refusedBeforeSending } from '../contracts/upstream.js';
+import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { stepError } from './reply.js';
 
 /**
@@ -34,7 +34,7 @@ export const forwardAuth = defineStep({
   create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const pass = s.upstreamHeaders.map((h) => h.toLowerCase());
-    const unavailable = stepError(503, 'Svc.Data.AuthUnavailable', 'The auth service could not be reached');
+    const unavailable = stepError('Svc.Data.AuthUnavailable');
     return async (flow): Promise<StepOutcome> => {
       let r;
       try {

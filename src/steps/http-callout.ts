@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { defineStep, type StepOutcome } from './step.js';
 import { HeaderName, HttpUrl, REFUSED, subRequest } from './sub-request.js';
 import { isFieldValue } from '../shared/field-value.js';
-import { refusedBeforeSending } from '../contracts/upstream.js';
+import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { stepError } from './reply.js';
 
 const Pointer = v.pipe(v.string(), v.regex(/^(\/[^/]*)*$/, 'must be a JSON pointer'));
@@ -44,7 +44,7 @@ export const httpCallout = defineStep({
   create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);
-    const failed = stepError(502, 'Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
+    const failed = stepError('Svc.Data.CalloutFailed', `The callout to ${new URL(s.url).host} failed`);
     return async (flow): Promise<StepOutcome> => {
       let doc: unknown;
       try {

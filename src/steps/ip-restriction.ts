@@ -28,7 +28,7 @@ export const ipRestriction = defineStep({
     const allow = s.allow.length ? cidrMatcher(s.allow) : null;
     const deny = s.deny.length ? cidrMatcher(s.deny) : null;
     const trusted = s.trustedProxies.length ? cidrMatcher(s.trustedProxies) : null;
-    const forbidden = stepError(403, 'Svc.Data.IpDenied', 'The client address is not allowed');
+    const forbidden = stepError('Svc.Data.IpDenied');
     return (flow) => {
       const ip = trusted === null ? flow.req.clientAddress : flow.req.clientAddressTrusting(trusted);
       if (deny && deny(ip)) return forbidden;

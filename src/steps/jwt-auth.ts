@@ -59,7 +59,7 @@ export const jwtAuth = defineStep({
       clockTolerance: s.clockSkewSeconds,
       requiredClaims: ['exp'],
     };
-    const denied = stepError(401, 'Svc.Data.Unauthenticated', 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
+    const denied = stepError('Svc.Data.Unauthenticated', 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
     return async (flow): Promise<StepOutcome> => {
       const auth = flow.req.header('authorization');
       const m = auth ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(auth) : null;

@@ -28,7 +28,7 @@ export const keyAuth = defineStep({
     const header = s.header.toLowerCase();
     const keys = s.keys.map((k) => ({ id: k.id, digest: Buffer.from(k.sha256, 'hex') }));
     const idHeader = new Map(s.keys.map((k) => [k.id, headerSafe(k.id)]));
-    const unauthorized = stepError(401, 'Svc.Data.Unauthenticated', 'A valid API key is required', { 'www-authenticate': `ApiKey header="${header}"` });
+    const unauthorized = stepError('Svc.Data.Unauthenticated', 'A valid API key is required', { 'www-authenticate': `ApiKey header="${header}"` });
     const fromQuery = (q: string | null): string | undefined => {
       if (!s.query || !q) return undefined;
       for (const pair of q.split('&')) {

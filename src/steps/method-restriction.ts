@@ -11,7 +11,7 @@ export const methodRestriction = defineStep({
   schema: v.strictObject({ allow: v.pipe(v.array(v.pipe(v.string(), v.regex(/^[A-Z]+$/, 'must be an upper-case method'))), v.minLength(1)) }),
   create(s) {
     const allowed = new Set(s.allow);
-    const reply = stepError(405, 'Svc.Data.MethodNotAllowed', `Method not allowed; allowed: ${s.allow.join(', ')}`, { allow: s.allow.join(', ') });
+    const reply = stepError('Svc.Data.MethodNotAllowed', `Method not allowed; allowed: ${s.allow.join(', ')}`, { allow: s.allow.join(', ') });
     return (flow) => (allowed.has(flow.req.method) ? undefined : reply);
   },
 });

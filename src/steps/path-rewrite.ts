@@ -41,8 +41,8 @@ export const pathRewrite = defineStep({
     v.check((s) => [s.stripPrefix, s.replacePrefix, s.regex].filter((x) => x !== undefined).length === 1, 'exactly one of stripPrefix, replacePrefix, regex'),
   ),
   create(s) {
-    const outside = stepError(400, 'Svc.Data.BadRequest', 'The rewritten path would contain a dot segment');
-    const unusable = stepError(400, 'Svc.Data.BadRequest', 'The rewritten path is not a path the gateway forwards');
+    const outside = stepError('Svc.Data.BadRequest', 'The rewritten path would contain a dot segment');
+    const unusable = stepError('Svc.Data.BadRequest', 'The rewritten path is not a path the gateway forwards');
     let rewrite: (path: string) => string;
     if (s.stripPrefix !== undefined) {
       const p = s.stripPrefix;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { defineStep, type Flow, type StepReply } from './step.js';
+import { errorEnvelope } from '../shared/errors.js';
 
 const Settings = v.strictObject({
   requestsPerSecond: v.pipe(v.number(), v.gtValue(0), v.maxValue(1_000_000)),
@@ -19,7 +20,7 @@ function headerKey(value: string | undefined): string {
   return value.length <= LONGEST_KEPT ? value : `#${createHash('sha256').update(value).digest('base64url')}`;
 }
 
-function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): StepReply {
+function tooMany(retryAfterSeconds: number, burst: number, headers: boolean, traceId: string): StepReply {
   const retryAfter = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   return {
     status: 429,
@@ -28,7 +29,7 @@ function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): St
       'retry-after': retryAfter,
       ...(headers ? { 'ratelimit-limit': String(burst), 'ratelimit-remaining': '0', 'ratelimit-reset': retryAfter } : {}),
     },
-    body: JSON.stringify({ code: 'Svc.Data.RateLimited', message: 'Rate limit exceeded', retryAfter: Number(retryAfter) }),
+    body: JSON.stringify(errorEnvelope('Svc.Data.RateLimited', traceId, undefined, { retryAfter: Number(retryAfter) })),
   };
 }
 
@@ -64,8 +65,8 @@ export const rateLimit = defineStep({
       const b = keyOf(flow);
       const r = limits.acquire(b, requestsPerSecond, burst);
       if (r === true) return passed(flow, b);
-      if ('then' in r) return r.then((x) => (x === true ? passed(flow, b) : tooMany(x.retryAfterSeconds, burst, headers)));
-      return tooMany(r.retryAfterSeconds, burst, headers);
+      if ('then' in r) return r.then((x) => (x === true ? passed(flow, b) : tooMany(x.retryAfterSeconds, burst, headers, env.traceId())));
+      return tooMany(r.retryAfterSeconds, burst, headers, env.traceId());
     };
   },
 });

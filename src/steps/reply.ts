@@ -1,8 +1,12 @@
+import { ERRORS, errorEnvelope, type ErrorCode } from '../shared/errors.js';
 import type { StepReply } from './step.js';
 
-/** A step's error answer: the same JSON envelope shape as every other gateway error. */
-export function stepError(status: number, code: string, message: string, headers?: Record<string, string>): StepReply {
-  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ code, message }) };
+/**
+ * A step's error answer: the registry's status for `code`, the registry's message unless
+ * the step names the case more precisely, and the envelope every gateway error has.
+ */
+export function stepError(code: ErrorCode, message?: string, headers?: Record<string, string>, extra?: Record<string, unknown>): StepReply {
+  return { status: ERRORS[code].status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(errorEnvelope(code, undefined, message, extra)) };
 }
 
 /**

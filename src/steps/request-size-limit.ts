@@ -14,7 +14,7 @@ export const requestSizeLimit = defineStep({
   example: { maxBytes: 1048576 },
   schema: v.strictObject({ maxBytes: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
   create(s) {
-    const tooLarge = stepError(413, 'Svc.Data.TooLarge', `The request body exceeds ${s.maxBytes} bytes`, { connection: 'close' });
+    const tooLarge = stepError('Svc.Data.TooLarge', `The request body exceeds ${s.maxBytes} bytes`, { connection: 'close' });
     return (flow) => {
       const cl = flow.req.header('content-length');
       if (cl !== undefined) return Number(cl) > s.maxBytes ? tooLarge : undefined;

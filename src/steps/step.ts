@@ -123,6 +123,8 @@ export type StepRun = (flow: Flow) => StepOutcome | Promise<StepOutcome>;
 /** Worker-side services a step factory may use; built once per worker. */
 export interface StepEnv {
   rateLimits: RateLimitClient;
+  /** A fresh trace id, from the same source as the worker's own error answers. */
+  traceId: () => string;
   /** Where steps log (access-log, Continue failures). */
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** A connection pool to a cluster (`tenant/name`) of the generation being served. */

@@ -1,7 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
 import type { Flow, StepEnv } from './step.js';
-import { ERRORS } from '../shared/errors.js';
 import { stepError } from './reply.js';
 
 /** The connections a step calls services on: the worker's (StepEnv.servicePool). */
@@ -14,7 +13,7 @@ function poolFor(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: string)
  * The step's answer when undici refused the call before sending it (a copied header or
  * the URI holds a byte HTTP does not allow): the client's request is at fault, not the service.
  */
-export const REFUSED = stepError(400, 'Svc.Data.BadRequest', ERRORS['Svc.Data.BadRequest'].message);
+export const REFUSED = stepError('Svc.Data.BadRequest');
 
 export const HttpUrl = v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 export const HeaderName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, 'must be a header name'));

@@ -153,8 +153,13 @@ export class Publisher {
   }
 }
 
+/** The message of a `Svc.Publish.Rejected`, from a dry-run or a refused publish alike. */
+export function rejectedMessage(issues: number): string {
+  return `The candidate configuration has ${issues} issue(s); the previous generation keeps serving`;
+}
+
 function rejected(candidate: number, issues: CompileIssue[], planned: string[]): SvcError {
-  return new SvcError('Svc.Publish.Rejected', `The candidate configuration has ${issues.length} issue(s); the previous generation keeps serving`, {
+  return new SvcError('Svc.Publish.Rejected', rejectedMessage(issues.length), {
     success: false,
     ok: false,
     candidateGeneration: candidate,

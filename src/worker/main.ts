@@ -51,7 +51,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
   graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
-  deps = { log, traceId, env: { rateLimits, log, servicePool } };
+  deps = { log, traceId, env: { rateLimits, log, servicePool, traceId } };
   installUpstreamPolicy(msg.dataPlane.upstreams);
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
   server = new DataServer(

@@ -1,7 +1,13 @@
-import type { Dispatcher } from 'undici';
+import { errors, type Dispatcher } from 'undici';
 
 /** The code of the error a request fails with when it gets no connection in time (or no place in the queue). */
 export const UPSTREAM_BUSY = 'SY_UPSTREAM_BUSY';
+
+/** The pool refused a request for want of a connection: nothing was sent (503 Svc.Data.UpstreamBusy). */
+export class UpstreamBusyError extends Error {
+  override readonly name = 'UpstreamBusyError';
+  readonly code = UPSTREAM_BUSY;
+}
 
 /** A request waiting for a connection; `handler` is null once it left the queue (sent, refused or aborted). */
 export interface Waiting {
@@ -81,7 +87,7 @@ export class PendingQueue {
     if (h === null) return; // already sent or refused: undici's own abort applies
     w.handler = null;
     this.live--;
-    fail(w.opts, h, err ?? Object.assign(new Error('request aborted'), { code: 'UND_ERR_ABORTED' }));
+    fail(w.opts, h, err ?? new errors.RequestAbortedError('request aborted'));
   }
 
   /** Drops the consumed front: at once when the queue is empty, else once it is most of the array (amortised O(1)). */
@@ -125,7 +131,7 @@ export class PendingQueue {
 }
 
 function busy(message: string): Error {
-  return Object.assign(new Error(message), { code: UPSTREAM_BUSY });
+  return new UpstreamBusyError(message);
 }
 
 /** What undici does for a request that fails before it is sent: the body is released and the handler told. */

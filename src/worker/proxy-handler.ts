@@ -1,11 +1,11 @@
-import { upstreamDenied } from '../shared/upstream-guard.js';
-import type { Dispatcher } from 'undici';
+import { errors, type Dispatcher } from 'undici';
 import type { Exchange } from './exchange.js';
 import { responseHeaders } from './upstream-head.js';
-import { ERRORS, type ErrorCode } from '../shared/errors.js';
+import { ERRORS } from '../shared/errors.js';
 import type { RequestFlow } from './flow.js';
 import type { Logger } from '../shared/logger.js';
-import { UPSTREAM_BUSY, refusedBeforeSending, upstreamBusy, type ConnectionAware } from './target-pool.js';
+import type { ConnectionAware } from './target-pool.js';
+import { errorCode, retriable, UpstreamCodingError } from './upstream-failure.js';
 
 /** What every attempt's handler of a generation shares. */
 export interface ProxyEnv {
@@ -98,7 +98,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware
     const ms = this.headersMs;
     this.headersTimer = setTimeout(() => {
       this.headersTimer = null;
-      const err = Object.assign(new Error(`no response headers within ${ms} ms`), { code: 'UND_ERR_HEADERS_TIMEOUT' });
+      const err = new errors.HeadersTimeoutError(`no response headers within ${ms} ms`);
       this.abortUpstream?.(err);
     }, ms);
   }
@@ -135,7 +135,7 @@ export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware
     const { headers: out, length, foreignCoding } = responseHeaders(raw);
     if (foreignCoding) {
       // A transfer coding undici does not undo (`gzip, chunked`): 502, as nginx and Envoy answer.
-      this.abortUpstream?.(Object.assign(new Error('the upstream used a transfer coding other than chunked'), { code: 'SY_UPSTREAM_CODING' }));
+      this.abortUpstream?.(new UpstreamCodingError());
       return false;
     }
     this.total = length;
@@ -227,25 +227,4 @@ export class ProxyHandler implements Dispatcher.DispatchHandler, ConnectionAware
     this.flow?.finish(this.ex.aborted);
     this.done();
   }
-}
-
-/** Failures before any answer byte: another attempt may succeed (a busy pool's refusal sent nothing). */
-function retriable(err: Error): boolean {
-  const code = (err as { code?: string }).code ?? '';
-  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT', UPSTREAM_BUSY].includes(code);
-}
-
-function errorCode(err: Error): ErrorCode {
-  if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
-  if (upstreamBusy(err)) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
-  if (upstreamDenied(err)) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy
-  const code = (err as { code?: string }).code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'Svc.Data.UpstreamTimeout';
-  // llhttp's refusals (HPE_*: bad framing, obs-fold, …) and a transfer coding undici does not undo.
-  // undici 7.30 leaves HTTPParserError's code undefined (it looks the llhttp number up in
-  // a name-to-number table): its name is what identifies it.
-  if (code === 'SY_UPSTREAM_CODING' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH' || code?.startsWith('HPE_') || err.name === 'HTTPParserError') {
-    return 'Svc.Data.UpstreamInvalid';
-  }
-  return 'Svc.Data.UpstreamUnreachable';
 }

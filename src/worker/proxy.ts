@@ -96,7 +96,7 @@ class Forwarding implements AttemptOwner {
 
   sentAgain(err: Error, failed: ProxyHandler): boolean {
     const next = sendAgain({
-      code: (err as { code?: string }).code,
+      err,
       method: this.ex.method,
       replayable: this.replayable,
       written: failed.written,

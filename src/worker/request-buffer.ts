@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { ERRORS, type ErrorCode } from '../shared/errors.js';
+import { ERRORS, errorEnvelope, type ErrorCode } from '../shared/errors.js';
 import type { Exchange } from './exchange.js';
 import type { RequestFlow } from './flow.js';
 import { proxy } from './proxy.js';
@@ -85,7 +85,7 @@ export function proxyBuffered(
       // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
       if (code === 'Svc.Internal') env.log.warn({ err: b.message, traceId, path: ex.path }, 'the request body read failed');
       if (flow) flow.status = ERRORS[code].status;
-      ex.sendJson(ERRORS[code].status, { code, message: ERRORS[code].message, traceId });
+      ex.sendJson(ERRORS[code].status, errorEnvelope(code, traceId));
     }
     flow?.finish(ex.aborted);
     done();

@@ -1,7 +1,7 @@
 import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv, StepReply } from '../steps/step.js';
-import { ERRORS } from '../shared/errors.js';
+import { errorEnvelope } from '../shared/errors.js';
 import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
 import type { Target } from './data-server.js';
@@ -60,7 +60,7 @@ export function buildRuntime(generation: number, payload: unknown, deps: Runtime
   const proxyEnv = { traceId, log };
   const fail = (ex: Exchange, err: unknown) => {
     log.error({ err }, 'step failed');
-    ex.sendJson(500, { code: 'Svc.Internal', message: ERRORS['Svc.Internal'].message, traceId: traceId() });
+    ex.sendJson(500, errorEnvelope('Svc.Internal', traceId()));
     done();
   };
 

@@ -1,4 +1,4 @@
-import { UPSTREAM_DENIED } from '../shared/upstream-policy.js';
+import { connectFailed, connectionClosed } from './upstream-failure.js';
 
 /**
  * When a request whose attempt failed before the upstream's answer head arrived may go
@@ -8,27 +8,9 @@ import { UPSTREAM_DENIED } from '../shared/upstream-policy.js';
 /** RFC 9110 §9.2.2: sending one of these twice has the effect of sending it once. */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
-/** No connection was made: not a byte reached the upstream. */
-const CONNECT_FAILED = new Set([
-  'ECONNREFUSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  UPSTREAM_DENIED, // the upstream policy refused the address before connecting
-]);
-
-/** The connection was closed or reset under the request (undici: 'other side closed', 'closed'). */
-const CLOSED = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
-
 export interface FailedAttempt {
-  /** The error's code (undici's or the socket's). */
-  code: string | undefined;
+  /** What the attempt failed with (upstream-failure.ts classifies it). */
+  err: Error;
   method: string;
   /** No body, or one held whole (a Buffer): it can be sent again. A streamed body cannot, once read. */
   replayable: boolean;
@@ -58,11 +40,11 @@ export interface FailedAttempt {
  */
 export function sendAgain(f: FailedAttempt): 'resend' | 'failover' | null {
   if (f.answered) return null;
-  const connectFailed = CONNECT_FAILED.has(f.code ?? '');
-  if (!connectFailed && !CLOSED.has(f.code ?? '')) return null;
+  const notConnected = connectFailed(f.err);
+  if (!notConnected && !connectionClosed(f.err)) return null;
   const failover = f.otherTarget && !f.failedOver ? 'failover' : null;
   if (!f.written) return failover; // no byte went out, and a streamed body was never read
-  if (connectFailed || !IDEMPOTENT.has(f.method) || !f.replayable) return null;
+  if (notConnected || !IDEMPOTENT.has(f.method) || !f.replayable) return null;
   if (f.reused && !f.resent) return 'resend';
   return failover;
 }

@@ -1,13 +1,14 @@
 import { Client, type Dispatcher } from 'undici';
 import type { Upstream } from '../contracts/upstream.js';
-import { PendingQueue, UPSTREAM_BUSY } from './pending-queue.js';
+import { PendingQueue, UPSTREAM_BUSY, UpstreamBusyError } from './pending-queue.js';
 
-export { UPSTREAM_BUSY };
-export { refusedBeforeSending, type Upstream } from '../contracts/upstream.js';
+export { UPSTREAM_BUSY, UpstreamBusyError };
+export { refusedBeforeSending } from '../shared/upstream-refusal.js';
+export type { Upstream } from '../contracts/upstream.js';
 
 /** The pool refused the request for want of a connection: nothing was sent. */
 export function upstreamBusy(err: unknown): boolean {
-  return (err as { code?: string } | null)?.code === UPSTREAM_BUSY;
+  return err instanceof UpstreamBusyError;
 }
 
 export interface TargetPoolOptions {

@@ -13,7 +13,7 @@ function requestOf(headers: string[]): StepRequest {
   };
   return { method: 'GET', path: '/x', query: null, headers, remoteAddress: '127.0.0.1', clientAddress: '127.0.0.1', clientAddressTrusting: () => '127.0.0.1', localPort: '', header, headerList: header };
 }
-const env: StepEnv = { rateLimits: { acquire: () => true, remaining: () => 1 }, log: { info() {}, warn() {} } };
+const env: StepEnv = { rateLimits: { acquire: () => true, remaining: () => 1 }, traceId: () => 't', log: { info() {}, warn() {} } };
 
 /** The compiled steps of a route bound to orch `o`, with orch `inner` beside it. */
 function stepsOf(inner: unknown, o: unknown): CompiledStep[] {

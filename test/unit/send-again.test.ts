@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sendAgain, type FailedAttempt } from '../../src/worker/send-again.js';
+import { failure } from '../helpers/upstream-errors.js';
 
 /** A GET without a body, written on a reused connection that was closed before any answer, nothing tried yet. */
 const stale: FailedAttempt = {
-  code: 'UND_ERR_SOCKET',
+  err: failure('UND_ERR_SOCKET'),
   method: 'GET',
   replayable: true,
   written: true,
@@ -14,12 +15,12 @@ const stale: FailedAttempt = {
   failedOver: false,
   otherTarget: true,
 };
-const refused: FailedAttempt = { ...stale, code: 'ECONNREFUSED', written: false, reused: false };
+const refused: FailedAttempt = { ...stale, err: failure('ECONNREFUSED'), written: false, reused: false };
 const f = (over: Partial<FailedAttempt>) => sendAgain({ ...stale, ...over });
 
 test('a reused connection closed or reset before the answer: idempotent requests with a replayable body are re-sent once', () => {
   for (const code of ['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']) {
-    for (const method of ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']) assert.equal(f({ code, method }), 'resend', `${code} ${method}`);
+    for (const method of ['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']) assert.equal(f({ err: failure(code), method }), 'resend', `${code} ${method}`);
   }
   assert.equal(f({ otherTarget: false }), 'resend', 'on the same target: a new connection');
 });
@@ -31,8 +32,8 @@ test('never re-sent: POST and PATCH, a streamed body, an answer already begun, o
   assert.equal(f({ method: 'PUT', replayable: false }), null, 'a body that already streamed');
   assert.equal(f({ answered: true }), null);
   for (const code of ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_INVALID_ARG', 'UND_ERR_CLOSED', 'SY_UPSTREAM_CODING', 'HPE_INVALID_CONSTANT', undefined]) {
-    assert.equal(f({ code }), null, String(code));
-    assert.equal(sendAgain({ ...refused, code }), null, `${code}, not written`);
+    assert.equal(f({ err: failure(code) }), null, String(code));
+    assert.equal(sendAgain({ ...refused, err: failure(code) }), null, `${code}, not written`);
   }
 });
 
@@ -47,8 +48,8 @@ test('a second close: after the one re-send, another target once; then nothing',
 test('a connect failure: another target for every method and body, once, when the cluster has one', () => {
   for (const code of ['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND']) {
     for (const method of ['GET', 'POST', 'PATCH']) {
-      assert.equal(sendAgain({ ...refused, code, method }), 'failover', `${code} ${method}`);
-      assert.equal(sendAgain({ ...refused, code, method, replayable: false }), 'failover', `${code} ${method}, streamed body never read`);
+      assert.equal(sendAgain({ ...refused, err: failure(code), method }), 'failover', `${code} ${method}`);
+      assert.equal(sendAgain({ ...refused, err: failure(code), method, replayable: false }), 'failover', `${code} ${method}, streamed body never read`);
     }
   }
   assert.equal(sendAgain({ ...refused, otherTarget: false }), null);

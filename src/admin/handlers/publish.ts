@@ -1,17 +1,14 @@
 import type { OpHandler } from '../op-context.js';
 import { Reply, type AuditNote } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
+import { rejectedMessage } from '../../supervisor/publisher.js';
+import { errorEnvelope } from '../../shared/errors.js';
 import { intQuery, intSegment } from '../int-param.js';
 
 export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
   const r = services.publisher.dryRun(params.tenant!);
   if (r.success) return r;
-  return new Reply(422, {
-    code: 'Svc.Publish.Rejected',
-    message: `The candidate configuration has ${r.issues.length} issue(s); the previous generation keeps serving`,
-    traceId,
-    ...r,
-  });
+  return new Reply(422, errorEnvelope('Svc.Publish.Rejected', traceId, rejectedMessage(r.issues.length), { ...r }));
 };
 
 /** Notes the generation and appends the audit record inside the publish's own transaction. */

@@ -1,0 +1,64 @@
+import { errors } from 'undici';
+import type { ErrorCode } from '../shared/errors.js';
+import { UpstreamBusyError, refusedBeforeSending } from './target-pool.js';
+import { UpstreamDeniedError } from '../shared/upstream-guard.js';
+
+/**
+ * What an upstream attempt's failure means, from the error's type: undici's error classes
+ * (matched by `instanceof`, which undici answers by a registered symbol, so any copy of
+ * undici matches), the gateway's own below, and Node's socket errors, which have only a
+ * `code`. The proxy's answer, the retry step and the send-again decision all read this.
+ */
+
+/** The upstream used a transfer coding undici does not undo (`gzip, chunked`): 502, as nginx and Envoy answer. */
+export class UpstreamCodingError extends Error {
+  override readonly name = 'UpstreamCodingError';
+  readonly code = 'SY_UPSTREAM_CODING';
+  constructor(message = 'the upstream used a transfer coding other than chunked') {
+    super(message);
+  }
+}
+
+const socketCode = (err: Error): string | undefined => (err as NodeJS.ErrnoException).code;
+
+/** Node's socket errors for a connection that was never made: not a byte reached the upstream. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** No connection was made: refused, timed out, unreachable, unresolvable, or refused by the upstream policy. */
+export function connectFailed(err: Error): boolean {
+  return err instanceof errors.ConnectTimeoutError || err instanceof UpstreamDeniedError || NOT_CONNECTED.has(socketCode(err) ?? '');
+}
+
+/** The connection was closed or reset under the request (undici: 'other side closed', 'closed'). */
+export function connectionClosed(err: Error): boolean {
+  if (err instanceof errors.SocketError) return true;
+  const code = socketCode(err);
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** Failures before any answer byte: another attempt may succeed (a busy pool's refusal sent nothing). */
+export function retriable(err: Error): boolean {
+  return (
+    socketCode(err) === 'ECONNREFUSED' ||
+    err instanceof errors.ConnectTimeoutError ||
+    connectionClosed(err) ||
+    err instanceof errors.HeadersTimeoutError ||
+    err instanceof UpstreamBusyError
+  );
+}
+
+/** The registry code the client is answered with for a failure before the response head. */
+export function errorCode(err: Error): ErrorCode {
+  if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
+  if (err instanceof UpstreamBusyError) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
+  if (err instanceof UpstreamDeniedError) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy
+  if (err instanceof errors.HeadersTimeoutError || err instanceof errors.ConnectTimeoutError || err instanceof errors.BodyTimeoutError) {
+    return 'Svc.Data.UpstreamTimeout';
+  }
+  // llhttp's refusals (bad framing, obs-fold, …; undici 7 may leave their code unset) and
+  // a transfer coding undici does not undo.
+  if (err instanceof errors.HTTPParserError || err instanceof errors.ResponseContentLengthMismatchError || err instanceof UpstreamCodingError) {
+    return 'Svc.Data.UpstreamInvalid';
+  }
+  return 'Svc.Data.UpstreamUnreachable';
+}

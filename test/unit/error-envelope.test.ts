@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { errorEnvelope, SvcError } from '../../src/shared/errors.js';
+import { stepError } from '../../src/steps/reply.js';
+import { rateLimit } from '../../src/steps/rate-limit.js';
+import type { Flow, StepEnv, StepReply } from '../../src/steps/step.js';
+
+test('errorEnvelope: code, message (the registry default unless given), traceId, then the extra fields', () => {
+  assert.equal(JSON.stringify(errorEnvelope('Svc.Data.NoRoute', 't1')), '{"code":"Svc.Data.NoRoute","message":"No route matches the request","traceId":"t1"}');
+  assert.equal(
+    JSON.stringify(errorEnvelope('Svc.Auth.Scope', 't2', 'Missing scope config:write', { requiredScope: 'config:write' })),
+    '{"code":"Svc.Auth.Scope","message":"Missing scope config:write","traceId":"t2","requiredScope":"config:write"}',
+  );
+  assert.deepEqual(new SvcError('Svc.Auth.Throttled', undefined, { retryAfter: 3 }).envelope('t3'), errorEnvelope('Svc.Auth.Throttled', 't3', undefined, { retryAfter: 3 }));
+});
+
+test('stepError: the registry status, the body without a trace id, headers kept', () => {
+  const r = stepError('Svc.Data.ConcurrencyLimited', 'More than 2 requests in flight on this route', { 'retry-after': '1' });
+  assert.equal(r.status, 503);
+  assert.deepEqual(r.headers, { 'content-type': 'application/json', 'retry-after': '1' });
+  assert.equal(r.body, '{"code":"Svc.Data.ConcurrencyLimited","message":"More than 2 requests in flight on this route"}');
+  assert.equal(stepError('Svc.Data.BodyInvalid', undefined, undefined, { violations: [] }).body, '{"code":"Svc.Data.BodyInvalid","message":"The request body violates the schema","violations":[]}');
+});
+
+test('the rate-limit 429 carries a trace id', async () => {
+  const env = { rateLimits: { acquire: () => ({ ok: false, retryAfterSeconds: 1.2 }), remaining: () => 0 }, traceId: () => 'trace-1', log: { info() {}, warn() {} } } as unknown as StepEnv;
+  const run = rateLimit.create!({ requestsPerSecond: 1, burst: 1, key: 'route', headers: false } as never, { bucket: 'b', tenant: 't', env });
+  const r = (await run({} as Flow)) as StepReply;
+  assert.equal(r.status, 429);
+  assert.deepEqual(JSON.parse(String(r.body)), { code: 'Svc.Data.RateLimited', message: 'Rate limit exceeded', traceId: 'trace-1', retryAfter: 2 });
+});
