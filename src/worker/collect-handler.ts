@@ -39,9 +39,9 @@ export class CollectHandler implements Dispatcher.DispatchHandler {
     return true;
   }
 
-  onComplete(trailers: string[] | null): void {
+  onComplete(): void {
     const g = this.gathering;
-    if (g === null) return this.relay.onComplete(trailers);
+    if (g === null) return this.relay.onComplete();
     responseSteps(this.life, { status: g.status, headers: g.headers, body: Buffer.concat(g.chunks) });
   }
 

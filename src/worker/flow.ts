@@ -14,7 +14,7 @@ export class RequestFlow implements Flow {
   /**
    * Whole-answer collectors (cache, compression), each with its own size limit, and the
    * largest of those limits: an answer is gathered up to it, and each collector sees it
-   * only within its own (with the smallest, a cache's 256 KiB stopped compression's 4 MiB).
+   * only within its own, so a small limit does not stop a collector with a larger one.
    */
   collectors: { maxBytes: number; fn: (a: CollectedAnswer) => CollectedAnswer }[] | null = null;
   collectLimit = 0;

@@ -75,7 +75,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     return more;
   }
 
-  onComplete(_trailers?: string[] | null): void {
+  onComplete(): void {
     const ex = this.life.ex;
     // A 204 carries no Content-Length (RFC 9110 §8.6); HEAD and 304 report the upstream's.
     if (this.bodyless) ex.endWithoutBody(this.status === 204 ? undefined : (this.total ?? undefined));
