@@ -33,14 +33,14 @@ export function match(table: RouteTable<Target>, method: string, path: string, h
  * 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4)
  * takes it on, at once when every step was synchronous.
  */
-export function requestSteps(life: RequestLife, run: StepRun, forward: (life: RequestLife) => void, log: (err: unknown) => void): void {
+export function requestSteps(life: RequestLife, run: StepRun, forward: (life: RequestLife) => void, stepFailed: (err: unknown) => void): void {
   const r = run(life.flow!);
   if (r === undefined) return forward(life);
   if (r instanceof Promise) {
     // A client gone while a step waits ends the flow now: its done hooks must not wait for the slow step.
     life.ex.onAbort(() => life.clientLeft());
     r.then((o) => (o === undefined ? forward(life) : stepAnswered(life, o))).catch((err) => {
-      log(err);
+      stepFailed(err);
       life.replyError('Svc.Internal');
     });
     return;
