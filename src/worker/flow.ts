@@ -15,7 +15,7 @@ export class RequestFlow implements Flow {
   /**
    * Whole-answer collectors (cache, compression), each with its own size limit, and the
    * largest of those limits: an answer is gathered up to it, and each collector sees it
-   * only within its own (with the smallest, a cache's 256 KiB stopped compression's 4 MiB).
+   * only within its own, so a small limit does not stop a collector with a larger one.
    */
   collectors: { maxBytes: number; fn: (a: CollectedAnswer) => CollectedAnswer }[] | null = null;
   collectLimit = 0;
@@ -35,8 +35,6 @@ export class RequestFlow implements Flow {
   /** Response edits in registration order: a hook, or a header as two entries (name, value). */
   private responseEdits: (((head: ResponseHead) => void) | string)[] | null = null;
   private doneHooks: ((status: number, stepAnswered: boolean) => void)[] | null = null;
-  /** The status sent to the client, once known. */
-  status = 0;
 
   /** The request body, shared by the steps that read it; null for a bodiless request (nothing to share, nothing allocated). */
   private readonly body: SharedBody | null;
@@ -105,13 +103,15 @@ export class RequestFlow implements Flow {
   /** A step's reply (replyHead), not the proxy stage, answered. */
   private stepAnswered = false;
 
-  /** The status the exchange ended with; null while it runs. */
+  /** The status the request ended with (499: the client left); null while it runs. */
   private endStatus: number | null = null;
 
-  /** The exchange ended: run the done hooks once. */
-  finish(aborted: boolean): void {
+  /**
+   * The request ended: runs the done hooks once. Its RequestLife calls this, early when
+   * the client left while a step still works, so a second call changes nothing.
+   */
+  ended(status: number): void {
     if (this.endStatus !== null) return;
-    const status = aborted ? 499 : this.status;
     this.endStatus = status;
     const hooks = this.doneHooks;
     if (hooks === null) return;
@@ -168,7 +168,6 @@ export class RequestFlow implements Flow {
     const pairs = r.headers === undefined ? [] : Array.isArray(r.headers) ? r.headers : Object.entries(r.headers);
     const head: ResponseHead = { status: r.status, headers: pairs.map(([k, v]) => [k.toLowerCase(), v]) };
     this.applyResponseHooks(head);
-    this.status = head.status;
     this.stepAnswered = true;
     return head;
   }

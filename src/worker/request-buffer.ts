@@ -1,9 +1,7 @@
 import { Readable } from 'node:stream';
-import { ERRORS, errorEnvelope, type ErrorCode } from '../shared/errors.js';
-import type { Exchange } from './exchange.js';
-import type { RequestFlow } from './flow.js';
+import type { ErrorCode } from '../shared/errors.js';
+import type { RequestLife } from './request-life.js';
 import { proxy } from './proxy.js';
-import type { ProxyEnv } from './proxy-handler.js';
 import type { ClusterPools } from './upstream-pools.js';
 
 /** The body did not arrive whole within the deadline. */
@@ -67,27 +65,15 @@ export function readAhead(body: Readable, max: number, deadlineMs: number, then:
  * before a connection is taken, so a slow uploader holds none; it must arrive within the
  * cluster's bodyMs (else 408). `max` 0, a body already whole (a Buffer) or none: straight on.
  */
-export function proxyBuffered(
-  ex: Exchange,
-  pools: ClusterPools,
-  body: Buffer | Readable | null,
-  flow: RequestFlow | null,
-  env: ProxyEnv,
-  done: () => void,
-  max: number,
-): void {
-  if (max === 0 || !(body instanceof Readable) || ex.aborted) return proxy(ex, pools, body, flow, env, done);
+export function proxyBuffered(life: RequestLife, pools: ClusterPools, body: Buffer | Readable | null, max: number): void {
+  if (max === 0 || !(body instanceof Readable) || life.ex.aborted) return proxy(life, pools, body);
   readAhead(body, max, pools.spec.bodyMs, (b) => {
-    if (!(b instanceof Error)) return proxy(ex, pools, b, flow, env, done);
-    if (!ex.aborted && !ex.done) {
-      const code: ErrorCode = flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : b instanceof BodyDeadline ? 'Svc.Data.RequestTimeout' : 'Svc.Internal';
-      const traceId = env.traceId();
-      // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
-      if (code === 'Svc.Internal') env.log.warn({ err: b.message, traceId, path: ex.path }, 'the request body read failed');
-      if (flow) flow.status = ERRORS[code].status;
-      ex.sendJson(ERRORS[code].status, errorEnvelope(code, traceId));
-    }
-    flow?.finish(ex.aborted);
-    done();
+    if (!(b instanceof Error)) return proxy(life, pools, b);
+    const code: ErrorCode = life.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : b instanceof BodyDeadline ? 'Svc.Data.RequestTimeout' : 'Svc.Internal';
+    if (code !== 'Svc.Internal' || !life.answerable) return life.replyError(code);
+    // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
+    const traceId = life.env.traceId();
+    life.env.log.warn({ err: b.message, traceId, path: life.ex.path }, 'the request body read failed');
+    life.replyError(code, traceId);
   });
 }

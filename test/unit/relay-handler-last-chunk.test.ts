@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProxyHandler } from '../../src/worker/proxy-handler.js';
+import { RelayHandler } from '../../src/worker/relay-handler.js';
+import { GenerationRequests, RequestLife } from '../../src/worker/request-life.js';
 import type { Exchange } from '../../src/worker/exchange.js';
 
 // Regression: the handler paused undici on the last body bytes when the client was slow.
@@ -21,18 +22,19 @@ function fakeExchange(writable: boolean) {
     end: () => calls.push('end'),
     endWithoutBody: () => calls.push('endWithoutBody'),
     close: () => calls.push('close'),
-    sendJson: () => calls.push('json'),
+    sendStatic: () => calls.push('envelope'),
   };
   return { ex: ex as unknown as Exchange, calls };
 }
 
 const env = { traceId: () => 'trace', log: { warn() {} } };
+const lifeOf = (ex: Exchange) => new RequestLife(ex, null, new GenerationRequests(() => {}), env);
 const head = (length: number) => [Buffer.from('content-type'), Buffer.from('text/plain'), Buffer.from('content-length'), Buffer.from(String(length))];
 
 test('a known-length body: backpressure pauses undici before the last bytes, never on them', () => {
   const { ex, calls } = fakeExchange(false); // the client takes nothing at once
   let resumed = 0;
-  const h = new ProxyHandler(ex, null, env, () => {}, null);
+  const h = new RelayHandler(lifeOf(ex));
   h.onConnect(() => {});
   assert.equal(h.onHeaders(200, head(10), () => resumed++, 'OK'), true);
   assert.equal(h.onData(Buffer.alloc(4)), false, 'more is coming: pause');
@@ -44,8 +46,24 @@ test('a known-length body: backpressure pauses undici before the last bytes, nev
 
 test('a body of unknown length still pauses undici under backpressure', () => {
   const { ex } = fakeExchange(false);
-  const h = new ProxyHandler(ex, null, env, () => {}, null);
+  const h = new RelayHandler(lifeOf(ex));
   h.onConnect(() => {});
   h.onHeaders(200, [Buffer.from('content-type'), Buffer.from('text/plain')], () => {}, 'OK');
   assert.equal(h.onData(Buffer.alloc(4)), false);
+});
+
+test('a drain that comes after the answer completed does not resume the connection (it may carry another request)', () => {
+  const { ex } = fakeExchange(false);
+  let resumed = 0;
+  let drain: (() => void) | undefined;
+  (ex as unknown as { write: unknown }).write = (_c: Buffer, _t: number | null, onDrain: () => void) => ((drain = onDrain), false);
+  const h = new RelayHandler(lifeOf(ex));
+  h.onConnect(() => {});
+  h.onHeaders(200, [Buffer.from('content-type'), Buffer.from('text/plain')], () => resumed++, 'OK');
+  h.onData(Buffer.alloc(4));
+  drain!();
+  assert.equal(resumed, 1, 'a drain while the answer streams resumes it');
+  h.onComplete([]);
+  drain!();
+  assert.equal(resumed, 1, 'after the end: no resume');
 });

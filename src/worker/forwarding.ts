@@ -1,0 +1,143 @@
+import type { Dispatcher } from 'undici';
+import type { ConnectionAware, Upstream } from './target-pool.js';
+import type { ClusterPools } from './upstream-pools.js';
+import type { RequestLife } from './request-life.js';
+import { sendAgain } from './send-again.js';
+import { RetryHandler } from './retry-handler.js';
+import { upstreamResponse } from './phases.js';
+
+type Retry = NonNullable<NonNullable<RequestLife['flow']>['retry']>;
+
+/**
+ * One request on its way upstream, as the outermost handler of every attempt it makes:
+ * it dispatches the attempts (one, or the retry step's), each with a fresh handler
+ * chain for its answer, and sends the request once more on a new connection (re-send)
+ * or to another target (failover) when an attempt failed before any answer
+ * (send-again.ts says when). A re-send or failover comes first and is not a retry attempt.
+ */
+export class Forwarding implements Dispatcher.DispatchHandler, ConnectionAware {
+  /** The current attempt's handler chain (retry, collect, relay). */
+  private inner: Dispatcher.DispatchHandler = null!;
+  /** What goes to undici for every attempt: this, or a HeadersDeadline around it. */
+  private outer: Dispatcher.DispatchHandler = this;
+  /** The current attempt's number and target. */
+  private n = 1;
+  private target: Upstream | null = null;
+  private resent = false;
+  private failedOver = false;
+  // The current attempt, as send-again.ts judges it.
+  private conn: Dispatcher | null = null;
+  private reused = false;
+  /** undici handed the request to a socket (onConnect): from then on bytes may have reached the upstream. */
+  private written = false;
+  /** The answer's head arrived (any status). */
+  private answered = false;
+  private abortUpstream: ((err?: Error) => void) | null = null;
+
+  constructor(
+    private readonly life: RequestLife,
+    private readonly pools: ClusterPools,
+    private readonly opts: Dispatcher.DispatchOptions,
+    /** No body, or one held whole: it can go out again. A streamed body is read once. */
+    private readonly replayable: boolean,
+    /** The retry step's policy, for a replayable request; else null. */
+    private readonly retry: Retry | null,
+  ) {}
+
+  /** Sends the first attempt; `outer` is the handler undici gets (this, or a wrapper around it). */
+  start(upstream: Upstream, outer: Dispatcher.DispatchHandler): void {
+    this.outer = outer;
+    this.attempt(1, upstream);
+  }
+
+  /** Sends attempt `n` to `upstream` (a target pool, or the very connection a re-send goes on). */
+  private attempt(n: number, upstream: Upstream, resendOn?: Dispatcher): void {
+    if (this.life.ex.aborted) return; // the previous attempt already finished the request on the abort
+    const retry = this.retry;
+    const answer = upstreamResponse(this.life);
+    this.inner =
+      retry !== null && n < retry.attempts
+        ? new RetryHandler(answer, this.life, retry.statuses, () => void setTimeout(() => this.attempt(n + 1, this.pools.pick()), retry.backoffMs * 2 ** (n - 1)))
+        : answer;
+    this.n = n;
+    this.target = upstream;
+    this.conn = null;
+    this.reused = false;
+    this.written = false;
+    this.answered = false;
+    this.abortUpstream = null;
+    try {
+      (resendOn ?? upstream).dispatch(this.opts, this.outer);
+    } catch (err) {
+      this.outer.onError!(err as Error);
+    }
+  }
+
+  /** The client left: the upstream request is aborted and the request ends now. */
+  clientAborted(): void {
+    this.abortUpstream?.(new Error('client aborted'));
+    this.life.finish();
+  }
+
+  /** The pool tells which connection the attempt goes on (ConnectionAware). */
+  onConnection(conn: Dispatcher, reused: boolean): void {
+    this.conn = conn;
+    this.reused = reused;
+    // A request that waited in the pool's queue had an onConnect from the queue (its abort), not from a socket.
+    this.written = false;
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.written = true;
+    this.abortUpstream = abort;
+    this.inner.onConnect!(abort);
+    if (this.life.ex.aborted) abort(new Error('client aborted'));
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    this.answered = true;
+    if (statusCode < 200) return true; // 1xx: not relayed
+    return this.inner.onHeaders!(statusCode, raw, resume, statusMessage);
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.inner.onData!(chunk);
+  }
+
+  onComplete(trailers: string[] | null): void {
+    this.inner.onComplete!(trailers);
+  }
+
+  onError(err: Error): void {
+    if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
+    this.inner.onError!(err);
+  }
+
+  /** Sends the request once more after `err` when send-again.ts allows: true when it went out. */
+  private sentAgain(err: Error): boolean {
+    const next = sendAgain({
+      err,
+      method: this.life.ex.method,
+      replayable: this.replayable,
+      written: this.written,
+      answered: this.answered,
+      reused: this.reused,
+      resent: this.resent,
+      failedOver: this.failedOver,
+      otherTarget: this.pools.size > 1,
+    });
+    if (next === 'resend' && this.conn !== null) {
+      // Now, from undici's onError: the connection is still this request's, and its socket
+      // is gone, so undici opens a new one for it.
+      this.resent = true;
+      this.attempt(this.n, this.target!, this.conn);
+      return true;
+    }
+    if (next === 'failover') {
+      this.failedOver = true;
+      this.attempt(this.n, this.pools.pickOther(this.target!));
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,75 @@
+import { errors, type Dispatcher } from 'undici';
+import type { ConnectionAware } from './target-pool.js';
+import type { RequestLife } from './request-life.js';
+
+/** Headers deadlines below this get the precise timer of HeadersDeadline; longer ones keep undici's. */
+export const PRECISE_HEADERS_BELOW_MS = 10_000;
+
+/**
+ * A short headers deadline (a timeout step's `headersMs: 100`), kept to the millisecond:
+ * undici runs its own on a coarse clock, about a second late. It wraps a request's
+ * Forwarding and fails the current attempt as undici's own timeout would (504,
+ * retriable). Each attempt's deadline runs from its last request byte (onRequestSent),
+ * so a slow upload is not counted against the upstream.
+ */
+export class HeadersDeadline implements Dispatcher.DispatchHandler, ConnectionAware {
+  private timer: NodeJS.Timeout | null = null;
+  private abortUpstream: ((err?: Error) => void) | null = null;
+  /** This attempt's head arrived: an upload still being sent starts no timer. */
+  private met = false;
+
+  constructor(
+    private readonly inner: Dispatcher.DispatchHandler & ConnectionAware,
+    private readonly ms: number,
+    private readonly life: RequestLife,
+  ) {}
+
+  onConnection(conn: Dispatcher, reused: boolean): void {
+    this.inner.onConnection(conn, reused);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortUpstream = abort;
+    this.met = false;
+    this.inner.onConnect!(abort);
+  }
+
+  onRequestSent(): void {
+    if (this.met || this.life.finished) return;
+    const ms = this.ms;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const err = new errors.HeadersTimeoutError(`no response headers within ${ms} ms`);
+      this.abortUpstream?.(err);
+    }, ms);
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    // A 1xx is not the answer's head: the deadline still runs.
+    if (statusCode >= 200) {
+      this.met = true;
+      this.clear();
+    }
+    return this.inner.onHeaders!(statusCode, raw, resume, statusMessage);
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.inner.onData!(chunk);
+  }
+
+  onComplete(trailers: string[] | null): void {
+    this.inner.onComplete!(trailers);
+  }
+
+  onError(err: Error): void {
+    this.clear();
+    this.inner.onError!(err);
+  }
+
+  private clear(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { CollectedAnswer, StepReply, StepRun } from '../steps/step.js';
+import type { Target } from './data-server.js';
+import { envelopeReply } from './envelope.js';
+import type { RouteTable } from './route-table.js';
+import { routingHost } from './route-table.js';
+import type { RequestLife } from './request-life.js';
+import type { ClusterPools } from './upstream-pools.js';
+import { proxyBuffered } from './request-buffer.js';
+import { RelayHandler } from './relay-handler.js';
+import { CollectHandler } from './collect-handler.js';
+
+/*
+ * The phases of a request, in order (as Pingora's ProxyHttp names its own). A route's
+ * terminal (runtime.ts) calls the ones it has, so a phase a route does not use costs nothing:
+ *
+ * 1. match            route table: the route, from method, path and Host alone, before any await
+ * 2. requestSteps     the route's steps edit, hold or answer the request before a connection is taken
+ * 3. upstreamPeer     the cluster's pools: a step may have chosen another cluster (traffic-split)
+ * 4. upstreamRequest  headers built once, the body read ahead or streamed, attempts dispatched (proxy.ts, forwarding.ts)
+ * 5. upstreamResponse the answer relayed as it comes, response hooks on its head (relay-handler.ts)
+ * 6. responseSteps    collectors (cache, compression) get the whole answer before it is sent (collect-handler.ts)
+ * 7. log              the done hooks, once, with the status sent (RequestLife.finish)
+ */
+
+/** 1. The route's terminal, or the NoRoute envelope (written from the uWS callback: no life). */
+export function match(table: RouteTable<Target>, method: string, path: string, host: string, traceId: () => string): Target {
+  return table.lookup(method, routingHost(host), path) ?? envelopeReply('Svc.Data.NoRoute', traceId());
+}
+
+/**
+ * 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4)
+ * takes it on, at once when every step was synchronous.
+ */
+export function requestSteps(life: RequestLife, run: StepRun, forward: (life: RequestLife) => void, stepFailed: (err: unknown) => void): void {
+  const r = run(life.flow!);
+  if (r === undefined) return forward(life);
+  if (r instanceof Promise) {
+    // A client gone while a step waits ends the flow now: its done hooks must not wait for the slow step.
+    life.ex.onAbort(() => life.clientLeft());
+    r.then((o) => (o === undefined ? forward(life) : stepAnswered(life, o))).catch((err) => {
+      stepFailed(err);
+      life.replyError('Svc.Internal');
+    });
+    return;
+  }
+  stepAnswered(life, r);
+}
+
+function stepAnswered(life: RequestLife, o: StepReply): void {
+  const flow = life.flow!;
+  flow.discardBody();
+  const head = flow.replyHead(o);
+  life.reply(head.status, o.body, head.headers);
+}
+
+/** 3. The pools the request goes to: the route's cluster, or the one a step chose. */
+export function upstreamPeer(life: RequestLife, routePools: ClusterPools, poolsFor: (cluster: string) => ClusterPools): ClusterPools {
+  const cluster = life.flow?.cluster ?? null;
+  return cluster === null ? routePools : poolsFor(cluster);
+}
+
+/** 4. Sends the request upstream; a body up to `bufferBytes` is read whole first (request-buffer.ts). */
+export function upstreamRequest(life: RequestLife, pools: ClusterPools, body: Buffer | Readable | null, bufferBytes: number): void {
+  proxyBuffered(life, pools, body, bufferBytes);
+}
+
+/** 5-6. The handler an attempt's answer goes to: relayed, or gathered first for the collectors. */
+export function upstreamResponse(life: RequestLife): Dispatcher.DispatchHandler {
+  const relay = new RelayHandler(life);
+  return life.flow?.collectors ? new CollectHandler(life, relay) : relay;
+}
+
+/** 6. The collectors, then the response hooks, over a whole answer; it goes out in one piece. */
+export function responseSteps(life: RequestLife, answer: CollectedAnswer): void {
+  const flow = life.flow!;
+  const a = flow.collected(answer);
+  const head = { status: a.status, headers: a.headers };
+  flow.applyResponseHooks(head);
+  life.reply(head.status, a.body, head.headers);
+}

@@ -1,0 +1,95 @@
+import { ERRORS, type ErrorCode } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { envelopeReply } from './envelope.js';
+import type { Exchange } from './exchange.js';
+import type { RequestFlow } from './flow.js';
+
+/** What every request of a generation shares. */
+export interface LifeEnv {
+  traceId: () => string;
+  log: Pick<Logger, 'warn'>;
+}
+
+/**
+ * The requests a generation still serves: its pools close once it is retired and the
+ * last one ended. Counted by RequestLife alone (its constructor and its finish).
+ */
+export class GenerationRequests {
+  private live = 0;
+  private retired = false;
+
+  constructor(private readonly closePools: () => void) {}
+
+  started(): void {
+    this.live++;
+  }
+
+  ended(): void {
+    if (--this.live === 0 && this.retired) this.closePools();
+  }
+
+  retire(): void {
+    this.retired = true;
+    if (this.live === 0) this.closePools();
+  }
+}
+
+/**
+ * The owner of one request handed to a route's terminal (an Exchange): it alone knows
+ * that the request finished, holds the generation's count for it, runs the flow's done
+ * hooks and answers the client on behalf of the runtime and the proxy stage.
+ */
+export class RequestLife {
+  /** Nothing of ours runs for this request any more; set once, by finish(). */
+  finished = false;
+  /** The status the client was sent, once known (the upstream's after response hooks, a step's, an envelope's). */
+  status = 0;
+
+  constructor(
+    readonly ex: Exchange,
+    /** The steps' view of the request; null on routes without steps. */
+    readonly flow: RequestFlow | null,
+    private readonly requests: GenerationRequests,
+    readonly env: LifeEnv,
+  ) {
+    requests.started();
+  }
+
+  /** Neither answered nor left: an answer can still be written. */
+  get answerable(): boolean {
+    return !this.ex.aborted && !this.ex.done;
+  }
+
+  /** The request ended (answered, failed, or the client left): done hooks, then the generation's count. Idempotent. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.flow?.ended(this.ex.aborted ? 499 : this.status);
+    this.requests.ended();
+  }
+
+  /**
+   * The client left while a step still works for the request: the done hooks run now
+   * (a concurrency slot, a breaker's count must not wait for a slow step), the life
+   * ends when that work settles.
+   */
+  clientLeft(): void {
+    this.flow?.ended(499);
+  }
+
+  /** Answers with the error envelope (unless the client left or was answered), then finishes. */
+  replyError(code: ErrorCode, traceId?: string): void {
+    if (this.answerable) {
+      this.status = ERRORS[code].status;
+      this.ex.sendStatic(envelopeReply(code, traceId ?? this.env.traceId()));
+    }
+    this.finish();
+  }
+
+  /** Answers with a whole response (a step's reply, a collected answer), then finishes. */
+  reply(status: number, body: string | Buffer, headers: [string, string][]): void {
+    this.status = status;
+    this.ex.sendHead(status, body, headers);
+    this.finish();
+  }
+}

@@ -1,0 +1,54 @@
+import type { Dispatcher } from 'undici';
+import type { RequestLife } from './request-life.js';
+import { retriable } from './upstream-failure.js';
+
+/**
+ * The retry step around one attempt that may be followed by another (a replayable
+ * request, attempts left): an answer whose status retries is read to its end and
+ * dropped, so its connection stays reusable, and a retriable failure before the head
+ * went out starts the next attempt; anything else goes to the wrapped handler.
+ */
+export class RetryHandler implements Dispatcher.DispatchHandler {
+  /** This attempt's answer is being dropped: another attempt follows. */
+  private discarding = false;
+
+  constructor(
+    private readonly inner: Dispatcher.DispatchHandler,
+    private readonly life: RequestLife,
+    private readonly statuses: ReadonlySet<number>,
+    /** Starts the next attempt (after the backoff). */
+    private readonly next: () => void,
+  ) {}
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.inner.onConnect!(abort);
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    if (this.statuses.has(statusCode)) {
+      this.discarding = true;
+      return true;
+    }
+    return this.inner.onHeaders!(statusCode, raw, resume, statusMessage);
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.discarding ? true : this.inner.onData!(chunk);
+  }
+
+  onComplete(trailers: string[] | null): void {
+    if (this.discarding) return this.retryNow();
+    this.inner.onComplete!(trailers);
+  }
+
+  onError(err: Error): void {
+    const ex = this.life.ex;
+    if (!ex.aborted && !ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
+    this.inner.onError!(err);
+  }
+
+  private retryNow(): void {
+    if (this.life.ex.aborted) return this.life.finish();
+    this.next();
+  }
+}
