@@ -43,7 +43,13 @@ test('basic-auth and jwt-auth on the data port', BOUNDED, async (t) => {
     const none = await get('/basic');
     assert.equal(none.status, 401);
     assert.match(String(none.headers['www-authenticate']), /^Basic realm="ops"/);
-    assert.equal((await get('/basic', basic('alice', 'wrong'))).status, 401);
+    const wrong = await get('/basic', basic('alice', 'wrong'));
+    assert.equal(wrong.status, 401);
+    // A step's refusal is built once per route; each request's envelope still has its own trace id.
+    const [first, second] = [none.json, wrong.json];
+    assert.equal(first.code, 'Svc.Data.Unauthenticated');
+    assert.match(String(first.traceId), /^w\d+-[0-9a-f]{8}-[0-9a-z]+$/);
+    assert.notEqual(first.traceId, second.traceId);
     assert.equal((await get('/basic', basic('bob', 's3cret pass'))).status, 401);
     for (let i = 0; i < 2; i++) {
       const ok = await get('/basic', basic('alice', 's3cret pass'));

@@ -23,32 +23,21 @@ export const ALL_CODES: ReadonlyMap<string, { status?: number; exit?: number; me
 );
 
 /** The wire form of an error, on HTTP and IPC alike. */
-export interface ErrorEnvelope extends ErrorBody {
-  traceId: string;
-}
-
-/** An error body without a trace id: a step's refusal shared by many requests. */
-export interface ErrorBody {
+export interface ErrorEnvelope {
   code: ErrorCode;
   message: string;
+  traceId: string;
   [extra: string]: unknown;
 }
-
-type EnvelopeExtra = Record<string, unknown> | undefined;
 
 /**
  * Every error body on both ports is built here: {code, message, traceId, ...extra}.
  * `message` defaults to the registry's; `extra` carries the code's own fields
- * (retryAfter, issues, requiredScope, ...).
+ * (retryAfter, issues, requiredScope, ...). A step's refusal, built once per route,
+ * holds a slot its requests' trace ids are written into (steps/reply.ts).
  */
-export function errorEnvelope(code: ErrorCode, traceId: string, message?: string, extra?: EnvelopeExtra): ErrorEnvelope;
-/**
- * A step's refusal built once when its route loads is shared by every request it
- * refuses, so it carries no trace id (docs/reference.md, Error codes).
- */
-export function errorEnvelope(code: ErrorCode, traceId: undefined, message?: string, extra?: EnvelopeExtra): ErrorBody;
-export function errorEnvelope(code: ErrorCode, traceId: string | undefined, message: string = ERRORS[code].message, extra?: EnvelopeExtra): ErrorBody {
-  return traceId === undefined ? { code, message, ...extra } : { code, message, traceId, ...extra };
+export function errorEnvelope(code: ErrorCode, traceId: string, message: string = ERRORS[code].message, extra?: Record<string, unknown>): ErrorEnvelope {
+  return { code, message, traceId, ...extra };
 }
 
 export class SvcError extends Error {

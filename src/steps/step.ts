@@ -113,6 +113,11 @@ export interface StepReply {
    * answer (a 401, forward-auth's 302 to a login page, an injected fault) is a refusal.
    */
   served?: true;
+  /**
+   * An error envelope built once for every request it refuses: the worker writes the
+   * request's trace id into `body` at this offset when it sends it (withTraceId).
+   */
+  traceAt?: number;
 }
 
 export type StepOutcome = StepReply | undefined;

@@ -10,6 +10,7 @@ import type { ClusterPools } from './upstream-pools.js';
 import { proxyBuffered } from './request-buffer.js';
 import { RelayHandler } from './relay-handler.js';
 import { CollectHandler } from './collect-handler.js';
+import { withTraceId } from '../steps/reply.js';
 
 /*
  * The phases of a request, in order (as Pingora's ProxyHttp names its own). A route's
@@ -52,7 +53,7 @@ function stepAnswered(life: RequestLife, o: StepReply): void {
   const flow = life.flow!;
   flow.discardBody();
   const head = flow.replyHead(o);
-  life.reply(head.status, o.body, head.headers);
+  life.reply(head.status, withTraceId(o, life.env.traceId()), head.headers);
 }
 
 /** 3. The pools the request goes to: the route's cluster, or the one a step chose. */

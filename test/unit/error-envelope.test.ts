@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorEnvelope, SvcError } from '../../src/shared/errors.js';
-import { stepError } from '../../src/steps/reply.js';
+import { stepError, withTraceId } from '../../src/steps/reply.js';
 import { rateLimit } from '../../src/steps/rate-limit.js';
 import type { Flow, StepEnv, StepReply } from '../../src/steps/step.js';
 
@@ -14,12 +14,15 @@ test('errorEnvelope: code, message (the registry default unless given), traceId,
   assert.deepEqual(new SvcError('Svc.Auth.Throttled', undefined, { retryAfter: 3 }).envelope('t3'), errorEnvelope('Svc.Auth.Throttled', 't3', undefined, { retryAfter: 3 }));
 });
 
-test('stepError: the registry status, the body without a trace id, headers kept', () => {
+test('stepError: the registry status, headers kept; each request gets its own trace id where the envelope has it', () => {
   const r = stepError('Svc.Data.ConcurrencyLimited', 'More than 2 requests in flight on this route', { 'retry-after': '1' });
   assert.equal(r.status, 503);
   assert.deepEqual(r.headers, { 'content-type': 'application/json', 'retry-after': '1' });
-  assert.equal(r.body, '{"code":"Svc.Data.ConcurrencyLimited","message":"More than 2 requests in flight on this route"}');
-  assert.equal(stepError('Svc.Data.BodyInvalid', undefined, undefined, { violations: [] }).body, '{"code":"Svc.Data.BodyInvalid","message":"The request body violates the schema","violations":[]}');
+  assert.equal(withTraceId(r, 'a1'), '{"code":"Svc.Data.ConcurrencyLimited","message":"More than 2 requests in flight on this route","traceId":"a1"}');
+  assert.equal(withTraceId(r, 'b2'), '{"code":"Svc.Data.ConcurrencyLimited","message":"More than 2 requests in flight on this route","traceId":"b2"}');
+  const invalid = stepError('Svc.Data.BodyInvalid', undefined, undefined, { violations: [] });
+  assert.equal(withTraceId(invalid, 't'), JSON.stringify(errorEnvelope('Svc.Data.BodyInvalid', 't', undefined, { violations: [] })));
+  assert.equal(withTraceId({ status: 200, body: '{"ok":true}' }, 't'), '{"ok":true}', 'an answer that is not a stepError envelope is sent as is');
 });
 
 test('the rate-limit 429 carries a trace id', async () => {
