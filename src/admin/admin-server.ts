@@ -1,18 +1,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from '../shared/logger.js';
 import { errorEnvelope } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
-import { capConnectionsPerAddress } from './connection-guard.js';
 import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
-import { serveConsole } from './console-static.js';
-import { Redactor } from './redact.js';
-import { AdminCall } from './admin-call.js';
-import type { Logger } from '../shared/logger.js';
 import type { OpHandler } from './op-context.js';
 import type { TokenResolver } from './authorize.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { AuditSink } from './audit-trail.js';
+import { Redactor } from './redact.js';
+import { capConnectionsPerAddress } from './connection-guard.js';
 import { answerClientErrors } from './client-error.js';
+import { serveConsole } from './console-static.js';
+import { AdminCall } from './admin-call.js';
 
 export interface AdminServerOptions<S> {
   operations: readonly Operation[];
