@@ -36,3 +36,32 @@ export function auditRecord(op: Operation, params: Params, identity: Identity, n
 }
 
 const redactTarget = (t: string | null) => (t === null ? null : redactSubKeys(t));
+
+/** Where audit records go: appended before the answer, corrected if the answer changed after. */
+export interface AuditSink {
+  append(record: AuditRecord): number;
+  /** A record appended in a handler's own transaction, whose answer then came out different. */
+  setStatus(id: number, status: number): void;
+}
+
+/**
+ * One audited call's record: appended at the first status it settles with (inside the
+ * handler's transaction when there is one), then only corrected, so a call has one record.
+ */
+export class CallAuditRecord {
+  private appended: { id: number; status: number } | null = null;
+
+  constructor(
+    private readonly sink: AuditSink,
+    /** Built when appended: the handler's note (target, generation) is filled in by then. */
+    private readonly build: (status: number) => AuditRecord,
+  ) {}
+
+  settle(status: number): void {
+    if (this.appended === null) this.appended = { id: this.sink.append(this.build(status)), status };
+    else if (this.appended.status !== status) {
+      this.sink.setStatus(this.appended.id, status);
+      this.appended.status = status;
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SvcError, asSvcError } from '../shared/errors.js';
+import { newTraceId } from '../shared/trace-id.js';
+import type { Operation } from './contract.js';
+import type { Params } from './op-router.js';
+import { checkAccess } from './authorize.js';
+import { authenticateCounted, checkNameParams, refuseThrottled } from './call-gates.js';
+import { readJsonBody } from './body.js';
+import type { AuditNote, OpContext, Reply } from './op-context.js';
+import type { Identity } from './identity.js';
+import { CallAuditRecord, auditRecord, isAuditedWrite } from './audit-trail.js';
+import { asReply, setErrorHeaders, writeJson, writeText } from './admin-reply.js';
+import type { AdminCallDeps } from './admin-server.js';
+
+/** A handler's answer, or the promise of it (an asynchronous handler). */
+type Ran = { reply: Reply } | { pending: Promise<unknown> };
+
+/**
+ * One admin call, from its target to its log line. `run` names the phases in the order
+ * they check; this object alone owns the call's status, identity and audit record.
+ */
+export class AdminCall<S> {
+  private readonly traceId = newTraceId();
+  private readonly started = process.hrtime.bigint();
+  /** The socket peer: the only address the admin port believes (never X-Forwarded-*). */
+  private readonly peer: string;
+  private readonly pathname: string;
+  private identity: Identity | null = null;
+  private status = 500;
+  private allow: string[] | undefined;
+  private auditedWrite = false;
+  private record: CallAuditRecord | null = null;
+  private readonly note: AuditNote = { commit: () => this.record?.settle(200) };
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    /** Null: a target the URL parser refuses (`//[`), answered 404, never thrown. */
+    private readonly url: URL | null,
+    private readonly deps: AdminCallDeps<S>,
+  ) {
+    this.peer = req.socket.remoteAddress ?? '';
+    this.pathname = url?.pathname ?? '';
+  }
+
+  async run(): Promise<void> {
+    try {
+      const { op, params, query } = this.route();
+      refuseThrottled(op, this.peer, this.deps.throttle);
+      this.identity = authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle);
+      this.noteAuditedWrite(op, params);
+      checkAccess(op, params, this.identity);
+      checkNameParams(params, this.deps.redact);
+      const body = op.method === 'POST' ? await readJsonBody(this.req) : undefined;
+      const ran = this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, services: this.deps.services, audit: this.note });
+      this.answer('reply' in ran ? ran.reply : asReply(await ran.pending));
+    } catch (err) {
+      this.answerError(err);
+    } finally {
+      this.logLine();
+    }
+  }
+
+  /** 404 for no operation at the path, 405 (with Allow) for one that does not take the method. */
+  private route(): { op: Operation; params: Params; query: URLSearchParams } {
+    if (this.url === null) throw new SvcError('Svc.Request.NotFound', 'The request target is not a valid path');
+    const route = this.deps.router.match(this.req.method ?? 'GET', this.pathname);
+    if (route.kind === 'none') throw new SvcError('Svc.Request.NotFound', `No operation at ${this.pathname}`);
+    if (route.kind === 'method') {
+      this.allow = route.allow;
+      throw new SvcError('Svc.Request.MethodNotAllowed', `${this.req.method} is not allowed on ${this.pathname}`);
+    }
+    return { op: route.op, params: route.params, query: this.url.searchParams };
+  }
+
+  /** From here on an authenticated write leaves an audit record, whatever its answer. */
+  private noteAuditedWrite(op: Operation, params: Params): void {
+    const identity = this.identity;
+    if (!identity || !isAuditedWrite(op)) return;
+    this.auditedWrite = true;
+    const sink = this.deps.audit;
+    if (sink) this.record = new CallAuditRecord(sink, (st) => auditRecord(op, this.deps.redact.params(params), identity, this.note, st, this.traceId));
+  }
+
+  /**
+   * A synchronous write commits with its record; an asynchronous one (a publish) calls
+   * note.commit inside its own transaction. Either way the record exists before the answer.
+   * (A transaction cannot return a promise: a pending answer leaves it wrapped.)
+   */
+  private runHandler(ctx: OpContext<S>): Ran {
+    const handler = this.deps.handlers[ctx.op.id]!;
+    const run = (): Ran => {
+      const out = handler(ctx);
+      if (out instanceof Promise) return { pending: out };
+      const reply = asReply(out);
+      this.record?.settle(reply.status);
+      return { reply };
+    };
+    return this.auditedWrite && this.deps.transaction ? this.deps.transaction(run) : run();
+  }
+
+  private answer(reply: Reply): void {
+    this.status = reply.status;
+    this.record?.settle(this.status);
+    if (reply.contentType !== undefined) writeText(this.res, this.status, String(reply.body), reply.contentType, this.traceId);
+    else writeJson(this.res, this.status, reply.body, this.traceId);
+  }
+
+  /** Any failure leaves as its envelope; the audit record still gets the status first. */
+  private answerError(err: unknown): void {
+    const e = asSvcError(err);
+    if (e.code === 'Svc.Internal') this.deps.log.error({ err, traceId: this.traceId }, 'admin handler failed');
+    this.status = e.status;
+    setErrorHeaders(this.res, e, this.allow, this.req.headers.authorization);
+    try {
+      this.record?.settle(this.status);
+    } catch (auditErr) {
+      this.deps.log.error({ err: auditErr, traceId: this.traceId }, 'audit write failed');
+    }
+    writeJson(this.res, this.status, e.envelope(this.traceId), this.traceId);
+  }
+
+  /** One line per call; the path is redacted, the peer is the socket's. */
+  private logLine(): void {
+    this.deps.log.info(
+      {
+        method: this.req.method,
+        path: this.deps.redact.path(this.url === null ? (this.req.url ?? '') : this.pathname),
+        status: this.status,
+        traceId: this.traceId,
+        identity: this.identity?.id ?? null,
+        peer: this.peer,
+        ms: Number(process.hrtime.bigint() - this.started) / 1e6,
+      },
+      'admin call',
+    );
+  }
+}
