@@ -4,6 +4,7 @@
  */
 import type { ErrorCode } from '../shared/errors.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
+import type { CompiledGeneration } from './generation.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
 export interface DataPlaneSettings {
@@ -14,10 +15,10 @@ export interface DataPlaneSettings {
   upstreams?: UpstreamRules;
 }
 
-/** A compiled generation as workers receive it. `payload` is the compiler's output. */
+/** A compiled generation as workers receive it: the compiler's output, as JSON. */
 export interface GenerationMessage {
   id: number;
-  payload: unknown;
+  payload: CompiledGeneration;
 }
 
 export type ToWorker =

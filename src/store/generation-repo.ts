@@ -1,5 +1,7 @@
 import type { Db } from './volume.js';
 import type { EntityRow } from '../contracts/entities.js';
+import type { GenerationMessage } from '../contracts/ipc.js';
+import type { CompiledGeneration } from '../contracts/generation.js';
 
 export interface GenerationRecord {
   generation: number;
@@ -23,12 +25,13 @@ export class GenerationRepo {
   }
 
   /** The generation workers must serve, or null before the first publish. */
-  latest(): { id: number; payload: unknown } | null {
+  latest(): GenerationMessage | null {
     const r = this.db.prepare('SELECT id, payload FROM generation ORDER BY id DESC LIMIT 1').get() as { id: number; payload: string } | undefined;
-    return r ? { id: r.id, payload: JSON.parse(r.payload) } : null;
+    // The row holds what insert() wrote: a CompiledGeneration as JSON.
+    return r ? { id: r.id, payload: JSON.parse(r.payload) as CompiledGeneration } : null;
   }
 
-  insert(g: { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string[]; payload: unknown; published: EntityRow[] }, now = Date.now()): void {
+  insert(g: { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string[]; payload: CompiledGeneration; published: EntityRow[] }, now = Date.now()): void {
     this.db
       .prepare('INSERT INTO generation (id, tenant, action, planned, payload, published, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(g.id, g.tenant, g.action, JSON.stringify(g.planned), JSON.stringify(g.payload), JSON.stringify(g.published), now);

@@ -1,3 +1,4 @@
+import type { CompiledGeneration } from '../contracts/generation.js';
 import { compile } from '../compiler/compile.js';
 import { TenantPartCache } from '../compiler/tenant-parts.js';
 import type { EntityRow } from '../contracts/entities.js';
@@ -122,7 +123,7 @@ export class Publisher {
     tenant: string,
     action: 'publish' | 'rollback',
     id: number,
-    payload: unknown,
+    payload: CompiledGeneration,
     planned: string[],
     effective: EntityRow[],
     clearDrafts: boolean,

@@ -4,6 +4,7 @@
  * runtime of that generation, listens, and swaps runtimes by one reference when a new
  * generation arrives. It never touches the store.
  */
+import type { CompiledGeneration } from '../contracts/generation.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 import type { FromWorker, ToWorker } from '../contracts/ipc.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -71,7 +72,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
 }
 
 /** Builds the new generation off the hot path, then swaps one reference. */
-function swap(id: number, payload: unknown): void {
+function swap(id: number, payload: CompiledGeneration): void {
   let next: Runtime;
   try {
     next = buildRuntime(id, payload, deps!);

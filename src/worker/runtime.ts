@@ -32,8 +32,7 @@ export interface Runtime {
  * unset since): that route then answers 503 Svc.Data.RouteUnavailable and every other
  * route serves. A publish is strict instead: any failure refuses the generation.
  */
-export function buildRuntime(generation: number, payload: unknown, deps: RuntimeDeps, atBoot = false): Runtime {
-  const gen = payload as CompiledGeneration;
+export function buildRuntime(generation: number, gen: CompiledGeneration, deps: RuntimeDeps, atBoot = false): Runtime {
   const { traceId, log } = deps;
   const pools = new Map<string, ClusterPools>();
   const requests = new GenerationRequests(() => {
