@@ -10,7 +10,7 @@ import type { AuditNote, OpContext, Reply } from './op-context.js';
 import type { Identity } from './identity.js';
 import { CallAuditRecord, auditRecord, isAuditedWrite } from './audit-trail.js';
 import { asReply, setErrorHeaders, writeJson, writeText } from './admin-reply.js';
-import type { AdminCallDeps } from './admin-server.js';
+import type { AdminCallDeps } from './admin-options.js';
 
 /** A handler's answer, or the promise of it (an asynchronous handler). */
 type Ran = { reply: Reply } | { pending: Promise<unknown> };

@@ -1,42 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from '../shared/logger.js';
 import { errorEnvelope } from '../shared/errors.js';
 import { newTraceId } from '../shared/trace-id.js';
-import type { Operation } from './contract.js';
 import { OpRouter } from './op-router.js';
-import type { OpHandler } from './op-context.js';
-import type { TokenResolver } from './authorize.js';
-import type { AuthThrottle } from './auth-throttle.js';
-import type { AuditSink } from './audit-trail.js';
 import { Redactor } from './redact.js';
 import { capConnectionsPerAddress } from './connection-guard.js';
 import { answerClientErrors } from './client-error.js';
 import { serveConsole } from './console-static.js';
 import { AdminCall } from './admin-call.js';
-
-export interface AdminServerOptions<S> {
-  operations: readonly Operation[];
-  handlers: Record<string, OpHandler<S>>;
-  resolvers: readonly TokenResolver[];
-  services: S;
-  log: Logger;
-  /** Failed authentications per client address; absent: no throttling. */
-  throttle?: AuthThrottle;
-  /** Receives every authenticated write (config, publish, key, plugin), refused or not. */
-  audit?: AuditSink;
-  /**
-   * Runs a write handler and its audit record in one store transaction, so an answered
-   * write always has its record. Absent: no transaction.
-   */
-  transaction?: <T>(fn: () => T) => T;
-  /** Whether a string is a system key's token: such a path segment is redacted and never names a tenant or entity. */
-  isSystemToken?: (s: string) => boolean;
-  /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */
-  maxConnectionsPerAddress?: number;
-}
-
-/** What every call shares: the options, and the router and redactor built from them once. */
-export type AdminCallDeps<S> = AdminServerOptions<S> & { router: OpRouter; redact: Redactor };
+import type { AdminCallDeps, AdminServerOptions } from './admin-options.js';
 
 /**
  * The admin port: node:http, routed by the contract table. Every call gets a

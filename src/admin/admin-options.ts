@@ -1,0 +1,33 @@
+import type { Logger } from '../shared/logger.js';
+import type { Operation } from './contract.js';
+import type { OpRouter } from './op-router.js';
+import type { OpHandler } from './op-context.js';
+import type { TokenResolver } from './authorize.js';
+import type { AuthThrottle } from './auth-throttle.js';
+import type { AuditSink } from './audit-trail.js';
+import type { Redactor } from './redact.js';
+
+export interface AdminServerOptions<S> {
+  operations: readonly Operation[];
+  handlers: Record<string, OpHandler<S>>;
+  resolvers: readonly TokenResolver[];
+  services: S;
+  log: Logger;
+  /** Failed authentications per client address; absent: no throttling. */
+  throttle?: AuthThrottle;
+  /** Receives every authenticated write (config, publish, key, plugin), refused or not. */
+  audit?: AuditSink;
+  /**
+   * Runs a write handler and its audit record in one store transaction, so an answered
+   * write always has its record. Absent: no transaction.
+   */
+  transaction?: <T>(fn: () => T) => T;
+  /** Whether a string is a system key's token: such a path segment is redacted and never names a tenant or entity. */
+  isSystemToken?: (s: string) => boolean;
+  /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */
+  maxConnectionsPerAddress?: number;
+}
+
+/** What every call shares: the options, and the router and redactor built from them once. */
+export type AdminCallDeps<S> = AdminServerOptions<S> & { router: OpRouter; redact: Redactor };
+
