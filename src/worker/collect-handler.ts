@@ -1,8 +1,9 @@
-import type { Dispatcher } from 'undici';
 import { responseHeaders } from './upstream-head.js';
 import type { RequestLife } from './request-life.js';
 import type { RelayHandler } from './relay-handler.js';
 import { responseSteps } from './phases.js';
+import { HandlerWrapper } from './handler-wrapper.js';
+import { isBodylessStatus } from './response-head.js';
 
 /**
  * Wraps an attempt's relay on a route with whole-answer collectors (cache, compression):
@@ -10,42 +11,36 @@ import { responseSteps } from './phases.js';
  * whole, run through them (responseSteps) and sent in one piece; any other answer (no
  * length, too large, bodiless) is relayed untouched.
  */
-export class CollectHandler implements Dispatcher.DispatchHandler {
+export class CollectHandler extends HandlerWrapper<RelayHandler> {
   /** The answer being gathered; null: the relay has it. */
   private gathering: { status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
 
   constructor(
     private readonly life: RequestLife,
-    private readonly relay: RelayHandler,
-  ) {}
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.relay.onConnect(abort);
+    relay: RelayHandler,
+  ) {
+    super(relay);
   }
 
-  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+  override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     const head = responseHeaders(raw);
     const limit = this.life.flow!.collectLimit;
-    const bodyless = this.life.ex.method === 'HEAD' || statusCode === 204 || statusCode === 304;
-    if (head.foreignCoding || bodyless || head.length === null || head.length > limit) return this.relay.relayHead(statusCode, head, resume, statusMessage);
+    const bodyless = this.life.ex.method === 'HEAD' || isBodylessStatus(statusCode);
+    if (head.foreignCoding || bodyless || head.length === null || head.length > limit) return this.inner.relayHead(statusCode, head, resume, statusMessage);
     this.life.status = statusCode;
     this.gathering = { status: statusCode, headers: head.headers, chunks: [] };
     return true;
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.gathering === null) return this.relay.onData(chunk);
+  override onData(chunk: Buffer): boolean {
+    if (this.gathering === null) return super.onData(chunk);
     if (!this.life.ex.aborted) this.gathering.chunks.push(chunk); // bounded by collectLimit
     return true;
   }
 
-  onComplete(): void {
+  override onComplete(trailers: string[] | null): void {
     const g = this.gathering;
-    if (g === null) return this.relay.onComplete();
+    if (g === null) return super.onComplete(trailers);
     responseSteps(this.life, { status: g.status, headers: g.headers, body: Buffer.concat(g.chunks) });
-  }
-
-  onError(err: Error): void {
-    this.relay.onError(err);
   }
 }

@@ -5,6 +5,7 @@ import type { RequestLife } from './request-life.js';
 import { sendAgain } from './send-again.js';
 import { RetryHandler } from './retry-handler.js';
 import { upstreamResponse } from './phases.js';
+import { HandlerWrapper } from './handler-wrapper.js';
 
 type Retry = NonNullable<NonNullable<RequestLife['flow']>['retry']>;
 
@@ -15,9 +16,7 @@ type Retry = NonNullable<NonNullable<RequestLife['flow']>['retry']>;
  * or to another target (failover) when an attempt failed before any answer
  * (send-again.ts says when). A re-send or failover comes first and is not a retry attempt.
  */
-export class Forwarding implements Dispatcher.DispatchHandler, ConnectionAware {
-  /** The current attempt's handler chain (retry, collect, relay). */
-  private inner: Dispatcher.DispatchHandler = null!;
+export class Forwarding extends HandlerWrapper implements ConnectionAware {
   /** What goes to undici for every attempt: this, or a HeadersDeadline around it. */
   private outer: Dispatcher.DispatchHandler = this;
   /** The current attempt's number and target. */
@@ -42,7 +41,10 @@ export class Forwarding implements Dispatcher.DispatchHandler, ConnectionAware {
     private readonly replayable: boolean,
     /** The retry step's policy, for a replayable request; else null. */
     private readonly retry: Retry | null,
-  ) {}
+  ) {
+    // `inner`, the current attempt's handler chain (retry, collect, relay), is set by each attempt.
+    super(null!);
+  }
 
   /** Sends the first attempt; `outer` is the handler undici gets (this, or a wrapper around it). */
   start(upstream: Upstream, outer: Dispatcher.DispatchHandler): void {
@@ -87,30 +89,22 @@ export class Forwarding implements Dispatcher.DispatchHandler, ConnectionAware {
     this.written = false;
   }
 
-  onConnect(abort: (err?: Error) => void): void {
+  override onConnect(abort: (err?: Error) => void): void {
     this.written = true;
     this.abortUpstream = abort;
-    this.inner.onConnect!(abort);
+    super.onConnect(abort);
     if (this.life.ex.aborted) abort(new Error('client aborted'));
   }
 
-  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+  override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     this.answered = true;
     if (statusCode < 200) return true; // 1xx: not relayed
-    return this.inner.onHeaders!(statusCode, raw, resume, statusMessage);
+    return super.onHeaders(statusCode, raw, resume, statusMessage);
   }
 
-  onData(chunk: Buffer): boolean {
-    return this.inner.onData!(chunk);
-  }
-
-  onComplete(trailers: string[] | null): void {
-    this.inner.onComplete!(trailers);
-  }
-
-  onError(err: Error): void {
+  override onError(err: Error): void {
     if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
-    this.inner.onError!(err);
+    super.onError(err);
   }
 
   /** Sends the request once more after `err` when send-again.ts allows: true when it went out. */

@@ -1,6 +1,7 @@
 import { errors, type Dispatcher } from 'undici';
 import type { ConnectionAware } from './target-pool.js';
 import type { RequestLife } from './request-life.js';
+import { HandlerWrapper } from './handler-wrapper.js';
 
 /** Headers deadlines below this get the precise timer of HeadersDeadline; longer ones keep undici's. */
 export const PRECISE_HEADERS_BELOW_MS = 10_000;
@@ -12,26 +13,28 @@ export const PRECISE_HEADERS_BELOW_MS = 10_000;
  * retriable). Each attempt's deadline runs from its last request byte (onRequestSent),
  * so a slow upload is not counted against the upstream.
  */
-export class HeadersDeadline implements Dispatcher.DispatchHandler, ConnectionAware {
+export class HeadersDeadline extends HandlerWrapper<Dispatcher.DispatchHandler & ConnectionAware> implements ConnectionAware {
   private timer: NodeJS.Timeout | null = null;
   private abortUpstream: ((err?: Error) => void) | null = null;
   /** This attempt's head arrived: an upload still being sent starts no timer. */
   private met = false;
 
   constructor(
-    private readonly inner: Dispatcher.DispatchHandler & ConnectionAware,
+    inner: Dispatcher.DispatchHandler & ConnectionAware,
     private readonly ms: number,
     private readonly life: RequestLife,
-  ) {}
+  ) {
+    super(inner);
+  }
 
   onConnection(conn: Dispatcher, reused: boolean): void {
     this.inner.onConnection(conn, reused);
   }
 
-  onConnect(abort: (err?: Error) => void): void {
+  override onConnect(abort: (err?: Error) => void): void {
     this.abortUpstream = abort;
     this.met = false;
-    this.inner.onConnect!(abort);
+    super.onConnect(abort);
   }
 
   onRequestSent(): void {
@@ -44,26 +47,18 @@ export class HeadersDeadline implements Dispatcher.DispatchHandler, ConnectionAw
     }, ms);
   }
 
-  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+  override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     // A 1xx is not the answer's head: the deadline still runs.
     if (statusCode >= 200) {
       this.met = true;
       this.clear();
     }
-    return this.inner.onHeaders!(statusCode, raw, resume, statusMessage);
+    return super.onHeaders(statusCode, raw, resume, statusMessage);
   }
 
-  onData(chunk: Buffer): boolean {
-    return this.inner.onData!(chunk);
-  }
-
-  onComplete(trailers: string[] | null): void {
-    this.inner.onComplete!(trailers);
-  }
-
-  onError(err: Error): void {
+  override onError(err: Error): void {
     this.clear();
-    this.inner.onError!(err);
+    super.onError(err);
   }
 
   private clear(): void {

@@ -2,8 +2,7 @@ import type { Dispatcher } from 'undici';
 import { responseHeaders } from './upstream-head.js';
 import type { RequestLife } from './request-life.js';
 import { errorCode, UpstreamCodingError } from './upstream-failure.js';
-
-const NO_BODY_STATUS = new Set([204, 304]);
+import { isBodylessStatus } from './response-head.js';
 
 /** A response head read once from undici's raw pairs (upstream-head.ts). */
 export type UpstreamHead = ReturnType<typeof responseHeaders>;
@@ -50,7 +49,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     const { ex, flow } = this.life;
     this.total = head.length;
     this.status = statusCode;
-    this.bodyless = ex.method === 'HEAD' || NO_BODY_STATUS.has(statusCode);
+    // 1xx never get here: Forwarding drops them.
+    this.bodyless = ex.method === 'HEAD' || isBodylessStatus(statusCode);
     this.life.status = statusCode;
     if (flow?.hasResponseHooks) {
       const edited = { status: statusCode, headers: head.headers };

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { RequestLife } from './request-life.js';
 import { retriable } from './upstream-failure.js';
+import { HandlerWrapper } from './handler-wrapper.js';
 
 /**
  * The retry step around one attempt that may be followed by another (a replayable
@@ -8,43 +9,41 @@ import { retriable } from './upstream-failure.js';
  * dropped, so its connection stays reusable, and a retriable failure before the head
  * went out starts the next attempt; anything else goes to the wrapped handler.
  */
-export class RetryHandler implements Dispatcher.DispatchHandler {
+export class RetryHandler extends HandlerWrapper {
   /** This attempt's answer is being dropped: another attempt follows. */
   private discarding = false;
 
   constructor(
-    private readonly inner: Dispatcher.DispatchHandler,
+    inner: Dispatcher.DispatchHandler,
     private readonly life: RequestLife,
     private readonly statuses: ReadonlySet<number>,
     /** Starts the next attempt (after the backoff). */
     private readonly next: () => void,
-  ) {}
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.inner.onConnect!(abort);
+  ) {
+    super(inner);
   }
 
-  onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+  override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     if (this.statuses.has(statusCode)) {
       this.discarding = true;
       return true;
     }
-    return this.inner.onHeaders!(statusCode, raw, resume, statusMessage);
+    return super.onHeaders(statusCode, raw, resume, statusMessage);
   }
 
-  onData(chunk: Buffer): boolean {
-    return this.discarding ? true : this.inner.onData!(chunk);
+  override onData(chunk: Buffer): boolean {
+    return this.discarding ? true : super.onData(chunk);
   }
 
-  onComplete(trailers: string[] | null): void {
+  override onComplete(trailers: string[] | null): void {
     if (this.discarding) return this.retryNow();
-    this.inner.onComplete!(trailers);
+    super.onComplete(trailers);
   }
 
-  onError(err: Error): void {
+  override onError(err: Error): void {
     const ex = this.life.ex;
     if (!ex.aborted && !ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
-    this.inner.onError!(err);
+    super.onError(err);
   }
 
   private retryNow(): void {
