@@ -10,8 +10,6 @@ import { UPSTREAM_DENIED, checkLiteral, splitTarget, upstreamPolicy, type Upstre
  * open connection pay nothing.
  */
 
-export { UPSTREAM_DENIED };
-
 let policy: ((tenant: string) => UpstreamCheck) | null = null;
 
 /** Set once at worker start from worker.json; unset (tests building pools directly): nothing is refused. */
@@ -23,10 +21,6 @@ export function installUpstreamPolicy(rules: UpstreamRules | undefined): void {
 export class UpstreamDeniedError extends Error {
   override readonly name = 'UpstreamDeniedError';
   readonly code = UPSTREAM_DENIED;
-}
-
-export function upstreamDenied(err: unknown): boolean {
-  return err instanceof UpstreamDeniedError;
 }
 
 function deniedError(target: string, address: string, rule: string): Error {

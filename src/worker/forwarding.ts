@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import type { ConnectionAware, Upstream } from './target-pool.js';
+import type { ConnectionAware } from './target-pool.js';
+import type { Upstream } from '../contracts/upstream.js';
 import type { ClusterPools } from './upstream-pools.js';
 import type { RequestLife } from './request-life.js';
 import { sendAgain } from './send-again.js';

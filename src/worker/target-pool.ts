@@ -1,15 +1,6 @@
 import { Client, type Dispatcher } from 'undici';
 import type { Upstream } from '../contracts/upstream.js';
-import { PendingQueue, UPSTREAM_BUSY, UpstreamBusyError } from './pending-queue.js';
-
-export { UPSTREAM_BUSY, UpstreamBusyError };
-export { refusedBeforeSending } from '../shared/upstream-refusal.js';
-export type { Upstream } from '../contracts/upstream.js';
-
-/** The pool refused the request for want of a connection: nothing was sent. */
-export function upstreamBusy(err: unknown): boolean {
-  return err instanceof UpstreamBusyError;
-}
+import { PendingQueue } from './pending-queue.js';
 
 export interface TargetPoolOptions {
   /** Connections at most; requests beyond wait in arrival order for one to free up. */

@@ -1,6 +1,7 @@
 import { errors } from 'undici';
 import type { ErrorCode } from '../shared/errors.js';
-import { UpstreamBusyError, refusedBeforeSending } from './target-pool.js';
+import { UpstreamBusyError } from './pending-queue.js';
+import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { UpstreamDeniedError } from '../shared/upstream-guard.js';
 
 /**

@@ -1,5 +1,6 @@
 import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generation.js';
-import { TargetPool, type Upstream } from './target-pool.js';
+import { TargetPool } from './target-pool.js';
+import type { Upstream } from '../contracts/upstream.js';
 import { guardedConnect } from '../shared/upstream-guard.js';
 
 /** How long a worker passes over a target it could not connect to. */

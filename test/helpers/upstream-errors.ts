@@ -1,5 +1,5 @@
 import { errors } from 'undici';
-import { UpstreamBusyError } from '../../src/worker/target-pool.js';
+import { UpstreamBusyError } from '../../src/worker/pending-queue.js';
 import { UpstreamDeniedError } from '../../src/shared/upstream-guard.js';
 import { UpstreamCodingError } from '../../src/worker/upstream-failure.js';
 

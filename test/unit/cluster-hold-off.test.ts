@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { ClusterPools, HOLD_OFF_MS } from '../../src/worker/upstream-pools.js';
-import type { Upstream } from '../../src/worker/target-pool.js';
+import type { Upstream } from '../../src/contracts/upstream.js';
 import { freePort } from '../helpers/ports.js';
 
 /** A cluster [closed port, live upstream]; `live` and `dead` are its two pools. */
