@@ -1,23 +1,24 @@
-// The bench's own uWS servers (bare-uws.mjs, floor-proxy.mjs, upstream.mjs): load the package's
-// native binary directly, as the gateway does (the package's entry point would silently
-// fall back to a slow pure-JS implementation when the binary does not fit this Node,
-// which would make these limits meaningless), listen on 127.0.0.1, print `ready
-// port=N`, and stop with the parent.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+// The bench's own uWS servers (bare-uws.mjs, floor-proxy.mjs, upstream.mjs): load the native
+// binary through the gateway's loader (never the package's slow JS fallback, which would make
+// these limits meaningless), listen on 127.0.0.1, print `ready port=N`, and stop with the parent.
 import { exitWithParent } from './lifecycle.mjs';
 
-const require = createRequire(import.meta.url);
+// The gateway's own loader (the built dist/): the bench servers run the same uWS build as
+// the gateway, patched copy included where glibc is older than the build needs.
+let loaded;
+let loadError;
+try {
+  loaded = (await import('../dist/worker/uws.js')).uws;
+} catch (err) {
+  loadError = err;
+}
 
 export function loadUws(name) {
-  const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
-  try {
-    return require(binary);
-  } catch (err) {
-    process.stderr.write(`${name}: no native uWebSockets.js build for this Node (${binary}): ${err.message}\n`);
+  if (!loaded) {
+    process.stderr.write(`${name}: no native uWebSockets.js build for this Node: ${loadError?.message}\n`);
     process.exit(1);
   }
+  return loaded;
 }
 
 /** Listens on `port` (0: the kernel picks), reports it, and closes on the parent's exit (then `onClose`). */

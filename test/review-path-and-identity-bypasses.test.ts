@@ -92,3 +92,14 @@ test('the wider family of identity, scheme and URL-override headers from an untr
   t.diagnostic(`reached the upstream: ${JSON.stringify(leaked)}`);
   assert.deepEqual(leaked, [], 'identity-like headers reached the upstream');
 });
+
+test('header names with an underscore never reach the upstream: X_Forwarded_For would read as X-Forwarded-For in a CGI-style upstream', { timeout: 60_000 }, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [['cluster', 'c', { targets: [up.target] }], ['route', 'all', { cluster: 'c' }]]);
+  const r = await rawRequest(gw.dataPort, ['GET /x HTTP/1.1', 'Host: a.test', 'X_Forwarded_For: 6.6.6.6', 'Client_IP: 6.6.6.6', 'X-Kept: yes', 'Connection: close']);
+  assert.equal(r.status, 200);
+  const names = up.requests[0]!.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+  assert.ok(names.includes('x-kept'), 'an ordinary header is forwarded');
+  assert.deepEqual(names.filter((n) => n.includes('_')), [], 'an underscore name reached the upstream');
+});

@@ -10,7 +10,7 @@ export const IDENTITY = 8; // the client named itself (an identity header, clien
 
 /**
  * Copies uWS's request headers into `into` (flat `name, value, …`, names lower case), in
- * one pass that also judges the framing, the Host count and the identity headers. uWS's
+ * one pass that also drops names with an underscore and judges the framing, the Host count and the identity headers. uWS's
  * request object is valid only during the request callback.
  */
 export function copyRequestHead(req: HttpRequest, into: string[]): number {
@@ -18,6 +18,9 @@ export function copyRequestHead(req: HttpRequest, into: string[]): number {
   let hosts = 0;
   let length = false;
   req.forEach((k, v) => {
+    // Dropped as nginx does: CGI-style upstreams read `x_forwarded_for` as `x-forwarded-for`,
+    // which would carry a client's own identity header past the strip (client-address.ts).
+    if (k.includes('_')) return;
     into.push(k, v);
     if (k === 'host') hosts++;
     else if (k === 'content-length') {

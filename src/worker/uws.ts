@@ -1,18 +1,42 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type * as Uws from 'uWebSockets.js';
 
 export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 
+const GLIBC_LINKED = [2, 38];
+
+/** glibc older than the one the registry build was linked against (2.38): the patched copy is needed. */
+function needsCompatCopy(): boolean {
+  if (process.platform !== 'linux') return false;
+  const { header } = process.report.getReport() as { header: { glibcVersionRuntime?: string } };
+  const version = header.glibcVersionRuntime;
+  if (!version) return false; // musl: the registry build does not run there at all, and says so
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major < GLIBC_LINKED[0]! || (major === GLIBC_LINKED[0] && minor < GLIBC_LINKED[1]!);
+}
+
 /**
- * Loads the native uWebSockets.js build directly. The package would silently fall
- * back to a slow Node implementation when its binary does not fit this Node; a
- * gateway must fail loudly instead.
+ * Loads the native uWebSockets.js build directly. The package would silently fall back to
+ * a slow Node implementation when its binary does not fit this Node; a gateway must fail
+ * loudly instead. Below glibc 2.38 the copy that `npm install` patched
+ * (scripts/uws-compat/install.mjs) is loaded from the project's own .uws-compat/ folder.
  */
 function loadNative(): typeof Uws {
   const require = createRequire(import.meta.url);
-  const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  const name = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+  let binary = join(dirname(require.resolve('uWebSockets.js')), name);
+  if (needsCompatCopy()) {
+    binary = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.uws-compat', name);
+    if (!existsSync(binary)) {
+      throw new Error(
+        `uWebSockets.js needs glibc 2.38 and this system has an older one; the patched copy ${binary} is missing. ` +
+          'Run `npm install` (or `node scripts/uws-compat/install.mjs`) in the project folder to make it.',
+      );
+    }
+  }
   try {
     return require(binary) as typeof Uws;
   } catch (err) {

@@ -28,13 +28,13 @@ export function rawRequest(port: number, head: string[], body: Buffer | string =
     const sock = connect({ host: '127.0.0.1', port, localAddress });
     const chunks: Buffer[] = [];
     let settled = false;
-    const finish = (err?: Error) => {
+    const finish = (err?: Error, closed = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       sock.destroy();
       if (err) return reject(err);
-      const parsed = parse(Buffer.concat(chunks));
+      const parsed = parse(Buffer.concat(chunks), closed);
       if (parsed) resolve(parsed);
       else reject(new Error(`incomplete response: ${Buffer.concat(chunks).toString('latin1').slice(0, 500)}`));
     };
@@ -47,12 +47,13 @@ export function rawRequest(port: number, head: string[], body: Buffer | string =
       chunks.push(c);
       if (parse(Buffer.concat(chunks))) finish();
     });
-    sock.on('end', () => finish());
+    sock.on('end', () => finish(undefined, true));
     sock.on('error', (err) => finish(err));
   });
 }
 
-function parse(buf: Buffer): RawResponse | null {
+/** `closed`: the server has closed, so an answer without a length ends here (uWS's own 400s). */
+function parse(buf: Buffer, closed = false): RawResponse | null {
   const sep = buf.indexOf('\r\n\r\n');
   if (sep === -1) return null;
   const headText = buf.subarray(0, sep).toString('latin1');
@@ -89,6 +90,8 @@ function parse(buf: Buffer): RawResponse | null {
     body = rest.subarray(0, n);
   } else if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
     body = Buffer.alloc(0);
+  } else if (closed) {
+    body = rest;
   } else {
     return null; // read until close
   }

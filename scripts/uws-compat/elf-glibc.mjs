@@ -1,0 +1,131 @@
+// Reads and rewrites the glibc symbol versions an ELF64 little-endian shared object asks
+// for. Pure functions over a Buffer: install.mjs does the files, the unit test the cases.
+
+const SHT_DYNSYM = 11;
+const SHT_GNU_VERNEED = 0x6ffffffe;
+const SHT_GNU_VERSYM = 0x6fffffff;
+const VER_FLG_WEAK = 0x2;
+
+/**
+ * glibc 2.38 added C23 variants that differ from the classic functions only in accepting
+ * a `0b` prefix; uWS never parses binary literals, so the classic ones serve it the same.
+ */
+export const C23_RENAMES = new Map([
+  ['__isoc23_sscanf', 'sscanf'],
+  ['__isoc23_strtol', 'strtol'],
+  ['__isoc23_strtoul', 'strtoul'],
+]);
+
+/** The version every architecture's libc.so.6 started at: what an unversioned classic symbol binds to. */
+export const LIBC_BASE_VERSION = { x64: 'GLIBC_2.2.5', arm64: 'GLIBC_2.17' };
+
+function cstring(buf, at) {
+  const end = buf.indexOf(0, at);
+  return buf.toString('latin1', at, end);
+}
+
+function sections(buf) {
+  if (buf.readUInt32BE(0) !== 0x7f454c46 || buf[4] !== 2 || buf[5] !== 1) {
+    throw new Error('not a 64-bit little-endian ELF file');
+  }
+  const shoff = Number(buf.readBigUInt64LE(0x28));
+  const shentsize = buf.readUInt16LE(0x3a);
+  const shnum = buf.readUInt16LE(0x3c);
+  const list = [];
+  for (let i = 0; i < shnum; i++) {
+    const at = shoff + i * shentsize;
+    list.push({
+      type: buf.readUInt32LE(at + 4),
+      offset: Number(buf.readBigUInt64LE(at + 24)),
+      size: Number(buf.readBigUInt64LE(at + 32)),
+      link: buf.readUInt32LE(at + 40),
+      info: buf.readUInt32LE(at + 44),
+    });
+  }
+  return list;
+}
+
+/** Compares glibc version names numerically: GLIBC_2.2.5 < GLIBC_2.17 < GLIBC_2.38. */
+export function compareGlibc(a, b) {
+  const pa = a.replace(/^GLIBC_/, '').split('.').map(Number);
+  const pb = b.replace(/^GLIBC_/, '').split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** The dynamic symbols with the version each asks for, and the libc version needs. */
+export function readGlibcNeeds(buf) {
+  const all = sections(buf);
+  const dynsym = all.find((s) => s.type === SHT_DYNSYM);
+  const versym = all.find((s) => s.type === SHT_GNU_VERSYM);
+  const verneed = all.find((s) => s.type === SHT_GNU_VERNEED);
+  if (!dynsym || !versym || !verneed) throw new Error('no dynamic symbol versions in this file');
+  const strtab = all[dynsym.link].offset;
+
+  const needs = []; // {file, name, index, flagsAt}
+  let at = verneed.offset;
+  for (let n = 0; n < verneed.info; n++) {
+    const file = cstring(buf, strtab + buf.readUInt32LE(at + 4));
+    let aux = at + buf.readUInt32LE(at + 8);
+    for (let k = 0; k < buf.readUInt16LE(at + 2); k++) {
+      needs.push({
+        file,
+        name: cstring(buf, strtab + buf.readUInt32LE(aux + 8)),
+        index: buf.readUInt16LE(aux + 6),
+        flags: buf.readUInt16LE(aux + 4),
+        flagsAt: aux + 4,
+      });
+      aux += buf.readUInt32LE(aux + 12);
+    }
+    at += buf.readUInt32LE(at + 12);
+  }
+
+  const symbols = [];
+  for (let i = 0; i < dynsym.size / 24; i++) {
+    const symAt = dynsym.offset + i * 24;
+    const nameOffset = buf.readUInt32LE(symAt);
+    const index = buf.readUInt16LE(versym.offset + i * 2) & 0x7fff;
+    symbols.push({ name: cstring(buf, strtab + nameOffset), symAt, versymAt: versym.offset + i * 2, index, nameOffset });
+  }
+  return { needs, symbols };
+}
+
+/**
+ * Rewrites `buf` in place so it loads on glibc `runtime`: each C23 symbol is pointed at the
+ * classic name (the tail of its own string, so no string table grows) with the libc base
+ * version, and the version needs above `runtime` become weak. Throws, naming them, when a
+ * symbol needs a newer glibc for any other reason: that binary cannot be helped.
+ */
+export function patchForGlibc(buf, runtime, arch) {
+  const base = LIBC_BASE_VERSION[arch];
+  if (!base) throw new Error(`no libc base version known for ${arch}`);
+  const { needs, symbols } = readGlibcNeeds(buf);
+  const libc = needs.filter((v) => v.file === 'libc.so.6');
+  const baseNeed = libc.find((v) => v.name === base);
+  if (!baseNeed) throw new Error(`the binary does not ask libc.so.6 for ${base}`);
+  const tooNew = new Map(
+    needs.filter((v) => v.name.startsWith('GLIBC_') && compareGlibc(v.name, `GLIBC_${runtime}`) > 0).map((v) => [v.index, v]),
+  );
+
+  const renamed = [];
+  const unmet = [];
+  for (const sym of symbols) {
+    if (!tooNew.has(sym.index)) continue;
+    const classic = C23_RENAMES.get(sym.name);
+    if (!classic) {
+      unmet.push(`${sym.name}@${tooNew.get(sym.index).name}`);
+      continue;
+    }
+    buf.writeUInt32LE(sym.nameOffset + (sym.name.length - classic.length), sym.symAt);
+    buf.writeUInt16LE(baseNeed.index, sym.versymAt);
+    renamed.push(`${sym.name} -> ${classic}@${base}`);
+  }
+  if (unmet.length > 0) {
+    throw new Error(`needs a newer glibc than ${runtime} for: ${unmet.join(', ')}`);
+  }
+  for (const need of tooNew.values()) buf.writeUInt16LE(need.flags | VER_FLG_WEAK, need.flagsAt);
+  return { renamed, weakened: [...tooNew.values()].map((v) => v.name) };
+}

@@ -1,0 +1,71 @@
+// npm postinstall: makes the registry build of uWebSockets.js loadable where glibc is older
+// than the 2.38 it was linked against. The package in node_modules is never touched: a
+// checksummed copy of this Node's binary is patched into .uws-compat/ and proven to load in
+// a child process. Nothing to do on glibc >= 2.38 or off Linux.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compareGlibc, patchForGlibc } from './elf-glibc.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const fail = (message) => {
+  console.error(`uws-compat: ${message}`);
+  process.exit(1);
+};
+
+export function compatTarget(projectRoot, arch = process.arch, abi = process.versions.modules) {
+  return join(projectRoot, '.uws-compat', `uws_linux_${arch}_${abi}.node`);
+}
+
+/** Patches `binary` in place for glibc `runtime` after checking it is the build `expected` names. */
+export function patchVerified(binary, expected, runtime, arch) {
+  const actual = createHash('sha256').update(binary).digest('hex');
+  if (actual !== expected) throw new Error(`sha256 ${actual}, expected ${expected}: refusing to patch an unknown binary`);
+  try {
+    return patchForGlibc(binary, runtime, arch);
+  } catch (err) {
+    throw new Error(`cannot run on glibc ${runtime}: ${err.message}`);
+  }
+}
+
+function main() {
+  const glibc = process.platform === 'linux' ? process.report.getReport().header.glibcVersionRuntime : undefined;
+  if (process.platform !== 'linux' || !glibc || compareGlibc(glibc, '2.38') >= 0) return;
+
+  const name = `uws_linux_${process.arch}_${process.versions.modules}.node`;
+  const pkgDir = dirname(createRequire(join(root, 'package.json')).resolve('uWebSockets.js'));
+  const { version } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  const checksums = JSON.parse(readFileSync(join(root, 'scripts', 'uws-compat', 'checksums.json'), 'utf8'));
+  const expected = checksums[version]?.[name];
+  if (!expected) fail(`no checksum for ${name} of uWebSockets.js ${version}: add one to scripts/uws-compat/checksums.json after checking the package`);
+
+  let binary;
+  try {
+    binary = readFileSync(join(pkgDir, name));
+  } catch {
+    fail(`uWebSockets.js ${version} has no ${name} (Node ${process.version} on ${process.arch})`);
+  }
+  let result;
+  try {
+    result = patchVerified(binary, expected, glibc, process.arch);
+  } catch (err) {
+    fail(`${name}: ${err.message}`);
+  }
+
+  const target = compatTarget(root);
+  mkdirSync(dirname(target), { recursive: true });
+  const temporary = target.replace(/\.node$/, `.${process.pid}.tmp.node`);
+  writeFileSync(temporary, binary);
+  const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(temporary)}).App()`], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    rmSync(temporary, { force: true });
+    fail(`the patched ${name} does not load on glibc ${glibc}:\n${probe.stderr}`);
+  }
+  renameSync(temporary, target);
+  console.log(`uws-compat: glibc ${glibc}: wrote ${target} (${result.renamed.join(', ')}; weak: ${result.weakened.join(', ')})`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();
