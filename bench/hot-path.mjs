@@ -9,6 +9,7 @@
 import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { DataServer } from '../dist/worker/data-server.js';
+import { LIMIT_DEFAULTS } from '../dist/shared/gateway-config-limits.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
@@ -87,7 +88,7 @@ function reqOf(url, headers) {
 // (the server is built but never listens).
 const server = new DataServer((method, path, host) => runtime.route(method, path, host), () => {
   throw new Error('internal error');
-}, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} }, { paths: { escapedSlashes: 'reject', mergeSlashes: true }, trustedProxies: [] });
+}, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} }, { paths: { escapedSlashes: 'reject', mergeSlashes: true }, trustedProxies: [], limits: LIMIT_DEFAULTS });
 const serve = (req) => server.handle(res, req);
 
 // The same request headers on every route, as in run.mjs: only the route differs.

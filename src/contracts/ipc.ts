@@ -13,6 +13,19 @@ export interface DataPlaneSettings {
   trustedProxies: string[];
   /** The upstream policy: workers check the addresses host names resolve to against it. */
   upstreams?: UpstreamRules;
+  /** worker.json's limits on slow and large clients. */
+  limits: DataPortLimits;
+}
+
+/** worker.json `limits`, every field filled (gateway-config-limits.ts has the defaults). */
+export interface DataPortLimits {
+  headerTimeoutMs: number;
+  idleTimeoutS: number;
+  bodyTimeoutMs: number;
+  maxHeadBytes: number;
+  maxTargetBytes: number;
+  maxBodyBytes: number;
+  maxConnections: number;
 }
 
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isIP } from 'node:net';
+import { LimitsSchema } from './gateway-config-limits.js';
 import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
 
 /**
@@ -43,6 +44,8 @@ export const GatewayConfigSchema = v.strictObject({
     }),
     {},
   ),
+  /** What one slow or large client may take of a worker (see docs/reference.md "Limits"). */
+  limits: LimitsSchema,
   /** How the data port reads request paths (one policy for every route; see docs/reference.md "Paths"). */
   paths: v.optional(
     v.strictObject({

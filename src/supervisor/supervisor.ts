@@ -65,7 +65,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     listen: { host: config.listen.host, port: config.listen.port },
     logLevel: config.log.level,
     graceMs: config.drain.graceMs,
-    dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies, upstreams },
+    dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies, upstreams, limits: config.limits },
     log,
     currentGeneration: () => publisher.current(),
   });

@@ -66,7 +66,8 @@ export class WorkerPool {
   }
 
   private fork(slot: WorkerSlot, onFirstListen?: (err?: Error) => void): void {
-    const worker = cluster.fork({ SWITCHYARD_WORKER_SLOT: String(slot.slot) });
+    // uWS reads its head-size limit from the environment once, when the worker loads it.
+    const worker = cluster.fork({ SWITCHYARD_WORKER_SLOT: String(slot.slot), UWS_HTTP_MAX_HEADERS_SIZE: String(this.opts.dataPlane.limits.maxHeadBytes) });
     slot.worker = worker;
     slot.state = 'starting';
     slot.startedAt = Date.now();

@@ -1,4 +1,4 @@
-import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
+import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { Exchange } from './exchange.js';
 import { replyStatic } from './fixed-reply.js';
 import { framingOk } from './request-framing.js';
@@ -7,8 +7,11 @@ import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { isValidHost } from './host-header.js';
-import type { DataPlaneSettings } from '../contracts/ipc.js';
+import type { DataPlaneSettings, DataPortLimits } from '../contracts/ipc.js';
 import { TrustedProxies } from './trusted-proxies.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { LimitEvents } from './limit-events.js';
+import type { ErrorCode } from '../shared/errors.js';
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
@@ -34,7 +37,7 @@ export class DataServer {
   /** `refusal` makes the envelope for an answer the data server gives itself. */
   constructor(
     route: Router,
-    refusal: (code: 'Svc.Internal' | 'Svc.Data.BadFraming' | 'Svc.Data.BadRequest') => StaticReply,
+    refusal: (code: ErrorCode) => StaticReply,
     log: Logger,
     /** worker.json's path policy and trusted proxies. */
     readonly settings: DataPlaneSettings,
@@ -42,6 +45,11 @@ export class DataServer {
     const paths = settings.paths;
     let lastValidHost = '';
     const proxies = new TrustedProxies(settings.trustedProxies);
+    const limits = settings.limits;
+    const events = (this.limitEvents = new LimitEvents(log));
+    const guard = new ConnectionGuard(limits, events, refusal);
+    guard.attach(this.app);
+    setIdleTimeout(this.app, limits.idleTimeoutS);
     const closing = () => this.draining;
     const finished = () => {
       if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -51,10 +59,14 @@ export class DataServer {
       let method = '';
       requestCallback.enter();
       try {
+        if (guard.young > 0) guard.requestFrom(res);
         method = req.getCaseSensitiveMethod();
+        const url = req.getUrl();
+        const refused = overLimit(req, url, limits, events);
+        if (refused !== null) return replyStatic(res, refusal(refused), true, method === 'HEAD');
         // One path per request, decided here: the route table matches it, steps read it
         // as ex.path, the upstream receives it (normalize-path.ts). null: refused.
-        const path = normalizePath(req.getUrl(), paths);
+        const path = normalizePath(url, paths);
         const host = req.getHeader('host');
         // Most requests repeat the previous Host: a string compare instead of the scan.
         let hostOk = host === lastValidHost;
@@ -69,7 +81,7 @@ export class DataServer {
           return replyStatic(res, target, this.draining, head);
         }
         this.inFlight++;
-        ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.port);
+        ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.port, limits, events);
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
         else if (typeof target === 'function') target(ex);
@@ -86,6 +98,9 @@ export class DataServer {
     };
     this.app.any('/*', this.handle);
   }
+
+  /** Hits of worker.json's limits, counted (limit-events.ts). */
+  readonly limitEvents: LimitEvents;
 
   /** The per-request callback uWS calls (bench/hot-path.mjs drives it with fakes). */
   readonly handle: (res: HttpResponse, req: HttpRequest) => void;
@@ -116,3 +131,22 @@ export class DataServer {
   }
 }
 
+
+/**
+ * The request-target and Content-Length limits, judged before routing: the refusal's code,
+ * or null. A chunked body is counted as it arrives (request-body.ts).
+ */
+function overLimit(req: HttpRequest, url: string, limits: DataPortLimits, events: LimitEvents): ErrorCode | null {
+  // uWS gives null, not '', for a target without a query.
+  const query = req.getQuery() as string | null | undefined;
+  if (url.length + (query ? query.length : 0) > limits.maxTargetBytes) {
+    events.hit('maxTargetBytes', { length: url.length });
+    return 'Svc.Data.TargetTooLong';
+  }
+  const length = req.getHeader('content-length');
+  if (length !== '' && Number(length) > limits.maxBodyBytes) {
+    events.hit('maxBodyBytes', { contentLength: length });
+    return 'Svc.Data.BodyTooLarge';
+  }
+  return null;
+}

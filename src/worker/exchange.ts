@@ -9,6 +9,8 @@ import { clientAddress, dropIdentityHeaders } from './client-address.js';
 import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
 import { RequestBody } from './request-body.js';
 import type { TrustedProxies } from './trusted-proxies.js';
+import type { DataPortLimits } from '../contracts/ipc.js';
+import type { LimitEvents } from './limit-events.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -67,11 +69,13 @@ export class Exchange implements StepRequest {
     private readonly proxies: TrustedProxies,
     /** The data port, as X-Forwarded-Port gives it ('' when unknown). */
     readonly localPort: string,
+    limits: DataPortLimits,
+    events: LimitEvents,
   ) {
     this.method = method;
     this.path = path;
     this.query = req.getQuery() ?? null;
-    this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted);
+    this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted, limits, events);
     const head = copyRequestHead(req, this.headers);
     // The peer is read (and judged) only when the client named itself: most requests do not.
     if (head & IDENTITY && !proxies.trusts(this.remoteAddress)) this.droppedChain = dropIdentityHeaders(this.headers);

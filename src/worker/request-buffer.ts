@@ -3,6 +3,7 @@ import type { ErrorCode } from '../shared/errors.js';
 import type { RequestLife } from './request-life.js';
 import { proxy } from './proxy.js';
 import type { ClusterPools } from './upstream-pools.js';
+import { RequestBodyRefused } from './request-body.js';
 
 /** The body did not arrive whole within the deadline. */
 export class BodyDeadline extends Error {
@@ -69,7 +70,13 @@ export function proxyBuffered(life: RequestLife, pools: ClusterPools, body: Buff
   if (max === 0 || !(body instanceof Readable) || life.ex.aborted) return proxy(life, pools, body);
   readAhead(body, max, pools.spec.bodyMs, (b) => {
     if (!(b instanceof Error)) return proxy(life, pools, b);
-    const code: ErrorCode = life.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : b instanceof BodyDeadline ? 'Svc.Data.RequestTimeout' : 'Svc.Internal';
+    const code: ErrorCode = life.flow?.bodyTooLarge
+      ? 'Svc.Data.TooLarge'
+      : b instanceof RequestBodyRefused
+        ? b.code
+        : b instanceof BodyDeadline
+          ? 'Svc.Data.RequestTimeout'
+          : 'Svc.Internal';
     if (code !== 'Svc.Internal' || !life.answerable) return life.replyError(code);
     // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
     const traceId = life.env.traceId();

@@ -3,6 +3,7 @@ import type { ErrorCode } from '../shared/errors.js';
 import { UpstreamBusyError } from './pending-queue.js';
 import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { UpstreamDeniedError } from '../shared/upstream-guard.js';
+import { RequestBodyRefused } from './request-body.js';
 
 /**
  * What an upstream attempt's failure means, from the error's type: undici's error classes
@@ -50,6 +51,7 @@ export function retriable(err: Error): boolean {
 
 /** The registry code the client is answered with for a failure before the response head. */
 export function errorCode(err: Error): ErrorCode {
+  if (err instanceof RequestBodyRefused) return err.code; // the client's body broke a data-port limit
   if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   if (err instanceof UpstreamBusyError) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
   if (err instanceof UpstreamDeniedError) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy

@@ -48,3 +48,12 @@ function loadNative(): typeof Uws {
 }
 
 export const uws = loadNative();
+
+/**
+ * uWS's idle timer (this build's App.setIdleTimeout, not in its type declarations): a
+ * connection waiting on its client this many seconds (a head, a body, the next request on a
+ * keep-alive connection) is closed. uWS checks timers every 4 s.
+ */
+export function setIdleTimeout(app: Uws.TemplatedApp, seconds: number): void {
+  (app as Uws.TemplatedApp & { setIdleTimeout(seconds: number): void }).setIdleTimeout(seconds);
+}

@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IDENTITY_HEADERS, clientAddress, isIdentityHeader } from '../../src/worker/client-address.js';
 import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
+import { LimitEvents } from '../../src/worker/limit-events.js';
+import { LIMIT_DEFAULTS } from '../../src/shared/gateway-config-limits.js';
+import { createLogger } from '../../src/shared/logger.js';
 import { Exchange } from '../../src/worker/exchange.js';
 import { upstreamHeaders } from '../../src/worker/upstream-request-headers.js';
 import { FakeUwsResponse } from '../helpers/fake-uws-response.js';
@@ -77,7 +80,7 @@ function exchangeFrom(peer: number[], headers: [string, string][], trusted: stri
     return new Uint8Array(peer).buffer;
   };
   const req = { getQuery: () => undefined, forEach: (cb: (k: string, v: string) => void) => headers.forEach(([k, v]) => cb(k, v)) };
-  const ex = new Exchange(res as unknown as HttpResponse, req as unknown as HttpRequest, 'GET', '/x', () => false, () => {}, new TrustedProxies(trusted), '8080');
+  const ex = new Exchange(res as unknown as HttpResponse, req as unknown as HttpRequest, 'GET', '/x', () => false, () => {}, new TrustedProxies(trusted), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
   return { ex, peerReads: () => peerReads };
 }
 

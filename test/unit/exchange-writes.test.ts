@@ -4,6 +4,9 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { Exchange } from '../../src/worker/exchange.js';
 import { CORK_BUFFER } from '../../src/worker/cork-room.js';
 import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
+import { LimitEvents } from '../../src/worker/limit-events.js';
+import { LIMIT_DEFAULTS } from '../../src/shared/gateway-config-limits.js';
+import { createLogger } from '../../src/shared/logger.js';
 import { FakeUwsResponse, fakeUwsRequest } from '../helpers/fake-uws-response.js';
 import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
 
@@ -17,7 +20,7 @@ import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
 function exchange(room: number) {
   const res = new FakeUwsResponse(room);
   let finished = 0;
-  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '');
+  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
   return { res, ex, finished: () => finished };
 }
 

@@ -1,0 +1,40 @@
+import * as v from 'valibot';
+
+const Whole = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+
+/** The defaults of worker.json's `limits`, each safe for a data port facing the internet. */
+export const LIMIT_DEFAULTS = {
+  headerTimeoutMs: 10_000,
+  idleTimeoutS: 30,
+  bodyTimeoutMs: 30_000,
+  maxHeadBytes: 16_384,
+  maxTargetBytes: 8_192,
+  maxBodyBytes: 100 * 1024 * 1024,
+  maxConnections: 10_000,
+} as const;
+
+/**
+ * worker.json `limits`: what one slow or large client may take of a worker (docs/reference.md
+ * "Limits"). The head's field count is fixed by uWS at build time and is not a setting.
+ */
+export const LimitsSchema = v.optional(
+  v.strictObject({
+    /** A new connection's first request head must be complete within this (408, close). */
+    headerTimeoutMs: v.optional(Whole(100, 600_000), LIMIT_DEFAULTS.headerTimeoutMs),
+    /** uWS's idle timer: a connection waiting this long on its client (keep-alive, a head, a body) is closed. */
+    idleTimeoutS: v.optional(Whole(1, 3_600), LIMIT_DEFAULTS.idleTimeoutS),
+    /** The longest wait between two pieces of a request body (408, close). */
+    bodyTimeoutMs: v.optional(Whole(100, 3_600_000), LIMIT_DEFAULTS.bodyTimeoutMs),
+    /** Request line and headers together (431, by uWS). */
+    maxHeadBytes: v.optional(Whole(1_024, 1_048_576), LIMIT_DEFAULTS.maxHeadBytes),
+    /** The request target, path and query (414). */
+    maxTargetBytes: v.optional(Whole(64, 1_048_576), LIMIT_DEFAULTS.maxTargetBytes),
+    /** Every request body on the data port (413); a route's request-size-limit may lower it. */
+    maxBodyBytes: v.optional(Whole(0, 2 ** 50), LIMIT_DEFAULTS.maxBodyBytes),
+    /** Open connections one worker keeps; a connection beyond it is answered 503 and closed. */
+    maxConnections: v.optional(Whole(1, 1_000_000), LIMIT_DEFAULTS.maxConnections),
+  }),
+  {},
+);
+
+export type Limits = Required<v.InferOutput<typeof LimitsSchema>>;
