@@ -139,7 +139,7 @@ export class DataServer {
 function overLimit(req: HttpRequest, url: string, limits: DataPortLimits, events: LimitEvents): ErrorCode | null {
   // uWS gives null, not '', for a target without a query.
   const query = req.getQuery() as string | null | undefined;
-  if (url.length + (query ? query.length : 0) > limits.maxTargetBytes) {
+  if (url.length + (query ? query.length + 1 : 0) > limits.maxTargetBytes) {
     events.hit('maxTargetBytes', { length: url.length });
     return 'Svc.Data.TargetTooLong';
   }
