@@ -19,7 +19,7 @@
 //                  the upstream to CPU 1 with taskset (default 1 when taskset is on PATH
 //                  and there are at least 2 CPUs)
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
-//                  targets compareCluster and compareSteps, in the same rounds (an A/B)
+//                  targets compareCluster, compareSteps and compareDirect, in the same rounds (an A/B)
 //   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
 //   BENCH_NGINX    0: leave out the nginx reference target (default: run it when nginx is
 //                  installed; see nginx-reference.mjs)
@@ -178,6 +178,7 @@ async function main() {
     allTargets.push(
       { key: 'compareCluster', label: 'compare: cluster route', url: `${compare.data}/`, expect: PROXIED, pid: compare.pid },
       { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: PROXIED, pid: compare.pid },
+      { key: 'compareDirect', label: 'compare: directResponse', url: `${compare.data}/direct`, expect: 'hello', pid: compare.pid },
     );
   }
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
