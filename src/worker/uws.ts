@@ -50,10 +50,13 @@ function loadNative(): typeof Uws {
 export const uws = loadNative();
 
 /**
- * uWS's idle timer (this build's App.setIdleTimeout, not in its type declarations): a
- * connection waiting on its client this many seconds (a head, a body, the next request on a
- * keep-alive connection) is closed. uWS checks timers every 4 s.
+ * uWS's idle timers (this build's App.setIdleTimeout and setResponseTimeout, not in its type
+ * declarations): a connection waiting on its client this many seconds is closed. The first
+ * covers a new connection and a request body; the second the wait after each answer (the next
+ * request on a keep-alive connection). uWS checks timers every 4 s.
  */
 export function setIdleTimeout(app: Uws.TemplatedApp, seconds: number): void {
-  (app as Uws.TemplatedApp & { setIdleTimeout(seconds: number): void }).setIdleTimeout(seconds);
+  const timers = app as Uws.TemplatedApp & { setIdleTimeout(seconds: number): void; setResponseTimeout(seconds: number): void };
+  timers.setIdleTimeout(seconds);
+  timers.setResponseTimeout(seconds);
 }
