@@ -125,14 +125,12 @@ test('500 slowloris connections each get 408 at the header deadline and a client
 // head was complete: a request came from its address since it opened, and that may be its
 // own. It leaves such a connection alone (no 408), and uWS's idle timer closes it silently.
 //
-// TODO until src/worker/uws.ts sets the timer: this uWS build arms two timers, setIdleTimeout's
-// before a connection's first request and setResponseTimeout's (default 30 s) after each
-// answer; the gateway sets only the first, so after an answer limits.idleTimeoutS does not
-// apply and this connection stays open 30 s (passes once setIdleTimeout also calls
-// app.setResponseTimeout(seconds)).
+// Regression: this uWS build arms setIdleTimeout's timer before a connection's first request
+// and setResponseTimeout's after each answer; with only the first set, this connection stayed
+// open 30 s.
 test(
   'a connection that was served once and then dribbles a second head is closed by the idle timer, without a 408',
-  { timeout: 30_000, todo: 'limits.idleTimeoutS is not applied after an answer (uWS setResponseTimeout is never called)' },
+  { timeout: 30_000 },
   async (t) => {
     const IDLE_S = 2;
     const HEAD_MS = 1_000;
