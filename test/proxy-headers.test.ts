@@ -115,12 +115,13 @@ test('a header value with a DEL byte (uWS lets it through) gets 400 Svc.Data.Bad
   assert.equal(ok.json.url, '/good');
 });
 
-test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.Data.BadFraming, never reaches the upstream, and its connection closes', BOUNDED, async (t) => {
+test('a request whose Transfer-Encoding is not chunked alone gets 400 Svc.Data.BadFraming, never reaches the upstream, and its connection closes', BOUNDED, async (t) => {
   // Regression: uWS reads any Transfer-Encoding as chunked, so "xchunked" with body "abc"
   // waited for a 0xabc-byte chunk: the request hung. RFC 9112 §6.3 asks for 400 and close.
   const { up, gw } = await echoGateway(t);
   const before = up.requests.length;
-  for (const te of ['xchunked', 'gzip', 'chunked, gzip']) {
+  // `gzip, chunked`: uWS undoes only the chunked, so the gzip bytes went upstream unmarked as the body.
+  for (const te of ['xchunked', 'gzip', 'chunked, gzip', 'gzip, chunked', 'chunked, chunked']) {
     // no Connection: close from the client: the gateway must close on its own
     const r = await rawRequest(gw.dataPort, ['POST /framing HTTP/1.1', 'Host: x', `Transfer-Encoding: ${te}`], 'abc');
     assert.equal(r.status, 400, `${te}: ${r.raw}`);
@@ -128,9 +129,9 @@ test('a request whose Transfer-Encoding does not end with chunked gets 400 Svc.D
     assert.match(r.raw, /\r\nconnection: close\r\n/i, `${te}: the connection is closed after the answer`);
   }
   assert.equal(up.requests.length, before, 'none of them reached the upstream');
-  const ok = await rawRequest(gw.dataPort, ['POST /framing HTTP/1.1', 'Host: x', 'Transfer-Encoding: gzip, chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
+  const ok = await rawRequest(gw.dataPort, ['POST /framing HTTP/1.1', 'Host: x', 'Transfer-Encoding: Chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
   assert.equal(ok.status, 200, ok.raw);
-  assert.equal(ok.json.bodyBytes, 3, 'chunked last: the body is read and forwarded');
+  assert.equal(ok.json.bodyBytes, 3, 'chunked alone: the body is read and forwarded');
 });
 
 /** Writes `bytes` in one packet; resolves with all the gateway answered and whether it closed within `ms`. */
@@ -202,8 +203,8 @@ test('routes the gateway answers itself (directResponse, redirect) refuse a bad 
     assert.equal(r.status, 400, `${path}: ${r.raw}`);
     assert.equal(r.json.code, 'Svc.Data.BadFraming');
     assert.match(r.raw, /\r\nconnection: close\r\n/i, `${path}: the connection is closed after the answer`);
-    const ok = await rawRequest(gw.dataPort, [`POST ${path} HTTP/1.1`, 'Host: x', 'Transfer-Encoding: gzip, chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
-    assert.equal(ok.status, path === '/fixed' ? 200 : 302, `${path}, chunked last: ${ok.raw}`);
+    const ok = await rawRequest(gw.dataPort, [`POST ${path} HTTP/1.1`, 'Host: x', 'Transfer-Encoding: chunked', 'Connection: close'], '3\r\nabc\r\n0\r\n\r\n');
+    assert.equal(ok.status, path === '/fixed' ? 200 : 302, `${path}, chunked: ${ok.raw}`);
   }
 });
 

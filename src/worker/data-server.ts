@@ -74,7 +74,7 @@ export class DataServer {
           hostOk = true;
           lastValidHost = host;
         }
-        const target = path === null || !hostOk ? refusal('Svc.Data.BadRequest') : route(method, path, host);
+        const target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest') : route(method, path, host);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
@@ -149,4 +149,17 @@ function overLimit(req: HttpRequest, url: string, limits: DataPortLimits, events
     return 'Svc.Data.BodyTooLarge';
   }
   return null;
+}
+
+/**
+ * A method as nginx accepts one: upper-case letters, `-`, `_`. uWS passes `get` or `Post`
+ * on, which routes and steps (method-exact) would not see as GET or POST while an upstream
+ * that folds case would.
+ */
+function methodOk(method: string): boolean {
+  for (let i = 0; i < method.length; i++) {
+    const c = method.charCodeAt(i);
+    if ((c < 65 || c > 90) && c !== 45 && c !== 95) return false;
+  }
+  return method.length > 0;
 }

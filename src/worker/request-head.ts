@@ -4,9 +4,11 @@ import { isIdentityHeader } from './client-address.js';
 
 /** What the copy of a request's headers tells, as bits of one number (no object per request). */
 export const HAS_BODY = 1; // Content-Length other than 0, or Transfer-Encoding
-export const BAD_FRAMING = 2; // a Transfer-Encoding whose last coding is not chunked, or more than one Content-Length
+export const BAD_FRAMING = 2; // a Transfer-Encoding other than chunked alone, more than one Content-Length or Transfer-Encoding line, or a Content-Length not all digits
 export const HOST_REPEATED = 4; // more than one Host header
 export const IDENTITY = 8; // the client named itself (an identity header, client-address.ts)
+
+const DIGITS = /^\d+$/;
 
 /**
  * Copies uWS's request headers into `into` (flat `name, value, …`, names lower case), in
@@ -17,6 +19,7 @@ export function copyRequestHead(req: HttpRequest, into: string[]): number {
   let flags = 0;
   let hosts = 0;
   let length = false;
+  let coded = false;
   req.forEach((k, v) => {
     // Dropped as nginx does: CGI-style upstreams read `x_forwarded_for` as `x-forwarded-for`,
     // which would carry a client's own identity header past the strip (client-address.ts).
@@ -26,11 +29,14 @@ export function copyRequestHead(req: HttpRequest, into: string[]): number {
     else if (k === 'content-length') {
       if (v !== '0') flags |= HAS_BODY;
       // uWS frames by the first of several; a front proxy may take another (RFC 9112 §6.3).
-      if (length) flags |= BAD_FRAMING;
+      // uWS refuses `+5` or `5, 5` itself but lets an empty value through.
+      if (length || !DIGITS.test(v)) flags |= BAD_FRAMING;
       length = true;
     } else if (k === 'transfer-encoding') {
       flags |= HAS_BODY;
-      if (!framingOk(v)) flags |= BAD_FRAMING;
+      // uWS hands over the first of several lines; together they would be a list (`chunked, chunked`).
+      if (coded || !framingOk(v)) flags |= BAD_FRAMING;
+      coded = true;
     } else if (isIdentityHeader(k)) flags |= IDENTITY;
   });
   return hosts > 1 ? flags | HOST_REPEATED : flags;
