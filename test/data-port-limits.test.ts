@@ -103,3 +103,21 @@ test('worker.json limits are checked: an unknown field or a value out of range s
     });
   }
 });
+
+test('limits.chunkedRequestBodies refuse: any Transfer-Encoding gets 411 and a close, so a chunk extension smuggles nothing; Content-Length bodies are served', BOUNDED, async (t) => {
+  const { gw, up } = await gatewayWith(t, {});
+  // Set per gateway: a second one with the strict policy.
+  const strict = await startGateway(t, { keys: [ROOT_KEY], workers: 1, edit: (c) => (c.limits = { chunkedRequestBodies: 'refuse' }) });
+  await apply(strict, [['cluster', 'c', { targets: [up.target] }], ['route', 'all', { cluster: 'c' }]]);
+  const smuggle = 'POST /x HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a.test\r\n\r\n';
+  const before = up.requests.length;
+  const refused = await dribble(strict.dataPort, [smuggle], 0);
+  assert.match(refused.text, /^HTTP\/1\.1 411 Length Required\r\n/, refused.text.slice(0, 200));
+  assert.match(refused.text, /"code":"Svc\.Data\.LengthRequired"/);
+  assert.equal(up.requests.length, before, 'nothing reached the upstream');
+  const served = await rawRequest(strict.dataPort, ['POST /x HTTP/1.1', 'Host: a.test', 'Content-Length: 5', 'Connection: close'], 'hello');
+  assert.equal(served.status, 200);
+  // The default accepts chunked bodies: a plain one is served.
+  const chunked = await rawRequest(gw.dataPort, ['POST /x HTTP/1.1', 'Host: a.test', 'Transfer-Encoding: chunked', 'Connection: close'], '5\r\nhello\r\n0\r\n\r\n');
+  assert.equal(chunked.status, 200);
+});

@@ -26,6 +26,7 @@ export interface DataPortLimits {
   maxTargetBytes: number;
   maxBodyBytes: number;
   maxConnections: number;
+  chunkedRequestBodies: 'accept' | 'refuse';
 }
 
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */

@@ -11,6 +11,7 @@ export const LIMIT_DEFAULTS = {
   maxTargetBytes: 8_192,
   maxBodyBytes: 100 * 1024 * 1024,
   maxConnections: 10_000,
+  chunkedRequestBodies: 'accept',
 } as const;
 
 /**
@@ -33,6 +34,11 @@ export const LimitsSchema = v.optional(
     maxBodyBytes: v.optional(Whole(0, 2 ** 50), LIMIT_DEFAULTS.maxBodyBytes),
     /** Open connections one worker keeps; a connection beyond it is answered 503 and closed. */
     maxConnections: v.optional(Whole(1, 1_000_000), LIMIT_DEFAULTS.maxConnections),
+    /**
+     * `refuse`: a request with Transfer-Encoding gets 411 and a close, so uWS's chunk parser,
+     * which misreads chunk extensions, never frames a body (docs/reference.md "HTTP conformance").
+     */
+    chunkedRequestBodies: v.optional(v.picklist(['accept', 'refuse']), LIMIT_DEFAULTS.chunkedRequestBodies),
   }),
   {},
 );

@@ -143,6 +143,7 @@ function overLimit(req: HttpRequest, url: string, limits: DataPortLimits, events
     events.hit('maxTargetBytes', { length: url.length });
     return 'Svc.Data.TargetTooLong';
   }
+  if (limits.chunkedRequestBodies === 'refuse' && req.getHeader('transfer-encoding') !== '') return 'Svc.Data.LengthRequired';
   const length = req.getHeader('content-length');
   if (length !== '' && Number(length) > limits.maxBodyBytes) {
     events.hit('maxBodyBytes', { contentLength: length });
