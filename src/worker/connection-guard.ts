@@ -4,19 +4,13 @@ import type { LimitEvents } from './limit-events.js';
 import type { StaticReply } from './response-head.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
 
-/** A connection still within its first head's deadline, and the address it came from. */
-interface Young {
+/** A new connection that has not been seen to send a request yet. */
+interface Candidate {
   readonly res: HttpResponse;
   readonly key: string;
-  /** The request count when it opened: a request from its address since then may be its own. */
-  readonly openedAt: number;
   closed: boolean;
-}
-
-interface AddressTally {
-  young: number;
-  /** The request count at the address's latest request. */
-  lastRequest: number;
+  /** Still a candidate: neither a request from its address nor its deadline has come. */
+  waiting: boolean;
 }
 
 const addressKey = (res: HttpResponse): string => Buffer.from(res.getRemoteAddress()).toString('latin1');
@@ -24,17 +18,18 @@ const addressKey = (res: HttpResponse): string => Buffer.from(res.getRemoteAddre
 /**
  * The connection limits uWS leaves to the application, through its per-connection filter:
  * the per-worker connection cap (503 and close at once) and the first head's deadline
- * (408 and close). uWS does not tell which connection a request arrived on, so a
- * connection is answered 408 only when no request came from its address since it opened:
- * then it never sent one. Otherwise it is left to uWS's idle timer, which closes it
- * silently (limits.idleTimeoutS).
+ * (408 and close). uWS does not tell which connection a request arrived on, so a new
+ * connection stays a candidate for the 408 only until a request comes from its address;
+ * one still a candidate at its deadline never sent a request, and only such a connection is
+ * ever written to. The others are left to uWS's idle timer (limits.idleTimeoutS). Requests
+ * pay for the address check only while candidates exist: a new connection is one until its
+ * first request, a slow client's until its deadline.
  */
 export class ConnectionGuard {
   open = 0;
-  /** Connections within their header deadline: requests are tallied by address only while there are any. */
-  young = 0;
-  private requests = 0;
-  private readonly addresses = new Map<string, AddressTally>();
+  /** Connections waiting for their first request: requests are matched by address only while there are any. */
+  candidates = 0;
+  private readonly byAddress = new Map<string, Set<Candidate>>();
 
   constructor(
     private readonly limits: DataPortLimits,
@@ -49,11 +44,10 @@ export class ConnectionGuard {
     });
   }
 
-  /** From the request callback, while young > 0: a request came from this connection's address. */
+  /** From the request callback, while candidates > 0: this request may be any waiting connection's from its address. */
   requestFrom(res: HttpResponse): void {
-    const tally = this.addresses.get(addressKey(res));
-    if (tally) tally.lastRequest = this.requests;
-    this.requests++;
+    const waiting = this.byAddress.get(addressKey(res));
+    if (waiting) for (const c of waiting) this.settle(c);
   }
 
   private opened(res: HttpResponse): void {
@@ -62,24 +56,32 @@ export class ConnectionGuard {
       refuse(res, this.refusal('Svc.Data.TooManyConnections'));
       return;
     }
-    const key = addressKey(res);
-    let tally = this.addresses.get(key);
-    if (!tally) this.addresses.set(key, (tally = { young: 0, lastRequest: -1 }));
-    tally.young++;
-    this.young++;
-    const conn: Young = { res, key, openedAt: this.requests, closed: false };
-    // Replaced by the request's own handler once one starts: it fires only for a connection
-    // that never sent a request, which is the only kind this guard ever writes to.
-    res.onAborted(() => (conn.closed = true));
+    const conn: Candidate = { res, key: addressKey(res), closed: false, waiting: true };
+    let set = this.byAddress.get(conn.key);
+    if (!set) this.byAddress.set(conn.key, (set = new Set()));
+    set.add(conn);
+    this.candidates++;
+    // Replaced by a request's own handler once one starts; until then it tells a close.
+    res.onAborted(() => {
+      conn.closed = true;
+      this.settle(conn);
+    });
     setTimeout(() => this.deadline(conn), this.limits.headerTimeoutMs).unref();
   }
 
-  private deadline(conn: Young): void {
-    this.young--;
-    const tally = this.addresses.get(conn.key)!;
-    const silent = tally.lastRequest < conn.openedAt;
-    if (--tally.young === 0) this.addresses.delete(conn.key);
-    if (conn.closed || !silent) return;
+  private settle(conn: Candidate): void {
+    if (!conn.waiting) return;
+    conn.waiting = false;
+    this.candidates--;
+    const set = this.byAddress.get(conn.key)!;
+    set.delete(conn);
+    if (set.size === 0) this.byAddress.delete(conn.key);
+  }
+
+  private deadline(conn: Candidate): void {
+    if (!conn.waiting) return;
+    this.settle(conn);
+    if (conn.closed) return;
     this.events.hit('headerTimeout', { timeoutMs: this.limits.headerTimeoutMs });
     refuse(conn.res, this.refusal('Svc.Data.HeadTimeout'));
   }

@@ -7,9 +7,10 @@ import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { isValidHost } from './host-header.js';
-import type { DataPlaneSettings, DataPortLimits } from '../contracts/ipc.js';
+import type { DataPlaneSettings } from '../contracts/ipc.js';
 import { TrustedProxies } from './trusted-proxies.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { methodOk, overLimit } from './request-checks.js';
 import { LimitEvents } from './limit-events.js';
 import type { ErrorCode } from '../shared/errors.js';
 
@@ -59,7 +60,7 @@ export class DataServer {
       let method = '';
       requestCallback.enter();
       try {
-        if (guard.young > 0) guard.requestFrom(res);
+        if (guard.candidates > 0) guard.requestFrom(res);
         method = req.getCaseSensitiveMethod();
         const url = req.getUrl();
         const refused = overLimit(req, url, limits, events);
@@ -132,35 +133,3 @@ export class DataServer {
 }
 
 
-/**
- * The request-target and Content-Length limits, judged before routing: the refusal's code,
- * or null. A chunked body is counted as it arrives (request-body.ts).
- */
-function overLimit(req: HttpRequest, url: string, limits: DataPortLimits, events: LimitEvents): ErrorCode | null {
-  // uWS gives null, not '', for a target without a query.
-  const query = req.getQuery() as string | null | undefined;
-  if (url.length + (query ? query.length + 1 : 0) > limits.maxTargetBytes) {
-    events.hit('maxTargetBytes', { length: url.length });
-    return 'Svc.Data.TargetTooLong';
-  }
-  if (limits.chunkedRequestBodies === 'refuse' && req.getHeader('transfer-encoding') !== '') return 'Svc.Data.LengthRequired';
-  const length = req.getHeader('content-length');
-  if (length !== '' && Number(length) > limits.maxBodyBytes) {
-    events.hit('maxBodyBytes', { contentLength: length });
-    return 'Svc.Data.BodyTooLarge';
-  }
-  return null;
-}
-
-/**
- * A method as nginx accepts one: upper-case letters, `-`, `_`. uWS passes `get` or `Post`
- * on, which routes and steps (method-exact) would not see as GET or POST while an upstream
- * that folds case would.
- */
-function methodOk(method: string): boolean {
-  for (let i = 0; i < method.length; i++) {
-    const c = method.charCodeAt(i);
-    if ((c < 65 || c > 90) && c !== 45 && c !== 95) return false;
-  }
-  return method.length > 0;
-}
