@@ -1,11 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Fastify from 'fastify';
-import { freePort } from './ports.js';
-import { tempDir } from './gateway.js';
+import { startNginx } from './nginx.js';
 
 /**
  * Upstreams with an admin handler under /admin-api and a public one for the rest, each
@@ -17,7 +13,7 @@ export interface PathUpstream {
   target: string;
 }
 
-export const NGINX = '/usr/sbin/nginx';
+export { NGINX } from './nginx.js';
 
 /** node:http deciding with `req.url.startsWith('/admin-api')`. */
 export function nodeUpstream(t: TestContext): Promise<PathUpstream> {
@@ -64,60 +60,25 @@ export async function fastifyUpstream(t: TestContext): Promise<PathUpstream> {
  * with a config in a temp dir and killed by its PID. null when nginx is not installed.
  */
 export async function nginxUpstream(t: TestContext): Promise<PathUpstream | null> {
-  if (!existsSync(NGINX)) return null;
-  const dir = tempDir(t, 'switchyard-nginx-');
-  const port = await freePort();
-  for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d));
-  const conf = join(dir, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `daemon off;
-master_process off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events {}
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  default_type text/plain;
-  server {
-    listen 127.0.0.1:${port};
-    location ^~ /admin-api { return 200 "admin $request_uri"; }
-    location / { return 200 "public $request_uri"; }
-  }
-}
-`,
+  const nginx = await startNginx(
+    t,
+    'default_type text/plain;',
+    'location ^~ /admin-api { return 200 "admin $request_uri"; }\n    location / { return 200 "public $request_uri"; }',
   );
-  const child = spawn(NGINX, ['-p', dir, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  t.after(() => {
-    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  });
+  if (!nginx) return null;
   // Ready when it accepts a connection on its port.
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${stderr} ${readLog(dir)}`);
+    const failed = nginx.failure();
+    if (failed) throw new Error(failed);
     try {
-      const r = await fetch(`http://127.0.0.1:${port}/`);
+      const r = await fetch(`http://127.0.0.1:${nginx.port}/`);
       await r.text();
       break;
     } catch {
-      if (Date.now() > deadline) throw new Error(`nginx did not listen within 10 s: ${stderr} ${readLog(dir)}`);
+      if (Date.now() > deadline) throw new Error(`nginx did not listen within 10 s: ${nginx.describe()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return { name: 'nginx', target: `127.0.0.1:${port}` };
-}
-
-function readLog(dir: string): string {
-  try {
-    return readFileSync(join(dir, 'error.log'), 'utf8');
-  } catch {
-    return '';
-  }
+  return { name: 'nginx', target: `127.0.0.1:${nginx.port}` };
 }
