@@ -3,7 +3,8 @@
 #  - chromium: the console's browser tests drive it through playwright-core;
 #  - iproute2 (`ip`): test/streaming-small-socket-buffers.test.ts brings up loopback in a
 #    network namespace of its own;
-#  - nginx-light: a real nginx upstream in the path-normalisation matrix (test/paths-*.test.ts).
+#  - nginx-light: a real nginx upstream in the path-normalisation matrix (test/paths-*.test.ts)
+#    and the reverse proxy the HTTP conformance suite compares the gateway with.
 #    Debian's package would start a service on port 80; a policy-rc.d that says no keeps it down.
 # Used by .ci/run and `npm test` (pretest); needs root or sudo when something is missing.
 set -euo pipefail

@@ -4,14 +4,14 @@ import type { TestContext } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT } from './gateway.js';
 
-/** Debian's Chromium (scripts/install-chromium.sh installs it; .ci/run calls that). */
+/** Debian's Chromium (scripts/install-test-packages.sh installs it; npm test and .ci/run call that). */
 export const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Screenshots land here (git-ignored; CI keeps them as artifacts). */
 export const ARTIFACTS = join(ROOT, 'test-artifacts');
 
 export async function launchBrowser(t: TestContext): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run scripts/install-chromium.sh`);
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run scripts/install-test-packages.sh`);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
   t.after(() => browser.close());
   return browser;
