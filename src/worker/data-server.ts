@@ -47,7 +47,7 @@ export class DataServer {
     let lastValidHost = '';
     const proxies = new TrustedProxies(settings.trustedProxies);
     const limits = settings.limits;
-    const events = (this.limitEvents = new LimitEvents(log));
+    const events = new LimitEvents(log);
     const guard = new ConnectionGuard(limits, events, refusal);
     guard.attach(this.app);
     setIdleTimeout(this.app, limits.idleTimeoutS);
@@ -99,9 +99,6 @@ export class DataServer {
     };
     this.app.any('/*', this.handle);
   }
-
-  /** Hits of worker.json's limits, counted (limit-events.ts). */
-  readonly limitEvents: LimitEvents;
 
   /** The per-request callback uWS calls (bench/hot-path.mjs drives it with fakes). */
   readonly handle: (res: HttpResponse, req: HttpRequest) => void;
