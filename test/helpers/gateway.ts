@@ -15,9 +15,14 @@ export const RUN_JS = join(ROOT, 'bin', 'run.js');
 export const READY_LINE =
   /^switchyard ready data=(http:\/\/\S+) admin=(http:\/\/\S+) workers=(\d+) generation=(\d+)$/;
 
-/** A random 40-character bearer token, fresh for every key of every test. */
+/**
+ * A random 40-character bearer token, fresh for every key of every test. Never led by `-`:
+ * the CLI tests pass it as `--token <value>`, and a value led by `-` reads as a flag (one
+ * token in 64 made `cli-keys-audit` fail with "Flag --token expects a value").
+ */
 export function newToken(): string {
-  return randomBytes(30).toString('base64url');
+  const token = randomBytes(30).toString('base64url');
+  return token.startsWith('-') ? `t${token.slice(1)}` : token;
 }
 
 // ---------------------------------------------------------------------------------
