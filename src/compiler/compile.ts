@@ -91,9 +91,14 @@ function compileTenant(
   const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
   const clusters = of<ClusterDoc>('cluster');
   const compiledClusters: Record<string, CompiledCluster> = {};
-  for (const [name, c] of clusters) compiledClusters[`${tenant}/${name}`] = compileCluster(c);
+  for (const [name, c] of clusters) {
+    compiledClusters[`${tenant}/${name}`] = compileCluster(c);
+    if ((c.balance === 'hash') !== (c.hashOn !== undefined)) {
+      issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
+    }
+  }
   const check = own?.check ?? null;
-  if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets, check, issues);
+  if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
   const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied);
   steps.checkChains();
@@ -108,9 +113,15 @@ function compileTenant(
 
 export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };
 
+const targetAddress = (t: ClusterDoc['targets'][number]): string => (typeof t === 'string' ? t : t.address);
+
 function compileCluster(c: ClusterDoc): CompiledCluster {
+  const weights = c.targets.map((t) => (typeof t === 'string' ? 1 : t.weight));
   return {
-    targets: c.targets,
+    targets: c.targets.map(targetAddress),
+    ...(weights.some((w) => w !== 1) ? { weights } : {}),
+    balance: c.balance,
+    ...(c.hashOn ? { hashOn: c.hashOn } : {}),
     connectMs: c.timeouts?.connectMs ?? 5_000,
     headersMs: c.timeouts?.headersMs ?? 30_000,
     bodyMs: c.timeouts?.bodyMs ?? 30_000,

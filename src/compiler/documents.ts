@@ -13,7 +13,7 @@ const HeaderValue = v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'must not contain
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-const Target = v.pipe(
+const Address = v.pipe(
   v.string(),
   v.regex(/^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'),
   v.check((s) => {
@@ -22,6 +22,21 @@ const Target = v.pipe(
   }, 'port must be 1-65535'),
 );
 
+/** `host:port`, or `{address, weight}`: a target with weight 3 gets three times the requests of one with 1. */
+const Target = v.union([
+  Address,
+  v.strictObject({ address: Address, weight: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000)), 1) }),
+]);
+
+/** What a `hash` cluster keys its targets on: exactly one request part. */
+const HashOn = v.union([
+  v.strictObject({ header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be a header name')) }),
+  v.strictObject({ cookie: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) }),
+  v.strictObject({ query: v.pipe(v.string(), v.minLength(1), v.maxLength(256)) }),
+  v.strictObject({ clientIp: v.literal(true) }),
+  v.strictObject({ path: v.literal(true) }),
+]);
+
 /** Request bodies up to maxBytes are read whole before an upstream connection is taken; 0 streams. */
 const RequestBuffering = v.strictObject({
   maxBytes: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(64 * 1024 * 1024)),
@@ -29,6 +44,9 @@ const RequestBuffering = v.strictObject({
 
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
+  /** How a request picks a target (docs/reference.md "Clusters"). */
+  balance: v.optional(v.picklist(['round-robin', 'least-request', 'hash']), 'round-robin'),
+  hashOn: v.optional(HashOn),
   /** Upstream timeouts in milliseconds: connect, and headers (time to the first response byte). */
   timeouts: v.optional(
     v.strictObject({

@@ -26,13 +26,22 @@ export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTi
 export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
 
 export interface CompiledCluster {
+  /** host:port of each target. */
   targets: string[];
+  /** Per target, when they are not all 1 (round-robin and least-request weigh by them). */
+  weights?: number[];
+  /** Absent: round-robin (generations stored before balancing existed). */
+  balance?: 'round-robin' | 'least-request' | 'hash';
+  /** With balance "hash": the request part the target is chosen by. */
+  hashOn?: HashOn;
   connectMs: number;
   headersMs: number;
   bodyMs: number;
   /** Per worker: connections per target, requests that may wait for one, and how long. */
   connections: { perTarget: number; maxPending: number; pendingTimeoutMs: number };
 }
+
+export type HashOn = { header: string } | { cookie: string } | { query: string } | { clientIp: true } | { path: true };
 
 export interface CompiledRoute {
   id: string;

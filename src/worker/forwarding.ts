@@ -60,7 +60,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     const answer = upstreamResponse(this.life);
     this.inner =
       retry !== null && n < retry.attempts
-        ? new RetryHandler(answer, this.life, retry.statuses, () => void setTimeout(() => this.attempt(n + 1, this.pools.pick()), retry.backoffMs * 2 ** (n - 1)))
+        ? new RetryHandler(answer, this.life, retry.statuses, () => void setTimeout(() => this.attempt(n + 1, this.pools.pick(this.life.ex)), retry.backoffMs * 2 ** (n - 1)))
         : answer;
     this.n = n;
     this.target = upstream;

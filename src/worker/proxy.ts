@@ -36,7 +36,7 @@ export function proxy(life: RequestLife, pools: ClusterPools, body: Buffer | Rea
   };
   const forwarding = new Forwarding(life, pools, opts, replayable, replayable ? (flow?.retry ?? null) : null);
   ex.onAbort(() => forwarding.clientAborted());
-  forwarding.start(pools.pick(), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
+  forwarding.start(pools.pick(life.ex), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
 }
 
 function target(path: string, query: string | null): string {

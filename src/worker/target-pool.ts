@@ -86,6 +86,11 @@ export class TargetPool implements Upstream {
     return this.clients.length;
   }
 
+  /** Requests in flight or waiting: connections in use (one request each) and the queue. */
+  get busy(): number {
+    return this.clients.length - this.idle.length + this.pending.size;
+  }
+
   /** Requests waiting for a connection (tests). */
   get waiting(): number {
     return this.pending.size;

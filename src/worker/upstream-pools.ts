@@ -2,13 +2,15 @@ import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generati
 import { TargetPool } from './target-pool.js';
 import type { Upstream } from '../contracts/upstream.js';
 import { guardedConnect } from '../shared/upstream-guard.js';
+import { targetChoice, type TargetChoice } from './balance/target-choice.js';
+import { hashKey, type KeySource } from './balance/hash-key.js';
 
 /** How long a worker passes over a target it could not connect to. */
 export const HOLD_OFF_MS = 1_000;
 
 /**
- * Keep-alive connections to one cluster's targets, balanced round robin. Built once
- * per generation; closed (gracefully, after their requests finish) when the generation
+ * Keep-alive connections to one cluster's targets, balanced as the cluster says (round
+ * robin, weighted, least-request or a hash ring: balance/). Built once per generation; closed (gracefully, after their requests finish) when the generation
  * that built them retires and goes idle.
  *
  * A target this worker could not connect to (refused, timed out: any caller, the proxy
@@ -20,6 +22,9 @@ export class ClusterPools {
   /** Per target: until when (Date.now()) it is held off; 0 when it is not. */
   private readonly heldUntil: number[];
   private next = 0;
+  /** null: plain round robin, the hot path below. */
+  private readonly choice: TargetChoice | null;
+  private readonly usable = (i: number): boolean => this.heldUntil[i]! <= Date.now();
 
   /** `tenant`: whose upstream policy the connections are checked against. */
   constructor(readonly spec: CompiledCluster, tenant: string) {
@@ -35,6 +40,7 @@ export class ClusterPools {
           onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
         }),
     );
+    this.choice = targetChoice(spec, (i) => this.pools[i]!.busy);
   }
 
   /** The cluster's targets, more than one: a failed attempt may go to another. */
@@ -42,7 +48,9 @@ export class ClusterPools {
     return this.pools.length;
   }
 
-  pick(): Upstream {
+  /** A target for a request (`req` gives a hash cluster its key; without it, or without a key, round robin). */
+  pick(req?: KeySource): Upstream {
+    if (this.choice) return this.chosen(req);
     const i = this.advance();
     // The hot path: nothing held off costs one read.
     return this.heldUntil[i] === 0 ? this.pools[i]! : this.pickAround(i);
@@ -60,6 +68,13 @@ export class ClusterPools {
       held ??= p;
     }
     return held ?? failed;
+  }
+
+  private chosen(req: KeySource | undefined): Upstream {
+    const on = this.spec.hashOn;
+    const i = this.choice!.choose(on && req ? hashKey(on, req) : null, this.usable);
+    if (this.heldUntil[i]! !== 0 && this.heldUntil[i]! <= Date.now()) this.heldUntil[i] = 0;
+    return this.pools[i]!;
   }
 
   close(): Promise<void> {

@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WeightedRoundRobin } from '../../src/worker/balance/weighted-round-robin.js';
+import { LeastRequest } from '../../src/worker/balance/least-request.js';
+import { HashRing } from '../../src/worker/balance/hash-ring.js';
+import { hashKey } from '../../src/worker/balance/hash-key.js';
+
+const all = () => true;
+
+test('weighted round robin: 1:3 gives exactly 1,000 and 3,000 of 4,000, spread out (never A A)', () => {
+  const wrr = new WeightedRoundRobin([1, 3]);
+  const picks = Array.from({ length: 4_000 }, () => wrr.choose(null, all));
+  assert.deepEqual([picks.filter((p) => p === 0).length, picks.filter((p) => p === 1).length], [1_000, 3_000]);
+  for (let i = 1; i < picks.length; i++) assert.ok(!(picks[i] === 0 && picks[i - 1] === 0), `A twice at ${i}`);
+});
+
+test('weighted round robin passes over a target that is not usable, and takes it back when it is', () => {
+  const wrr = new WeightedRoundRobin([1, 1, 1]);
+  const picks = Array.from({ length: 30 }, () => wrr.choose(null, (i) => i !== 1));
+  assert.ok(!picks.includes(1));
+  assert.equal(picks.filter((p) => p === 0).length, 15);
+  const later = Array.from({ length: 30 }, () => wrr.choose(null, all));
+  assert.equal(later.filter((p) => p === 1).length, 10);
+});
+
+test('least-request sends most requests to the target with fewer in flight', () => {
+  const inFlight = [0, 10];
+  const lr = new LeastRequest([1, 1], (i) => inFlight[i]!);
+  const picks = Array.from({ length: 1_000 }, () => lr.choose(null, all));
+  assert.equal(picks.filter((p) => p === 1).length, 0, 'two choices of two: the idle one always wins');
+  const three = new LeastRequest([1, 1, 1], (i) => [0, 5, 5][i]!);
+  const spread = Array.from({ length: 3_000 }, () => three.choose(null, all));
+  assert.ok(spread.filter((p) => p === 0).length > 1_800, 'the idle target wins every pair it is in');
+});
+
+test('hash ring: a key stays on one target; adding a third target moves about a third of the keys, and only to it', () => {
+  const keys = Array.from({ length: 5_000 }, (_, i) => `user-${i}`);
+  const two = new HashRing(['10.0.0.1:80', '10.0.0.2:80'], [1, 1], new WeightedRoundRobin([1, 1]));
+  const before = keys.map((k) => two.choose(k, all));
+  assert.deepEqual(keys.map((k) => two.choose(k, all)), before, 'the same key, the same target');
+  const share = before.filter((t) => t === 0).length / keys.length;
+  assert.ok(share > 0.4 && share < 0.6, `share ${share}`);
+  const three = new HashRing(['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80'], [1, 1, 1], new WeightedRoundRobin([1, 1, 1]));
+  const after = keys.map((k) => three.choose(k, all));
+  const moved = keys.filter((_, i) => after[i] !== before[i]);
+  assert.ok(moved.length / keys.length <= 1 / 3 + 0.05, `moved ${moved.length}`);
+  assert.ok(moved.every((k) => three.choose(k, all) === 2), 'a key moves only to the new target');
+});
+
+test('hash ring: while a target is held off only its keys move, and they come back', () => {
+  const ring = new HashRing(['a:1', 'b:1', 'c:1'], [1, 1, 1], new WeightedRoundRobin([1, 1, 1]));
+  const keys = Array.from({ length: 2_000 }, (_, i) => `k${i}`);
+  const home = keys.map((k) => ring.choose(k, all));
+  const away = keys.map((k) => ring.choose(k, (i) => i !== 1));
+  keys.forEach((_, i) => {
+    if (home[i] !== 1) assert.equal(away[i], home[i]);
+    else assert.notEqual(away[i], 1);
+  });
+  assert.deepEqual(keys.map((k) => ring.choose(k, all)), home);
+});
+
+test('hash keys: a header, a cookie, a query parameter, the client address, the path; none goes round robin', () => {
+  const req = {
+    header: (n: string) => ({ 'x-user': 'u1', cookie: 'a=1; session=abc; b=2' })[n],
+    query: 'x=1&tenant=t9&y',
+    path: '/p/q',
+    clientAddress: '203.0.113.9',
+  };
+  assert.equal(hashKey({ header: 'X-User' }, req), 'u1');
+  assert.equal(hashKey({ cookie: 'session' }, req), 'abc');
+  assert.equal(hashKey({ query: 'tenant' }, req), 't9');
+  assert.equal(hashKey({ clientIp: true }, req), '203.0.113.9');
+  assert.equal(hashKey({ path: true }, req), '/p/q');
+  assert.equal(hashKey({ cookie: 'missing' }, req), null);
+  assert.equal(hashKey({ query: 'y' }, { ...req, query: null }), null);
+});
