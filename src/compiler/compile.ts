@@ -122,6 +122,7 @@ function compileCluster(c: ClusterDoc): CompiledCluster {
     ...(weights.some((w) => w !== 1) ? { weights } : {}),
     balance: c.balance,
     ...(c.hashOn ? { hashOn: c.hashOn } : {}),
+    ...(c.healthCheck ? { healthCheck: { ...c.healthCheck, expectStatus: c.healthCheck.expectStatus ?? [] } } : {}),
     connectMs: c.timeouts?.connectMs ?? 5_000,
     headersMs: c.timeouts?.headersMs ?? 30_000,
     bodyMs: c.timeouts?.bodyMs ?? 30_000,

@@ -42,11 +42,29 @@ const RequestBuffering = v.strictObject({
   maxBytes: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(64 * 1024 * 1024)),
 });
 
+const Ms = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+
+/** Active health checks, run once per node by the supervisor (docs/reference.md "Health checks"). */
+const HealthCheck = v.strictObject({
+  path: v.pipe(v.string(), v.regex(/^\/[\x21-\x7e]*$/, 'must be a path starting with / (printable ASCII, no spaces)'), v.maxLength(2048)),
+  intervalMs: v.optional(Ms(100, 600_000), 5_000),
+  timeoutMs: v.optional(Ms(10, 600_000), 1_000),
+  healthyThreshold: v.optional(Ms(1, 100), 2),
+  unhealthyThreshold: v.optional(Ms(1, 100), 2),
+  /** The statuses that count as healthy; default any 2xx or 3xx. */
+  expectStatus: v.optional(v.pipe(v.array(Ms(100, 599)), v.minLength(1))),
+  /** The Host header of a probe; default the target's host:port. */
+  host: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-fA-F:.]+\](:\d{1,5})?$/, 'must be host[:port]'))),
+  /** What a target not yet probed counts as. */
+  initial: v.optional(v.picklist(['healthy', 'unhealthy']), 'healthy'),
+});
+
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
   /** How a request picks a target (docs/reference.md "Clusters"). */
   balance: v.optional(v.picklist(['round-robin', 'least-request', 'hash']), 'round-robin'),
   hashOn: v.optional(HashOn),
+  healthCheck: v.optional(HealthCheck),
   /** Upstream timeouts in milliseconds: connect, and headers (time to the first response byte). */
   timeouts: v.optional(
     v.strictObject({

@@ -34,11 +34,25 @@ export interface CompiledCluster {
   balance?: 'round-robin' | 'least-request' | 'hash';
   /** With balance "hash": the request part the target is chosen by. */
   hashOn?: HashOn;
+  /** Active health checks (the supervisor probes; workers get the verdicts). */
+  healthCheck?: CompiledHealthCheck;
   connectMs: number;
   headersMs: number;
   bodyMs: number;
   /** Per worker: connections per target, requests that may wait for one, and how long. */
   connections: { perTarget: number; maxPending: number; pendingTimeoutMs: number };
+}
+
+export interface CompiledHealthCheck {
+  path: string;
+  intervalMs: number;
+  timeoutMs: number;
+  healthyThreshold: number;
+  unhealthyThreshold: number;
+  /** Empty: any 2xx or 3xx. */
+  expectStatus: number[];
+  host?: string;
+  initial: 'healthy' | 'unhealthy';
 }
 
 export type HashOn = { header: string } | { cookie: string } | { query: string } | { clientIp: true } | { path: true };

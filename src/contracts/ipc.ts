@@ -29,6 +29,9 @@ export interface DataPortLimits {
   chunkedRequestBodies: 'accept' | 'refuse';
 }
 
+/** Per cluster key (`tenant/name`), the target addresses the health checks took out of rotation. */
+export type HealthTable = Record<string, string[]>;
+
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */
 export interface GenerationMessage {
   id: number;
@@ -47,6 +50,8 @@ export type ToWorker =
       dataPlane: DataPlaneSettings;
     }
   | { type: 'generation'; generation: GenerationMessage }
+  /** The active health checks' verdicts: per cluster (`tenant/name`), the targets out of rotation. */
+  | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }
   /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
   | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number };

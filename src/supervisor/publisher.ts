@@ -60,6 +60,9 @@ export class Publisher {
     this.served = generations.latest();
   }
 
+  /** Told of each generation as it becomes the served one (the health checks follow it). */
+  onServed: ((gen: GenerationMessage) => void) | null = null;
+
   /** What a (re)spawned worker must load before it listens. */
   current(): GenerationMessage | null {
     return this.served;
@@ -136,6 +139,7 @@ export class Publisher {
       onCommit?.(id);
     })();
     this.served = { id, payload };
+    this.onServed?.(this.served);
     const b = await broadcastGeneration(this.pool(), this.served, this.ackTimeoutMs, this.log);
     this.log.info({ tenant, generation: id, action, planned, acked: b.acked }, 'published');
     if (!b.ok) {

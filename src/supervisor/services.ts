@@ -11,6 +11,7 @@ import type { KeyUsage } from '../admin/keys/key-usage.js';
 import type { SubKeyRing } from '../admin/keys/sub-key-ring.js';
 import type { AuthThrottle } from '../admin/auth-throttle.js';
 import type { TenantQuotas } from '../admin/tenant-quotas.js';
+import type { HealthChecks } from './health-checks.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -23,6 +24,8 @@ export interface Services {
   generations: GenerationRepo;
   plugins: PluginRepo;
   publisher: Publisher;
+  /** The active health checks (supervisor-side probes of cluster targets). */
+  health: HealthChecks;
   keys: KeyRepo;
   keyUsage: KeyUsage;
   subKeys: SubKeyRing;

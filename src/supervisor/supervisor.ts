@@ -25,6 +25,8 @@ import { GenerationRepo } from '../store/generation-repo.js';
 import { PluginRepo } from '../store/plugin-repo.js';
 import { Publisher } from './publisher.js';
 import { RateLimitLeases } from './rate-limit-leases.js';
+import { HealthChecks } from './health-checks.js';
+import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 
 export interface Running {
   readyLine: string;
@@ -60,6 +62,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const upstreams = upstreamRules(config);
   const secrets = { env: config.secrets.env, reserved: config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])) };
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
+  // Health probes go through the same upstream policy as the workers' connections.
+  installUpstreamPolicy(upstreams);
+  const health = new HealthChecks(log, (table) => pool.broadcast({ type: 'health', unhealthy: table }));
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
@@ -68,7 +73,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies, upstreams, limits: config.limits },
     log,
     currentGeneration: () => publisher.current(),
+    currentHealth: () => health.table(),
   });
+  publisher.onServed = (gen) => health.update(gen.payload);
   serveLeases(pool, new RateLimitLeases(() => pool.live().length));
   const keys = new KeyRepo(volume.db);
   const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
@@ -76,7 +83,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
-    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher },
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 
@@ -118,6 +125,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
     `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   keyUsage.start();
+  health.update(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
   const purge = setInterval(() => {
     try {
@@ -129,6 +137,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   purge.unref();
   const beforeClose = () => {
     clearInterval(purge);
+    health.stop();
     keyUsage.stop(); // the last second of key use reaches the volume
   };
   return lifecycle(config, log, admin, pool, volume, readyLine, beforeClose);

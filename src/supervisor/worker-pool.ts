@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
-import type { DataPlaneSettings, FromWorker, GenerationMessage, ToWorker } from '../contracts/ipc.js';
+import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToWorker } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 
@@ -27,6 +27,8 @@ export interface PoolOptions {
   log: Logger;
   /** The generation a (re)spawned worker must load before it listens. */
   currentGeneration: () => GenerationMessage | null;
+  /** The health checks' verdicts a (re)spawned worker starts with. */
+  currentHealth: () => HealthTable;
 }
 
 export class BindError extends Error {}
@@ -84,6 +86,7 @@ export class WorkerPool {
         slot.generation = gen?.id ?? 0;
         const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane };
         this.post(worker, init);
+        this.post(worker, { type: 'health', unhealthy: this.opts.currentHealth() });
       } else if (msg.type === 'listening') {
         slot.state = 'listening';
         // A publish that ran while this worker started skipped it: catch it up.
@@ -119,6 +122,11 @@ export class WorkerPool {
   }
 
   /** Live workers: those that listen and will take a generation. */
+  /** Sends `msg` to every worker that is listening. */
+  broadcast(msg: ToWorker): void {
+    for (const s of this.live()) this.send(s, msg);
+  }
+
   live(): WorkerSlot[] {
     return this.slots.filter((s) => s.worker && s.state === 'listening');
   }

@@ -14,6 +14,7 @@ import { envelopeReply } from './envelope.js';
 import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
 import { LeasedRateLimits } from './rate-limit-client.js';
 import { servicePool } from './service-pools.js';
+import { targetHealth } from './target-health.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
@@ -39,6 +40,7 @@ process.on('message', (msg: ToWorker) => {
   try {
     if (msg.type === 'init') void init(msg);
     else if (msg.type === 'generation') swap(msg.generation.id, msg.generation.payload);
+    else if (msg.type === 'health') targetHealth.set(msg.unhealthy);
     else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining);
     else if (msg.type === 'drain') void drain(msg.graceMs);
   } catch (err) {

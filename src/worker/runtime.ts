@@ -41,7 +41,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   });
   const poolsFor = (cluster: string) => {
     let p = pools.get(cluster);
-    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster.slice(0, cluster.indexOf('/')))));
+    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster)));
     return p;
   };
 

@@ -4,6 +4,7 @@ import type { Upstream } from '../contracts/upstream.js';
 import { guardedConnect } from '../shared/upstream-guard.js';
 import { targetChoice, type TargetChoice } from './balance/target-choice.js';
 import { hashKey, type KeySource } from './balance/hash-key.js';
+import { targetHealth } from './target-health.js';
 
 /** How long a worker passes over a target it could not connect to. */
 export const HOLD_OFF_MS = 1_000;
@@ -24,10 +25,20 @@ export class ClusterPools {
   private next = 0;
   /** null: plain round robin, the hot path below. */
   private readonly choice: TargetChoice | null;
-  private readonly usable = (i: number): boolean => this.heldUntil[i]! <= Date.now();
+  private readonly usable = (i: number): boolean => !this.down[i] && this.heldUntil[i]! <= Date.now();
 
-  /** `tenant`: whose upstream policy the connections are checked against. */
-  constructor(readonly spec: CompiledCluster, tenant: string) {
+  /** The health checks' verdict per target (all false without checks), refreshed when targetHealth moves. */
+  private down: boolean[];
+  private anyDown = false;
+  private healthVersion = -1;
+
+  /** `key`: the cluster's `tenant/name`, whose tenant's upstream policy the connections are checked against. */
+  constructor(
+    readonly spec: CompiledCluster,
+    private readonly key: string,
+  ) {
+    const tenant = key.slice(0, key.indexOf('/'));
+    this.down = spec.targets.map(() => false);
     this.heldUntil = spec.targets.map(() => 0);
     const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
     this.pools = spec.targets.map(
@@ -50,10 +61,24 @@ export class ClusterPools {
 
   /** A target for a request (`req` gives a hash cluster its key; without it, or without a key, round robin). */
   pick(req?: KeySource): Upstream {
+    if (this.healthVersion !== targetHealth.version) this.refreshHealth();
     if (this.choice) return this.chosen(req);
     const i = this.advance();
-    // The hot path: nothing held off costs one read.
-    return this.heldUntil[i] === 0 ? this.pools[i]! : this.pickAround(i);
+    // The hot path: nothing held off or down costs two reads.
+    return this.heldUntil[i] === 0 && !this.anyDown ? this.pools[i]! : this.pickAround(i);
+  }
+
+  /**
+   * The checks' verdicts for this cluster. When they take every target out, none is down
+   * here: traffic goes to all of them rather than to none (panic, as Envoy does).
+   */
+  private refreshHealth(): void {
+    this.healthVersion = targetHealth.version;
+    if (!this.spec.healthCheck) return;
+    const down = targetHealth.down(this.key, this.spec.targets);
+    const all = down.every(Boolean);
+    this.down = all ? down.map(() => false) : down;
+    this.anyDown = !all && down.some(Boolean);
   }
 
   /** A target other than `failed` (the cluster has two at least), one not held off if there is one. */
@@ -64,7 +89,7 @@ export class ClusterPools {
       const i = this.advance();
       const p = this.pools[i]!;
       if (p === failed) continue;
-      if (this.heldUntil[i]! <= now) return p;
+      if (this.heldUntil[i]! <= now && !this.down[i]) return p;
       held ??= p;
     }
     return held ?? failed;
@@ -87,11 +112,11 @@ export class ClusterPools {
     return i;
   }
 
-  /** `first` is held off: the next target round the ring that is not; if all are, `first`. */
+  /** `first` is held off or down: the next target round the ring that is neither; if all are, `first`. */
   private pickAround(first: number): TargetPool {
     const now = Date.now();
     for (let k = 0, i = first; k < this.pools.length; k++, i = this.advance()) {
-      if (this.heldUntil[i]! <= now) {
+      if (this.heldUntil[i]! <= now && !this.down[i]) {
         this.heldUntil[i] = 0;
         return this.pools[i]!;
       }

@@ -20,7 +20,7 @@ async function cluster(t: { after(fn: () => unknown): void }) {
     bodyMs: 5_000,
     connections: { perTarget: 8, maxPending: 8, pendingTimeoutMs: 1_000 },
   };
-  const pools = new ClusterPools(spec);
+  const pools = new ClusterPools(spec, 'default/c');
   t.after(() => pools.close());
   const first = pools.pick();
   const second = pools.pick();
@@ -55,7 +55,7 @@ test('round robin passes over a target that refused a connection, for the hold-o
 
 test('every target held off: plain round robin', async (t) => {
   const { pools } = await cluster(t);
-  const both = new ClusterPools({ ...pools.spec, targets: [pools.spec.targets[0]!, `127.0.0.1:${await freePort()}`] });
+  const both = new ClusterPools({ ...pools.spec, targets: [pools.spec.targets[0]!, `127.0.0.1:${await freePort()}`] }, 'default/c');
   t.after(() => both.close());
   const [a, b] = [both.pick(), both.pick()];
   assert.deepEqual(await Promise.all([get(a), get(b)]), ['ECONNREFUSED', 'ECONNREFUSED']);

@@ -6,6 +6,7 @@ import * as publish from './publish.js';
 import * as plugin from './plugin.js';
 import * as key from './key.js';
 import * as audit from './audit.js';
+import * as clusters from './clusters.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -31,5 +32,6 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   'key.revoke': key.revoke,
   'key.delete': key.remove,
   'audit.list': audit.list,
+  'clusters.health': clusters.health,
   metrics: sys.metrics,
 };

@@ -1,0 +1,24 @@
+import type { OpHandler } from '../op-context.js';
+import type { Services } from '../../supervisor/services.js';
+import { SvcError } from '../../shared/errors.js';
+
+/**
+ * A published cluster's targets as the node's health checks see them. Without a
+ * `healthCheck` every target is `unchecked` (in rotation unless a worker holds it off
+ * after a failed connection, which is per worker and not shown here).
+ */
+export const health: OpHandler<Services> = ({ params, services }) => {
+  const key = `${params.tenant!}/${params.name!}`;
+  const spec = services.publisher.current()?.payload.clusters[key];
+  if (!spec) throw new SvcError('Svc.Config.NotFound', `No published cluster ${params.name!} in tenant ${params.tenant!}`);
+  const checked = new Map(services.health.targets(key).map((t) => [t.target, t]));
+  return {
+    tenant: params.tenant,
+    cluster: params.name,
+    healthCheck: spec.healthCheck ?? null,
+    targets: spec.targets.map((target) => {
+      const t = checked.get(target);
+      return t ? { ...t } : { target, state: 'unchecked', successes: 0, failures: 0, lastCheckedAt: null };
+    }),
+  };
+};

@@ -1,0 +1,12 @@
+import { Args } from '@oclif/core';
+import { AdminCommand } from '../../admin-command.js';
+import { seg } from '../../admin-client.js';
+
+export default class ClusterHealth extends AdminCommand {
+  static override summary = "A published cluster's targets with their health-check state (healthy, unhealthy or unchecked), counters and last check.";
+  static override args = { name: Args.string({ required: true, description: 'the cluster name' }) };
+
+  async run(): Promise<unknown> {
+    return this.call('GET', `/api/v1/${seg(this.flags.tenant)}/clusters/${seg(this.args.name as string)}/health`);
+  }
+}
