@@ -176,3 +176,15 @@ test('cluster health over REST and the CLI shows each target\'s state; a token w
   const out = cli.json as { targets: { target: string; state: string }[] };
   assert.equal(out.targets.find((x) => x.target === b!.address)!.state, 'unhealthy');
 });
+
+test('a tenant cannot make the supervisor probe more than 256 targets: the rest stay unchecked and a warn line says so', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  // Loopback addresses on port 9, where nothing listens (never the gateway's own ports): each probe fails at once.
+  const many = Array.from({ length: 260 }, (_, i) => `127.0.${1 + Math.floor(i / 200)}.${2 + (i % 200)}:9`);
+  await apply(gw, [['cluster', 'big', { targets: many, healthCheck: { path: '/health', intervalMs: 60_000 } }], ['route', 'all', { cluster: 'big' }]]);
+  await waitFor('the warn line', () => gw.logLines().some((l) => (l as { msg?: string }).msg?.startsWith('health checks: the tenant has more targets')));
+  const r = await httpRequest(`${gw.adminUrl}/api/v1/default/clusters/big/health`, { token: gw.tokens.root });
+  const states = (r.json as { targets: { state: string }[] }).targets.map((x) => x.state);
+  assert.equal(states.filter((s) => s === 'unchecked').length, 4);
+  assert.equal(states.length, 260);
+});
