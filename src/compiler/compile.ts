@@ -122,6 +122,7 @@ function compileCluster(c: ClusterDoc): CompiledCluster {
     ...(weights.some((w) => w !== 1) ? { weights } : {}),
     balance: c.balance,
     ...(c.hashOn ? { hashOn: c.hashOn } : {}),
+    ...(c.outlier ? { outlier: c.outlier } : {}),
     ...(c.healthCheck ? { healthCheck: { ...c.healthCheck, expectStatus: c.healthCheck.expectStatus ?? [] } } : {}),
     connectMs: c.timeouts?.connectMs ?? 5_000,
     headersMs: c.timeouts?.headersMs ?? 30_000,

@@ -59,12 +59,22 @@ const HealthCheck = v.strictObject({
   initial: v.optional(v.picklist(['healthy', 'unhealthy']), 'healthy'),
 });
 
+/** Passive health: a target failing requests is taken out for a while (docs/reference.md "Outlier ejection"). */
+const Outlier = v.strictObject({
+  consecutiveFailures: v.optional(Ms(1, 1_000), 5),
+  ejectMs: v.optional(Ms(100, 3_600_000), 30_000),
+  maxEjectedPercent: v.optional(Ms(0, 100), 50),
+  /** Whether 5xx answers count as failures (connect failures and resets always do). */
+  on5xx: v.optional(v.boolean(), true),
+});
+
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
   /** How a request picks a target (docs/reference.md "Clusters"). */
   balance: v.optional(v.picklist(['round-robin', 'least-request', 'hash']), 'round-robin'),
   hashOn: v.optional(HashOn),
   healthCheck: v.optional(HealthCheck),
+  outlier: v.optional(Outlier),
   /** Upstream timeouts in milliseconds: connect, and headers (time to the first response byte). */
   timeouts: v.optional(
     v.strictObject({

@@ -36,6 +36,8 @@ export interface CompiledCluster {
   hashOn?: HashOn;
   /** Active health checks (the supervisor probes; workers get the verdicts). */
   healthCheck?: CompiledHealthCheck;
+  /** Passive health: workers report failing targets, the supervisor ejects them node-wide. */
+  outlier?: { consecutiveFailures: number; ejectMs: number; maxEjectedPercent: number; on5xx: boolean };
   connectMs: number;
   headersMs: number;
   bodyMs: number;

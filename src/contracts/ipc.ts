@@ -29,7 +29,7 @@ export interface DataPortLimits {
   chunkedRequestBodies: 'accept' | 'refuse';
 }
 
-/** Per cluster key (`tenant/name`), the target addresses the health checks took out of rotation. */
+/** Per cluster key (`tenant/name`), the target addresses out of rotation: unhealthy by the checks, or ejected. */
 export type HealthTable = Record<string, string[]>;
 
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */
@@ -50,7 +50,7 @@ export type ToWorker =
       dataPlane: DataPlaneSettings;
     }
   | { type: 'generation'; generation: GenerationMessage }
-  /** The active health checks' verdicts: per cluster (`tenant/name`), the targets out of rotation. */
+  /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }
   /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
@@ -65,4 +65,6 @@ export type FromWorker =
   /** Asks for tokens of a node-wide rate-limit bucket. */
   /** `returned`: tokens of this worker's lapsed lease it did not spend, back to the bucket. */
   | { type: 'lease'; id: number; bucket: string; rps: number; burst: number; returned: number }
-  | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } };
+  | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } }
+  /** A target of `cluster` failed `consecutiveFailures` requests in a row in this worker. */
+  | { type: 'outlier'; cluster: string; target: string };

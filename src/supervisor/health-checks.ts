@@ -17,8 +17,8 @@ export class HealthChecks {
 
   constructor(
     private readonly log: Logger,
-    /** Sends the table to every live worker. */
-    private readonly broadcast: (table: HealthTable) => void,
+    /** A verdict changed: the supervisor sends the table to every live worker. */
+    private readonly broadcast: () => void,
   ) {}
 
   /** Starts, retunes and stops probers to match the published generation. */
@@ -55,7 +55,7 @@ export class HealthChecks {
       this.probers.delete(key);
       if (p.state === 'unhealthy') changed = true;
     }
-    if (changed) this.broadcast(this.table());
+    if (changed) this.broadcast();
   }
 
   /** Clusters to the targets out of rotation (what a new worker gets at start). */
@@ -85,6 +85,6 @@ export class HealthChecks {
     const line = { cluster, target: p.target, from, to: p.state, why };
     if (p.state === 'unhealthy') this.log.warn(line, 'upstream target unhealthy: out of rotation');
     else this.log.info(line, 'upstream target healthy: back in rotation');
-    this.broadcast(this.table());
+    this.broadcast();
   }
 }

@@ -12,6 +12,7 @@ import type { SubKeyRing } from '../admin/keys/sub-key-ring.js';
 import type { AuthThrottle } from '../admin/auth-throttle.js';
 import type { TenantQuotas } from '../admin/tenant-quotas.js';
 import type { HealthChecks } from './health-checks.js';
+import type { OutlierEjection } from './outlier-ejection.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -26,6 +27,8 @@ export interface Services {
   publisher: Publisher;
   /** The active health checks (supervisor-side probes of cluster targets). */
   health: HealthChecks;
+  /** Outlier ejection (passive health), decided from the workers' reports. */
+  outliers: OutlierEjection;
   keys: KeyRepo;
   keyUsage: KeyUsage;
   subKeys: SubKeyRing;

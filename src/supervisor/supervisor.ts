@@ -26,6 +26,8 @@ import { PluginRepo } from '../store/plugin-repo.js';
 import { Publisher } from './publisher.js';
 import { RateLimitLeases } from './rate-limit-leases.js';
 import { HealthChecks } from './health-checks.js';
+import { OutlierEjection } from './outlier-ejection.js';
+import type { HealthTable } from '../contracts/ipc.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 
 export interface Running {
@@ -64,7 +66,10 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   // Health probes go through the same upstream policy as the workers' connections.
   installUpstreamPolicy(upstreams);
-  const health = new HealthChecks(log, (table) => pool.broadcast({ type: 'health', unhealthy: table }));
+  const sendTable = () => pool.broadcast({ type: 'health', unhealthy: outOfRotation() });
+  const health = new HealthChecks(log, sendTable);
+  const outliers = new OutlierEjection(log, sendTable);
+  const outOfRotation = (): HealthTable => mergeTables(health.table(), outliers.table());
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
@@ -73,9 +78,15 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies, upstreams, limits: config.limits },
     log,
     currentGeneration: () => publisher.current(),
-    currentHealth: () => health.table(),
+    currentHealth: outOfRotation,
   });
-  publisher.onServed = (gen) => health.update(gen.payload);
+  publisher.onServed = (gen) => {
+    outliers.update(gen.payload);
+    health.update(gen.payload);
+  };
+  pool.onWorkerMessage((_slot, msg) => {
+    if (msg.type === 'outlier') outliers.report(msg.cluster, msg.target);
+  });
   serveLeases(pool, new RateLimitLeases(() => pool.live().length));
   const keys = new KeyRepo(volume.db);
   const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
@@ -83,7 +94,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
-    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health },
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 
@@ -125,6 +136,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
     `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   keyUsage.start();
+  outliers.update(publisher.current()?.payload ?? null);
   health.update(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
   const purge = setInterval(() => {
@@ -138,6 +150,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const beforeClose = () => {
     clearInterval(purge);
     health.stop();
+    outliers.stop();
     keyUsage.stop(); // the last second of key use reaches the volume
   };
   return lifecycle(config, log, admin, pool, volume, readyLine, beforeClose);
@@ -187,6 +200,13 @@ function hostForUrl(host: string): string {
 }
 
 /** Answers workers' rate-limit lease requests. */
+/** Targets out of rotation by either verdict: unhealthy by the checks, or ejected. */
+function mergeTables(a: HealthTable, b: HealthTable): HealthTable {
+  const out: HealthTable = { ...a };
+  for (const [cluster, targets] of Object.entries(b)) out[cluster] = [...new Set([...(out[cluster] ?? []), ...targets])];
+  return out;
+}
+
 function serveLeases(pool: WorkerPool, leases: RateLimitLeases): void {
   pool.onWorkerMessage((slot, msg) => {
     if (msg.type !== 'lease') return;

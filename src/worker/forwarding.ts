@@ -100,10 +100,12 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     this.answered = true;
     if (statusCode < 200) return true; // 1xx: not relayed
+    this.pools.outcome(this.target!, statusCode);
     return super.onHeaders(statusCode, raw, resume, statusMessage);
   }
 
   override onError(err: Error): void {
+    if (!this.answered && !this.life.ex.aborted) this.pools.outcome(this.target!, null);
     if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
     super.onError(err);
   }

@@ -15,6 +15,7 @@ import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
 import { LeasedRateLimits } from './rate-limit-client.js';
 import { servicePool } from './service-pools.js';
 import { targetHealth } from './target-health.js';
+import { setOutlierSender } from './outlier-reports.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
@@ -48,6 +49,7 @@ process.on('message', (msg: ToWorker) => {
   }
 });
 
+setOutlierSender((cluster, target) => send({ type: 'outlier', cluster, target }));
 send({ type: 'booted' });
 
 async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {

@@ -5,6 +5,7 @@ import { guardedConnect } from '../shared/upstream-guard.js';
 import { targetChoice, type TargetChoice } from './balance/target-choice.js';
 import { hashKey, type KeySource } from './balance/hash-key.js';
 import { targetHealth } from './target-health.js';
+import { reportOutlier } from './outlier-reports.js';
 
 /** How long a worker passes over a target it could not connect to. */
 export const HOLD_OFF_MS = 1_000;
@@ -31,6 +32,9 @@ export class ClusterPools {
   private down: boolean[];
   private anyDown = false;
   private healthVersion = -1;
+  /** Per target: requests that failed in a row in this worker (outlier detection). */
+  private readonly failures: number[];
+  private readonly indexOf = new Map<Upstream, number>();
 
   /** `key`: the cluster's `tenant/name`, whose tenant's upstream policy the connections are checked against. */
   constructor(
@@ -39,6 +43,7 @@ export class ClusterPools {
   ) {
     const tenant = key.slice(0, key.indexOf('/'));
     this.down = spec.targets.map(() => false);
+    this.failures = spec.targets.map(() => 0);
     this.heldUntil = spec.targets.map(() => 0);
     const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
     this.pools = spec.targets.map(
@@ -52,6 +57,7 @@ export class ClusterPools {
         }),
     );
     this.choice = targetChoice(spec, (i) => this.pools[i]!.busy);
+    this.pools.forEach((p, i) => this.indexOf.set(p, i));
   }
 
   /** The cluster's targets, more than one: a failed attempt may go to another. */
@@ -69,13 +75,32 @@ export class ClusterPools {
   }
 
   /**
+   * An attempt's outcome on `target` (outlier detection): connect failures and resets, and
+   * 5xx answers unless the cluster says not, count as failures; every consecutiveFailures
+   * of them in a row are reported to the supervisor, which decides the ejection.
+   */
+  outcome(target: Upstream, status: number | null): void {
+    const o = this.spec.outlier;
+    if (!o) return;
+    const i = this.indexOf.get(target);
+    if (i === undefined) return;
+    if (status === null || (o.on5xx && status >= 500)) {
+      if (++this.failures[i]! % o.consecutiveFailures === 0) reportOutlier(this.key, this.spec.targets[i]!);
+    } else this.failures[i] = 0;
+  }
+
+  /**
    * The checks' verdicts for this cluster. When they take every target out, none is down
    * here: traffic goes to all of them rather than to none (panic, as Envoy does).
    */
   private refreshHealth(): void {
     this.healthVersion = targetHealth.version;
-    if (!this.spec.healthCheck) return;
+    if (!this.spec.healthCheck && !this.spec.outlier) return;
     const down = targetHealth.down(this.key, this.spec.targets);
+    // A target back in rotation starts counting its failures anew.
+    down.forEach((d, i) => {
+      if (!d) this.failures[i] = 0;
+    });
     const all = down.every(Boolean);
     this.down = all ? down.map(() => false) : down;
     this.anyDown = !all && down.some(Boolean);

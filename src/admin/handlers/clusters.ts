@@ -3,9 +3,10 @@ import type { Services } from '../../supervisor/services.js';
 import { SvcError } from '../../shared/errors.js';
 
 /**
- * A published cluster's targets as the node's health checks see them. Without a
- * `healthCheck` every target is `unchecked` (in rotation unless a worker holds it off
- * after a failed connection, which is per worker and not shown here).
+ * A published cluster's targets as the node's health checks see them, and until when
+ * one is ejected as an outlier. Without a `healthCheck` every target is `unchecked` (in
+ * rotation unless ejected, or held off by a worker after a failed connection, which is per
+ * worker and not shown here).
  */
 export const health: OpHandler<Services> = ({ params, services }) => {
   const key = `${params.tenant!}/${params.name!}`;
@@ -16,9 +17,11 @@ export const health: OpHandler<Services> = ({ params, services }) => {
     tenant: params.tenant,
     cluster: params.name,
     healthCheck: spec.healthCheck ?? null,
+    outlier: spec.outlier ?? null,
     targets: spec.targets.map((target) => {
-      const t = checked.get(target);
-      return t ? { ...t } : { target, state: 'unchecked', successes: 0, failures: 0, lastCheckedAt: null };
+      const t = checked.get(target) ?? { target, state: 'unchecked', successes: 0, failures: 0, lastCheckedAt: null };
+      const until = services.outliers.ejectedUntil(key, target);
+      return { ...t, ejectedUntil: until === null ? null : new Date(until).toISOString() };
     }),
   };
 };
