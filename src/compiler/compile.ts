@@ -123,6 +123,7 @@ function compileCluster(c: ClusterDoc): CompiledCluster {
     balance: c.balance,
     ...(c.hashOn ? { hashOn: c.hashOn } : {}),
     ...(c.outlier ? { outlier: c.outlier } : {}),
+    ...(c.retry ? { retry: c.retry } : {}),
     ...(c.healthCheck ? { healthCheck: { ...c.healthCheck, expectStatus: c.healthCheck.expectStatus ?? [] } } : {}),
     connectMs: c.timeouts?.connectMs ?? 5_000,
     headersMs: c.timeouts?.headersMs ?? 30_000,

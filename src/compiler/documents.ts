@@ -68,6 +68,14 @@ const Outlier = v.strictObject({
   on5xx: v.optional(v.boolean(), true),
 });
 
+/** Retries as cluster policy, within a budget (docs/reference.md "Cluster retries"). */
+const ClusterRetry = v.strictObject({
+  attempts: v.optional(Ms(2, 10), 2),
+  on: v.optional(v.pipe(v.array(v.picklist(['connect-failure', 'reset', '502', '503', '504'])), v.minLength(1)), ['connect-failure', 'reset', '503']),
+  budgetPercent: v.optional(Ms(0, 100), 20),
+  minRetriesPerSecond: v.optional(Ms(0, 1_000), 1),
+});
+
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
   /** How a request picks a target (docs/reference.md "Clusters"). */
@@ -75,6 +83,7 @@ export const ClusterDoc = v.strictObject({
   hashOn: v.optional(HashOn),
   healthCheck: v.optional(HealthCheck),
   outlier: v.optional(Outlier),
+  retry: v.optional(ClusterRetry),
   /** Upstream timeouts in milliseconds: connect, and headers (time to the first response byte). */
   timeouts: v.optional(
     v.strictObject({

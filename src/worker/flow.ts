@@ -3,6 +3,7 @@ import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from
 import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from '../shared/header-edits.js';
 import { SharedBody } from './shared-body.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
 export class RequestFlow implements Flow {
@@ -11,7 +12,7 @@ export class RequestFlow implements Flow {
   readonly vars: Record<string, unknown> = {};
   timeouts: { headersMs?: number; bodyMs?: number } | null = null;
   cluster: string | null = null;
-  retry: { attempts: number; statuses: ReadonlySet<number>; backoffMs: number } | null = null;
+  retry: RetryPolicy | null = null;
   /**
    * Whole-answer collectors (cache, compression), each with its own size limit, and the
    * largest of those limits: an answer is gathered up to it, and each collector sees it

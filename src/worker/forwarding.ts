@@ -7,8 +7,8 @@ import { sendAgain } from './send-again.js';
 import { RetryHandler } from './retry-handler.js';
 import { upstreamResponse } from './phases.js';
 import { HandlerWrapper } from './handler-wrapper.js';
+import type { RetryPolicy } from './retry-policy.js';
 
-type Retry = NonNullable<NonNullable<RequestLife['flow']>['retry']>;
 
 /**
  * One request on its way upstream, as the outermost handler of every attempt it makes:
@@ -41,7 +41,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     /** No body, or one held whole: it can go out again. A streamed body is read once. */
     private readonly replayable: boolean,
     /** The retry step's policy, for a replayable request; else null. */
-    private readonly retry: Retry | null,
+    private readonly retry: RetryPolicy | null,
   ) {
     // `inner`, the current attempt's handler chain (retry, collect, relay), is set by each attempt.
     super(null!);
@@ -60,7 +60,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     const answer = upstreamResponse(this.life);
     this.inner =
       retry !== null && n < retry.attempts
-        ? new RetryHandler(answer, this.life, retry.statuses, () => void setTimeout(() => this.attempt(n + 1, this.pools.pick(this.life.ex)), retry.backoffMs * 2 ** (n - 1)))
+        ? new RetryHandler(answer, this.life, retry, () => void setTimeout(() => this.attempt(n + 1, this.nextTarget(retry, upstream)), retry.backoffMs * 2 ** (n - 1)))
         : answer;
     this.n = n;
     this.target = upstream;
@@ -74,6 +74,11 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     } catch (err) {
       this.outer.onError!(err as Error);
     }
+  }
+
+  /** Where a retry goes: another target for a cluster's policy, else the cluster's next pick. */
+  private nextTarget(retry: RetryPolicy, failed: Upstream): Upstream {
+    return retry.elsewhere && this.pools.size > 1 ? this.pools.pickOther(failed) : this.pools.pick(this.life.ex);
   }
 
   /** The client left: the upstream request is aborted and the request ends now. */

@@ -34,7 +34,9 @@ export function proxy(life: RequestLife, pools: ClusterPools, body: Buffer | Rea
     // undici's pipelining guard: a request with a streamed body is not safe to replay on another connection.
     idempotent: replayable && (ex.method === 'GET' || ex.method === 'HEAD'),
   };
-  const forwarding = new Forwarding(life, pools, opts, replayable, replayable ? (flow?.retry ?? null) : null);
+  pools.retryPolicy?.budget?.request();
+  // The retry step's policy wins over the cluster's for its route.
+  const forwarding = new Forwarding(life, pools, opts, replayable, replayable ? (flow?.retry ?? pools.retryPolicy) : null);
   ex.onAbort(() => forwarding.clientAborted());
   forwarding.start(pools.pick(life.ex), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
 }

@@ -2,9 +2,10 @@ import type { Dispatcher } from 'undici';
 import type { RequestLife } from './request-life.js';
 import { retriable } from './upstream-failure.js';
 import { HandlerWrapper } from './handler-wrapper.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /**
- * The retry step around one attempt that may be followed by another (a replayable
+ * A retry policy (the retry step's, or the cluster's within its budget) around one attempt that may be followed by another (a replayable
  * request, attempts left): an answer whose status retries is read to its end and
  * dropped, so its connection stays reusable, and a retriable failure before the head
  * went out starts the next attempt; anything else goes to the wrapped handler.
@@ -16,7 +17,7 @@ export class RetryHandler extends HandlerWrapper {
   constructor(
     inner: Dispatcher.DispatchHandler,
     private readonly life: RequestLife,
-    private readonly statuses: ReadonlySet<number>,
+    private readonly policy: RetryPolicy,
     /** Starts the next attempt (after the backoff). */
     private readonly next: () => void,
   ) {
@@ -24,7 +25,7 @@ export class RetryHandler extends HandlerWrapper {
   }
 
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
-    if (this.statuses.has(statusCode)) {
+    if (this.policy.statuses.has(statusCode) && this.mayRetry()) {
       this.discarding = true;
       return true;
     }
@@ -42,8 +43,13 @@ export class RetryHandler extends HandlerWrapper {
 
   override onError(err: Error): void {
     const ex = this.life.ex;
-    if (!ex.aborted && !ex.headersSent && (this.discarding || retriable(err))) return this.retryNow();
+    if (!ex.aborted && !ex.headersSent && (this.discarding || ((this.policy.errors ?? retriable)(err) && this.mayRetry()))) return this.retryNow();
     super.onError(err);
+  }
+
+  /** The cluster's budget has room (the retry step has none to ask). */
+  private mayRetry(): boolean {
+    return this.policy.budget === undefined || this.policy.budget.tryRetry();
   }
 
   private retryNow(): void {

@@ -6,6 +6,7 @@ import { targetChoice, type TargetChoice } from './balance/target-choice.js';
 import { hashKey, type KeySource } from './balance/hash-key.js';
 import { targetHealth } from './target-health.js';
 import { reportOutlier } from './outlier-reports.js';
+import { clusterRetry, type RetryPolicy } from './retry-policy.js';
 
 /** How long a worker passes over a target it could not connect to. */
 export const HOLD_OFF_MS = 1_000;
@@ -35,6 +36,8 @@ export class ClusterPools {
   /** Per target: requests that failed in a row in this worker (outlier detection). */
   private readonly failures: number[];
   private readonly indexOf = new Map<Upstream, number>();
+  /** The cluster's retry policy and budget (null without `retry`). */
+  readonly retryPolicy: RetryPolicy | null;
 
   /** `key`: the cluster's `tenant/name`, whose tenant's upstream policy the connections are checked against. */
   constructor(
@@ -58,6 +61,7 @@ export class ClusterPools {
     );
     this.choice = targetChoice(spec, (i) => this.pools[i]!.busy);
     this.pools.forEach((p, i) => this.indexOf.set(p, i));
+    this.retryPolicy = clusterRetry(spec);
   }
 
   /** The cluster's targets, more than one: a failed attempt may go to another. */

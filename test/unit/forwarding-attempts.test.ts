@@ -54,7 +54,7 @@ function answer(h: Handler, status: number, body: string): void {
 }
 
 function pools(pick: () => Dispatcher): ClusterPools {
-  return { spec: { headersMs: 30_000, bodyMs: 30_000 }, size: 1, pick, pickOther: pick, outcome: () => {} } as unknown as ClusterPools;
+  return { spec: { headersMs: 30_000, bodyMs: 30_000 }, size: 1, pick, pickOther: pick, outcome: () => {}, retryPolicy: null } as unknown as ClusterPools;
 }
 
 test('a re-send on a new connection comes before the retry step and is not one of its attempts', async () => {

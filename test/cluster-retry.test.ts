@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer as createNetServer } from 'node:net';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import { startGateway, type Gateway } from './helpers/gateway.js';
+import { ROOT_KEY, apply } from './helpers/admin.js';
+import { BOUNDED } from './helpers/wait.js';
+
+async function send(gw: Gateway, n: number, clients: number): Promise<number[]> {
+  const agent = new Agent({ connections: clients });
+  const statuses: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < n) {
+        next++;
+        const r = await request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher: agent, headers: { host: 'a.test' } });
+        await r.body.text();
+        statuses.push(r.statusCode);
+      }
+    }),
+  );
+  await agent.close();
+  return statuses;
+}
+
+test('a target resetting every connection: the retry budget holds attempts at it to 1.2x the requests plus the floor', BOUNDED, async (t) => {
+  let attempts = 0;
+  // Reads a request head, then resets the connection: a failure after bytes went out.
+  const resetter = createNetServer((sock) => {
+    sock.once('data', () => {
+      attempts++;
+      sock.resetAndDestroy();
+    });
+    sock.on('error', () => {});
+  });
+  await new Promise<void>((r) => resetter.listen(0, '127.0.0.1', r));
+  t.after(() => resetter.close());
+  const target = `127.0.0.1:${(resetter.address() as AddressInfo).port}`;
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [['cluster', 'c', { targets: [target], retry: { attempts: 3, on: ['reset'], budgetPercent: 20 } }], ['route', 'all', { cluster: 'c' }]]);
+  const statuses = await send(gw, 300, 8);
+  t.diagnostic(`${attempts} attempts for 300 requests (without the budget: up to 900)`);
+  assert.ok(statuses.every((s) => s === 502), 'every request failed in the end');
+  // 20 % of 300, plus the floor of 1 a second over the 10 s window, plus slack for the window's edges.
+  assert.ok(attempts <= 300 * 1.2 + 10 + 5, `${attempts} attempts`);
+  assert.ok(attempts > 300, 'some retries happened');
+});
+
+test('a cluster retry on 503 goes to another target', BOUNDED, async (t) => {
+  let goodHits = 0;
+  let badHits = 0;
+  const good = createServer((_q, s) => {
+    goodHits++;
+    s.end('good');
+  });
+  const bad = createServer((_q, s) => {
+    badHits++;
+    s.statusCode = 503;
+    s.end('bad');
+  });
+  for (const srv of [good, bad]) {
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    t.after(() => {
+      srv.closeAllConnections();
+      srv.close();
+    });
+  }
+  const addr = (srv: typeof good) => `127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'c', { targets: [addr(good), addr(bad)], retry: { attempts: 2, on: ['503'], budgetPercent: 100 } }],
+    ['route', 'all', { cluster: 'c' }],
+  ]);
+  const statuses = await send(gw, 100, 4);
+  t.diagnostic(`good ${goodHits}, bad ${badHits}`);
+  assert.ok(statuses.every((s) => s === 200), 'every 503 was retried on the other target');
+  assert.ok(badHits > 0);
+});
