@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { benchRoutes } from './fixtures.mjs';
 
 /** Resolves with { data, generation, pid } once the routes are published. */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort }) {
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false }) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
   const token = randomBytes(30).toString('base64url'); // 40 characters
   const configFile = join(procs.tmp('switchyard-bench-'), 'worker.json');
@@ -45,6 +45,12 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
   };
   await api('config/set/cluster/bench-upstream', { targets: [`${host}:${upstreamPort}`] });
   for (const [name, doc] of benchRoutes('bench-upstream')) await api(`config/set/route/${name}`, doc);
+  if (checked) {
+    // The same upstream twice (its IPv4-mapped IPv6 address is a second target), probed every second.
+    const targets = [`${host}:${upstreamPort}`, `[::ffff:${host}]:${upstreamPort}`];
+    await api('config/set/cluster/bench-checked', { targets, healthCheck: { path: '/', intervalMs: 1_000 } });
+    await api('config/set/route/bench-checked', { cluster: 'bench-checked', pathPrefix: '/checked', order: 10 });
+  }
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
   return { data, generation: published.generation, pid: child.pid };

@@ -3,7 +3,7 @@
 import { fmt, maxOrNull, median, table } from './table.mjs';
 
 /** Acceptance targets: issue 3 item 9 (cluster, directResponse) and issue 4 item 4 (five steps). */
-export const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85 };
+export const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97 };
 
 // [key, label, numerator, denominator, target]
 const RATIOS = [
@@ -15,6 +15,7 @@ const RATIOS = [
   ['gatewayClusterVsUpstream', 'gateway cluster / upstream direct', 'gatewayCluster', 'upstream', null],
   ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
   ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
+  ['gatewayCheckedVsCluster', 'gateway checked cluster / gateway cluster', 'gatewayChecked', 'gatewayCluster', TARGETS.checkedVsCluster],
   ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
   ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
   ['directVsCompare', 'directResponse: this checkout / compare', 'gatewayDirect', 'compareDirect', null],

@@ -128,7 +128,8 @@ async function expectBody(name, url, expected, headers = {}) {
 }
 
 const gatewayAt = async (upstreamPort, root = ROOT) =>
-  startGateway(procs, { root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort });
+  // Only this checkout's gateway gets the health-checked cluster: an older build may not know it.
+  startGateway(procs, { root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, checked: root === ROOT });
 
 const load = loadGenerator({
   tool: TOOL,
@@ -171,6 +172,7 @@ async function main() {
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: PROXIED, pid: gateway.pid },
+    { key: 'gatewayChecked', label: 'gateway cluster, 2 targets, health checks on', url: `${gateway.data}/checked`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
   ];
