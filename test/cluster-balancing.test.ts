@@ -1,27 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Agent, request } from 'undici';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply, dryRun, setEntity } from './helpers/admin.js';
+import { sendMany } from './helpers/load.js';
 import { BOUNDED } from './helpers/wait.js';
 import type { Json } from './helpers/json.js';
 
-/** `total` GETs from `clients` keep-alive clients in parallel; `headers(i)` per request. */
-async function load(t: { after(fn: () => unknown): void }, gw: Gateway, total: number, clients: number, headers: (i: number) => Record<string, string> = () => ({})): Promise<void> {
-  const agent = new Agent({ connections: clients });
-  t.after(() => agent.close());
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < total) {
-        const i = next++;
-        const r = await request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher: agent, headers: { host: 'a.test', ...headers(i) } });
-        await r.body.text();
-        assert.equal(r.statusCode, 200);
-      }
-    }),
-  );
+/** `total` GETs, every one answered 200. */
+async function load(gw: Gateway, total: number, clients: number, headers?: (i: number) => Record<string, string>): Promise<void> {
+  const statuses = await sendMany(gw.dataPort, total, clients, headers);
+  assert.ok(statuses.every((s) => s === 200), `statuses: ${[...new Set(statuses)].join(', ')}`);
 }
 
 async function cluster(t: Parameters<typeof startGateway>[0], doc: Record<string, Json>): Promise<Gateway> {
@@ -33,7 +22,7 @@ async function cluster(t: Parameters<typeof startGateway>[0], doc: Record<string
 test('weights 1:3 share 4,000 requests 25 % / 75 % (± 3 %)', BOUNDED, async (t) => {
   const [a, b] = [await startUpstream(t), await startUpstream(t)];
   const gw = await cluster(t, { targets: [{ address: a.target, weight: 1 }, { address: b.target, weight: 3 }] });
-  await load(t, gw, 4_000, 16);
+  await load(gw, 4_000, 16);
   const share = a.requests.length / 4_000;
   t.diagnostic(`a ${a.requests.length}, b ${b.requests.length}`);
   assert.equal(a.requests.length + b.requests.length, 4_000);
@@ -51,7 +40,7 @@ test('least-request sends fewer requests to a target that answers 10x slower', B
   delay(fast, 2);
   delay(slow, 20);
   const gw = await cluster(t, { targets: [fast.target, slow.target], balance: 'least-request' });
-  await load(t, gw, 1_500, 16);
+  await load(gw, 1_500, 16);
   t.diagnostic(`fast ${fast.requests.length}, slow ${slow.requests.length}`);
   assert.ok(slow.requests.length * 2 < fast.requests.length, `slow got ${slow.requests.length} of 1,500`);
 });
@@ -63,7 +52,7 @@ test('hash on a header keeps each key on one target, and adding a third target m
   const KEYS = 300;
   const placement = async (): Promise<Map<string, Set<number>>> => {
     for (const u of ups) u.requests.length = 0;
-    await load(t, gw, KEYS * 3, 8, (i) => ({ 'x-user': `user-${i % KEYS}` }));
+    await load(gw, KEYS * 3, 8, (i) => ({ 'x-user': `user-${i % KEYS}` }));
     const where = new Map<string, Set<number>>();
     ups.forEach((u, n) => {
       for (const r of u.requests) {

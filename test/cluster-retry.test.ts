@@ -3,28 +3,11 @@ import assert from 'node:assert/strict';
 import { createServer as createNetServer } from 'node:net';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent, request } from 'undici';
-import { startGateway, type Gateway } from './helpers/gateway.js';
+import { startGateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
+import { sendMany } from './helpers/load.js';
 import { BOUNDED } from './helpers/wait.js';
 
-async function send(gw: Gateway, n: number, clients: number): Promise<number[]> {
-  const agent = new Agent({ connections: clients });
-  const statuses: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < n) {
-        next++;
-        const r = await request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher: agent, headers: { host: 'a.test' } });
-        await r.body.text();
-        statuses.push(r.statusCode);
-      }
-    }),
-  );
-  await agent.close();
-  return statuses;
-}
 
 test('a target resetting every connection: the retry budget holds attempts at it to 1.2x the requests plus the floor', BOUNDED, async (t) => {
   let attempts = 0;
@@ -41,7 +24,7 @@ test('a target resetting every connection: the retry budget holds attempts at it
   const target = `127.0.0.1:${(resetter.address() as AddressInfo).port}`;
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, [['cluster', 'c', { targets: [target], retry: { attempts: 3, on: ['reset'], budgetPercent: 20 } }], ['route', 'all', { cluster: 'c' }]]);
-  const statuses = await send(gw, 300, 8);
+  const statuses = await sendMany(gw.dataPort, 300, 8);
   t.diagnostic(`${attempts} attempts for 300 requests (without the budget: up to 900)`);
   assert.ok(statuses.every((s) => s === 502), 'every request failed in the end');
   // 20 % of 300, plus the floor of 1 a second over the 10 s window, plus slack for the window's edges.
@@ -74,7 +57,7 @@ test('a cluster retry on 503 goes to another target', BOUNDED, async (t) => {
     ['cluster', 'c', { targets: [addr(good), addr(bad)], retry: { attempts: 2, on: ['503'], budgetPercent: 100 } }],
     ['route', 'all', { cluster: 'c' }],
   ]);
-  const statuses = await send(gw, 100, 4);
+  const statuses = await sendMany(gw.dataPort, 100, 4);
   t.diagnostic(`good ${goodHits}, bad ${badHits}`);
   assert.ok(statuses.every((s) => s === 200), 'every 503 was retried on the other target');
   assert.ok(badHits > 0);

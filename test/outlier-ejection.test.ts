@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent, request } from 'undici';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
+import { sendMany } from './helpers/load.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
 
 /** A target answering `status` (changeable), counting requests. */
@@ -24,23 +24,6 @@ async function target(t: { after(fn: () => void): void }, status = 200): Promise
   return me;
 }
 
-async function send(gw: Gateway, n: number, clients = 4): Promise<number[]> {
-  const agent = new Agent({ connections: clients });
-  const statuses: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < n) {
-        next++;
-        const r = await request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher: agent, headers: { host: 'a.test' } });
-        await r.body.text();
-        statuses.push(r.statusCode);
-      }
-    }),
-  );
-  await agent.close();
-  return statuses;
-}
 
 const ejectedLines = (gw: Gateway, target: string) => gw.logLines().filter((l) => (l as { msg?: string; target?: string }).msg === 'upstream target ejected: out of rotation' && (l as { target?: string }).target === target) as { ejectMs: number }[];
 
@@ -50,16 +33,16 @@ test('a target answering 503 is ejected after consecutiveFailures, returns after
   const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2 });
   const outlier = { consecutiveFailures: 3, ejectMs: 600, maxEjectedPercent: 50 };
   await apply(gw, [['cluster', 'c', { targets: [good.address, bad.address], outlier }], ['route', 'all', { cluster: 'c' }]]);
-  await send(gw, 40);
+  await sendMany(gw.dataPort, 40);
   await waitFor('the ejection', () => ejectedLines(gw, bad.address).length >= 1);
   await sleep(50);
   const before = bad.requests;
-  const during = await send(gw, 100);
+  const during = await sendMany(gw.dataPort, 100);
   assert.equal(bad.requests - before, 0, 'no request reached the ejected target');
   assert.ok(during.every((s) => s === 200));
   // Back after ejectMs; still failing: ejected again, for longer.
   await waitFor('back in rotation', () => gw.logLines().some((l) => (l as { msg?: string }).msg === 'upstream target back from ejection: in rotation'), { timeoutMs: 3_000 });
-  await send(gw, 60);
+  await sendMany(gw.dataPort, 60);
   await waitFor('a second, longer ejection', () => ejectedLines(gw, bad.address).length >= 2, { timeoutMs: 3_000 });
   const lines = ejectedLines(gw, bad.address);
   t.diagnostic(`ejections: ${lines.map((l) => l.ejectMs).join(', ')} ms`);
@@ -71,7 +54,7 @@ test('with both targets failing and maxEjectedPercent 50, at most one is ejected
   const b = await target(t, 503);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, [['cluster', 'c', { targets: [a.address, b.address], outlier: { consecutiveFailures: 2, ejectMs: 5_000, maxEjectedPercent: 50 } }], ['route', 'all', { cluster: 'c' }]]);
-  const statuses = await send(gw, 200);
+  const statuses = await sendMany(gw.dataPort, 200);
   assert.equal(statuses.length, 200);
   assert.ok(statuses.every((s) => s === 503), 'every request was answered by a target');
   const ejected = gw.logLines().filter((l) => (l as { msg?: string }).msg === 'upstream target ejected: out of rotation');
