@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { benchRoutes } from './fixtures.mjs';
 
-/** Resolves with { data, generation, pid } once the routes are published. */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false }) {
-  const [dataPort, adminPort] = [await freePort(), await freePort()];
-  const token = randomBytes(30).toString('base64url'); // 40 characters
-  const configFile = join(procs.tmp('switchyard-bench-'), 'worker.json');
+/**
+ * A one-worker worker.json in a temp folder of `procs` (memory volume, a `*` root key read
+ * from SY_BENCH_TOKEN, warn logs), with `extra` fields added; returns its path.
+ */
+export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra = {}) {
+  const configFile = join(procs.tmp(prefix), 'worker.json');
   writeFileSync(
     configFile,
     JSON.stringify({
@@ -22,8 +23,17 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
       workers: 1,
       log: { level: 'warn' },
       drain: { graceMs: 1_000 },
+      ...extra,
     }),
   );
+  return configFile;
+}
+
+/** Resolves with { data, generation, pid } once the routes are published. */
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false }) {
+  const [dataPort, adminPort] = [await freePort(), await freePort()];
+  const token = randomBytes(30).toString('base64url'); // 40 characters
+  const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort);
   const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
   const { child, match } = await procs.startNode('gateway', [join(benchDir, 'guard.mjs'), ...gatewayCmd], {
     env: { SY_BENCH_TOKEN: token },

@@ -2,10 +2,11 @@
 // directResponse route on "/", started through bench/guard.mjs (stopped if the bench dies),
 // and its worker's PID found by parentage (guard → supervisor → worker), never by name.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeBenchConfig } from './gateway.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -29,20 +30,8 @@ function childrenOf(pid) {
 export async function startIdleGateway(procs, { host, maxConnections, headerTimeoutMs }) {
   const [dataPort, adminPort] = [await freePort(host), await freePort(host)];
   const token = randomBytes(30).toString('base64url');
-  const configFile = join(procs.tmp('switchyard-idle-'), 'worker.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      volume: 'memory:',
-      listen: { port: dataPort, host },
-      admin: { listen: `${host}:${adminPort}`, keys: [{ id: 'root', tokenEnv: 'SY_BENCH_TOKEN', scopes: ['*'] }] },
-      workers: 1,
-      log: { level: 'warn' },
-      drain: { graceMs: 1_000 },
-      // idleTimeoutS: the idle connections must outlive the run (about 10 s).
-      limits: { maxConnections, headerTimeoutMs, idleTimeoutS: 300 },
-    }),
-  );
+  // idleTimeoutS: the idle connections must outlive the run (about 10 s).
+  const configFile = writeBenchConfig(procs, 'switchyard-idle-', host, dataPort, adminPort, { limits: { maxConnections, headerTimeoutMs, idleTimeoutS: 300 } });
   const cmd = [join(HERE, 'guard.mjs'), process.execPath, join(HERE, '..', 'bin', 'run.js'), 'run', '--config', configFile];
   const { child } = await procs.startNode('gateway', cmd, {
     env: { SY_BENCH_TOKEN: token },
