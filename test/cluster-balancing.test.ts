@@ -49,10 +49,10 @@ test('hash on a header keeps each key on one target, and adding a third target m
   const ups = [await startUpstream(t), await startUpstream(t), await startUpstream(t)];
   const doc = (n: number) => ({ targets: ups.slice(0, n).map((u) => u.target), balance: 'hash', hashOn: { header: 'X-User' } });
   const gw = await cluster(t, doc(2));
-  const KEYS = 300;
+  const KEYS = 1_200;
   const placement = async (): Promise<Map<string, Set<number>>> => {
     for (const u of ups) u.requests.length = 0;
-    await load(gw, KEYS * 3, 8, (i) => ({ 'x-user': `user-${i % KEYS}` }));
+    await load(gw, KEYS * 2, 8, (i) => ({ 'x-user': `user-${i % KEYS}` }));
     const where = new Map<string, Set<number>>();
     ups.forEach((u, n) => {
       for (const r of u.requests) {

@@ -1,5 +1,5 @@
 import type { CompiledCluster } from '../../contracts/generation.js';
-import { HashRing } from './hash-ring.js';
+import { RendezvousHash } from './rendezvous-hash.js';
 import { LeastRequest } from './least-request.js';
 import { WeightedRoundRobin } from './weighted-round-robin.js';
 
@@ -15,6 +15,6 @@ export interface TargetChoice {
 export function targetChoice(spec: CompiledCluster, busy: (i: number) => number): TargetChoice | null {
   const weights = spec.weights ?? spec.targets.map(() => 1);
   if (spec.balance === 'least-request') return new LeastRequest(weights, busy);
-  if (spec.balance === 'hash') return new HashRing(spec.targets, weights, new WeightedRoundRobin(weights));
+  if (spec.balance === 'hash') return new RendezvousHash(spec.targets, weights, new WeightedRoundRobin(weights));
   return spec.weights ? new WeightedRoundRobin(weights) : null;
 }
