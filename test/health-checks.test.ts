@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { startGateway, type Gateway } from './helpers/gateway.js';
@@ -15,6 +15,8 @@ class Target {
   probes = 0;
   /** What /health answers. */
   healthStatus = 200;
+  /** Set: requests other than /health are held here unanswered until release(). */
+  held: ServerResponse[] | null = null;
   private server: Server | null = null;
   port = 0;
 
@@ -26,12 +28,18 @@ class Target {
         return void res.end();
       }
       this.requests++;
+      if (this.held) return void this.held.push(res);
       res.end('ok');
     });
     await new Promise<void>((r) => server.listen(this.port, '127.0.0.1', r));
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
     return this;
+  }
+
+  release(): void {
+    for (const res of this.held ?? []) res.end('ok');
+    this.held = null;
   }
 
   kill(): void {
@@ -175,6 +183,27 @@ test('cluster health over REST and the CLI shows each target\'s state; a token w
   assert.equal(cli.code, 0, cli.stderr);
   const out = cli.json as { targets: { target: string; state: string }[] };
   assert.equal(out.targets.find((x) => x.target === b!.address)!.state, 'unhealthy');
+});
+
+test('cluster health counts the requests in flight at each target over all workers, and 0 once they are answered', BOUNDED, async (t) => {
+  const [slow, idle] = await targets(t, 2);
+  slow!.held = [];
+  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2 });
+  await apply(gw, [['cluster', 'c', { targets: [slow!.address], healthCheck: CHECK }], ['cluster', 'other', { targets: [idle!.address] }], ['route', 'all', { cluster: 'c' }]]);
+  // Six requests on their own connections, so the kernel spreads them over both workers.
+  const agents = Array.from({ length: 6 }, () => new Agent({ connections: 1 }));
+  t.after(() => Promise.all(agents.map((a) => a.destroy())));
+  const answers = agents.map((dispatcher) => request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher }).then((r) => r.body.text().then(() => r.statusCode)));
+  await waitFor('six requests held at the target', () => slow!.held!.length === 6);
+  const inFlight = async (name: string) => {
+    const r = await httpRequest(`${gw.adminUrl}/api/v1/default/clusters/${name}/health`, { token: gw.tokens.root });
+    return (r.json as { targets: { target: string; inFlight: number }[] }).targets.map((x) => [x.target, x.inFlight]);
+  };
+  assert.deepEqual(await inFlight('c'), [[slow!.address, 6]]);
+  assert.deepEqual(await inFlight('other'), [[idle!.address, 0]], 'a cluster no request has used yet');
+  slow!.release();
+  assert.deepEqual(await Promise.all(answers), [200, 200, 200, 200, 200, 200]);
+  await waitFor('in flight back to 0', async () => (await inFlight('c'))[0]![1] === 0, { timeoutMs: 2_000 });
 });
 
 test('a tenant cannot make the supervisor probe more than 256 targets: the rest stay unchecked and a warn line says so', BOUNDED, async (t) => {

@@ -74,6 +74,8 @@ const ClusterRetry = v.strictObject({
   on: v.optional(v.pipe(v.array(v.picklist(['connect-failure', 'reset', '502', '503', '504'])), v.minLength(1)), ['connect-failure', 'reset', '503']),
   budgetPercent: v.optional(Ms(0, 100), 20),
   minRetriesPerSecond: v.optional(Ms(0, 1_000), 1),
+  /** Each attempt's wait for the answer head, the first attempt included (below the cluster's headersMs). */
+  perTryTimeoutMs: v.optional(Ms(1, 3_600_000)),
 });
 
 export const ClusterDoc = v.strictObject({

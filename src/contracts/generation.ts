@@ -39,7 +39,13 @@ export interface CompiledCluster {
   /** Passive health: workers report failing targets, the supervisor ejects them node-wide. */
   outlier?: { consecutiveFailures: number; ejectMs: number; maxEjectedPercent: number; on5xx: boolean };
   /** Retries of a replayable request, on another target, within a budget per worker. */
-  retry?: { attempts: number; on: ('connect-failure' | 'reset' | '502' | '503' | '504')[]; budgetPercent: number; minRetriesPerSecond: number };
+  retry?: {
+    attempts: number;
+    on: ('connect-failure' | 'reset' | '502' | '503' | '504')[];
+    budgetPercent: number;
+    minRetriesPerSecond: number;
+    perTryTimeoutMs?: number;
+  };
   connectMs: number;
   headersMs: number;
   bodyMs: number;

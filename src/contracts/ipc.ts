@@ -53,6 +53,8 @@ export type ToWorker =
   /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }
+  /** Asks for the requests in flight at each target of `cluster` (`tenant/name`) in this worker. */
+  | { type: 'in-flight'; id: number; cluster: string }
   /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
   | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number };
 
@@ -67,4 +69,6 @@ export type FromWorker =
   | { type: 'lease'; id: number; bucket: string; rps: number; burst: number; returned: number }
   | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } }
   /** A target of `cluster` failed `consecutiveFailures` requests in a row in this worker. */
-  | { type: 'outlier'; cluster: string; target: string };
+  | { type: 'outlier'; cluster: string; target: string }
+  /** Answer to an in-flight question: per target address, requests in flight or waiting for a connection. */
+  | { type: 'in-flight'; id: number; counts: Record<string, number> };

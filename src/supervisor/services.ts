@@ -13,6 +13,7 @@ import type { AuthThrottle } from '../admin/auth-throttle.js';
 import type { TenantQuotas } from '../admin/tenant-quotas.js';
 import type { HealthChecks } from './health-checks.js';
 import type { OutlierEjection } from './outlier-ejection.js';
+import type { InFlightQuery } from './in-flight-query.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -29,6 +30,8 @@ export interface Services {
   health: HealthChecks;
   /** Outlier ejection (passive health), decided from the workers' reports. */
   outliers: OutlierEjection;
+  /** Requests in flight per target of a cluster, asked of the workers. */
+  inFlight: InFlightQuery;
   keys: KeyRepo;
   keyUsage: KeyUsage;
   subKeys: SubKeyRing;

@@ -27,6 +27,7 @@ import { Publisher } from './publisher.js';
 import { RateLimitLeases } from './rate-limit-leases.js';
 import { HealthChecks } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
+import { InFlightQuery } from './in-flight-query.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 
@@ -94,7 +95,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
-    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers },
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool) },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 

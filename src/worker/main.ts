@@ -44,6 +44,7 @@ process.on('message', (msg: ToWorker) => {
     else if (msg.type === 'health') targetHealth.set(msg.unhealthy);
     else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining);
     else if (msg.type === 'drain') void drain(msg.graceMs);
+    else if (msg.type === 'in-flight') send({ type: 'in-flight', id: msg.id, counts: current?.inFlight(msg.cluster) ?? {} });
   } catch (err) {
     log.error({ err }, 'worker failed to handle a supervisor message');
   }

@@ -23,7 +23,9 @@ export function proxy(life: RequestLife, pools: ClusterPools, body: Buffer | Rea
     return life.finish();
   }
   const replayable = body === null || Buffer.isBuffer(body); // a streamed body is read once
-  const headersMs = flow?.timeouts?.headersMs ?? pools.spec.headersMs;
+  // The retry step's policy wins over the cluster's for its route.
+  const retry = replayable ? (flow?.retry ?? pools.retryPolicy) : null;
+  const headersMs = Math.min(flow?.timeouts?.headersMs ?? pools.spec.headersMs, retry?.perTryMs ?? Infinity);
   const opts: Dispatcher.DispatchOptions = {
     path: flow === null ? target(ex.path, ex.query) : target(flow.path, flow.query),
     method: ex.method as Dispatcher.HttpMethod,
@@ -35,8 +37,7 @@ export function proxy(life: RequestLife, pools: ClusterPools, body: Buffer | Rea
     idempotent: replayable && (ex.method === 'GET' || ex.method === 'HEAD'),
   };
   pools.retryPolicy?.budget?.request();
-  // The retry step's policy wins over the cluster's for its route.
-  const forwarding = new Forwarding(life, pools, opts, replayable, replayable ? (flow?.retry ?? pools.retryPolicy) : null);
+  const forwarding = new Forwarding(life, pools, opts, replayable, retry);
   ex.onAbort(() => forwarding.clientAborted());
   forwarding.start(pools.pick(life.ex), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
 }

@@ -1,5 +1,6 @@
 import type { CompiledCluster } from '../contracts/generation.js';
 import { RetryBudget } from './retry-budget.js';
+import { errors } from 'undici';
 import { connectFailed, connectionClosed } from './upstream-failure.js';
 
 /** How a replayable request is tried again: the retry step's, or its cluster's. */
@@ -13,6 +14,8 @@ export interface RetryPolicy {
   budget?: RetryBudget;
   /** The next attempt goes to another target of the cluster. */
   elsewhere?: boolean;
+  /** Each attempt's wait for the answer head, when shorter than the request's headersMs. */
+  perTryMs?: number;
 }
 
 /** The cluster's `retry` as a policy with its budget (one per worker and generation), or null. */
@@ -24,8 +27,11 @@ export function clusterRetry(spec: CompiledCluster): RetryPolicy | null {
     attempts: r.attempts,
     statuses: new Set(r.on.filter((o) => /^\d+$/.test(o)).map(Number)),
     backoffMs: 0,
-    errors: (err) => (on.has('connect-failure') && connectFailed(err)) || (on.has('reset') && connectionClosed(err)),
+    // An attempt that timed out waiting for the head would answer 504: "504" retries it.
+    errors: (err) =>
+      (on.has('connect-failure') && connectFailed(err)) || (on.has('reset') && connectionClosed(err)) || (on.has('504') && err instanceof errors.HeadersTimeoutError),
     budget: new RetryBudget(r.budgetPercent, r.minRetriesPerSecond),
     elsewhere: true,
+    ...(r.perTryTimeoutMs === undefined ? {} : { perTryMs: r.perTryTimeoutMs }),
   };
 }

@@ -24,6 +24,8 @@ export interface Runtime {
   route(method: string, path: string, host: string): Target;
   /** A newer generation replaced this one: close its pools once its requests finish. */
   retire(): void;
+  /** Per target of `cluster` (`tenant/name`), requests in flight on this generation's connections ({} before its first request). */
+  inFlight(cluster: string): Record<string, number>;
 }
 
 /**
@@ -88,5 +90,6 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     generation,
     route: (method, path, host) => match(table, method, path, host, traceId),
     retire: () => requests.retire(),
+    inFlight: (cluster) => pools.get(cluster)?.inFlight() ?? {},
   };
 }

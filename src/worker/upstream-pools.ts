@@ -131,6 +131,11 @@ export class ClusterPools {
     return this.pools[i]!;
   }
 
+  /** Per target address, requests in flight or waiting for one of this worker's connections. */
+  inFlight(): Record<string, number> {
+    return Object.fromEntries(this.spec.targets.map((t, i) => [t, this.pools[i]!.busy]));
+  }
+
   close(): Promise<void> {
     return Promise.all(this.pools.map((p) => p.close().catch(() => undefined))).then(() => undefined);
   }
