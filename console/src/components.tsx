@@ -22,16 +22,22 @@ export function ErrorBox({ error, testId = 'error' }: { error: unknown; testId?:
   );
 }
 
-/** Loads once (and again when `deps` change or reload() is called). */
+/**
+ * Loads once (and again when `deps` change or reload() is called). An error stays until
+ * the next answer replaces it, so a view that reloads on a timer does not blink.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; error: unknown; reload: () => void } {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [n, setN] = useState(0);
   useEffect(() => {
     let live = true;
-    setError(null);
     load().then(
-      (d) => live && setData(d),
+      (d) => {
+        if (!live) return;
+        setData(d);
+        setError(null);
+      },
       (e) => live && setError(e),
     );
     return () => {

@@ -52,6 +52,7 @@ export const CONSOLE_FEATURES: readonly FeatureDef[] = [
   // Reads a view makes beside its own: without them the view shows less, never a 403.
   { id: 'overview.history', op: 'publish.history', view: 'overview' },
   { id: 'designer.palette', op: 'plugin.list', view: 'chains' },
+  { id: 'cluster.health', op: 'clusters.health', view: 'clusters' },
 ];
 
 const byId = new Map(OPERATIONS.map((o) => [o.id, o]));

@@ -40,6 +40,7 @@ test('config:read + publish:read: entities and publish read-only, no keys, plugi
   assert.equal(m.features['publish.go'], 'disabled');
   assert.equal(m.features['key.issue'], 'hidden');
   assert.equal(m.features['plugin.toggle'], 'hidden');
+  assert.equal(m.features['cluster.health'], 'disabled', 'target health is a read of its own');
 });
 
 test('a tenant key: its own tenant whatever is asked, no instance-level views', () => {

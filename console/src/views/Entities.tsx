@@ -4,6 +4,7 @@ import { ErrorBox, Section, Table, useLoad } from '../components';
 import { Gate, GatedButton } from '../gate';
 import { go, VIEW_OF_KIND } from '../hash-route';
 import { Designer } from '../designer/Designer';
+import { ClusterHealth } from './ClusterHealth';
 
 const TEMPLATE: Record<Kind, unknown> = {
   cluster: { targets: ['127.0.0.1:3000'] },
@@ -53,6 +54,7 @@ export function Entities({ kind, tenant, selected }: { kind: Kind; tenant: strin
         </Gate>
       </Section>
       {selected && <Editor key={`${kind}/${selected}`} kind={kind} tenant={tenant} name={selected} onChange={list.reload} />}
+      {selected && kind === 'cluster' && <Gate feature="cluster.health">{(off) => !off && <ClusterHealth key={selected} tenant={tenant} name={selected} />}</Gate>}
     </>
   );
 }
