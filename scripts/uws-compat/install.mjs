@@ -1,7 +1,9 @@
-// npm postinstall: makes the registry build of uWebSockets.js loadable where glibc is older
-// than the 2.38 it was linked against. The package in node_modules is never touched: a
-// checksummed copy of this Node's binary is patched into .uws-compat/ and proven to load in
-// a child process. Nothing to do on glibc >= 2.38 or off Linux.
+// npm postinstall: a patched copy of the registry build of uWebSockets.js for Linux. On x64
+// its socket read loop is made to respect pause() (recv-loop.mjs); below glibc 2.38 (the
+// version it was linked against) it is made loadable (elf-glibc.mjs). The package in
+// node_modules is never touched: a checksummed copy of this Node's binary is patched into
+// .uws-compat/ and proven to load in a child process. Nothing to do off Linux, or on arm64
+// with glibc >= 2.38.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareGlibc, patchForGlibc } from './elf-glibc.mjs';
+import { patchRecvLoop } from './recv-loop.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fail = (message) => {
@@ -20,12 +23,22 @@ export function compatTarget(projectRoot, arch = process.arch, abi = process.ver
   return join(projectRoot, '.uws-compat', `uws_linux_${arch}_${abi}.node`);
 }
 
-/** Patches `binary` in place for glibc `runtime` after checking it is the build `expected` names. */
+/** Whether this machine needs a patched copy: the recv loop fix (x64) or the glibc fix (below 2.38). */
+export function needsCopy(glibc, arch = process.arch) {
+  return glibc !== undefined && (arch === 'x64' || compareGlibc(glibc, '2.38') < 0);
+}
+
+/**
+ * Patches `binary` in place after checking it is the build `expected` names: the recv loop
+ * on x64, and the glibc symbols when `runtime` is below 2.38.
+ */
 export function patchVerified(binary, expected, runtime, arch) {
   const actual = createHash('sha256').update(binary).digest('hex');
   if (actual !== expected) throw new Error(`sha256 ${actual}, expected ${expected}: refusing to patch an unknown binary`);
+  const recvLoop = patchRecvLoop(binary, arch);
+  if (compareGlibc(runtime, '2.38') >= 0) return { recvLoop, renamed: [], weakened: [] };
   try {
-    return patchForGlibc(binary, runtime, arch);
+    return { recvLoop, ...patchForGlibc(binary, runtime, arch) };
   } catch (err) {
     throw new Error(`cannot run on glibc ${runtime}: ${err.message}`);
   }
@@ -33,7 +46,7 @@ export function patchVerified(binary, expected, runtime, arch) {
 
 function main() {
   const glibc = process.platform === 'linux' ? process.report.getReport().header.glibcVersionRuntime : undefined;
-  if (process.platform !== 'linux' || !glibc || compareGlibc(glibc, '2.38') >= 0) return;
+  if (process.platform !== 'linux' || !needsCopy(glibc)) return;
 
   const name = `uws_linux_${process.arch}_${process.versions.modules}.node`;
   const pkgDir = dirname(createRequire(join(root, 'package.json')).resolve('uWebSockets.js'));
@@ -65,7 +78,8 @@ function main() {
     fail(`the patched ${name} does not load on glibc ${glibc}:\n${probe.stderr}`);
   }
   renameSync(temporary, target);
-  console.log(`uws-compat: glibc ${glibc}: wrote ${target} (${result.renamed.join(', ')}; weak: ${result.weakened.join(', ')})`);
+  const done = [result.recvLoop, ...result.renamed, ...result.weakened.map((v) => `weak: ${v}`)].filter(Boolean);
+  console.log(`uws-compat: glibc ${glibc}: wrote ${target} (${done.join(', ')})`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

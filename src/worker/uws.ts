@@ -8,12 +8,17 @@ export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 
 const GLIBC_LINKED = [2, 38];
 
-/** glibc older than the one the registry build was linked against (2.38): the patched copy is needed. */
+/**
+ * Linux x64 always loads the patched copy (its read loop respects pause(); see
+ * scripts/uws-compat/recv-loop.mjs); elsewhere on Linux only below glibc 2.38, the version
+ * the registry build was linked against.
+ */
 function needsCompatCopy(): boolean {
   if (process.platform !== 'linux') return false;
   const { header } = process.report.getReport() as { header: { glibcVersionRuntime?: string } };
   const version = header.glibcVersionRuntime;
   if (!version) return false; // musl: the registry build does not run there at all, and says so
+  if (process.arch === 'x64') return true;
   const [major = 0, minor = 0] = version.split('.').map(Number);
   return major < GLIBC_LINKED[0]! || (major === GLIBC_LINKED[0] && minor < GLIBC_LINKED[1]!);
 }
@@ -21,7 +26,7 @@ function needsCompatCopy(): boolean {
 /**
  * Loads the native uWebSockets.js build directly. The package would silently fall back to
  * a slow Node implementation when its binary does not fit this Node; a gateway must fail
- * loudly instead. Below glibc 2.38 the copy that `npm install` patched
+ * loudly instead. Where needsCompatCopy() says so, the copy that `npm install` patched
  * (scripts/uws-compat/install.mjs) is loaded from the project's own .uws-compat/ folder.
  */
 function loadNative(): typeof Uws {
@@ -32,7 +37,7 @@ function loadNative(): typeof Uws {
     binary = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.uws-compat', name);
     if (!existsSync(binary)) {
       throw new Error(
-        `uWebSockets.js needs glibc 2.38 and this system has an older one; the patched copy ${binary} is missing. ` +
+        `uWebSockets.js runs here from the copy npm install patches, and ${binary} is missing. ` +
           'Run `npm install` (or `node scripts/uws-compat/install.mjs`) in the project folder to make it.',
       );
     }

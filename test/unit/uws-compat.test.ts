@@ -9,12 +9,15 @@ import { dirname, join } from 'node:path';
 import { compareGlibc, readGlibcNeeds } from '../../scripts/uws-compat/elf-glibc.mjs';
 // @ts-expect-error -- a plain .mjs script of the install step, without type declarations
 import { patchVerified } from '../../scripts/uws-compat/install.mjs';
+// @ts-expect-error -- a plain .mjs script of the install step, without type declarations
+import { patchRecvLoop } from '../../scripts/uws-compat/recv-loop.mjs';
 
 interface Need { file: string; name: string; index: number; flags: number }
 interface Sym { name: string; index: number }
 const needsOf = readGlibcNeeds as (buf: Buffer) => { needs: Need[]; symbols: Sym[] };
 const patch = patchVerified as (buf: Buffer, expected: string, runtime: string, arch: string) => { renamed: string[] };
 const cmp = compareGlibc as (a: string, b: string) => number;
+const recvLoop = patchRecvLoop as (buf: Buffer, arch: string) => string | null;
 
 const pkgDir = dirname(createRequire(import.meta.url).resolve('uWebSockets.js'));
 const version = (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
@@ -79,4 +82,20 @@ test('on this glibc the registry build does not load and the patched copy does',
   patch(copy, expected, glibc!, 'x64');
   const patched = loadsInChild(copy);
   assert.equal(patched.ok, true, patched.stderr);
+});
+
+test('the recv-loop patch changes one byte, at the one site of its exact bytes, in every x64 binary of the package; arm64 is left as built', () => {
+  for (const abi of ['115', '127', '137', '141']) {
+    const file = readFileSync(join(pkgDir, `uws_linux_x64_${abi}.node`));
+    const copy = Buffer.from(file);
+    assert.match(recvLoop(copy, 'x64')!, /^recv loop at 0x[0-9a-f]+$/, abi);
+    const changed = [...copy.keys()].filter((i) => copy[i] !== file[i]);
+    assert.equal(changed.length, 1, `ABI ${abi}: ${changed.length} bytes changed`);
+    assert.deepEqual([file[changed[0]!], copy[changed[0]!]], [0x00, 0x01]);
+    assert.throws(() => recvLoop(copy, 'x64'), /not found exactly once \(absent\)/, 'a patched binary is not patched twice');
+  }
+  const arm = readFileSync(join(pkgDir, 'uws_linux_arm64_115.node'));
+  assert.equal(recvLoop(Buffer.from(arm), 'arm64'), null);
+  const site = Buffer.from('ff50484181fe000008000f85', 'hex');
+  assert.throws(() => recvLoop(Buffer.concat([site, site]), 'x64'), /\(several\)/);
 });
