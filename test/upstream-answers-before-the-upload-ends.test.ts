@@ -6,6 +6,7 @@ import { startGateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';
+import { writeBody } from './helpers/write-body.js';
 
 /** POSTs `size` bytes in 64 KiB writes; resolves with the answer (or the error) the client saw. */
 function upload(port: number, size: number, agent: Agent): Promise<{ status?: number; body?: string; error?: string }> {
@@ -17,16 +18,7 @@ function upload(port: number, size: number, agent: Agent): Promise<{ status?: nu
       res.on('error', (e) => resolve({ error: `response: ${e.message}` }));
     });
     req.on('error', (e) => resolve({ error: `request: ${(e as NodeJS.ErrnoException).code ?? ''} ${e.message}` }));
-    const chunk = Buffer.alloc(64 * 1024, 0x61);
-    let sent = 0;
-    const pump = (): void => {
-      while (sent < size) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
+    writeBody(req, size);
   });
 }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { uws } from '../src/worker/uws.js';
 import { BOUNDED } from './helpers/wait.js';
+import { writeBody } from './helpers/write-body.js';
 
 const MiB = 1024 * 1024;
 
@@ -44,16 +45,7 @@ test('uWS as loaded for the data port delivers no more than one read of an uploa
       r.on('end', () => resolve(body));
     });
     req.on('error', reject);
-    const chunk = Buffer.alloc(64 * 1024, 97);
-    let sent = 0;
-    const pump = (): void => {
-      while (sent < size) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
+    writeBody(req, size);
   });
   t.diagnostic(`most bytes delivered after one pause(): ${worstAfterPause}`);
   assert.equal(answer, String(size));
