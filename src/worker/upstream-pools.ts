@@ -13,7 +13,7 @@ export const HOLD_OFF_MS = 1_000;
 
 /**
  * Keep-alive connections to one cluster's targets, balanced as the cluster says (round
- * robin, weighted, least-request or a hash ring: balance/). Built once per generation; closed (gracefully, after their requests finish) when the generation
+ * robin, weighted, least-request or rendezvous hashing: balance/). Built once per generation; closed (gracefully, after their requests finish) when the generation
  * that built them retires and goes idle.
  *
  * A target this worker could not connect to (refused, timed out: any caller, the proxy

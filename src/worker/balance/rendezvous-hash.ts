@@ -21,9 +21,9 @@ function fmix32(x: number): number {
  * Weighted rendezvous hashing (Ceph's straw2): each target draws `ln(u) / weight` from a hash
  * of the key and its own address, and the highest draw wins. A key moves only when its
  * target leaves or a new target outdraws it, so adding one of N targets moves 1/N of the keys
- * in expectation, with none of a ring's arc-length luck (a ring of 160 points per target
- * gave a third target anywhere from 27 % to 40 % of the keys). Requests without a key go to
- * `fallback`. The cost is one mix and one log per target per request.
+ * in expectation, with none of a ring's arc-length luck (test/unit/balance.test.ts has
+ * the figures). Requests without a key go to `fallback`. The cost is one mix and one log
+ * per target per request.
  */
 export class RendezvousHash implements TargetChoice {
   private readonly seeds: Uint32Array;
