@@ -16,7 +16,8 @@ export const retry = defineStep({
   summary: 'Retry idempotent requests on connection errors and chosen statuses, with backoff',
   details:
     "Requests without a body, or with one read whole before the upstream call (`requestBuffering`, up to `maxBytes`: 64 KiB unless set), are retried; a PUT or DELETE whose body streams (over `maxBytes`, or `maxBytes: 0`) gets a single attempt. Besides the chosen statuses, a connection failure (refused, reset, connect or header timeout) and a request that got no connection within the cluster's `connections` budget (503 `Svc.Data.UpstreamBusy`; nothing was sent) are retried. " +
-    "The proxy's own re-send on a new connection and failover to another target (docs/reference.md, Clusters) come on top and do not count as attempts.",
+    "The proxy's own re-send on a new connection and failover to another target (docs/reference.md, Clusters) come on top and do not count as attempts. " +
+    "On its route this step replaces the cluster's own `retry` policy (docs/reference.md, Cluster retries): its attempts are not held to the cluster's budget, do not prefer another target, and the cluster's `perTryTimeoutMs` does not apply.",
   statuses: [],
   example: { attempts: 3, statuses: [502, 503, 504], backoffMs: 50 },
   schema: v.strictObject({
