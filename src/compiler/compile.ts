@@ -1,11 +1,13 @@
-import { parseDocument, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
+import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
+import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
+import { certHostWarnings, compileTls } from './compile-tls.js';
 import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from '../contracts/generation.js';
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
 import type { EntityRow } from '../contracts/entities.js';
 import { StepCompiler } from './step-compiler.js';
 import { NO_SECRETS, type SecretPolicy } from '../contracts/secrets.js';
-import { claimHosts } from './host-claims.js';
+import { claimHosts, type HostClaim } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
@@ -42,6 +44,8 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
   const issues: CompileIssue[] = [];
   const generation: CompiledGeneration = { format: 1, tenants: {}, hostOwners: {}, clusters: {} };
   const allRoutes: CompiledRoute[] = [];
+  const claims: HostClaim[] = [];
+  const certs = new Map<string, TenantCert[]>();
   let warnings: CompileIssue[] = [];
   const policy = snapshot.upstreams ? upstreamPolicy(snapshot.upstreams) : null;
   for (const [tenant, rows] of [...byTenant].sort(([a], [b]) => a.localeCompare(b))) {
@@ -54,18 +58,25 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     const key = cache ? TenantPartCache.key(rows) : '';
     let part = own ? undefined : cache?.get(tenant, key);
     if (!part) {
-      const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS } : null;
+      const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS, certs: snapshot.tls ?? null } : null;
       part = compileTenant(tenant, rows, checks);
       if (!own || part.issues.length === 0) cache?.set(tenant, key, part);
     }
     issues.push(...part.issues);
     Object.assign(generation.clusters, part.clusters);
-    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(part.routes);
+    if (own) warnings = [...caseVariantWarnings(part.routes), ...part.warnings];
     generation.tenants[tenant] = { routes: part.routes };
     allRoutes.push(...part.routes);
+    for (const r of part.routes) claims.push({ tenant, kind: 'route', name: r.name, hosts: r.hosts });
+    // The default tenant (the operator) serves certificates for any name; another tenant's claim the names it covers.
+    if (tenant !== DEFAULT_TENANT) for (const c of part.certs) claims.push({ tenant, kind: 'cert', name: c.name, hosts: c.hosts });
+    certs.set(tenant, part.certs);
   }
   cache?.retain(new Set(byTenant.keys()));
-  generation.hostOwners = claimHosts(allRoutes, issues, snapshot.tenant);
+  generation.hostOwners = claimHosts(claims, issues, snapshot.tenant);
+  const tls = compileTls(certs, DEFAULT_TENANT);
+  if (tls) generation.tls = tls;
+  if (snapshot.tls?.listening) warnings.push(...certHostWarnings(generation.tenants[snapshot.tenant]?.routes ?? [], tls));
 
   if (issues.length) return { ok: false, planned, entities, issues, warnings };
   return { ok: true, generation, planned, entities, issues: [], warnings };
@@ -76,7 +87,7 @@ function compileTenant(
   tenant: string,
   entities: readonly EntityRow[],
   /** The publishing tenant's checks (its disabled steps, upstream addresses, the secrets it may name); null for the others. */
-  own: { disabled: readonly string[]; check: UpstreamCheck | null; secrets: SecretPolicy } | null,
+  own: { disabled: readonly string[]; check: UpstreamCheck | null; secrets: SecretPolicy; certs: CertChecks | null } | null,
 ): TenantPart {
   const issues: CompileIssue[] = [];
   const rows: EntityRow[] = [];
@@ -108,7 +119,9 @@ function compileTenant(
     if (r) routes.push(r);
   }
   rank(routes);
-  return { clusters: compiledClusters, routes, issues };
+  const warnings: CompileIssue[] = [];
+  const certs = compileCerts(tenant, of<CertDoc>('cert'), own?.certs ?? null, issues, warnings);
+  return { clusters: compiledClusters, routes, issues, certs, warnings };
 }
 
 export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };
@@ -184,6 +197,7 @@ function compileRoute(
     hosts: doc.hosts?.length ? doc.hosts.map((h) => h.toLowerCase()) : null,
     methods: doc.methods?.length ? doc.methods : null,
     caseSensitive: doc.caseSensitive ?? true,
+    ...(doc.tls ? { tls: doc.tls } : {}),
     rank: 0,
     terminal,
   };

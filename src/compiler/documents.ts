@@ -112,11 +112,15 @@ export const StepDoc = v.strictObject({
 
 const Status = v.pipe(v.number(), v.integer());
 
+/** A route's `tls`: "required" answers a request on the plain port with 308 to https. */
+export const RouteTls = v.picklist(['required']);
+
 export const RouteDoc = v.strictObject({
   cluster: v.optional(v.pipe(v.string(), v.minLength(1))),
   pathPrefix: v.optional(v.pipe(v.string(), v.startsWith('/', 'must start with /'))),
   order: v.optional(v.pipe(v.number(), v.integer())),
   hosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix')))),
+  tls: v.optional(RouteTls),
   methods: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Z]+$/, 'must be an upper-case method')))),
   /** false: pathPrefix is compared without regard to case (for case-insensitive upstreams). */
   caseSensitive: v.optional(v.boolean()),
@@ -165,12 +169,34 @@ export const OrchDoc = v.strictObject({
   ),
 });
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----/;
+const PEM_KEY = /^\s*-----BEGIN (RSA |EC )?PRIVATE KEY-----[\s\S]+-----END (RSA |EC )?PRIVATE KEY-----\s*$/;
+
+/**
+ * A TLS certificate for the data port's TLS listener (docs/reference.md "TLS"). The private
+ * key is write-only: stored sealed (secrets.keyEnv) and never shown again; `sy1.` marks a
+ * sealed key as the store holds it.
+ */
+export const CertDoc = v.strictObject({
+  certificate: v.pipe(v.string(), v.maxLength(65_536), v.regex(PEM_CERTIFICATE, 'must be a PEM certificate chain, the leaf first')),
+  privateKey: v.pipe(
+    v.string(),
+    v.maxLength(16_384),
+    v.check((s) => PEM_KEY.test(s) || s.startsWith('sy1.'), 'must be an unencrypted PEM private key (PKCS#8, RSA or EC)'),
+  ),
+  /** The names served with it; default: the certificate's DNS names. */
+  hosts: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix'))), v.minLength(1))),
+  /** Answers a handshake whose name no certificate serves (the default tenant only). */
+  default: v.optional(v.boolean()),
+});
+
 export type ClusterDoc = v.InferOutput<typeof ClusterDoc>;
+export type CertDoc = v.InferOutput<typeof CertDoc>;
 export type RouteDoc = v.InferOutput<typeof RouteDoc>;
 export type OrchDoc = v.InferOutput<typeof OrchDoc>;
 export type StepDoc = v.InferOutput<typeof StepDoc>;
 
-const SCHEMAS = { cluster: ClusterDoc, route: RouteDoc, orch: OrchDoc } as const;
+const SCHEMAS = { cluster: ClusterDoc, route: RouteDoc, orch: OrchDoc, cert: CertDoc } as const;
 
 export interface FieldError {
   path: string;

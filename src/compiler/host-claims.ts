@@ -1,27 +1,35 @@
-import type { CompiledRoute, CompileIssue } from '../contracts/generation.js';
+import type { CompileIssue } from '../contracts/generation.js';
+
+/** Hosts one entity claims for its tenant: a route's `hosts`, or a (non-default tenant's) cert's. */
+export interface HostClaim {
+  tenant: string;
+  kind: 'route' | 'cert';
+  name: string;
+  hosts: readonly string[] | null;
+}
 
 /**
  * Which tenant owns each host. A host (or `*.suffix`) named by routes of two tenants,
  * or a name of one tenant under another tenant's wildcard, is an issue: the data plane routes a request only among the routes of the tenant that
  * owns its host (unclaimed hosts: `default`), so no tenant can capture another's traffic.
  */
-export function claimHosts(routes: readonly CompiledRoute[], issues: CompileIssue[], publishing: string): Record<string, string> {
+export function claimHosts(claims: readonly HostClaim[], issues: CompileIssue[], publishing: string): Record<string, string> {
   // Reported on the publishing tenant's route: it is that tenant's change that clashes
   // (claims among other tenants were accepted when they published; they are not its to fix).
-  const clash = (a: CompiledRoute, b: CompiledRoute, message: string) => {
+  const clash = (a: HostClaim, b: HostClaim, message: string) => {
     const mine = a.tenant === publishing ? a : b.tenant === publishing ? b : null;
-    if (mine) issues.push({ kind: 'route', name: mine.name, pointer: '/hosts', code: 'Compile.Route.HostConflict', message });
+    if (mine) issues.push({ kind: mine.kind, name: mine.name, pointer: '/hosts', code: mine.kind === 'route' ? 'Compile.Route.HostConflict' : 'Compile.Cert.HostConflict', message });
   };
   const owners: Record<string, string> = {};
-  const firstClaim = new Map<string, CompiledRoute>();
-  for (const r of routes) {
+  const firstClaim = new Map<string, HostClaim>();
+  for (const r of claims) {
     for (const h of r.hosts ?? []) {
       const prior = firstClaim.get(h);
       if (!prior) {
         firstClaim.set(h, r);
         owners[h] = r.tenant;
       } else if (prior.tenant !== r.tenant) {
-        clash(prior, r, `host ${h} is claimed by tenant ${prior.tenant} (route ${prior.name}) and tenant ${r.tenant} (route ${r.name})`);
+        clash(prior, r, `host ${h} is claimed by tenant ${prior.tenant} (${prior.kind} ${prior.name}) and tenant ${r.tenant} (${r.kind} ${r.name})`);
       }
     }
   }
@@ -33,7 +41,7 @@ export function claimHosts(routes: readonly CompiledRoute[], issues: CompileIssu
     for (let i = name.indexOf('.'); i !== -1; i = name.indexOf('.', i + 1)) {
       const broader = firstClaim.get(`*${name.slice(i)}`);
       if (broader && broader.tenant !== r.tenant) {
-        clash(broader, r, `host ${h} of tenant ${r.tenant} (route ${r.name}) lies under *${name.slice(i)}, claimed by tenant ${broader.tenant} (route ${broader.name})`);
+        clash(broader, r, `host ${h} of tenant ${r.tenant} (${r.kind} ${r.name}) lies under *${name.slice(i)}, claimed by tenant ${broader.tenant} (${broader.kind} ${broader.name})`);
       }
     }
   }

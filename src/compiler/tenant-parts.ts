@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CompiledCluster, CompiledRoute, CompileIssue } from '../contracts/generation.js';
 import type { EntityRow } from '../contracts/entities.js';
+import type { TenantCert } from './compile-certs.js';
 
 /** What one tenant's entities compile to, independent of every other tenant. */
 export interface TenantPart {
@@ -9,6 +10,9 @@ export interface TenantPart {
   routes: CompiledRoute[];
   /** Document and step issues of this tenant's entities (host claims are checked across tenants). */
   issues: CompileIssue[];
+  certs: TenantCert[];
+  /** Warnings of the publishing tenant's own checks (certificates about to expire). */
+  warnings: CompileIssue[];
 }
 
 /**

@@ -2,7 +2,7 @@
  * Entity kinds and the rows the store keeps and the compiler reads: the admin edge,
  * the store, the publisher and the compiler all speak these, so none owns them.
  */
-export const KINDS = ['cluster', 'route', 'orch'] as const;
+export const KINDS = ['cluster', 'route', 'orch', 'cert'] as const;
 export type Kind = (typeof KINDS)[number];
 
 export function isKind(s: string): s is Kind {

@@ -13,6 +13,26 @@ export interface CompiledGeneration {
   hostOwners: Record<string, string>;
   /** Clusters by `tenant/name`. */
   clusters: Record<string, CompiledCluster>;
+  /** What the TLS listener serves; absent in a generation without certificates. */
+  tls?: CompiledTls;
+}
+
+/** A `cert` entity as the TLS listener loads it. */
+export interface CompiledCert {
+  /** PEM chain, the leaf first. */
+  certificate: string;
+  /** As stored: sealed (`sy1.`, opened with secrets.keyEnv and `tenant/cert/name`) or PEM. */
+  privateKey: string;
+  fingerprint256: string;
+}
+
+export interface CompiledTls {
+  /** By `tenant/name`. */
+  certs: Record<string, CompiledCert>;
+  /** Exact host or `*.suffix` -> the cert that serves it (`tenant/name`). */
+  hosts: Record<string, string>;
+  /** The cert for a name no other serves (`tenant/name`); absent: such handshakes are refused. */
+  default?: string;
 }
 
 /**
@@ -78,6 +98,8 @@ export interface CompiledRoute {
   methods: string[] | null;
   /** false: pathPrefix matches without regard to case. */
   caseSensitive: boolean;
+  /** 'required': a request on the plain port is answered 308 to https. */
+  tls?: 'required';
   rank: number;
   terminal: CompiledTerminal;
 }

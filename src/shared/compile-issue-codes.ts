@@ -26,6 +26,14 @@ export const COMPILE_ISSUES = {
   'Compile.Orch.Link': { message: 'A link names an unknown node' },
   'Compile.Orch.LinkCycle': { message: 'The links form a cycle' },
   'Compile.Orch.FailureStrategy': { message: 'Unknown failureStrategy' },
+  'Compile.Cert.Invalid': { message: 'The certificate or the private key cannot be read' },
+  'Compile.Cert.KeyMismatch': { message: "The private key is not the certificate's" },
+  'Compile.Cert.Expired': { message: 'The certificate is expired or not yet valid' },
+  'Compile.Cert.Expiring': { message: 'Warning: the certificate expires within 30 days' },
+  'Compile.Cert.Hosts': { message: 'A host the certificate is to serve is not among its names' },
+  'Compile.Cert.HostConflict': { message: "The certificate serves a host another certificate or another tenant's route claims" },
+  'Compile.Cert.Default': { message: 'Only the default tenant may have a default certificate, and only one' },
+  'Compile.Tls.NoCertificate': { message: 'Warning: a route host has no certificate on the TLS port' },
 } as const satisfies Record<string, { message: string }>;
 
 export type CompileIssueCode = keyof typeof COMPILE_ISSUES;

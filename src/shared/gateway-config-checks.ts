@@ -3,6 +3,7 @@ import { FAMILIES } from '../contracts/scopes.js';
 import { ANY_SECRET, WILDCARD_TENANT } from '../contracts/secrets.js';
 import type { GatewayConfig } from './gateway-config-schema.js';
 import { addressesOverlap, isLoopback, parseHostPort } from './host-port.js';
+import { parseSealingKey } from './secret-box.js';
 
 export interface ConfigError {
   path: string;
@@ -18,12 +19,35 @@ export function checkGatewayConfig(config: GatewayConfig, env: NodeJS.ProcessEnv
     if (/\/0+$/.test(block)) warnings.push(`trustedProxies: ${block} trusts every peer, so any client can name its own address; list the proxies' own addresses`);
   }
   checkSecrets(config, errors, warnings);
+  checkSealing(config, env, errors, warnings);
   // The data port and the admin port on one port of overlapping addresses: `run` could
   // bind only one of them (exit 11); it is the file that is wrong.
   const admin = parseHostPort(config.admin.listen);
   if (admin && admin.port === config.listen.port && addressesOverlap(admin.host, config.listen.host)) {
     errors.push({ path: 'admin.listen', message: `the admin port ${config.admin.listen} is the data port (${config.listen.host}:${config.listen.port})` });
   }
+  const tls = config.listen.tls;
+  if (tls) {
+    const tlsHost = tls.host ?? config.listen.host;
+    if (tls.port === config.listen.port && addressesOverlap(tlsHost, config.listen.host)) {
+      errors.push({ path: 'listen.tls.port', message: `the TLS port ${tls.port} is the plain data port` });
+    }
+    if (admin && admin.port === tls.port && addressesOverlap(admin.host, tlsHost)) {
+      errors.push({ path: 'admin.listen', message: `the admin port ${config.admin.listen} is the TLS data port (${tlsHost}:${tls.port})` });
+    }
+  }
+}
+
+/** secrets.keyEnv must hold a usable key; without one, certificates' private keys are stored as sent. */
+function checkSealing(config: GatewayConfig, env: NodeJS.ProcessEnv, errors: ConfigError[], warnings: string[]): void {
+  const name = config.secrets.keyEnv;
+  if (name === undefined) {
+    if (config.listen.tls) warnings.push('listen.tls is set and secrets.keyEnv is not: cert private keys are stored unencrypted in the volume');
+    return;
+  }
+  if (!env[name]) errors.push({ path: 'secrets.keyEnv', message: `environment variable ${name} is not set` });
+  else if (parseSealingKey(env[name]) === null) errors.push({ path: 'secrets.keyEnv', message: `${name} must hold 32 bytes: 64 hex digits or base64` });
+  if (config.admin.keys.some((k) => k.tokenEnv === name)) errors.push({ path: 'secrets.keyEnv', message: `${name} is an admin key's tokenEnv` });
 }
 
 function checkAdminKeys(config: GatewayConfig, env: NodeJS.ProcessEnv, errors: ConfigError[], warnings: string[]): void {

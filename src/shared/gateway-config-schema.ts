@@ -16,6 +16,13 @@ export const GatewayConfigSchema = v.strictObject({
   listen: v.strictObject({
     port: Port,
     host: v.optional(v.pipe(v.string(), v.check((s) => isIP(s) !== 0, 'must be an IP address')), '0.0.0.0'),
+    /** A TLS listener beside the plain one, serving the published `cert` entities by SNI. */
+    tls: v.optional(
+      v.strictObject({
+        port: Port,
+        host: v.optional(v.pipe(v.string(), v.check((s) => isIP(s) !== 0, 'must be an IP address'))),
+      }),
+    ),
   }),
   admin: v.strictObject({
     listen: HostPort,
@@ -63,6 +70,8 @@ export const GatewayConfigSchema = v.strictObject({
   secrets: v.optional(
     v.strictObject({
       env: v.optional(v.record(TenantName, v.array(v.pipe(v.string(), v.regex(/^([A-Za-z_][A-Za-z0-9_]*|\*)$/, 'must be an environment variable name or *')))), {}),
+      /** The environment variable holding the 256-bit key that seals stored private keys (AES-256-GCM). */
+      keyEnv: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
     }),
     {},
   ),

@@ -48,7 +48,14 @@ export function loadGatewayConfig(file: string, env: NodeJS.ProcessEnv = process
 export function upstreamRules(config: GatewayConfig): UpstreamRules {
   const admin = parseHostPort(config.admin.listen)!;
   const local = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.split('%')[0]!));
-  return { ...config.upstreams, admin, data: { host: config.listen.host, port: config.listen.port }, local };
+  const tls = config.listen.tls;
+  return {
+    ...config.upstreams,
+    admin,
+    data: { host: config.listen.host, port: config.listen.port },
+    ...(tls ? { dataTls: { host: tls.host ?? config.listen.host, port: tls.port } } : {}),
+    local,
+  };
 }
 
 function issuePath(issue: v.BaseIssue<unknown>): string {

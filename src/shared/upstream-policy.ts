@@ -20,6 +20,8 @@ export interface UpstreamRules {
   /** admin.listen and the data port's listen address. */
   admin: { host: string; port: number };
   data: { host: string; port: number };
+  /** The TLS data port (worker.json listen.tls), refused like the plain one. */
+  dataTls?: { host: string; port: number };
   /** The host's own interface addresses, where a port bound to 0.0.0.0 or :: answers too. */
   local?: string[];
 }
@@ -59,8 +61,8 @@ export type UpstreamCheck = (ip: string, port: number) => string | null;
 
 /** Builds one check per tenant, once; a check parses no CIDR. */
 export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => UpstreamCheck {
-  const own = (which: 'admin' | 'data', label: string) => {
-    const { host, port } = rules[which];
+  const own = (which: 'admin' | 'data' | 'dataTls', label: string) => {
+    const { host, port } = rules[which] ?? rules.data;
     // A wildcard admin bind answers on every address of the host, which no list can name:
     // that port is refused everywhere. A wildcard data port is refused on the host's own
     // addresses (a route to one would proxy to itself), not on every service of that port.
@@ -70,7 +72,9 @@ export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => Upstre
     return (ip: string, p: number) => (p === port && (everywhere || at(ip)) ? `the gateway's own ${label} (${hostPort})` : null);
   };
   const adminPort = own('admin', 'admin port');
-  const dataPort = own('data', 'data port');
+  const plainPort = own('data', 'data port');
+  const tlsPort = rules.dataTls ? own('dataTls', 'TLS data port') : () => null;
+  const dataPort = (ip: string, port: number) => plainPort(ip, port) ?? tlsPort(ip, port);
   const ranges = DEFAULT_DENIED.map(([cidr, what]) => ({ cidr, what, match: cidrMatcher([cidr]) }));
   const cache = new Map<string, UpstreamCheck>();
   const build = (tenant: string): UpstreamCheck => {

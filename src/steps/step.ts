@@ -25,6 +25,8 @@ export interface StepRequest {
   clientAddressTrusting(also: (ip: string) => boolean): string;
   /** The data port the client connected to (worker.json `listen.port`), as X-Forwarded-Port gives it; '' when unknown. */
   readonly localPort: string;
+  /** How the client connected: 'https' on the TLS listener (X-Forwarded-Proto). */
+  readonly scheme: 'http' | 'https';
   /** The first value of a header (lower-case name). */
   header(name: string): string | undefined;
   /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */

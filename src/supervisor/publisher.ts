@@ -60,6 +60,9 @@ export class Publisher {
     this.served = generations.latest();
   }
 
+  /** How the publishing tenant's certificates are checked: its stored keys opened, and whether a TLS port listens. */
+  tls: { openKey: (stored: string, context: string) => string; listening: boolean } | null = null;
+
   /** Told of each generation as it becomes the served one (the health checks follow it). */
   onServed: ((gen: GenerationMessage) => void) | null = null;
 
@@ -105,7 +108,7 @@ export class Publisher {
       if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
       const all = this.entities.published();
       const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets }, this.parts);
+      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks() }, this.parts);
       const candidate = this.generations.current() + 1;
       if (!r.ok) throw rejected(candidate, r.issues, []);
       const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -119,7 +122,11 @@ export class Publisher {
 
   /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps, the secret policy. */
   private snapshot(tenant: string) {
-    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets };
+    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks() };
+  }
+
+  private tlsChecks() {
+    return this.tls ? { now: Date.now(), ...this.tls } : undefined;
   }
 
   private async commit(

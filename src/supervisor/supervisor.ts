@@ -28,6 +28,7 @@ import { RateLimitLeases } from './rate-limit-leases.js';
 import { HealthChecks } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
 import { InFlightQuery } from './in-flight-query.js';
+import { openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 
@@ -63,7 +64,11 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const plugins = new PluginRepo(volume.db);
   // After a restart on a persistent volume the last published generation serves at once.
   const upstreams = upstreamRules(config);
-  const secrets = { env: config.secrets.env, reserved: config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])) };
+  const keyEnv = config.secrets.keyEnv;
+  const secretBox = keyEnv === undefined ? null : new SecretBox(parseSealingKey(process.env[keyEnv])!);
+  // No tenant step may name the admin keys' tokens or the sealing key.
+  const reserved = [...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])), ...(keyEnv === undefined ? [] : [keyEnv])];
+  const secrets = { env: config.secrets.env, reserved };
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   // Health probes go through the same upstream policy as the workers' connections.
   installUpstreamPolicy(upstreams);
@@ -76,11 +81,18 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     listen: { host: config.listen.host, port: config.listen.port },
     logLevel: config.log.level,
     graceMs: config.drain.graceMs,
-    dataPlane: { paths: config.paths, trustedProxies: config.trustedProxies, upstreams, limits: config.limits },
+    dataPlane: {
+      paths: config.paths,
+      trustedProxies: config.trustedProxies,
+      upstreams,
+      limits: config.limits,
+      ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port, ...(keyEnv === undefined ? {} : { keyEnv }) } } : {}),
+    },
     log,
     currentGeneration: () => publisher.current(),
     currentHealth: outOfRotation,
   });
+  publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
   publisher.onServed = (gen) => {
     outliers.update(gen.payload);
     health.update(gen.payload);
@@ -95,7 +107,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
-    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool) },
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 
@@ -127,6 +139,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   };
   const busy = await probePort(config.listen.host, config.listen.port);
   if (busy) return fail(EXIT.binding, `cannot bind data port ${busy}`);
+  const tlsBusy = config.listen.tls ? await probePort(config.listen.tls.host ?? config.listen.host, config.listen.tls.port) : null;
+  if (tlsBusy) return fail(EXIT.binding, `cannot bind TLS data port ${tlsBusy}`);
   try {
     await pool.start();
   } catch (err) {

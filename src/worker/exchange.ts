@@ -71,6 +71,8 @@ export class Exchange implements StepRequest {
     readonly localPort: string,
     limits: DataPortLimits,
     events: LimitEvents,
+    /** How the request came: X-Forwarded-Proto. */
+    readonly scheme: 'http' | 'https' = 'http',
   ) {
     this.method = method;
     this.path = path;

@@ -16,12 +16,15 @@ import { LeasedRateLimits } from './rate-limit-client.js';
 import { servicePool } from './service-pools.js';
 import { targetHealth } from './target-health.js';
 import { setOutlierSender } from './outlier-reports.js';
+import { parseSealingKey, SecretBox } from '../shared/secret-box.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
 let log: Logger = createLogger('info', { role: 'worker' });
 let draining = false;
 let deps: RuntimeDeps | null = null;
+/** The served generation's certificates, for a TLS listener that starts after it arrived. */
+let currentTls: CompiledGeneration['tls'];
 const rateLimits = new LeasedRateLimits(send);
 
 function send(msg: FromWorker): void {
@@ -57,23 +60,30 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
   graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
-  deps = { log, traceId, env: { rateLimits, log, servicePool, traceId } };
+  const tls = msg.dataPlane.tls;
+  deps = { log, traceId, env: { rateLimits, log, servicePool, traceId }, tlsPort: tls?.port ?? null };
   installUpstreamPolicy(msg.dataPlane.upstreams);
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
+  currentTls = msg.generation?.payload.tls;
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.
-    (method, path, host) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host)),
+    (method, path, host, tls) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host, tls)),
     (code) => envelopeReply(code, traceId()),
     log,
     msg.dataPlane,
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
-  if (!ok) {
-    send({ type: 'listen-failed', error: { code: 'Bind', message: `cannot listen on ${msg.listen.host}:${msg.listen.port}` } });
-    setTimeout(() => process.exit(11), 50);
-    return;
+  if (!ok) return listenFailed(`${msg.listen.host}:${msg.listen.port}`);
+  if (tls) {
+    const key = tls.keyEnv === undefined ? null : parseSealingKey(process.env[tls.keyEnv]);
+    if (!server.listenTls(tls.host, tls.port, currentTls, key ? new SecretBox(key) : null, log)) return listenFailed(`${tls.host}:${tls.port}`);
   }
   send({ type: 'listening' });
+}
+
+function listenFailed(address: string): void {
+  send({ type: 'listen-failed', error: { code: 'Bind', message: `cannot listen on ${address}` } });
+  setTimeout(() => process.exit(11), 50);
 }
 
 /** Builds the new generation off the hot path, then swaps one reference. */
@@ -88,6 +98,8 @@ function swap(id: number, payload: CompiledGeneration): void {
   }
   const prev = current;
   current = next;
+  currentTls = payload.tls;
+  server?.updateCertificates(payload.tls);
   prev?.retire();
   send({ type: 'ack', generation: id });
 }

@@ -26,7 +26,7 @@ import { withTraceId } from '../steps/reply.js';
  */
 
 /** 1. The route's terminal, or the NoRoute envelope (written from the uWS callback: no life). */
-export function match(table: RouteTable<Target>, method: string, path: string, host: string, traceId: () => string): Target {
+export function match<T>(table: RouteTable<T | Target>, method: string, path: string, host: string, traceId: () => string): T | Target {
   return table.lookup(method, routingHost(host), path) ?? envelopeReply('Svc.Data.NoRoute', traceId());
 }
 

@@ -10,18 +10,21 @@ import { ClusterPools } from './upstream-pools.js';
 import { RequestFlow } from './flow.js';
 import { GenerationRequests, RequestLife } from './request-life.js';
 import { match, requestSteps, upstreamPeer, upstreamRequest } from './phases.js';
+import { HttpsOnly, httpsRedirect } from './https-only.js';
 
 export interface RuntimeDeps {
   log: Logger;
   traceId: () => string;
   env: StepEnv;
+  /** The TLS listener's port (null: none), where a `tls: "required"` route redirects. */
+  tlsPort: number | null;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
 export interface Runtime {
   readonly generation: number;
-  /** Where a request goes; a handler target belongs to this runtime for the request's whole life. */
-  route(method: string, path: string, host: string): Target;
+  /** Where a request goes (`tls`: it came over TLS); a handler target belongs to this runtime for the request's whole life. */
+  route(method: string, path: string, host: string, tls: boolean): Target;
   /** A newer generation replaced this one: close its pools once its requests finish. */
   retire(): void;
   /** Per target of `cluster` (`tenant/name`), requests in flight on this generation's connections ({} before its first request). */
@@ -84,11 +87,15 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     };
   }
 
-  const table = new RouteTable<Target>(gen, terminal);
+  const redirect = httpsRedirect(deps.tlsPort);
+  const table = new RouteTable<Target | HttpsOnly>(gen, (r) => (r.tls === 'required' ? new HttpsOnly(terminal(r), redirect) : terminal(r)));
 
   return {
     generation,
-    route: (method, path, host) => match(table, method, path, host, traceId),
+    route: (method, path, host, tls) => {
+      const t = match(table, method, path, host, traceId);
+      return t instanceof HttpsOnly ? (tls ? t.target : t.redirect) : t;
+    },
     retire: () => requests.retire(),
     inFlight: (cluster) => pools.get(cluster)?.inFlight() ?? {},
   };

@@ -51,7 +51,7 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
     out.push(k, v);
   }
   if (drop === null || !drop.includes('x-forwarded-for')) out.push('x-forwarded-for', xff ? `${xff}, ${ex.remoteAddress}` : ex.remoteAddress);
-  if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', 'http');
+  if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', ex.scheme);
   if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
   if (ex.localPort && (drop === null || !drop.includes('x-forwarded-port'))) out.push('x-forwarded-port', ex.localPort);
   if (plan !== null) for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);

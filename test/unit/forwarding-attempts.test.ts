@@ -20,7 +20,7 @@ function fakeExchange() {
     query: null,
     headers: ['host', 'example.test'],
     remoteAddress: '127.0.0.1',
-    localPort: '8080',
+    localPort: '8080', scheme: 'http',
     aborted: false,
     done: false,
     headersSent: false,

@@ -14,7 +14,7 @@ function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
     remoteAddress: '127.0.0.1',
     clientAddress: '127.0.0.1',
     clientAddressTrusting: () => '127.0.0.1',
-    localPort: '8080',
+    localPort: '8080', scheme: 'http',
     header: (n) => {
       for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
       return undefined;

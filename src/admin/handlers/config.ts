@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import type { OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { SvcError } from '../../shared/errors.js';
-import { NAME_PATTERN, parseDocument } from '../../compiler/documents.js';
+import { NAME_PATTERN, parseDocument, type CertDoc } from '../../compiler/documents.js';
+import { certView, sealCertKey } from '../cert-at-rest.js';
 import { isKind, type Kind } from '../../contracts/entities.js';
 
 function kindOf(s: string | undefined): Kind {
-  if (!s || !isKind(s)) throw new SvcError('Svc.Request.BadParam', `Unknown kind ${JSON.stringify(s)}; use cluster, route or orch`);
+  if (!s || !isKind(s)) throw new SvcError('Svc.Request.BadParam', `Unknown kind ${JSON.stringify(s)}; use cluster, route, orch or cert`);
   return s;
 }
 
@@ -31,8 +32,10 @@ export const set: OpHandler<Services> = ({ params, body, services }) => {
     const first = parsed.errors[0]!;
     throw new SvcError('Svc.Config.Invalid', `Invalid ${kind} document at ${first.path || '/'}: ${first.message}`, { errors: parsed.errors });
   }
-  services.quotas.checkWrite(params.tenant!, kind, name, body);
-  services.entities.setDraft(params.tenant!, kind, name, body);
+  // A cert's private key is sealed before anything stores or measures it.
+  const doc = kind === 'cert' ? sealCertKey(parsed.doc as CertDoc, params.tenant!, name, services.secretBox) : body;
+  services.quotas.checkWrite(params.tenant!, kind, name, doc);
+  services.entities.setDraft(params.tenant!, kind, name, doc);
   return { logicalAddress: logicalAddress(params.tenant!, kind, name), generation: services.publisher.currentId() };
 };
 
@@ -40,6 +43,10 @@ export const get: OpHandler<Services> = ({ params, services }) => {
   const kind = kindOf(params.kind);
   const e = services.entities.get(params.tenant!, kind, nameOf(params.name));
   if (!e) throw new SvcError('Svc.Config.NotFound', `No ${kind} ${params.name} in tenant ${params.tenant}`);
+  if (kind === 'cert') {
+    if (e.draft) e.draft = { ...e.draft, doc: certView(e.draft.doc) };
+    if (e.published) e.published = { ...e.published, doc: certView(e.published.doc) };
+  }
   return { ...e, logicalAddress: logicalAddress(e.tenant, e.kind, e.name) };
 };
 

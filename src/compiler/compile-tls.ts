@@ -1,0 +1,35 @@
+import type { CompiledRoute, CompiledTls, CompileIssue } from '../contracts/generation.js';
+import type { TenantCert } from './compile-certs.js';
+import { covers } from './cert-info.js';
+
+/**
+ * What the TLS listener serves, from every tenant's certificates: the default tenant's
+ * first, so a tenant's own certificate for a name wins over the operator's (other tenants
+ * cannot overlap: their names are claims, checked like route hosts). null without any.
+ */
+export function compileTls(byTenant: ReadonlyMap<string, TenantCert[]>, defaultTenant: string): CompiledTls | null {
+  const tls: CompiledTls = { certs: {}, hosts: {} };
+  const order = [...byTenant.keys()].sort((a, b) => (a === defaultTenant ? -1 : b === defaultTenant ? 1 : a.localeCompare(b)));
+  for (const tenant of order) {
+    for (const c of byTenant.get(tenant)!) {
+      tls.certs[c.id] = c.compiled;
+      for (const h of c.hosts) tls.hosts[h] = c.id;
+      if (c.default) tls.default = c.id;
+    }
+  }
+  return Object.keys(tls.certs).length ? tls : null;
+}
+
+/** The publishing tenant's route hosts no certificate serves on the TLS port: warnings. */
+export function certHostWarnings(routes: readonly CompiledRoute[], tls: CompiledTls | null): CompileIssue[] {
+  const names = Object.keys(tls?.hosts ?? {});
+  const out: CompileIssue[] = [];
+  for (const r of routes) {
+    (r.hosts ?? []).forEach((h, i) => {
+      if (!names.some((n) => n === h || covers([n], h))) {
+        out.push({ kind: 'route', name: r.name, pointer: `/hosts/${i}`, code: 'Compile.Tls.NoCertificate', message: `no certificate serves ${h} on the TLS port${tls?.default ? ' (it gets the default certificate)' : ' (its handshakes are refused)'}` });
+      }
+    });
+  }
+  return out;
+}
