@@ -1,3 +1,4 @@
+import { KINDS } from '../../../contracts/entities.js';
 import { Args } from '@oclif/core';
 import { AdminCommand } from '../../admin-command.js';
 import { seg } from '../../admin-client.js';
@@ -5,7 +6,7 @@ import { seg } from '../../admin-client.js';
 export default class ConfigDelete extends AdminCommand {
   static override summary = 'Stage the removal of an entity; the next publish applies it.';
   static override args = {
-    kind: Args.string({ required: true, options: ['cluster', 'route', 'orch'] }),
+    kind: Args.string({ required: true, options: [...KINDS] }),
     name: Args.string({ required: true }),
   };
 

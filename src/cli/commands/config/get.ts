@@ -1,3 +1,4 @@
+import { KINDS } from '../../../contracts/entities.js';
 import { Args } from '@oclif/core';
 import { AdminCommand } from '../../admin-command.js';
 import { seg } from '../../admin-client.js';
@@ -5,7 +6,7 @@ import { seg } from '../../admin-client.js';
 export default class ConfigGet extends AdminCommand {
   static override summary = 'Show an entity: its draft and published versions side by side.';
   static override args = {
-    kind: Args.string({ required: true, options: ['cluster', 'route', 'orch'] }),
+    kind: Args.string({ required: true, options: [...KINDS] }),
     name: Args.string({ required: true }),
   };
 

@@ -1,3 +1,4 @@
+import { KINDS } from '../../../contracts/entities.js';
 import { Args, Flags } from '@oclif/core';
 import { AdminCommand } from '../../admin-command.js';
 import { seg } from '../../admin-client.js';
@@ -6,7 +7,7 @@ import { readDocument } from '../../read-document.js';
 export default class ConfigSet extends AdminCommand {
   static override summary = 'Write a draft entity (cluster, route or orch) from a file or stdin.';
   static override args = {
-    kind: Args.string({ required: true, options: ['cluster', 'route', 'orch'] }),
+    kind: Args.string({ required: true, options: [...KINDS] }),
     name: Args.string({ required: true }),
   };
   static override flags = { file: Flags.string({ char: 'f', description: 'JSON document (default: stdin)' }) };
