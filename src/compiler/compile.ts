@@ -10,6 +10,7 @@ import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
+import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-tls.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
 
@@ -60,7 +61,7 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     }
     issues.push(...part.issues);
     Object.assign(generation.clusters, part.clusters);
-    if (tenant === snapshot.tenant) warnings = caseVariantWarnings(part.routes);
+    if (tenant === snapshot.tenant) warnings = [...caseVariantWarnings(part.routes), ...unverifiedTlsWarnings(part.clusters)];
     generation.tenants[tenant] = { routes: part.routes };
     allRoutes.push(...part.routes);
   }
@@ -96,6 +97,7 @@ function compileTenant(
     if ((c.balance === 'hash') !== (c.hashOn !== undefined)) {
       issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
     }
+    clusterTlsIssues(tenant, name, c, own ? own.secrets : null, issues);
   }
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
@@ -133,6 +135,7 @@ function compileCluster(c: ClusterDoc): CompiledCluster {
       maxPending: c.connections?.maxPending ?? CONNECTION_DEFAULTS.maxPending,
       pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
     },
+    ...(c.tls ? { tls: compileTls(c.tls) } : {}),
   };
 }
 
