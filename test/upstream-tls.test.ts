@@ -1,0 +1,176 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway, type Gateway } from './helpers/gateway.js';
+import { ROOT_KEY, apply, dryRun, setEntity } from './helpers/admin.js';
+import { request, type HttpResult } from './helpers/http.js';
+import { BOUNDED, waitFor } from './helpers/wait.js';
+import { makeCa } from './helpers/tls-certs.js';
+import { httpsUpstream } from './helpers/https-upstream.js';
+import type { Json } from './helpers/json.js';
+
+/**
+ * TLS to upstreams, against real node:https servers with certificates openssl makes here:
+ * a certificate that does not verify is 502 Svc.Data.UpstreamTls with a warn line saying
+ * why, until the cluster trusts its CA; the name checked is the cluster's serverName, not
+ * the client's Host; verify:false works and warns; mTLS with a client certificate from
+ * environment variables; health checks speak TLS with the cluster's settings.
+ */
+
+const SERVER_SANS = ['IP:127.0.0.1', 'DNS:localhost'];
+
+const get = (gw: Gateway, path = '/x', headers: Record<string, string> = {}): Promise<HttpResult> => request(`${gw.dataUrl}${path}`, { headers });
+
+function tlsFailures(gw: Gateway): Json[] {
+  return gw.logLines().filter((l) => l?.msg === 'upstream TLS failed');
+}
+
+test('an https target with an unknown CA: 502 Svc.Data.UpstreamTls and a warn line until tls.ca names the CA; failover passes it over', BOUNDED, async (t) => {
+  const ca = makeCa('Upstream CA');
+  const other = makeCa('Some other CA');
+  const up = await httpsUpstream(t, ca.issue('upstream', SERVER_SANS, 'server'));
+  const stranger = await httpsUpstream(t, other.issue('stranger', SERVER_SANS, 'server'));
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [['cluster', 'up', { targets: [up.target] }], ['route', 'r', { cluster: 'up', pathPrefix: '/' }]]);
+
+  const refused = await get(gw);
+  assert.equal(refused.status, 502, refused.text);
+  assert.equal(refused.json.code, 'Svc.Data.UpstreamTls');
+  assert.equal(up.seen.length, 0, 'no request reached the upstream');
+  const line = await waitFor('the warn line', () => tlsFailures(gw)[0]);
+  assert.equal(line.level, 40);
+  assert.equal(line.cluster, 'default/up');
+  assert.equal(line.target, up.target);
+  assert.equal(line.reason, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+
+  await apply(gw, [['cluster', 'up', { targets: [up.target], tls: { ca: ca.cert } }]]);
+  const ok = await get(gw, '/after-ca');
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal(up.seen.at(-1)?.path, '/after-ca');
+  assert.equal(up.seen.at(-1)?.servername, false, 'an IP target sends no SNI');
+
+  // A target whose certificate the cluster's CA did not sign fails its handshake: a
+  // connect failure, so every request fails over to the one that verifies.
+  await apply(gw, [['cluster', 'up', { targets: [stranger.target, up.target], tls: { ca: ca.cert } }]]);
+  const before = up.seen.length;
+  for (let i = 0; i < 4; i++) assert.equal((await get(gw, `/fo${i}`)).status, 200);
+  assert.equal(up.seen.length - before, 4);
+  assert.equal(stranger.seen.length, 0);
+  assert.ok(tlsFailures(gw).some((l) => l.target === stranger.target), 'the stranger is logged');
+});
+
+test('the name checked is tls.serverName (a mismatch is refused), never the client\'s Host', BOUNDED, async (t) => {
+  const ca = makeCa('Upstream CA');
+  const up = await httpsUpstream(t, ca.issue('upstream', SERVER_SANS, 'server'));
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [['cluster', 'up', { targets: [up.target], tls: { ca: ca.cert, serverName: 'other.example' } }], ['route', 'r', { cluster: 'up', pathPrefix: '/' }]]);
+  const mismatch = await get(gw);
+  assert.equal(mismatch.status, 502);
+  assert.equal(mismatch.json.code, 'Svc.Data.UpstreamTls');
+  assert.equal((await waitFor('the warn line', () => tlsFailures(gw)[0])).reason, 'ERR_TLS_CERT_ALTNAME_INVALID');
+  // The client naming a host the certificate has does not make it pass.
+  assert.equal((await get(gw, '/x', { host: 'localhost' })).status, 502);
+
+  await apply(gw, [['cluster', 'up', { targets: [up.target], tls: { ca: ca.cert, serverName: 'localhost' } }]]);
+  for (const host of ['localhost', 'a.example', 'b.example']) {
+    const r = await get(gw, '/sni', { host });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(up.seen.at(-1)?.servername, 'localhost', 'SNI is the serverName');
+    assert.equal(up.seen.at(-1)?.host, host, 'the Host header still goes upstream');
+  }
+});
+
+test('verify: false reaches an unverifiable target and is a dry-run warning; tls without an https target is a compile issue', BOUNDED, async (t) => {
+  const up = await httpsUpstream(t, makeCa('Nobody trusts me').issue('upstream', SERVER_SANS, 'server'));
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await setEntity(gw, 'cluster', 'up', { targets: [`https://127.0.0.1:${up.port}`], tls: { verify: false } });
+  await setEntity(gw, 'route', 'r', { cluster: 'up', pathPrefix: '/' });
+  const dr = await dryRun(gw);
+  assert.equal(dr.status, 200, dr.text);
+  assert.deepEqual(dr.json.warnings.map((w) => [w.code, w.name, w.pointer]), [['Compile.Cluster.TlsUnverified', 'up', '/tls/verify']]);
+  await apply(gw, []);
+  assert.equal((await get(gw)).status, 200);
+
+  await setEntity(gw, 'cluster', 'plain', { targets: ['127.0.0.1:9', 'http://127.0.0.1:10'], tls: { verify: false } });
+  await setEntity(gw, 'cluster', 'badca', { targets: [up.target], tls: { ca: 'not a certificate' } });
+  const bad = await dryRun(gw);
+  assert.equal(bad.status, 422, bad.text);
+  assert.deepEqual(bad.json.issues.map((i) => [i.code, i.name, i.pointer]).sort(), [
+    ['Compile.Cluster.Tls', 'badca', '/tls/ca'],
+    ['Compile.Cluster.Tls', 'plain', '/tls'],
+  ]);
+});
+
+test('mTLS: a client certificate from environment variables is presented; without it the upstream refuses; names follow secrets.env', BOUNDED, async (t) => {
+  const ca = makeCa('Upstream CA');
+  const clientCa = makeCa('Client CA');
+  const client = clientCa.issue('switchyard-gateway', [], 'client');
+  const serverCert = ca.issue('upstream', SERVER_SANS, 'server');
+  const up13 = await httpsUpstream(t, serverCert, { clientCa: clientCa.cert });
+  const up12 = await httpsUpstream(t, serverCert, { clientCa: clientCa.cert, maxVersion: 'TLSv1.2' });
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    env: { SY_T_CLIENT_CERT: client.cert, SY_T_CLIENT_KEY: client.key, SY_T_UNSET: undefined },
+    edit: (c) => (c.secrets = { env: { default: ['SY_T_CLIENT_CERT', 'SY_T_CLIENT_KEY', 'SY_T_UNSET'] } }),
+  });
+  const route = (cluster: string) => ['route', cluster, { cluster, pathPrefix: `/${cluster}` }] as const;
+  await apply(gw, [
+    ['cluster', 'bare12', { targets: [up12.target], tls: { ca: ca.cert } }],
+    ['cluster', 'bare13', { targets: [up13.target], tls: { ca: ca.cert } }],
+    route('bare12'),
+    route('bare13'),
+  ]);
+  const refused12 = await get(gw, '/bare12');
+  assert.equal(refused12.status, 502);
+  assert.equal(refused12.json.code, 'Svc.Data.UpstreamTls', 'TLS 1.2: the refusal is a handshake alert');
+  // TLS 1.3 completes the handshake before the server checks: it closes the connection.
+  assert.equal((await get(gw, '/bare13')).status, 502);
+  assert.equal(up12.seen.length + up13.seen.length, 0);
+
+  const withCert = { ca: ca.cert, clientCertificate: { certificateEnv: 'SY_T_CLIENT_CERT', privateKeyEnv: 'SY_T_CLIENT_KEY' } };
+  await apply(gw, [
+    ['cluster', 'm12', { targets: [up12.target], tls: withCert }],
+    ['cluster', 'm13', { targets: [up13.target], tls: withCert }],
+    route('m12'),
+    route('m13'),
+  ]);
+  for (const [path, up] of [['/m12', up12], ['/m13', up13]] as const) {
+    const r = await get(gw, path);
+    assert.equal(r.status, 200, `${path}: ${r.text}`);
+    assert.equal(up.seen.at(-1)?.clientCn, 'switchyard-gateway');
+  }
+
+  // Names outside secrets.env are refused before any is read; a listed one must be set.
+  await setEntity(gw, 'cluster', 'm12', { targets: [up12.target], tls: { ca: ca.cert, clientCertificate: { certificateEnv: 'PATH', privateKeyEnv: 'SY_T_UNSET' } } });
+  const dr = await dryRun(gw);
+  assert.equal(dr.status, 422, dr.text);
+  assert.deepEqual(dr.json.issues.map((i) => [i.code, i.pointer]), [['Compile.Cluster.SecretNotAllowed', '/tls/clientCertificate/certificateEnv']]);
+  await setEntity(gw, 'cluster', 'm12', { targets: [up12.target], tls: { ca: ca.cert, clientCertificate: { certificateEnv: 'SY_T_CLIENT_CERT', privateKeyEnv: 'SY_T_UNSET' } } });
+  assert.deepEqual((await dryRun(gw)).json.issues.map((i) => [i.code, i.pointer]), [['Compile.Cluster.Tls', '/tls/clientCertificate/privateKeyEnv']]);
+
+  // The key went from the environment to the TLS layer only.
+  const keyBody = client.key.split('\n')[1]!;
+  assert.ok(!gw.stderr().includes(keyBody), 'no log line holds the private key');
+  const stored = await request(`${gw.adminUrl}/api/v1/default/config/get/cluster/m13`, { token: gw.tokens.root });
+  assert.ok(!stored.text.includes('PRIVATE KEY') && !stored.text.includes(keyBody));
+});
+
+test('health checks probe https targets with the cluster\'s TLS settings; the health API names targets as written', BOUNDED, async (t) => {
+  const ca = makeCa('Upstream CA');
+  const good = await httpsUpstream(t, ca.issue('upstream', SERVER_SANS, 'server'));
+  const untrusted = await httpsUpstream(t, makeCa('Stranger CA').issue('stranger', SERVER_SANS, 'server'));
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const healthCheck = { path: '/health', intervalMs: 100, healthyThreshold: 2, unhealthyThreshold: 2, initial: 'unhealthy' };
+  await apply(gw, [['cluster', 'c', { targets: [good.target, untrusted.target], tls: { ca: ca.cert }, healthCheck }], ['route', 'r', { cluster: 'c', pathPrefix: '/' }]]);
+  type Row = { target: string; state: string; successes: number; failures: number };
+  const rows = () => request(`${gw.adminUrl}/api/v1/default/clusters/c/health`, { token: gw.tokens.root }).then((r) => (r.json as { targets: Row[] }).targets);
+  const settled = await waitFor('the good target healthy, the stranger failing', async () => {
+    const list = await rows();
+    const g = list.find((r) => r.target === good.target);
+    const s = list.find((r) => r.target === untrusted.target);
+    return g?.state === 'healthy' && s !== undefined && s.failures >= 2 ? list : undefined;
+  });
+  assert.equal(settled.find((r) => r.target === untrusted.target)?.state, 'unhealthy');
+  assert.ok(good.seen.some((s) => s.path === '/health' && s.host === `127.0.0.1:${good.port}`), 'probes went over TLS with Host host:port');
+  assert.equal(untrusted.seen.length, 0);
+  assert.equal((await get(gw)).status, 200, 'traffic goes to the healthy target');
+});
