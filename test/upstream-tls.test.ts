@@ -174,3 +174,22 @@ test('health checks probe https targets with the cluster\'s TLS settings; the he
   assert.equal(untrusted.seen.length, 0);
   assert.equal((await get(gw)).status, 200, 'traffic goes to the healthy target');
 });
+
+test('the upstream allow-list holds for https targets: an IP refused at publish, a name refused when it resolves', BOUNDED, async (t) => {
+  const ca = makeCa('Upstream CA');
+  const up = await httpsUpstream(t, ca.issue('upstream', SERVER_SANS, 'server'));
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const route = { cluster: 'up', pathPrefix: '/', hosts: ['acme.example'] };
+  await setEntity(gw, 'cluster', 'up', { targets: [up.target], tls: { ca: ca.cert } }, 'acme');
+  await setEntity(gw, 'route', 'r', route, 'acme');
+  const dr = await dryRun(gw, 'acme');
+  assert.equal(dr.status, 422, dr.text);
+  assert.deepEqual(dr.json.issues.map((i) => [i.code, i.pointer]), [['Compile.Cluster.TargetDenied', '/targets/0']]);
+
+  // A host name is checked against what it resolves to, before any handshake.
+  await apply(gw, [['cluster', 'up', { targets: [`https://localhost:${up.port}`], tls: { ca: ca.cert } }]], 'acme');
+  const r = await get(gw, '/x', { host: 'acme.example' });
+  assert.equal(r.status, 502, r.text);
+  assert.equal(r.json.code, 'Svc.Data.UpstreamDenied');
+  assert.equal(up.seen.length + up.tlsErrors.length, 0, 'no connection reached the upstream');
+});
