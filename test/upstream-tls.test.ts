@@ -12,8 +12,8 @@ import type { Json } from './helpers/json.js';
  * TLS to upstreams, against real node:https servers with certificates openssl makes here:
  * a certificate that does not verify is 502 Svc.Data.UpstreamTls with a warn line saying
  * why, until the cluster trusts its CA; the name checked is the cluster's serverName, not
- * the client's Host; verify:false works and warns; mTLS with a client certificate from
- * environment variables; health checks speak TLS with the cluster's settings.
+ * the client's Host; verify:false works and warns; health checks speak TLS with the
+ * cluster's settings; the upstream allow-list holds (mTLS: upstream-mtls.test.ts).
  */
 
 const SERVER_SANS = ['IP:127.0.0.1', 'DNS:localhost'];
@@ -100,60 +100,6 @@ test('verify: false reaches an unverifiable target and is a dry-run warning; tls
   ]);
 });
 
-test('mTLS: a client certificate from environment variables is presented; without it the upstream refuses; names follow secrets.env', BOUNDED, async (t) => {
-  const ca = makeCa('Upstream CA');
-  const clientCa = makeCa('Client CA');
-  const client = clientCa.issue('switchyard-gateway', [], 'client');
-  const serverCert = ca.issue('upstream', SERVER_SANS, 'server');
-  const up13 = await httpsUpstream(t, serverCert, { clientCa: clientCa.cert });
-  const up12 = await httpsUpstream(t, serverCert, { clientCa: clientCa.cert, maxVersion: 'TLSv1.2' });
-  const gw = await startGateway(t, {
-    keys: [ROOT_KEY],
-    env: { SY_T_CLIENT_CERT: client.cert, SY_T_CLIENT_KEY: client.key, SY_T_UNSET: undefined },
-    edit: (c) => (c.secrets = { env: { default: ['SY_T_CLIENT_CERT', 'SY_T_CLIENT_KEY', 'SY_T_UNSET'] } }),
-  });
-  const route = (cluster: string) => ['route', cluster, { cluster, pathPrefix: `/${cluster}` }] as const;
-  await apply(gw, [
-    ['cluster', 'bare12', { targets: [up12.target], tls: { ca: ca.cert } }],
-    ['cluster', 'bare13', { targets: [up13.target], tls: { ca: ca.cert } }],
-    route('bare12'),
-    route('bare13'),
-  ]);
-  const refused12 = await get(gw, '/bare12');
-  assert.equal(refused12.status, 502);
-  assert.equal(refused12.json.code, 'Svc.Data.UpstreamTls', 'TLS 1.2: the refusal is a handshake alert');
-  // TLS 1.3 completes the handshake before the server checks: it closes the connection.
-  assert.equal((await get(gw, '/bare13')).status, 502);
-  assert.equal(up12.seen.length + up13.seen.length, 0);
-
-  const withCert = { ca: ca.cert, clientCertificate: { certificateEnv: 'SY_T_CLIENT_CERT', privateKeyEnv: 'SY_T_CLIENT_KEY' } };
-  await apply(gw, [
-    ['cluster', 'm12', { targets: [up12.target], tls: withCert }],
-    ['cluster', 'm13', { targets: [up13.target], tls: withCert }],
-    route('m12'),
-    route('m13'),
-  ]);
-  for (const [path, up] of [['/m12', up12], ['/m13', up13]] as const) {
-    const r = await get(gw, path);
-    assert.equal(r.status, 200, `${path}: ${r.text}`);
-    assert.equal(up.seen.at(-1)?.clientCn, 'switchyard-gateway');
-  }
-
-  // Names outside secrets.env are refused before any is read; a listed one must be set.
-  await setEntity(gw, 'cluster', 'm12', { targets: [up12.target], tls: { ca: ca.cert, clientCertificate: { certificateEnv: 'PATH', privateKeyEnv: 'SY_T_UNSET' } } });
-  const dr = await dryRun(gw);
-  assert.equal(dr.status, 422, dr.text);
-  assert.deepEqual(dr.json.issues.map((i) => [i.code, i.pointer]), [['Compile.Cluster.SecretNotAllowed', '/tls/clientCertificate/certificateEnv']]);
-  await setEntity(gw, 'cluster', 'm12', { targets: [up12.target], tls: { ca: ca.cert, clientCertificate: { certificateEnv: 'SY_T_CLIENT_CERT', privateKeyEnv: 'SY_T_UNSET' } } });
-  assert.deepEqual((await dryRun(gw)).json.issues.map((i) => [i.code, i.pointer]), [['Compile.Cluster.Tls', '/tls/clientCertificate/privateKeyEnv']]);
-
-  // The key went from the environment to the TLS layer only.
-  const keyBody = client.key.split('\n')[1]!;
-  assert.ok(!gw.stderr().includes(keyBody), 'no log line holds the private key');
-  const stored = await request(`${gw.adminUrl}/api/v1/default/config/get/cluster/m13`, { token: gw.tokens.root });
-  assert.ok(!stored.text.includes('PRIVATE KEY') && !stored.text.includes(keyBody));
-});
-
 test('health checks probe https targets with the cluster\'s TLS settings; the health API names targets as written', BOUNDED, async (t) => {
   const ca = makeCa('Upstream CA');
   const good = await httpsUpstream(t, ca.issue('upstream', SERVER_SANS, 'server'));
@@ -192,4 +138,10 @@ test('the upstream allow-list holds for https targets: an IP refused at publish,
   assert.equal(r.status, 502, r.text);
   assert.equal(r.json.code, 'Svc.Data.UpstreamDenied');
   assert.equal(up.seen.length + up.tlsErrors.length, 0, 'no connection reached the upstream');
+
+  // The default tenant may reach it: the name is then the SNI and the name verified.
+  await apply(gw, [['cluster', 'up', { targets: [`https://localhost:${up.port}`], tls: { ca: ca.cert } }], ['route', 'r', { cluster: 'up', pathPrefix: '/' }]]);
+  const ok = await get(gw, '/x');
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal(up.seen.at(-1)?.servername, 'localhost');
 });

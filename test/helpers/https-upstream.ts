@@ -46,7 +46,7 @@ export async function httpsUpstream(t: TestContext, cert: Pem, o: HttpsUpstreamO
     (req, res) => {
       const sock = req.socket as TLSSocket;
       const peer = o.clientCa ? sock.getPeerCertificate() : null;
-      const entry: SeenRequest = { servername: sock.servername ?? false, clientCn: peer?.subject?.CN ?? null, host: req.headers.host, path: req.url ?? '' };
+      const entry: SeenRequest = { servername: sock.servername ?? false, clientCn: typeof peer?.subject?.CN === 'string' ? peer.subject.CN : null, host: req.headers.host, path: req.url ?? '' };
       seen.push(entry);
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(entry));
