@@ -1,4 +1,4 @@
-import type { CompiledRoute, CompiledTls, CompileIssue } from '../contracts/generation.js';
+import type { CompiledRoute, CompiledServerTls, CompileIssue } from '../contracts/generation.js';
 import type { TenantCert } from './compile-certs.js';
 import { covers } from './cert-info.js';
 
@@ -7,8 +7,8 @@ import { covers } from './cert-info.js';
  * first, so a tenant's own certificate for a name wins over the operator's (other tenants
  * cannot overlap: their names are claims, checked like route hosts). null without any.
  */
-export function compileTls(byTenant: ReadonlyMap<string, TenantCert[]>, defaultTenant: string): CompiledTls | null {
-  const tls: CompiledTls = { certs: {}, hosts: {} };
+export function compileServerTls(byTenant: ReadonlyMap<string, TenantCert[]>, defaultTenant: string): CompiledServerTls | null {
+  const tls: CompiledServerTls = { certs: {}, hosts: {} };
   const order = [...byTenant.keys()].sort((a, b) => (a === defaultTenant ? -1 : b === defaultTenant ? 1 : a.localeCompare(b)));
   for (const tenant of order) {
     for (const c of byTenant.get(tenant)!) {
@@ -21,7 +21,7 @@ export function compileTls(byTenant: ReadonlyMap<string, TenantCert[]>, defaultT
 }
 
 /** The publishing tenant's route hosts no certificate serves on the TLS port: warnings. */
-export function certHostWarnings(routes: readonly CompiledRoute[], tls: CompiledTls | null): CompileIssue[] {
+export function certHostWarnings(routes: readonly CompiledRoute[], tls: CompiledServerTls | null): CompileIssue[] {
   const names = Object.keys(tls?.hosts ?? {});
   const out: CompileIssue[] = [];
   for (const r of routes) {

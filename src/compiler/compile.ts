@@ -1,6 +1,6 @@
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
-import { certHostWarnings, compileTls } from './compile-tls.js';
+import { certHostWarnings, compileServerTls } from './compile-tls.js';
 import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from '../contracts/generation.js';
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
@@ -12,6 +12,7 @@ import { caseVariantWarnings } from './case-variants.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
+import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-tls.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
 
@@ -64,7 +65,7 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     }
     issues.push(...part.issues);
     Object.assign(generation.clusters, part.clusters);
-    if (own) warnings = [...caseVariantWarnings(part.routes), ...part.warnings];
+    if (own) warnings = [...caseVariantWarnings(part.routes), ...unverifiedTlsWarnings(part.clusters), ...part.warnings];
     generation.tenants[tenant] = { routes: part.routes };
     allRoutes.push(...part.routes);
     for (const r of part.routes) claims.push({ tenant, kind: 'route', name: r.name, hosts: r.hosts });
@@ -74,8 +75,8 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
   }
   cache?.retain(new Set(byTenant.keys()));
   generation.hostOwners = claimHosts(claims, issues, snapshot.tenant);
-  const tls = compileTls(certs, DEFAULT_TENANT);
-  if (tls) generation.tls = tls;
+  const tls = compileServerTls(certs, DEFAULT_TENANT);
+  if (tls) generation.serverTls = tls;
   if (snapshot.tls?.listening) warnings.push(...certHostWarnings(generation.tenants[snapshot.tenant]?.routes ?? [], tls));
 
   if (issues.length) return { ok: false, planned, entities, issues, warnings };
@@ -107,6 +108,7 @@ function compileTenant(
     if ((c.balance === 'hash') !== (c.hashOn !== undefined)) {
       issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
     }
+    clusterTlsIssues(tenant, name, c, own ? own.secrets : null, issues);
   }
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
@@ -146,6 +148,7 @@ function compileCluster(c: ClusterDoc): CompiledCluster {
       maxPending: c.connections?.maxPending ?? CONNECTION_DEFAULTS.maxPending,
       pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
     },
+    ...(c.tls ? { tls: compileTls(c.tls) } : {}),
   };
 }
 

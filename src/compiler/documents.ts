@@ -13,9 +13,10 @@ const HeaderValue = v.pipe(v.string(), v.regex(/^[^\r\n\0]*$/, 'must not contain
 
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** `host:port`, or with a scheme, `http://host:port` or `https://host:port` (TLS: compiler/cluster-tls.ts). */
 const Address = v.pipe(
   v.string(),
-  v.regex(/^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port'),
+  v.regex(/^(?:https?:\/\/)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, http://host:port or https://host:port'),
   v.check((s) => {
     const port = Number(s.slice(s.lastIndexOf(':') + 1));
     return port >= 1 && port <= 65535;
@@ -78,6 +79,22 @@ const ClusterRetry = v.strictObject({
   perTryTimeoutMs: v.optional(Ms(1, 3_600_000)),
 });
 
+const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
+
+/**
+ * TLS to the cluster's https:// targets (docs/reference.md "TLS to upstreams"). The client
+ * certificate is named by environment variables, never written here: a document, a
+ * generation and the audit trail hold no private key.
+ */
+const ClusterTls = v.strictObject({
+  /** SNI and the name the certificate must carry; default the target's host (an IP: its IP SANs, no SNI). */
+  serverName: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name'))),
+  /** PEM CA certificates to trust instead of Node's bundled (Mozilla) list, for this cluster only. */
+  ca: v.optional(v.pipe(v.string(), v.maxLength(256 * 1024))),
+  verify: v.optional(v.boolean(), true),
+  clientCertificate: v.optional(v.strictObject({ certificateEnv: EnvName, privateKeyEnv: EnvName })),
+});
+
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
   /** How a request picks a target (docs/reference.md "Clusters"). */
@@ -103,6 +120,7 @@ export const ClusterDoc = v.strictObject({
     }),
   ),
   requestBuffering: v.optional(RequestBuffering),
+  tls: v.optional(ClusterTls),
 });
 
 export const StepDoc = v.strictObject({

@@ -1,5 +1,6 @@
 import type { CompileIssue } from '../contracts/generation.js';
 import { checkLiteral, splitTarget, type UpstreamCheck } from '../shared/upstream-policy.js';
+import { targetParts } from '../shared/target-url.js';
 
 /**
  * Compile-time half of the upstream policy: targets and service URLs written as IP
@@ -7,7 +8,7 @@ import { checkLiteral, splitTarget, type UpstreamCheck } from '../shared/upstrea
  */
 export function deniedTargets(cluster: string, targets: readonly string[], check: UpstreamCheck, issues: CompileIssue[]): void {
   targets.forEach((t, i) => {
-    const { host, port } = splitTarget(t);
+    const { host, port } = splitTarget(targetParts(t).hostPort);
     const rule = checkLiteral(check, host, port);
     if (rule) issues.push({ kind: 'cluster', name: cluster, pointer: `/targets/${i}`, code: 'Compile.Cluster.TargetDenied', message: `target ${t} is refused: ${rule}` });
   });

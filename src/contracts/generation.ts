@@ -14,7 +14,7 @@ export interface CompiledGeneration {
   /** Clusters by `tenant/name`. */
   clusters: Record<string, CompiledCluster>;
   /** What the TLS listener serves; absent in a generation without certificates. */
-  tls?: CompiledTls;
+  serverTls?: CompiledServerTls;
 }
 
 /** A `cert` entity as the TLS listener loads it. */
@@ -26,7 +26,7 @@ export interface CompiledCert {
   fingerprint256: string;
 }
 
-export interface CompiledTls {
+export interface CompiledServerTls {
   /** By `tenant/name`. */
   certs: Record<string, CompiledCert>;
   /** Exact host or `*.suffix` -> the cert that serves it (`tenant/name`). */
@@ -46,7 +46,7 @@ export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTi
 export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
 
 export interface CompiledCluster {
-  /** host:port of each target. */
+  /** Each target as written: `host:port`, `http://host:port` or `https://host:port` (shared/target-url.ts). */
   targets: string[];
   /** Per target, when they are not all 1 (round-robin and least-request weigh by them). */
   weights?: number[];
@@ -71,6 +71,19 @@ export interface CompiledCluster {
   bodyMs: number;
   /** Per worker: connections per target, requests that may wait for one, and how long. */
   connections: { perTarget: number; maxPending: number; pendingTimeoutMs: number };
+  /** TLS to the https:// targets; absent: Node's defaults (verified against its bundled CAs). */
+  tls?: CompiledTls;
+}
+
+/**
+ * The client certificate travels as the names of the environment variables holding its
+ * PEMs, read by each process when it connects: no private key is ever in a generation.
+ */
+export interface CompiledTls {
+  serverName?: string;
+  ca?: string;
+  verify: boolean;
+  clientCertificate?: { certificateEnv: string; privateKeyEnv: string };
 }
 
 export interface CompiledHealthCheck {

@@ -36,6 +36,7 @@ export const ERRORS = {
   'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
   'Svc.Data.RouteUnavailable': { status: 503, message: "This route's steps could not be loaded at start-up (the gateway's log says why); a publish that fixes it restores the route" },
   'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },
+  'Svc.Data.UpstreamTls': { status: 502, message: "The upstream's TLS handshake failed: its certificate did not verify against the cluster's tls settings, or it refused the connection (the gateway's log says why)" },
   'Svc.Data.UpstreamDenied': { status: 502, message: "The upstream's address is one this tenant may not reach (worker.json upstreams)" },
   'Svc.Data.UpstreamInvalid': { status: 502, message: 'The upstream answered with a message the gateway cannot relay' },
   'Svc.Data.BadRequest': { status: 400, message: 'The request cannot be forwarded: the path, the Host or another header, or the method is malformed or holds a byte HTTP does not allow' },

@@ -29,8 +29,11 @@ function deniedError(target: string, address: string, rule: string): Error {
 
 type Connect = NonNullable<Client.Options['connect']>;
 
+/** undici's connect options without the connector function: a timeout, TLS settings. */
+type ConnectOptions = Exclude<Connect, (...args: never[]) => unknown>;
+
 /** undici's `connect` option for a connection of `tenant` to `target` (host:port), `base` added. */
-export function guardedConnect(tenant: string, target: string, base: { timeout?: number } = {}): Connect {
+export function guardedConnect(tenant: string, target: string, base: ConnectOptions = {}): Connect {
   if (policy === null) return base;
   const check = policy(tenant);
   const { host, port } = splitTarget(target);

@@ -40,10 +40,10 @@ export class HealthChecks {
         wanted.add(key);
         const have = this.probers.get(key);
         if (have) {
-          if (JSON.stringify(have.check) !== JSON.stringify(c.healthCheck)) have.retune(c.healthCheck);
+          if (JSON.stringify([have.check, have.tls]) !== JSON.stringify([c.healthCheck, c.tls])) have.retune(c.healthCheck, c.tls);
           continue;
         }
-        const p = new HealthProber(tenant, target, c.healthCheck, (prober, from, why) => this.changed(clusterKey, prober, from, why));
+        const p = new HealthProber(tenant, target, c.healthCheck, c.tls, (prober, from, why) => this.changed(clusterKey, prober, from, why));
         this.probers.set(key, p);
         if (p.state === 'unhealthy') changed = true;
         p.start();

@@ -1,6 +1,8 @@
 import { Client } from 'undici';
-import type { CompiledHealthCheck } from '../contracts/generation.js';
-import { guardedConnect } from '../shared/upstream-guard.js';
+import type { CompiledHealthCheck, CompiledTls } from '../contracts/generation.js';
+import { targetConnection } from '../shared/upstream-connect.js';
+import { targetParts } from '../shared/target-url.js';
+import { UpstreamTlsError } from '../shared/upstream-tls.js';
 
 export type TargetHealth = 'healthy' | 'unhealthy';
 
@@ -8,8 +10,9 @@ export type TargetHealth = 'healthy' | 'unhealthy';
  * Probes one target of one cluster every `intervalMs` and turns the answers into a state
  * that changes only at the thresholds: `unhealthyThreshold` failures in a row take it out,
  * `healthyThreshold` successes in a row bring it back. A probe still running when the next
- * is due is not doubled. Connections go through the tenant's upstream policy, as the
- * workers' do, so a health check reaches nothing its cluster could not.
+ * is due is not doubled. Connections go through the tenant's upstream policy and, to an
+ * https target, the cluster's TLS settings, as the workers' do: a health check reaches
+ * nothing its cluster could not, and trusts what the cluster trusts.
  */
 export class HealthProber {
   state: TargetHealth;
@@ -19,11 +22,14 @@ export class HealthProber {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private client: Client;
+  /** https: the servername every probe carries (upstream-connect.ts). */
+  private servername: string | undefined;
 
   constructor(
     readonly tenant: string,
     readonly target: string,
     public check: CompiledHealthCheck,
+    public tls: CompiledTls | undefined,
     /** Called when the state changes, after it changed. */
     private readonly changed: (p: HealthProber, from: TargetHealth, why: string) => void,
   ) {
@@ -39,9 +45,10 @@ export class HealthProber {
   }
 
   /** New settings, same target: the state and counters stay. */
-  retune(check: CompiledHealthCheck): void {
-    const sameConnection = check.timeoutMs === this.check.timeoutMs;
+  retune(check: CompiledHealthCheck, tls: CompiledTls | undefined): void {
+    const sameConnection = check.timeoutMs === this.check.timeoutMs && JSON.stringify(tls) === JSON.stringify(this.tls);
     this.check = check;
+    this.tls = tls;
     if (!sameConnection) {
       void this.client.close().catch(() => undefined);
       this.client = this.newClient();
@@ -55,8 +62,10 @@ export class HealthProber {
   }
 
   private newClient(): Client {
-    return new Client(`http://${this.target}`, {
-      connect: guardedConnect(this.tenant, this.target, { timeout: this.check.timeoutMs }),
+    const c = targetConnection(this.tenant, this.target, { connectMs: this.check.timeoutMs, ...(this.tls ? { tls: this.tls } : {}) });
+    this.servername = c.servername;
+    return new Client(c.origin, {
+      connect: c.connect,
       headersTimeout: this.check.timeoutMs,
       bodyTimeout: this.check.timeoutMs,
       keepAliveTimeout: 4_000,
@@ -73,12 +82,15 @@ export class HealthProber {
     this.running = true;
     let why: string;
     try {
-      const r = await this.client.request({ method: 'GET', path: this.check.path, headers: { host: this.check.host ?? this.target, 'user-agent': 'switchyard-health-check' } });
+      const host = this.check.host ?? targetParts(this.target).hostPort;
+      const sni = this.servername === undefined ? {} : { servername: this.servername };
+      const r = await this.client.request({ method: 'GET', path: this.check.path, headers: { host, 'user-agent': 'switchyard-health-check' }, ...sni } as Parameters<Client['request']>[0]);
       await r.body.dump({ limit: 64 * 1024 });
       why = `status ${r.statusCode}`;
       this.record(this.expected(r.statusCode), why);
     } catch (err) {
-      why = (err as { code?: string }).code ?? (err as Error).message;
+      // A failed handshake says why (Node's code and message), as the workers' log line does.
+      why = err instanceof UpstreamTlsError ? err.message : ((err as { code?: string }).code ?? (err as Error).message);
       this.record(false, why);
     } finally {
       this.running = false;

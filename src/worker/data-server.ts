@@ -1,6 +1,6 @@
 import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { TlsListener } from './tls-listener.js';
-import type { CompiledTls } from '../contracts/generation.js';
+import type { CompiledServerTls } from '../contracts/generation.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { Exchange } from './exchange.js';
 import { replyStatic } from './fixed-reply.js';
@@ -122,7 +122,7 @@ export class DataServer {
   private readonly limits: DataPortLimits;
 
   /** Listens with TLS too, serving `tls`; `box` opens sealed private keys (secrets.keyEnv). */
-  listenTls(host: string, port: number, tls: CompiledTls | undefined, box: SecretBox | null, log: Logger): boolean {
+  listenTls(host: string, port: number, tls: CompiledServerTls | undefined, box: SecretBox | null, log: Logger): boolean {
     this.tlsPort = String(port);
     const setup = (app: TemplatedApp) => {
       this.guard.attach(app);
@@ -133,7 +133,7 @@ export class DataServer {
   }
 
   /** A new generation's certificates, for new TLS handshakes. */
-  updateCertificates(tls: CompiledTls | undefined): void {
+  updateCertificates(tls: CompiledServerTls | undefined): void {
     this.tls?.update(tls);
   }
 

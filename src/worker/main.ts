@@ -24,7 +24,7 @@ let log: Logger = createLogger('info', { role: 'worker' });
 let draining = false;
 let deps: RuntimeDeps | null = null;
 /** The served generation's certificates, for a TLS listener that starts after it arrived. */
-let currentTls: CompiledGeneration['tls'];
+let currentTls: CompiledGeneration['serverTls'];
 const rateLimits = new LeasedRateLimits(send);
 
 function send(msg: FromWorker): void {
@@ -64,7 +64,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   deps = { log, traceId, env: { rateLimits, log, servicePool, traceId }, tlsPort: tls?.port ?? null };
   installUpstreamPolicy(msg.dataPlane.upstreams);
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
-  currentTls = msg.generation?.payload.tls;
+  currentTls = msg.generation?.payload.serverTls;
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.
     (method, path, host, tls) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host, tls)),
@@ -98,8 +98,8 @@ function swap(id: number, payload: CompiledGeneration): void {
   }
   const prev = current;
   current = next;
-  currentTls = payload.tls;
-  server?.updateCertificates(payload.tls);
+  currentTls = payload.serverTls;
+  server?.updateCertificates(payload.serverTls);
   prev?.retire();
   send({ type: 'ack', generation: id });
 }

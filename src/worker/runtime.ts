@@ -46,7 +46,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   });
   const poolsFor = (cluster: string) => {
     let p = pools.get(cluster);
-    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster)));
+    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster, log)));
     return p;
   };
 

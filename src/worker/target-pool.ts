@@ -10,6 +10,8 @@ export interface TargetPoolOptions {
   /** How long a request may wait for a connection before it is refused (UPSTREAM_BUSY). Default: no limit. */
   pendingTimeoutMs?: number;
   client: Client.Options;
+  /** https: the servername every request carries (else undici takes it from the Host header; upstream-connect.ts). */
+  servername?: string;
   /** A connection to the target could not be made (refused, timed out, unreachable). */
   onConnectError?: () => void;
 }
@@ -100,7 +102,9 @@ export class TargetPool implements Upstream {
   private send(c: Client, opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     // A client connects only for a request: one already connected has carried one before.
     (handler as Partial<ConnectionAware>).onConnection?.(c, this.connected.has(c));
-    if (c.dispatch(opts, handler)) return true;
+    const sni = this.options.servername;
+    // `servername` is read by undici's Request though its types do not list it.
+    if (c.dispatch(sni === undefined ? opts : ({ ...opts, servername: sni } as Dispatcher.DispatchOptions), handler)) return true;
     // false means busy until 'drain', unless undici refused the request before queueing
     // it (its argument checks, reported through the handler): then nothing is queued and
     // no 'drain' will come, so the client is free now.

@@ -1,4 +1,4 @@
-import type { CompiledTls } from '../contracts/generation.js';
+import type { CompiledServerTls } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -39,7 +39,7 @@ export class TlsListener {
   ) {}
 
   /** Serves `tls` from the next handshake on; false when the port could not be bound. */
-  update(tls: CompiledTls | undefined): boolean {
+  update(tls: CompiledServerTls | undefined): boolean {
     const signature = JSON.stringify([Object.entries(tls?.hosts ?? {}).map(([h, id]) => [h, tls!.certs[id]!.fingerprint256]), tls?.default ? tls.certs[tls.default]!.fingerprint256 : null]);
     if (this.current && signature === this.signature) return true;
     const next = this.build(tls);
@@ -60,7 +60,7 @@ export class TlsListener {
     if (this.current) this.current.socket = null;
   }
 
-  private build(tls: CompiledTls | undefined): Listening {
+  private build(tls: CompiledServerTls | undefined): Listening {
     const app = uws.SSLApp({});
     const l: Listening = { app, socket: null, open: 0, retired: false };
     this.setup(app);

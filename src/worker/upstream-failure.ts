@@ -3,6 +3,7 @@ import type { ErrorCode } from '../shared/errors.js';
 import { UpstreamBusyError } from './pending-queue.js';
 import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { UpstreamDeniedError } from '../shared/upstream-guard.js';
+import { UpstreamTlsError, tlsErrorCode } from '../shared/upstream-tls.js';
 import { RequestBodyRefused } from './request-body.js';
 
 /**
@@ -26,9 +27,12 @@ const socketCode = (err: Error): string | undefined => (err as NodeJS.ErrnoExcep
 /** Node's socket errors for a connection that was never made: not a byte reached the upstream. */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** No connection was made: refused, timed out, unreachable, unresolvable, or refused by the upstream policy. */
+/**
+ * No connection was made: refused, timed out, unreachable, unresolvable, refused by the
+ * upstream policy, or its TLS handshake failed (nothing was sent: it fails over and is held off).
+ */
 export function connectFailed(err: Error): boolean {
-  return err instanceof errors.ConnectTimeoutError || err instanceof UpstreamDeniedError || NOT_CONNECTED.has(socketCode(err) ?? '');
+  return err instanceof errors.ConnectTimeoutError || err instanceof UpstreamDeniedError || err instanceof UpstreamTlsError || NOT_CONNECTED.has(socketCode(err) ?? '');
 }
 
 /** The connection was closed or reset under the request (undici: 'other side closed', 'closed'). */
@@ -55,6 +59,8 @@ export function errorCode(err: Error): ErrorCode {
   if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   if (err instanceof UpstreamBusyError) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
   if (err instanceof UpstreamDeniedError) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy
+  // A failed handshake, or a TLS alert after it (an upstream refusing the client certificate).
+  if (err instanceof UpstreamTlsError || tlsErrorCode(socketCode(err))) return 'Svc.Data.UpstreamTls';
   if (err instanceof errors.HeadersTimeoutError || err instanceof errors.ConnectTimeoutError || err instanceof errors.BodyTimeoutError) {
     return 'Svc.Data.UpstreamTimeout';
   }

@@ -1,7 +1,9 @@
 import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generation.js';
 import { TargetPool } from './target-pool.js';
 import type { Upstream } from '../contracts/upstream.js';
-import { guardedConnect } from '../shared/upstream-guard.js';
+import { targetConnection } from '../shared/upstream-connect.js';
+import type { Logger } from '../shared/logger.js';
+import { TlsFailureLog } from './tls-failure-log.js';
 import { targetChoice, type TargetChoice } from './balance/target-choice.js';
 import { hashKey, type KeySource } from './balance/hash-key.js';
 import { targetHealth } from './target-health.js';
@@ -43,22 +45,27 @@ export class ClusterPools {
   constructor(
     readonly spec: CompiledCluster,
     private readonly key: string,
+    log?: Logger,
   ) {
     const tenant = key.slice(0, key.indexOf('/'));
     this.down = spec.targets.map(() => false);
     this.failures = spec.targets.map(() => 0);
     this.heldUntil = spec.targets.map(() => 0);
     const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
-    this.pools = spec.targets.map(
-      (t, i) =>
-        new TargetPool(`http://${t}`, {
-          connections: budget.perTarget,
-          maxPending: budget.maxPending,
-          pendingTimeoutMs: budget.pendingTimeoutMs,
-          client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: guardedConnect(tenant, t, { timeout: spec.connectMs }) },
-          onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
-        }),
-    );
+    const tlsLog = log ? new TlsFailureLog(log, key) : null;
+    this.pools = spec.targets.map((t, i) => {
+      // A failed TLS handshake is a connect failure (hold-off, failover) that is also logged.
+      const c = targetConnection(tenant, t, spec, tlsLog ? (err) => tlsLog.failed(err) : undefined);
+      if (c.missingEnv.length) log?.error({ cluster: key, target: t, missing: c.missingEnv }, 'upstream TLS: client certificate variables unset; connecting without a client certificate');
+      return new TargetPool(c.origin, {
+        connections: budget.perTarget,
+        maxPending: budget.maxPending,
+        pendingTimeoutMs: budget.pendingTimeoutMs,
+        ...(c.servername !== undefined ? { servername: c.servername } : {}),
+        client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: c.connect },
+        onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
+      });
+    });
     this.choice = targetChoice(spec, (i) => this.pools[i]!.busy);
     this.pools.forEach((p, i) => this.indexOf.set(p, i));
     this.retryPolicy = clusterRetry(spec);

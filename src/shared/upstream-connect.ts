@@ -1,0 +1,38 @@
+import type { Client } from 'undici';
+import type { CompiledTls } from '../contracts/generation.js';
+import { guardedConnect } from './upstream-guard.js';
+import { targetParts } from './target-url.js';
+import { secureConnector, tlsOptions, type UpstreamTlsError } from './upstream-tls.js';
+import { splitTarget } from './upstream-policy.js';
+
+/**
+ * How one process connects to one cluster target, plain or TLS: the origin undici gets,
+ * its `connect` (the tenant's upstream policy, and for https the cluster's TLS settings),
+ * and the fixed `servername` each request on an https target carries. The workers' pools
+ * and the supervisor's health probes build theirs here, so both connect alike.
+ */
+export interface TargetConnection {
+  origin: string;
+  connect: NonNullable<Client.Options['connect']>;
+  /**
+   * https only: every request's servername. undici reconnects whenever a request's
+   * servername differs from its connection's, and takes it from the Host header otherwise.
+   */
+  servername?: string;
+  /** Client certificate variables named by the cluster but unset in this process. */
+  missingEnv: string[];
+}
+
+export function targetConnection(
+  tenant: string,
+  target: string,
+  spec: { connectMs: number; tls?: CompiledTls },
+  onTlsFailure?: (err: UpstreamTlsError) => void,
+): TargetConnection {
+  const { secure, hostPort, origin } = targetParts(target);
+  const base = { timeout: spec.connectMs };
+  if (!secure) return { origin, connect: guardedConnect(tenant, hostPort, base), missingEnv: [] };
+  const { options, missing } = tlsOptions(spec.tls);
+  const connect = secureConnector(guardedConnect(tenant, hostPort, { ...base, ...options }), target, onTlsFailure);
+  return { origin, connect, servername: options.servername ?? splitTarget(hostPort).host, missingEnv: missing };
+}
