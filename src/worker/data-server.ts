@@ -1,4 +1,5 @@
-import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
+import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket_context_t } from './uws.js';
+import { OpenWebSockets } from './websocket-sockets.js';
 import { Exchange } from './exchange.js';
 import { replyStatic } from './fixed-reply.js';
 import { framingOk } from './request-framing.js';
@@ -13,6 +14,9 @@ import { ConnectionGuard } from './connection-guard.js';
 import { methodOk, overLimit } from './request-checks.js';
 import { LimitEvents } from './limit-events.js';
 import type { ErrorCode } from '../shared/errors.js';
+
+/** How long a drain waits after closing WebSockets, for the close frames to reach both peers. */
+const CLOSE_FLUSH_MS = 200;
 
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
@@ -32,6 +36,7 @@ export class DataServer {
   private inFlight = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
+  private readonly webSockets: OpenWebSockets;
   /** The port listened on, for X-Forwarded-Port ('' until listening). */
   private port = '';
 
@@ -52,10 +57,18 @@ export class DataServer {
     guard.attach(this.app);
     setIdleTimeout(this.app, limits.idleTimeoutS);
     const closing = () => this.draining;
-    const finished = () => {
-      if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
+    const idle = () => {
+      if (this.inFlight === 0 && this.webSockets.size === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
     };
-    this.handle = (res, req) => {
+    const finished = () => {
+      --this.inFlight;
+      idle();
+    };
+    this.webSockets = new OpenWebSockets(log);
+    this.webSockets.onEmpty = idle;
+    // `context` is set for a WebSocket handshake (uWS routes one to the ws behavior's upgrade): its
+    // route proxies it or refuses it; every other request comes with null.
+    const serve = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t | null) => {
       let ex: Exchange | undefined;
       let method = '';
       requestCallback.enter();
@@ -75,7 +88,9 @@ export class DataServer {
           hostOk = true;
           lastValidHost = host;
         }
-        const target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest') : route(method, path, host);
+        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest') : route(method, path, host);
+        // A handshake to a fixed answer is refused, not answered as if it were a plain GET; error envelopes stay as they are.
+        if (context !== null && typeof target !== 'function' && parseInt(target.head, 10) < 400) target = refusal('Svc.Data.UpgradeRefused');
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
@@ -83,6 +98,7 @@ export class DataServer {
         }
         this.inFlight++;
         ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.port, limits, events);
+        ex.upgradeContext = context;
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
         else if (typeof target === 'function') target(ex);
@@ -97,6 +113,9 @@ export class DataServer {
         requestCallback.leave();
       }
     };
+    this.handle = (res, req) => serve(res, req, null);
+    // Requests without a WebSocket key fall through from the ws route to app.any (uWS's own order).
+    this.app.ws('/*', this.webSockets.behavior((res, req, context) => serve(res, req, context)));
     this.app.any('/*', this.handle);
   }
 
@@ -113,14 +132,22 @@ export class DataServer {
     });
   }
 
-  /** Stops accepting, then resolves when in-flight exchanges finish or the grace period ends. */
+  /**
+   * Stops accepting, then resolves when in-flight exchanges finish and open WebSockets
+   * close, or when the grace period ends: WebSockets still open then are closed with 1001
+   * on both sides, and their close frames get a moment to leave before the worker exits.
+   */
   drain(graceMs: number): Promise<void> {
     this.draining = true;
     if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
-    if (this.inFlight === 0) return Promise.resolve();
+    if (this.inFlight === 0 && this.webSockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, graceMs);
+      const t = setTimeout(() => {
+        if (this.webSockets.size === 0) return resolve();
+        this.webSockets.closeAll(1001, 'gateway shutting down');
+        setTimeout(resolve, CLOSE_FLUSH_MS);
+      }, graceMs);
       this.idleWaiters.push(() => {
         clearTimeout(t);
         resolve();
