@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { startGateway, type Gateway } from './helpers/gateway.js';
+import { freePort } from './helpers/ports.js';
 import { ROOT_KEY, apply, clusterStatus, setEntity, publish, waitForWorkersAt } from './helpers/admin.js';
 import { MiB, sampleRss, totalRss } from './helpers/proc.js';
 import { sleep, waitFor } from './helpers/wait.js';
@@ -264,4 +265,41 @@ test('a publish leaves an open WebSocket working; SIGTERM closes it with 1001 af
   assert.ok(ms >= 900, `closed after the drain grace (1 s), not before (${ms} ms)`);
   await waitFor('the upstream got 1001', () => up.closes.some((x) => x.code === 1001));
   assert.equal((await stop).code, 0);
+});
+
+test('limits: maxConnections answers 503 before upgrade, the idle timer closes with 1001, a dead upstream is a 502 and a denied one too', TIMEOUT, async (t) => {
+  const { gw, up } = await setup(t);
+  const deadPort = await freePort();
+  await apply(gw, [
+    ['route', 'cap', { pathPrefix: '/cap', cluster: 'up', websocket: { maxConnections: 2, idleTimeoutMs: 1_000 } }],
+    ['cluster', 'dead', { targets: [`127.0.0.1:${deadPort}`] }],
+    ['route', 'dead', { pathPrefix: '/dead', cluster: 'dead', websocket: true }],
+    // The gateway's own admin port is refused to every tenant: by name it is caught when the worker connects.
+    ['cluster', 'self', { targets: [`localhost:${gw.adminPort}`] }],
+    ['route', 'self', { pathPrefix: '/self', cluster: 'self', websocket: true }],
+  ]);
+  const refusal = (path: string) =>
+    connect(gw, path).then(
+      (ws) => {
+        ws.terminate();
+        return assert.fail(`${path} was upgraded`);
+      },
+      (e: { status: number; body: string }) => ({ status: e.status, code: (JSON.parse(e.body) as { code: string }).code }),
+    );
+
+  const a = await connect(gw, '/cap/echo');
+  const b = await connect(gw, '/cap/echo');
+  assert.deepEqual(await refusal('/cap/echo'), { status: 503, code: 'Svc.Data.WebSocketsFull' }, 'a third WebSocket on a route capped at 2');
+  const t0 = Date.now();
+  const [ca, cb] = await Promise.all([closed(a), closed(b)]);
+  const ms = Date.now() - t0;
+  assert.equal(ca.code, 1001);
+  assert.equal(cb.code, 1001);
+  assert.ok(ms >= 900 && ms < 4_000, `closed by the 1 s idle timer (${ms} ms)`);
+  const c = await connect(gw, '/cap/echo');
+  c.close();
+  assert.ok(up.opened.filter((p) => p === '/cap/echo').length === 3, 'the refused handshake never reached the upstream; freed slots are usable again');
+
+  assert.deepEqual(await refusal('/dead/x'), { status: 502, code: 'Svc.Data.UpstreamUnreachable' });
+  assert.deepEqual(await refusal('/self/x'), { status: 502, code: 'Svc.Data.UpstreamDenied' });
 });
