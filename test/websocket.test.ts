@@ -41,6 +41,7 @@ async function startUpstream(t: TestContext): Promise<Upstream> {
     if (path.startsWith('/ws/flood')) return flood(ws, up);
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (path.startsWith('/ws/closer') && !isBinary && data.toString() === 'close-me') return ws.close(4002, 'bye-upstream');
+      if (path.startsWith('/ws/closer') && !isBinary && data.toString() === 'send-big') return ws.send(Buffer.alloc(3 * MiB), { binary: true });
       ws.send(data as Buffer, { binary: isBinary });
     });
   });
@@ -184,6 +185,11 @@ test('close codes and reasons pass both ways; a message over maxMessageBytes clo
   const cClosed = closed(c);
   c.send(Buffer.alloc(3 * MiB), { binary: true });
   assert.equal((await cClosed).code, 1009, 'a message over the route maxMessageBytes (2 MiB) closes with 1009');
+
+  const d = await connect(gw, '/ws/closer');
+  const dClosed = closed(d);
+  d.send('send-big');
+  assert.equal((await dClosed).code, 1009, "the upstream's message over maxMessageBytes closes the client with 1009 too");
 });
 
 test('a route without `websocket` refuses the upgrade with Svc.Data.UpgradeRefused; its plain GETs are proxied as before', TIMEOUT, async (t) => {

@@ -38,7 +38,10 @@ export class WebSocketRelay {
     /** Runs once when both sides are done (the route's connection count, the drain's set). */
     private readonly onEnd: () => void,
   ) {
-    upstream.on('error', () => undefined); // a 'close' always follows; the code it carries says what happened
+    // The upstream broke the protocol (`ws` closes it): the client gets the code that names why.
+    upstream.on('error', (err: Error & { code?: string }) => {
+      if (this.client !== null) this.closeBoth(err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? 1009 : err.code === 'WS_ERR_INVALID_UTF8' ? 1007 : 1002, 'upstream: ' + err.message.slice(0, 100));
+    });
   }
 
   /** uWS opened the client side: frames may flow. */
