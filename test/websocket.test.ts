@@ -22,6 +22,8 @@ interface Upstream {
   closes: { code: number; reason: string }[];
   /** Bytes the flood path has handed to its socket (the send callbacks), per connection. */
   flooded: number;
+  /** The `/ws/deaf` connection, paused. */
+  deaf?: WebSocket;
 }
 
 /**
@@ -39,6 +41,10 @@ async function startUpstream(t: TestContext): Promise<Upstream> {
     ws.on('close', (code, reason) => up.closes.push({ code, reason: reason.toString() }));
     ws.on('error', () => undefined);
     if (path.startsWith('/ws/flood')) return flood(ws, up);
+    if (path.startsWith('/ws/deaf')) {
+      up.deaf = ws;
+      return ws.pause(); // reads nothing: what the client sends piles up before it
+    }
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (path.startsWith('/ws/closer') && !isBinary && data.toString() === 'close-me') return ws.close(4002, 'bye-upstream');
       if (path.startsWith('/ws/closer') && !isBinary && data.toString() === 'send-big') return ws.send(Buffer.alloc(3 * MiB), { binary: true });
@@ -308,4 +314,24 @@ test('limits: maxConnections answers 503 before upgrade, the idle timer closes w
 
   assert.deepEqual(await refusal('/dead/x'), { status: 502, code: 'Svc.Data.UpstreamUnreachable' });
   assert.deepEqual(await refusal('/self/x'), { status: 502, code: 'Svc.Data.UpstreamDenied' });
+});
+
+test('a client sending faster than a deaf upstream takes is closed with 1013 once a bounded amount waits', TIMEOUT, async (t) => {
+  const { gw, up } = await setup(t);
+  const ws = await connect(gw, '/ws/deaf');
+  const wsClosed = closed(ws);
+  const chunk = Buffer.alloc(MiB, 1);
+  let sent = 0;
+  // Up to 300 MiB, each message handed on once the previous one left the client's socket.
+  while (ws.readyState === WebSocket.OPEN && sent < 300 * MiB) {
+    await new Promise<void>((resolve) => ws.send(chunk, () => resolve()));
+    sent += chunk.length;
+    await new Promise((resolve) => setImmediate(resolve)); // a write callback can come before any read: let the close frame in
+  }
+  const c = await wsClosed;
+  t.diagnostic(`client handed ${(sent / MiB).toFixed(0)} MiB to its socket before the close`);
+  assert.equal(c.code, 1013, 'closed with 1013 (try again later)');
+  assert.ok(sent < 100 * MiB, `the gateway stopped it well before 300 MiB (${(sent / MiB).toFixed(0)} MiB)`);
+  up.deaf!.resume(); // reading again, the upstream finds its connection closed by the gateway
+  await waitFor('the upstream was closed too', () => up.closes.length === 1, { timeoutMs: 10_000 });
 });
