@@ -226,12 +226,16 @@ test('a client that stops reading: the upstream is held back while it sends 200 
 
   const ws = await connect(gw, '/ws/flood');
   ws.pause(); // the client reads nothing: only kernel buffers and the gateway could take the bytes
+  let delivered = 0;
+  const count = (d: Buffer) => void (delivered += d.length);
+  ws.on('message', count);
   const sampler = sampleRss(pids, 50);
   await sleep(4_000);
   const flooded = up.flooded;
+  ws.off('message', count);
   const peak = sampler.stop().peak;
   const growth = peak - baseline;
-  t.diagnostic(`while paused: upstream flushed ${(flooded / MiB).toFixed(1)} MiB; worker RSS baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB (+${(growth / MiB).toFixed(1)} MiB)`);
+  t.diagnostic(`while paused: client got ${(delivered / MiB).toFixed(1)} MiB (state ${ws.readyState}), upstream flushed ${(flooded / MiB).toFixed(1)} MiB; worker RSS baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB (+${(growth / MiB).toFixed(1)} MiB)`);
   assert.ok(flooded < 60 * MiB, `backpressure: the upstream could push only ${(flooded / MiB).toFixed(1)} MiB while the client read nothing`);
   assert.ok(growth < 20_000_000, `worker RSS grew by ${(growth / MiB).toFixed(1)} MiB (limit 20 MB)`);
   ws.resume();
