@@ -1,7 +1,7 @@
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
 import { certHostWarnings, compileServerTls } from './compile-tls.js';
-import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES } from '../contracts/generation.js';
+import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
 import type { EntityRow } from '../contracts/entities.js';
@@ -171,6 +171,7 @@ function compileRoute(
     issue('/hosts', 'Compile.Route.Hosts', `routes of tenant ${tenant} must declare hosts, so they cannot capture another tenant's traffic`);
   }
   if (doc.pathPrefix !== undefined) checkPrefix(doc.pathPrefix, issue);
+  if (doc.websocket && doc.cluster === undefined) issue('/websocket', 'Compile.Route.Terminal', 'websocket needs a cluster terminal: only a cluster route proxies WebSockets');
   // Steps are checked on every route, but only a cluster route runs them.
   const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`);
   let terminal: CompiledTerminal | null = null;
@@ -179,7 +180,8 @@ function compileRoute(
       if (!clusters.has(doc.cluster)) issue('/cluster', 'Compile.Route.Cluster', `no cluster ${doc.cluster} in tenant ${tenant}`);
       else if (compiledSteps) {
         const bufferBytes = doc.requestBuffering?.maxBytes ?? clusters.get(doc.cluster)!.requestBuffering?.maxBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES;
-        terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes };
+        const websocket = doc.websocket ? { ...WEBSOCKET_DEFAULTS, ...(doc.websocket === true ? {} : doc.websocket) } : undefined;
+        terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes, ...(websocket && { websocket }) };
       }
     } else if (doc.redirect) {
       terminal = { type: 'redirect', location: doc.redirect.location, statusCode: doc.redirect.statusCode ?? 302 };

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { Kind } from '../contracts/entities.js';
+import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
 /**
  * Entity documents: the structure each kind must have to be stored as a draft
@@ -143,6 +144,17 @@ export const RouteDoc = v.strictObject({
   /** false: pathPrefix is compared without regard to case (for case-insensitive upstreams). */
   caseSensitive: v.optional(v.boolean()),
   requestBuffering: v.optional(RequestBuffering),
+  /** true or an object: WebSocket upgrades are proxied (docs/reference.md "WebSocket"); absent or false: refused. */
+  websocket: v.optional(
+    v.union([
+      v.boolean(),
+      v.strictObject({
+        maxMessageBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(WEBSOCKET_MAX_MESSAGE_BYTES))),
+        idleTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1_000), v.maxValue(86_400_000))),
+        maxConnections: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000))),
+      }),
+    ]),
+  ),
   directResponse: v.optional(
     v.strictObject({
       statusCode: v.pipe(Status, v.minValue(200, 'must be a final status (200-599)'), v.maxValue(599)),

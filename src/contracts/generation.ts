@@ -45,6 +45,21 @@ export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTi
 /** Request bodies up to this size are read whole before an upstream connection is taken. */
 export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
 
+/** A route's `websocket` block (docs/reference.md "WebSocket"); absent: upgrades are refused. */
+export interface WebSocketSettings {
+  /** A whole message (all its fragments) larger than this closes the WebSocket with 1009. */
+  maxMessageBytes: number;
+  /** No message, ping or pong either way for this long closes the WebSocket with 1001. */
+  idleTimeoutMs: number;
+  /** Open WebSockets (handshakes in progress included) of the route, per worker. */
+  maxConnections: number;
+}
+
+export const WEBSOCKET_DEFAULTS: WebSocketSettings = { maxMessageBytes: 1024 * 1024, idleTimeoutMs: 60_000, maxConnections: 1_000 };
+
+/** The largest maxMessageBytes a route may set: uWS buffers a fragmented message up to this before the route's bound is checked. */
+export const WEBSOCKET_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 export interface CompiledCluster {
   /** Each target as written: `host:port`, `http://host:port` or `https://host:port` (shared/target-url.ts). */
   targets: string[];
@@ -119,7 +134,7 @@ export interface CompiledRoute {
 
 export type CompiledTerminal =
   /** bufferBytes: request bodies up to this size are read whole before the upstream is called; 0 streams. */
-  | { type: 'cluster'; cluster: string; steps: CompiledStep[]; bufferBytes: number }
+  | { type: 'cluster'; cluster: string; steps: CompiledStep[]; bufferBytes: number; websocket?: WebSocketSettings }
   | { type: 'redirect'; location: string; statusCode: number }
   | { type: 'directResponse'; statusCode: number; body: string; headers: Record<string, string> };
 

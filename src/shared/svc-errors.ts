@@ -39,6 +39,8 @@ export const ERRORS = {
   'Svc.Data.UpstreamTls': { status: 502, message: "The upstream's TLS handshake failed: its certificate did not verify against the cluster's tls settings, or it refused the connection (the gateway's log says why)" },
   'Svc.Data.UpstreamDenied': { status: 502, message: "The upstream's address is one this tenant may not reach (worker.json upstreams)" },
   'Svc.Data.UpstreamInvalid': { status: 502, message: 'The upstream answered with a message the gateway cannot relay' },
+  'Svc.Data.UpgradeRefused': { status: 400, message: 'This route does not take WebSocket upgrades (its route has no `websocket` block)' },
+  'Svc.Data.WebSocketsFull': { status: 503, message: "This route holds as many WebSockets as it may (route websocket.maxConnections, per worker); retry shortly" },
   'Svc.Data.BadRequest': { status: 400, message: 'The request cannot be forwarded: the path, the Host or another header, or the method is malformed or holds a byte HTTP does not allow' },
   'Svc.Data.BadFraming': { status: 400, message: 'The request body framing is not allowed: Transfer-Encoding must be chunked alone, and Content-Length one plain number without Transfer-Encoding' },
   'Svc.Data.TooLarge': { status: 413, message: 'The request body is too large for this route' },

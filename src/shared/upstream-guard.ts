@@ -34,16 +34,26 @@ type ConnectOptions = Exclude<Connect, (...args: never[]) => unknown>;
 
 /** undici's `connect` option for a connection of `tenant` to `target` (host:port), `base` added. */
 export function guardedConnect(tenant: string, target: string, base: ConnectOptions = {}): Connect {
-  if (policy === null) return base;
+  const guard = connectGuard(tenant, target);
+  if ('denied' in guard) {
+    const err = guard.denied;
+    return (_opts, cb) => void process.nextTick(cb, err, null);
+  }
+  return guard.lookup ? { ...base, lookup: guard.lookup } : base;
+}
+
+/**
+ * The same policy for a client other than undici's (the WebSocket relay's): an IP literal
+ * refused now, or net.connect's `lookup` that refuses names resolving to refused addresses.
+ */
+export function connectGuard(tenant: string, target: string): { denied: Error } | { lookup?: ReturnType<typeof guardedLookup> } {
+  if (policy === null) return {};
   const check = policy(tenant);
   const { host, port } = splitTarget(target);
   const literal = checkLiteral(check, host, port);
-  if (literal !== null) {
-    const err = deniedError(target, host, literal);
-    return (_opts, cb) => void process.nextTick(cb, err, null);
-  }
+  if (literal !== null) return { denied: deniedError(target, host, literal) };
   // net.connect makes no lookup for an IP address: only a name gets one.
-  return isIP(host) === 0 ? { ...base, lookup: guardedLookup(check, target, port) } : base;
+  return isIP(host) === 0 ? { lookup: guardedLookup(check, target, port) } : {};
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -1,4 +1,5 @@
-import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket_context_t } from './uws.js';
+import { OpenWebSockets } from './websocket-sockets.js';
 import { TlsListener } from './tls-listener.js';
 import type { CompiledServerTls } from '../contracts/generation.js';
 import type { SecretBox } from '../shared/secret-box.js';
@@ -17,6 +18,9 @@ import { methodOk, overLimit } from './request-checks.js';
 import { LimitEvents } from './limit-events.js';
 import type { ErrorCode } from '../shared/errors.js';
 
+/** How long a drain waits after closing WebSockets, for the close frames to reach both peers. */
+const CLOSE_FLUSH_MS = 200;
+
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
 
@@ -31,7 +35,7 @@ type Handler = (res: HttpResponse, req: HttpRequest) => void;
  * only handlers that need the exchange (proxying, steps) pay for one. Tracks in-flight
  * exchanges so a drain can wait for them. With worker.json `listen.tls`, a second app
  * (uWS's SSLApp) serves the same handler over TLS, its server names following the
- * published certificates (tls-names.ts).
+ * published certificates (tls-listener.ts).
  */
 export class DataServer {
   private readonly app = uws.App();
@@ -40,6 +44,7 @@ export class DataServer {
   private inFlight = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
+  private readonly webSockets: OpenWebSockets;
   /** The port listened on, for X-Forwarded-Port ('' until listening). */
   private port = '';
   private tlsPort = '';
@@ -63,10 +68,18 @@ export class DataServer {
     guard.attach(this.app);
     setIdleTimeout(this.app, limits.idleTimeoutS);
     const closing = () => this.draining;
-    const finished = () => {
-      if (--this.inFlight === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
+    const idle = () => {
+      if (this.inFlight === 0 && this.webSockets.size === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
     };
-    const handler = (tls: boolean): Handler => (res, req) => {
+    const finished = () => {
+      --this.inFlight;
+      idle();
+    };
+    this.webSockets = new OpenWebSockets(log);
+    this.webSockets.onEmpty = idle;
+    // `context` is set for a WebSocket handshake (uWS routes one to the ws behavior's upgrade): its
+    // route proxies it or refuses it; every other request comes with null. `tls`: it came to the TLS port.
+    const serve = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t | null, tls: boolean) => {
       let ex: Exchange | undefined;
       let method = '';
       requestCallback.enter();
@@ -86,7 +99,9 @@ export class DataServer {
           hostOk = true;
           lastValidHost = host;
         }
-        const target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest') : route(method, path, host, tls);
+        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest') : route(method, path, host, tls);
+        // A handshake to a fixed answer is refused, not answered as if it were a plain GET; error envelopes stay as they are.
+        if (context !== null && typeof target !== 'function' && parseInt(target.head, 10) < 400) target = refusal('Svc.Data.UpgradeRefused');
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
@@ -96,6 +111,7 @@ export class DataServer {
         ex = tls
           ? new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.tlsPort, limits, events, 'https')
           : new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.port, limits, events);
+        ex.upgradeContext = context;
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
         else if (typeof target === 'function') target(ex);
@@ -110,14 +126,18 @@ export class DataServer {
         requestCallback.leave();
       }
     };
-    this.handle = handler(false);
-    this.tlsHandle = handler(true);
+    this.handle = (res, req) => serve(res, req, null, false);
+    this.tlsHandle = (res, req) => serve(res, req, null, true);
+    this.tlsUpgrade = (res, req, context) => serve(res, req, context, true);
+    // Requests without a WebSocket key fall through from the ws route to app.any (uWS's own order).
+    this.app.ws('/*', this.webSockets.behavior((res, req, context) => serve(res, req, context, false)));
     this.app.any('/*', this.handle);
   }
 
   /** The per-request callback uWS calls (bench/hot-path.mjs drives it with fakes). */
   readonly handle: Handler;
   private readonly tlsHandle: Handler;
+  private readonly tlsUpgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => void;
   private readonly guard: ConnectionGuard;
   private readonly limits: DataPortLimits;
 
@@ -128,7 +148,11 @@ export class DataServer {
       this.guard.attach(app);
       setIdleTimeout(app, this.limits.idleTimeoutS);
     };
-    this.tls = new TlsListener(host, port, this.tlsHandle, setup, box, log);
+    const routes = (app: TemplatedApp) => {
+      app.ws('/*', this.webSockets.behavior(this.tlsUpgrade));
+      app.any('/*', this.tlsHandle);
+    };
+    this.tls = new TlsListener(host, port, routes, setup, box, log);
     return this.tls.update(tls);
   }
 
@@ -147,15 +171,23 @@ export class DataServer {
     });
   }
 
-  /** Stops accepting, then resolves when in-flight exchanges finish or the grace period ends. */
+  /**
+   * Stops accepting, then resolves when in-flight exchanges finish and open WebSockets
+   * close, or when the grace period ends: WebSockets still open then are closed with 1001
+   * on both sides, and their close frames get a moment to leave before the worker exits.
+   */
   drain(graceMs: number): Promise<void> {
     this.draining = true;
     if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     this.tls?.stop();
-    if (this.inFlight === 0) return Promise.resolve();
+    if (this.inFlight === 0 && this.webSockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, graceMs);
+      const t = setTimeout(() => {
+        if (this.webSockets.size === 0) return resolve();
+        this.webSockets.closeAll(1001, 'gateway shutting down');
+        setTimeout(resolve, CLOSE_FLUSH_MS);
+      }, graceMs);
       this.idleWaiters.push(() => {
         clearTimeout(t);
         resolve();

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { HttpRequest, HttpResponse } from './uws.js';
+import type { HttpRequest, HttpResponse, us_socket_context_t } from './uws.js';
 import type { StepRequest } from '../steps/step.js';
 import { bodylessHead, headBlock, isBodylessStatus, statusLine, type StaticReply } from './response-head.js';
 import { formatAddress } from './peer-address.js';
@@ -56,6 +56,8 @@ export class Exchange implements StepRequest {
   /** Part of a known-length chunk waits for the socket (tryEnd was short; onWritable retries it). */
   private tailPending = false;
   private abortHooks: (() => void)[] | null = null;
+  /** A WebSocket handshake's uWS context (set by DataServer's upgrade handler, needed by res.upgrade); null on any other request. */
+  upgradeContext: us_socket_context_t | null = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -304,6 +306,19 @@ export class Exchange implements StepRequest {
       if (head !== null) this.res.writeStatus(bodylessHead(head, contentLength, close));
       this.res.endWithoutBody(); // never with arguments: see bodylessHead
     });
+  }
+
+  /**
+   * Completes a WebSocket handshake with 101 and the upstream's subprotocol (no extension:
+   * frames are relayed as they are). uWS then calls the data server's `open` with `userData`.
+   */
+  upgrade<T>(userData: T, protocol: string): boolean {
+    const ctx = this.upgradeContext;
+    if (this.aborted || this.done || ctx === null) return false;
+    const key = this.header('sec-websocket-key') ?? '';
+    this.res.cork(() => this.res.upgrade(userData, key, protocol, '', ctx));
+    this.finish();
+    return true;
   }
 
   /** Cuts the connection: the only honest end for a response that failed after its head was sent. */

@@ -1,4 +1,5 @@
-import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute } from '../contracts/generation.js';
+import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute, type WebSocketSettings } from '../contracts/generation.js';
+import { openWebSocket } from './websocket-upgrade.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv } from '../steps/step.js';
 import type { Exchange } from './exchange.js';
@@ -57,14 +58,20 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   const stepFailed = (err: unknown) => log.error({ err }, 'step failed');
   const lifeOf = (ex: Exchange, flow: RequestFlow | null) => new RequestLife(ex, flow, requests, lifeEnv);
 
-  /** A route's terminal: the phases (phases.ts) it has, as one closure per route, none per request. */
+  type Built = ReturnType<typeof buildRoutePipeline>;
+
+  /**
+   * A route's terminal: the phases (phases.ts) it has, as one closure per route, none per
+   * request. A WebSocket handshake (Exchange.upgradeContext set) on a cluster route is
+   * proxied when the route has `websocket`, else refused with an envelope.
+   */
   function terminal(r: CompiledRoute): Target {
     const t = r.terminal;
     // Fixed answers are built once here and written without entering the pipeline.
     if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
     if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
     const upstream = poolsFor(t.cluster);
-    let built: ReturnType<typeof buildRoutePipeline>;
+    let built: Built;
     try {
       built = buildRoutePipeline(t.steps, stepEnv);
     } catch (err) {
@@ -74,6 +81,16 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     }
     // Bodies up to this size are read whole before a connection is taken (request-buffer.ts).
     const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // absent in a generation stored before it existed
+    const http = httpTerminal(upstream, built, bufferBytes);
+    const ws = t.websocket ? websocketTerminal(r.id, upstream, built, t.websocket) : null;
+    return (ex) => {
+      if (ex.upgradeContext === null) http(ex);
+      else if (ws === null) lifeOf(ex, null).replyError('Svc.Data.UpgradeRefused');
+      else ws(ex);
+    };
+  }
+
+  function httpTerminal(upstream: ClusterPools, built: Built, bufferBytes: number): (ex: Exchange) => void {
     if (built === null) {
       // No steps: no flow, the route's own pools.
       return (ex) => upstreamRequest(lifeOf(ex, null), upstream, ex.hasBody ? ex.bodyStream() : null, bufferBytes);
@@ -85,6 +102,13 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
       const life = lifeOf(ex, new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned));
       requestSteps(life, pipeline, forward, stepFailed);
     };
+  }
+
+  /** A WebSocket route's handshake: the same steps, then the upstream's handshake (websocket-upgrade.ts). */
+  function websocketTerminal(routeId: string, upstream: ClusterPools, built: Built, settings: WebSocketSettings): (ex: Exchange) => void {
+    const connect = (life: RequestLife) => openWebSocket(life, upstreamPeer(life, upstream, poolsFor), settings, routeId);
+    if (built === null) return (ex) => connect(lifeOf(ex, null));
+    return (ex) => requestSteps(lifeOf(ex, new RequestFlow(ex, null, built.owned)), built.run, connect, stepFailed);
   }
 
   const redirect = httpsRedirect(deps.tlsPort);

@@ -1,7 +1,7 @@
 import type { CompiledServerTls } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
-import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { uws, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { loadServerName } from './tls-server-name.js';
 
 /** Names the default certificate may be added under on demand (one TLS context each): a bound on a flood of made-up SNI names. */
@@ -31,7 +31,8 @@ export class TlsListener {
   constructor(
     private readonly host: string,
     private readonly port: number,
-    private readonly handle: (res: HttpResponse, req: HttpRequest) => void,
+    /** The data port's routes, registered for each server name. */
+    private readonly routes: (app: TemplatedApp) => void,
     /** What every app gets besides its names: the connection guard and idle timers. */
     private readonly setup: (app: TemplatedApp) => void,
     private readonly box: SecretBox | null,
@@ -68,7 +69,7 @@ export class TlsListener {
       l.open += (change as number) < 0 ? -1 : 1;
       if (l.retired && l.open === 0) app.close();
     });
-    for (const [name, id] of Object.entries(tls?.hosts ?? {})) loadServerName(app, name, tls!.certs[id]!, id, this.box, this.handle, this.log);
+    for (const [name, id] of Object.entries(tls?.hosts ?? {})) loadServerName(app, name, tls!.certs[id]!, id, this.box, this.routes, this.log);
     const fallback = tls?.default;
     if (fallback) {
       let added = 0;
@@ -76,7 +77,7 @@ export class TlsListener {
       app.missingServerName((name) => {
         if (added >= MAX_DEFAULTED_NAMES || !/^[A-Za-z0-9.-]{1,253}$/.test(name)) return;
         added++;
-        loadServerName(app, name.toLowerCase(), tls!.certs[fallback]!, fallback, this.box, this.handle, this.log);
+        loadServerName(app, name.toLowerCase(), tls!.certs[fallback]!, fallback, this.box, this.routes, this.log);
       });
     }
     app.listen(this.host, this.port, (socket) => {

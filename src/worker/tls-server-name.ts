@@ -5,14 +5,15 @@ import { join } from 'node:path';
 import type { CompiledCert } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { certKeyContext, openStored, type SecretBox } from '../shared/secret-box.js';
-import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+import type { TemplatedApp } from './uws.js';
 
 /** TLS 1.2 suites with forward secrecy and AEAD only (TLS 1.3's are fixed by the library). */
 const CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305';
 
 /**
  * Adds server name `name` to `app` with `cert` (id `tenant/name`), and the data port's
- * handler as that name's router (uWS routes each server name on its own). uWS loads a TLS
+ * routes (`routes`, given the app browsed to that name) as that name's router: uWS routes
+ * each server name on its own. uWS loads a TLS
  * context from files only: the key is written for that one call encrypted under a
  * passphrase that exists only in memory, and the files are deleted at once, so the
  * plaintext key never reaches the disk.
@@ -23,7 +24,7 @@ export function loadServerName(
   cert: CompiledCert,
   id: string,
   box: SecretBox | null,
-  handle: (res: HttpResponse, req: HttpRequest) => void,
+  routes: (app: TemplatedApp) => void,
   log: Logger,
 ): void {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-tls-'));
@@ -33,7 +34,7 @@ export function loadServerName(
     writeFileSync(join(dir, 'key.pem'), key, { mode: 0o600 });
     writeFileSync(join(dir, 'cert.pem'), cert.certificate, { mode: 0o600 });
     app.addServerName(name, { key_file_name: join(dir, 'key.pem'), cert_file_name: join(dir, 'cert.pem'), passphrase, ssl_ciphers: CIPHERS });
-    app.domain(name).any('/*', handle);
+    routes(app.domain(name));
   } catch (err) {
     // Never the error itself: a key parse error may quote the key.
     log.error({ name, cert: id, reason: (err as { code?: string }).code ?? 'unreadable' }, 'TLS: cannot load the certificate for a server name; its handshakes are refused');

@@ -138,6 +138,16 @@ export class ClusterPools {
     return this.pools[i]!;
   }
 
+  /** The `host:port` of a target pick() gave (the WebSocket relay connects to it with its own client). */
+  addressOf(target: Upstream): string {
+    return this.spec.targets[this.indexOf.get(target) ?? 0]!;
+  }
+
+  /** The tenant whose upstream policy this cluster's connections are checked against. */
+  get tenant(): string {
+    return this.key.slice(0, this.key.indexOf('/'));
+  }
+
   /** Per target address, requests in flight or waiting for one of this worker's connections. */
   inFlight(): Record<string, number> {
     return Object.fromEntries(this.spec.targets.map((t, i) => [t, this.pools[i]!.busy]));

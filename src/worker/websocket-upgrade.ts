@@ -1,0 +1,120 @@
+import { WebSocket as UpstreamSocket } from 'ws';
+import type { IncomingMessage } from 'node:http';
+import type { WebSocketSettings } from '../contracts/generation.js';
+import { connectGuard } from '../shared/upstream-guard.js';
+import type { ClusterPools } from './upstream-pools.js';
+import type { RequestLife } from './request-life.js';
+import { upstreamHeaders } from './upstream-request-headers.js';
+import { WebSocketRelay } from './websocket-relay.js';
+
+/** Open WebSockets (and handshakes under way) per route id, in this worker, across generations. */
+const openPerRoute = new Map<string, number>();
+
+/** An upstream's refusal of the handshake is relayed with at most this much of its body. */
+const REFUSAL_BODY_BYTES = 64 * 1024;
+
+/**
+ * The handshake of a proxied WebSocket, after the route's request steps passed: the
+ * route's cap, the upstream policy (the same one HTTP connections pass), the upstream's
+ * own handshake, and only then the client's 101 with the upstream's subprotocol. Any
+ * failure before that is an ordinary HTTP answer (an envelope, or the upstream's refusal).
+ */
+export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: WebSocketSettings, routeId: string): void {
+  const { ex, flow } = life;
+  if (!life.answerable) return life.finish();
+  const open = openPerRoute.get(routeId) ?? 0;
+  if (open >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
+  const target = pools.addressOf(pools.pick(ex));
+  const guard = connectGuard(pools.tenant, target);
+  if ('denied' in guard) return life.replyError('Svc.Data.UpstreamDenied');
+  const path = flow === null ? ex.path : flow.path;
+  const query = flow === null ? ex.query : flow.query;
+  let upstream: UpstreamSocket;
+  try {
+    upstream = new UpstreamSocket(`ws://${target}${path}${query === null ? '' : `?${query}`}`, subprotocols(ex.header('sec-websocket-protocol')), {
+      headers: handshakeHeaders(upstreamHeaders(ex, flow === null ? null : flow.editPlan())),
+      perMessageDeflate: false,
+      followRedirects: false,
+      maxPayload: settings.maxMessageBytes,
+      handshakeTimeout: pools.spec.connectMs + pools.spec.headersMs,
+      ...(guard.lookup && { lookup: guard.lookup }),
+    });
+  } catch {
+    return life.replyError('Svc.Data.BadRequest'); // a subprotocol list `ws` refuses (not tokens, repeated)
+  }
+  openPerRoute.set(routeId, open + 1);
+  let counted = true;
+  const release = () => {
+    if (!counted) return;
+    counted = false;
+    const n = (openPerRoute.get(routeId) ?? 1) - 1;
+    if (n === 0) openPerRoute.delete(routeId);
+    else openPerRoute.set(routeId, n);
+  };
+  ex.onAbort(() => {
+    upstream.terminate();
+    release();
+    life.finish();
+  });
+  const failed = (err: Error) => {
+    release();
+    if (!life.answerable) return life.finish();
+    if (err.name === 'UpstreamDeniedError') life.replyError('Svc.Data.UpstreamDenied');
+    else if (err.message.includes('handshake has timed out')) life.replyError('Svc.Data.UpstreamTimeout');
+    else life.replyError('Svc.Data.UpstreamUnreachable');
+  };
+  upstream.once('error', failed);
+  upstream.once('open', () => {
+    upstream.off('error', failed); // the relay listens from here on
+    upstream.pause(); // nothing is relayed before uWS opened the client side (WebSocketRelay.attach)
+    const relay = new WebSocketRelay(upstream, settings, release);
+    life.status = 101;
+    if (!ex.upgrade({ relay }, upstream.protocol)) {
+      upstream.terminate();
+      release();
+    }
+    life.finish();
+  });
+  upstream.once('unexpected-response', (_req, res: IncomingMessage) => {
+    upstream.off('error', failed);
+    upstream.on('error', () => undefined); // terminate() below reports the aborted handshake: already answered
+    refusedByUpstream(life, res, () => {
+      upstream.terminate();
+      release();
+    });
+  });
+}
+
+/** The upstream answered the handshake with something else than 101: the client gets that status and (the start of) its body. */
+function refusedByUpstream(life: RequestLife, res: IncomingMessage, cut: () => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reply = () => {
+    const type = res.headers['content-type'];
+    if (life.answerable) life.reply(res.statusCode ?? 502, Buffer.concat(chunks), type ? [['content-type', type]] : []);
+    else life.finish();
+    cut();
+  };
+  res.on('data', (c: Buffer) => {
+    if (size >= REFUSAL_BODY_BYTES) return;
+    chunks.push(c.subarray(0, REFUSAL_BODY_BYTES - size));
+    size += c.length;
+  });
+  res.once('end', reply);
+  res.once('error', reply);
+}
+
+function subprotocols(header: string | undefined): string[] {
+  return header ? header.split(',').map((p) => p.trim()).filter((p) => p !== '') : [];
+}
+
+/** The proxied request's headers as `ws` takes them, less the client's own handshake fields: `ws` writes its own. */
+function handshakeHeaders(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const k = flat[i]!;
+    if (k.startsWith('sec-websocket-')) continue;
+    out[k] = out[k] === undefined ? flat[i + 1]! : `${out[k]}, ${flat[i + 1]!}`;
+  }
+  return out;
+}
