@@ -195,3 +195,33 @@ test('a tenant\'s certificate may serve only hosts the tenant may claim; only th
   assert.equal(r.status, 422);
   assert.deepEqual(r.json.issues.map((i) => `${i.name} ${i.code}`).sort(), ['fallback Compile.Cert.Default', 'steal Compile.Cert.HostConflict']);
 });
+
+test('a WebSocket over the TLS port reaches the upstream with X-Forwarded-Proto https and echoes', BOUNDED, async (t) => {
+  const { WebSocket, WebSocketServer } = await import('ws');
+  const { createServer } = await import('node:http');
+  const http = createServer();
+  const wss = new WebSocketServer({ server: http });
+  let proto = '';
+  wss.on('connection', (ws, req) => {
+    proto = String(req.headers['x-forwarded-proto']);
+    ws.on('message', (m, binary) => ws.send(m, { binary }));
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    wss.close();
+    http.close();
+  });
+  const { gw, pki, tlsPort } = await tlsGateway(t);
+  const target = `127.0.0.1:${(http.address() as { port: number }).port}`;
+  await apply(gw, [['cert', 'a', issue(pki, ['a.test'])], ['cluster', 'ws', { targets: [target] }], ['route', 'chat', { cluster: 'ws', websocket: true }]]);
+  const client = new WebSocket(`wss://127.0.0.1:${tlsPort}/chat`, { ca: pki.ca, servername: 'a.test', headers: { host: 'a.test' } });
+  t.after(() => client.terminate());
+  await new Promise<void>((resolve, reject) => {
+    client.once('open', () => resolve());
+    client.once('error', reject);
+  });
+  const echoed = new Promise<string>((resolve) => client.once('message', (m) => resolve(String(m))));
+  client.send('over tls');
+  assert.equal(await echoed, 'over tls');
+  assert.equal(proto, 'https');
+});
