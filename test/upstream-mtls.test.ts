@@ -72,3 +72,30 @@ test('mTLS: a client certificate from environment variables is presented; withou
   const stored = await request(`${gw.adminUrl}/api/v1/default/config/get/cluster/m13`, { token: gw.tokens.root });
   assert.ok(!stored.text.includes('PRIVATE KEY') && !stored.text.includes(keyBody));
 });
+
+test('mTLS with cert entities: tls.ca and tls.clientCertificate name certs of the tenant (the key sealed with secrets.keyEnv); a missing name is an issue', BOUNDED, async (t) => {
+  const ca = makeCa('Upstream CA');
+  const clientCa = makeCa('Client CA');
+  const client = clientCa.issue('switchyard-gateway', [], 'client');
+  const up = await httpsUpstream(t, ca.issue('upstream', SERVER_SANS, 'server'), { clientCa: clientCa.cert });
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    env: { SY_T_SEAL: 'ab'.repeat(32) },
+    edit: (c) => (c.secrets = { keyEnv: 'SY_T_SEAL' }),
+  });
+  await apply(gw, [
+    // Neither is served on a TLS port: hosts [] makes a cert one only clusters name.
+    ['cert', 'upstream-ca', { certificate: ca.cert, privateKey: ca.key, hosts: [] }],
+    ['cert', 'gateway-client', { certificate: client.cert, privateKey: client.key, hosts: [] }],
+    ['cluster', 'm', { targets: [up.target], tls: { ca: 'upstream-ca', clientCertificate: 'gateway-client' } }],
+    ['route', 'm', { cluster: 'm' }],
+  ]);
+  const r = await get(gw, '/x');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(up.seen.at(-1)?.clientCn, 'switchyard-gateway');
+  const keyLine = client.key.split('\n')[1]!;
+  assert.ok(!gw.stderr().includes(keyLine) && !gw.stdout().includes(keyLine), 'the key is in no log line');
+
+  await setEntity(gw, 'cluster', 'm', { targets: [up.target], tls: { ca: 'nope', clientCertificate: 'nobody' } });
+  assert.deepEqual((await dryRun(gw)).json.issues.map((i) => [i.code, i.pointer]), [['Compile.Cluster.Tls', '/tls/ca'], ['Compile.Cluster.Tls', '/tls/clientCertificate']]);
+});

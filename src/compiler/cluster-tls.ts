@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import type { ClusterDoc } from './documents.js';
+import type { CertDoc, ClusterDoc } from './documents.js';
 import type { CompiledTls, CompileIssue } from '../contracts/generation.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
 import { mayName } from './secret-policy.js';
@@ -16,26 +16,41 @@ import { anySecure } from '../shared/target-url.js';
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
-export function compileTls(tls: NonNullable<ClusterDoc['tls']>): CompiledTls {
+/** A `ca` that is no PEM names a `cert` of the tenant. */
+const isCertName = (ca: string): boolean => !ca.includes('-----BEGIN');
+
+/** `certs`: the tenant's `cert` entities, which `ca` and `clientCertificate` may name (a missing one is an issue, below). */
+export function compileTls(tenant: string, tls: NonNullable<ClusterDoc['tls']>, certs: ReadonlyMap<string, CertDoc>): CompiledTls {
+  const ca = tls.ca !== undefined && isCertName(tls.ca) ? certs.get(tls.ca)?.certificate : tls.ca;
+  const cc = tls.clientCertificate;
+  const named = typeof cc === 'string' ? certs.get(cc) : undefined;
   return {
     verify: tls.verify,
     ...(tls.serverName !== undefined ? { serverName: tls.serverName } : {}),
-    ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
-    ...(tls.clientCertificate ? { clientCertificate: { ...tls.clientCertificate } } : {}),
+    ...(ca !== undefined ? { ca } : {}),
+    ...(typeof cc === 'object' ? { clientCertificate: { ...cc } } : {}),
+    ...(named ? { clientCertificate: { cert: `${tenant}/${cc as string}`, certificate: named.certificate, privateKey: named.privateKey } } : {}),
   };
 }
 
-export function clusterTlsIssues(tenant: string, name: string, c: ClusterDoc, secrets: SecretPolicy | null, issues: CompileIssue[]): void {
+export function clusterTlsIssues(tenant: string, name: string, c: ClusterDoc, certs: ReadonlyMap<string, CertDoc>, secrets: SecretPolicy | null, issues: CompileIssue[]): void {
   const tls = c.tls;
   if (!tls) return;
   const issue = (pointer: string, code: CompileIssue['code'], message: string) => issues.push({ kind: 'cluster', name, pointer, code, message });
   const targets = c.targets.map((t) => (typeof t === 'string' ? t : t.address));
   if (!anySecure(targets)) issue('/tls', 'Compile.Cluster.Tls', 'tls applies to https:// targets only and this cluster has none; write its targets https://host:port or drop tls');
-  if (tls.ca !== undefined) {
+  if (tls.ca !== undefined && isCertName(tls.ca)) {
+    if (!certs.has(tls.ca)) issue('/tls/ca', 'Compile.Cluster.Tls', `no cert ${tls.ca} in tenant ${tenant} (ca is PEM certificates or the name of a cert)`);
+  } else if (tls.ca !== undefined) {
     const problem = caProblem(tls.ca);
     if (problem) issue('/tls/ca', 'Compile.Cluster.Tls', problem);
   }
   const cc = tls.clientCertificate;
+  if (typeof cc === 'string') {
+    // The cert's own checks (its key, its dates) are the cert's issues.
+    if (!certs.has(cc)) issue('/tls/clientCertificate', 'Compile.Cluster.Tls', `no cert ${cc} in tenant ${tenant}`);
+    return;
+  }
   if (!cc || !secrets) return;
   const refs = [['certificateEnv', cc.certificateEnv], ['privateKeyEnv', cc.privateKeyEnv]] as const;
   const refused = refs.filter(([, env]) => !mayName(secrets, tenant, env));

@@ -44,7 +44,7 @@ export function compileCerts(tenant: string, docs: ReadonlyMap<string, CertDoc>,
     }
     const info = certInfo(cert);
     const hosts = doc.hosts ? doc.hosts.map((h) => h.toLowerCase()) : info.dnsNames;
-    if (hosts.length === 0) issue('/hosts', 'Compile.Cert.Hosts', 'the certificate has no DNS names: list the hosts it serves');
+    if (hosts.length === 0 && !doc.hosts) issue('/hosts', 'Compile.Cert.Hosts', 'the certificate has no DNS names: list the hosts it serves, or hosts: [] for a cert only clusters name');
     hosts.forEach((h, i) => {
       if (!covers(info.dnsNames, h)) issue(`/hosts/${i}`, 'Compile.Cert.Hosts', `${h} is not among the certificate's names (${info.dnsNames.join(', ') || 'none'})`);
       const other = served.get(h);

@@ -102,13 +102,14 @@ function compileTenant(
   }
   const of = <T>(kind: string) => new Map(rows.filter((r) => r.kind === kind).map((r) => [r.name, r.doc as T]));
   const clusters = of<ClusterDoc>('cluster');
+  const certDocs = of<CertDoc>('cert');
   const compiledClusters: Record<string, CompiledCluster> = {};
   for (const [name, c] of clusters) {
-    compiledClusters[`${tenant}/${name}`] = compileCluster(c);
+    compiledClusters[`${tenant}/${name}`] = compileCluster(tenant, c, certDocs);
     if ((c.balance === 'hash') !== (c.hashOn !== undefined)) {
       issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
     }
-    clusterTlsIssues(tenant, name, c, own ? own.secrets : null, issues);
+    clusterTlsIssues(tenant, name, c, certDocs, own ? own.secrets : null, issues);
   }
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
@@ -122,7 +123,7 @@ function compileTenant(
   }
   rank(routes);
   const warnings: CompileIssue[] = [];
-  const certs = compileCerts(tenant, of<CertDoc>('cert'), own?.certs ?? null, issues, warnings);
+  const certs = compileCerts(tenant, certDocs, own?.certs ?? null, issues, warnings);
   return { clusters: compiledClusters, routes, issues, certs, warnings };
 }
 
@@ -130,7 +131,7 @@ export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };
 
 const targetAddress = (t: ClusterDoc['targets'][number]): string => (typeof t === 'string' ? t : t.address);
 
-function compileCluster(c: ClusterDoc): CompiledCluster {
+function compileCluster(tenant: string, c: ClusterDoc, certs: ReadonlyMap<string, CertDoc>): CompiledCluster {
   const weights = c.targets.map((t) => (typeof t === 'string' ? 1 : t.weight));
   return {
     targets: c.targets.map(targetAddress),
@@ -148,7 +149,7 @@ function compileCluster(c: ClusterDoc): CompiledCluster {
       maxPending: c.connections?.maxPending ?? CONNECTION_DEFAULTS.maxPending,
       pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
     },
-    ...(c.tls ? { tls: compileTls(c.tls) } : {}),
+    ...(c.tls ? { tls: compileTls(tenant, c.tls, certs) } : {}),
   };
 }
 

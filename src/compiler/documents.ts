@@ -90,10 +90,11 @@ const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be 
 const ClusterTls = v.strictObject({
   /** SNI and the name the certificate must carry; default the target's host (an IP: its IP SANs, no SNI). */
   serverName: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9.-]{1,253}$/, 'must be a host name'))),
-  /** PEM CA certificates to trust instead of Node's bundled (Mozilla) list, for this cluster only. */
+  /** PEM CA certificates to trust instead of Node's bundled (Mozilla) list, for this cluster only; or the name of a `cert` of the tenant whose chain to trust. */
   ca: v.optional(v.pipe(v.string(), v.maxLength(256 * 1024))),
   verify: v.optional(v.boolean(), true),
-  clientCertificate: v.optional(v.strictObject({ certificateEnv: EnvName, privateKeyEnv: EnvName })),
+  /** mTLS: the name of a `cert` of the tenant, or environment variables holding the PEMs. */
+  clientCertificate: v.optional(v.union([v.pipe(v.string(), v.regex(NAME_PATTERN, 'must be the name of a cert')), v.strictObject({ certificateEnv: EnvName, privateKeyEnv: EnvName })])),
 });
 
 export const ClusterDoc = v.strictObject({
@@ -214,8 +215,8 @@ export const CertDoc = v.strictObject({
     v.maxLength(16_384),
     v.check((s) => PEM_KEY.test(s) || s.startsWith('sy1.'), 'must be an unencrypted PEM private key (PKCS#8, RSA or EC)'),
   ),
-  /** The names served with it; default: the certificate's DNS names. */
-  hosts: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix'))), v.minLength(1))),
+  /** The names served with it; default: the certificate's DNS names; []: not served (a cert clusters name as `ca` or client certificate). */
+  hosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix')))),
   /** Answers a handshake whose name no certificate serves (the default tenant only). */
   default: v.optional(v.boolean()),
 });

@@ -98,7 +98,8 @@ export interface CompiledTls {
   serverName?: string;
   ca?: string;
   verify: boolean;
-  clientCertificate?: { certificateEnv: string; privateKeyEnv: string };
+  /** From environment variables, or a `cert` entity (`id` tenant/name; its key as stored: sealed or PEM). */
+  clientCertificate?: { certificateEnv: string; privateKeyEnv: string } | { cert: string; certificate: string; privateKey: string };
 }
 
 export interface CompiledHealthCheck {

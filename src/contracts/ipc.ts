@@ -15,8 +15,10 @@ export interface DataPlaneSettings {
   upstreams?: UpstreamRules;
   /** worker.json's limits on slow and large clients. */
   limits: DataPortLimits;
-  /** worker.json `listen.tls` (host filled in), and the variable of the key that opens sealed cert keys. */
-  tls?: { host: string; port: number; keyEnv?: string };
+  /** worker.json `listen.tls`, host filled in. */
+  tls?: { host: string; port: number };
+  /** worker.json `secrets.keyEnv`: the variable of the key that opens sealed cert keys. */
+  sealingKeyEnv?: string;
 }
 
 /** worker.json `limits`, every field filled (gateway-config-limits.ts has the defaults). */

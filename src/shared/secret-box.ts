@@ -57,3 +57,14 @@ export function certKeyContext(id: string): string {
   const slash = id.indexOf('/');
   return `${id.slice(0, slash)}/cert/${id.slice(slash + 1)}`;
 }
+
+let installed: SecretBox | null = null;
+
+/** The process's sealing key (worker.json secrets.keyEnv), set once at start: what opens `cert` keys named by clusters. */
+export function installSecretBox(box: SecretBox | null): void {
+  installed = box;
+}
+
+export function processSecretBox(): SecretBox | null {
+  return installed;
+}

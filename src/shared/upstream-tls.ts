@@ -2,6 +2,7 @@ import { buildConnector, errors } from 'undici';
 import type { Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import type { CompiledTls } from '../contracts/generation.js';
+import { certKeyContext, openStored, processSecretBox } from './secret-box.js';
 
 /**
  * TLS to a cluster's https:// targets: the options Node's TLS gets from a cluster's `tls`
@@ -37,7 +38,13 @@ export function tlsOptions(tls: CompiledTls | undefined, env: NodeJS.ProcessEnv 
   if (tls.ca !== undefined) options.ca = tls.ca;
   const missing: string[] = [];
   const cc = tls.clientCertificate;
-  if (cc) {
+  if (cc && 'cert' in cc) {
+    try {
+      Object.assign(options, { cert: cc.certificate, key: openStored(cc.privateKey, certKeyContext(cc.cert), processSecretBox()) });
+    } catch {
+      missing.push(`the private key of cert ${cc.cert} (sealed: secrets.keyEnv)`);
+    }
+  } else if (cc) {
     const cert = env[cc.certificateEnv];
     const key = env[cc.privateKeyEnv];
     if (!cert) missing.push(cc.certificateEnv);

@@ -28,7 +28,7 @@ import { RateLimitLeases } from './rate-limit-leases.js';
 import { HealthChecks } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
 import { InFlightQuery } from './in-flight-query.js';
-import { openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
+import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 
@@ -66,6 +66,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const upstreams = upstreamRules(config);
   const keyEnv = config.secrets.keyEnv;
   const secretBox = keyEnv === undefined ? null : new SecretBox(parseSealingKey(process.env[keyEnv])!);
+  installSecretBox(secretBox); // health probes open the keys of the certs clusters name
   // No tenant step may name the admin keys' tokens or the sealing key.
   const reserved = [...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])), ...(keyEnv === undefined ? [] : [keyEnv])];
   const secrets = { env: config.secrets.env, reserved };
@@ -86,7 +87,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       trustedProxies: config.trustedProxies,
       upstreams,
       limits: config.limits,
-      ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port, ...(keyEnv === undefined ? {} : { keyEnv }) } } : {}),
+      ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port } } : {}),
+      ...(keyEnv === undefined ? {} : { sealingKeyEnv: keyEnv }),
     },
     log,
     currentGeneration: () => publisher.current(),

@@ -16,7 +16,7 @@ import { LeasedRateLimits } from './rate-limit-client.js';
 import { servicePool } from './service-pools.js';
 import { targetHealth } from './target-health.js';
 import { setOutlierSender } from './outlier-reports.js';
-import { parseSealingKey, SecretBox } from '../shared/secret-box.js';
+import { installSecretBox, parseSealingKey, processSecretBox, SecretBox } from '../shared/secret-box.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
@@ -63,6 +63,8 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   const tls = msg.dataPlane.tls;
   deps = { log, traceId, env: { rateLimits, log, servicePool, traceId }, tlsPort: tls?.port ?? null };
   installUpstreamPolicy(msg.dataPlane.upstreams);
+  const sealing = msg.dataPlane.sealingKeyEnv;
+  installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
   currentTls = msg.generation?.payload.serverTls;
   server = new DataServer(
@@ -74,10 +76,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) return listenFailed(`${msg.listen.host}:${msg.listen.port}`);
-  if (tls) {
-    const key = tls.keyEnv === undefined ? null : parseSealingKey(process.env[tls.keyEnv]);
-    if (!server.listenTls(tls.host, tls.port, currentTls, key ? new SecretBox(key) : null, log)) return listenFailed(`${tls.host}:${tls.port}`);
-  }
+  if (tls && !server.listenTls(tls.host, tls.port, currentTls, processSecretBox(), log)) return listenFailed(`${tls.host}:${tls.port}`);
   send({ type: 'listening' });
 }
 
