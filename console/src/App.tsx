@@ -6,6 +6,7 @@ import { go, useHashLocation } from './hash-route';
 import { ErrorBox } from './components';
 import { Overview } from './views/Overview';
 import { Entities } from './views/Entities';
+import { Certificates } from './views/Certificates';
 import { Publish } from './views/Publish';
 import { Keys } from './views/Keys';
 import { Plugins } from './views/Plugins';
@@ -151,6 +152,8 @@ function View({ id, arg, tenant }: { id: string | null; arg: string | null; tena
       return <Entities key={`route-${tenant}`} kind="route" tenant={tenant} selected={arg} />;
     case 'chains':
       return <Entities key={`orch-${tenant}`} kind="orch" tenant={tenant} selected={arg} />;
+    case 'certificates':
+      return <Certificates key={`cert-${tenant}`} tenant={tenant} selected={arg} />;
     case 'publish':
       return <Publish tenant={tenant} />;
     case 'keys':

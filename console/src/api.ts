@@ -82,6 +82,34 @@ export interface EntityView {
   logicalAddress?: string;
 }
 
+/** What a certificate says, read by the server from its PEM (`info` of a cert in `config get`). */
+export interface CertInfo {
+  subject: string;
+  issuer: string;
+  dnsNames: string[];
+  notBefore: string;
+  notAfter: string;
+  fingerprint256: string;
+  keyType: string;
+}
+
+/** A cert document as `config get` shows it: the key is always "(write-only)"; `info` is null for an unreadable PEM. */
+export interface CertDocView {
+  certificate: string;
+  privateKey: string;
+  hosts?: string[];
+  default?: boolean;
+  info: CertInfo | null;
+}
+
+export interface CertView {
+  name: string;
+  state: string;
+  pending?: string | null;
+  draft: { doc: CertDocView; updatedAt: string } | null;
+  published: { doc: CertDocView; generation: number } | null;
+}
+
 /** The compiler's issue shape, shared with the server (a type only: nothing of src/ is bundled). */
 export type { CompileIssue } from '../../src/contracts/generation';
 import type { CompileIssue } from '../../src/contracts/generation';

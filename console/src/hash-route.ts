@@ -25,5 +25,5 @@ export function useHashLocation(): Location {
   return loc;
 }
 
-/** The view that lists an entity kind (cluster → clusters, orch → chains). */
-export const VIEW_OF_KIND: Record<string, string> = { cluster: 'clusters', route: 'routes', orch: 'chains' };
+/** The view that lists an entity kind (cluster → clusters, orch → chains, cert → certificates). */
+export const VIEW_OF_KIND: Record<string, string> = { cluster: 'clusters', route: 'routes', orch: 'chains', cert: 'certificates' };

@@ -33,6 +33,7 @@ export const CONSOLE_VIEWS: readonly ViewDef[] = [
   { id: 'clusters', label: 'Clusters', read: 'config.list' },
   { id: 'routes', label: 'Routes', read: 'config.list' },
   { id: 'chains', label: 'Chains', read: 'config.list' },
+  { id: 'certificates', label: 'Certificates', read: 'config.list' },
   { id: 'publish', label: 'Publish', read: 'publish.history' },
   { id: 'keys', label: 'Keys', read: 'key.list' },
   { id: 'plugins', label: 'Plugins', read: 'plugin.list' },

@@ -33,7 +33,7 @@ test('a * system key sees every view with every feature enabled, on the tenant i
 test('config:read + publish:read: entities and publish read-only, no keys, plugins or audit, no overview', () => {
   const m = consoleModel(who(['config:read', 'publish:read']), null);
   assert.equal(m.tenant, 'default');
-  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'publish']);
+  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'publish']);
   assert.equal(m.features['config.set'], 'disabled');
   assert.equal(m.features['config.delete'], 'disabled');
   assert.equal(m.features['publish.dry-run'], 'enabled', 'dry-run is a read');
@@ -48,7 +48,7 @@ test('a tenant key: its own tenant whatever is asked, no instance-level views', 
   assert.equal(m.tenant, 'acme');
   assert.equal(m.tenantSelectable, false);
   assert.ok(!m.nav.some((n) => n.id === 'overview'), 'overview reads cluster.status, instance-level');
-  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'publish', 'keys', 'plugins', 'audit']);
+  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'publish', 'keys', 'plugins', 'audit']);
   assert.equal(m.features['key.issue'], 'enabled');
 });
 
