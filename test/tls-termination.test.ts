@@ -225,3 +225,51 @@ test('a WebSocket over the TLS port reaches the upstream with X-Forwarded-Proto 
   assert.equal(await echoed, 'over tls');
   assert.equal(proto, 'https');
 });
+
+test('a WebSocket route to an https:// target speaks wss with the cluster\'s tls: refused 502 UpstreamTls until its CA is given; an http:// target works too', BOUNDED, async (t) => {
+  const { WebSocket, WebSocketServer } = await import('ws');
+  const { createServer: createHttps } = await import('node:https');
+  const { createServer: createHttp } = await import('node:http');
+  const pki = makePki(t);
+  const served = issue(pki, ['localhost']);
+  const secure = createHttps({ cert: served.certificate, key: served.privateKey });
+  const plain = createHttp();
+  for (const server of [secure, plain]) {
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => ws.on('message', (m, binary) => ws.send(m, { binary })));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.after(() => {
+      wss.close();
+      server.close();
+    });
+  }
+  const port = (s: { address(): unknown }) => (s.address() as { port: number }).port;
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const wsRoute = (name: string): ['route', string, Json] => ['route', name, { cluster: name, pathPrefix: `/${name}`, websocket: true }];
+  await apply(gw, [
+    ['cluster', 'untrusted', { targets: [`https://localhost:${port(secure)}`] }],
+    ['cluster', 'trusted', { targets: [`https://localhost:${port(secure)}`], tls: { ca: pki.ca } }],
+    ['cluster', 'plain', { targets: [`http://127.0.0.1:${port(plain)}`] }],
+    wsRoute('untrusted'),
+    wsRoute('trusted'),
+    wsRoute('plain'),
+  ]);
+  const echo = (path: string) =>
+    new Promise<string>((resolve, reject) => {
+      const c = new WebSocket(`ws://127.0.0.1:${gw.dataPort}${path}`);
+      c.once('open', () => c.send('ping'));
+      c.once('message', (m) => {
+        resolve(String(m));
+        c.close();
+      });
+      c.once('unexpected-response', (_q, res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d));
+        res.on('end', () => resolve(`${res.statusCode} ${(JSON.parse(body) as { code: string }).code}`));
+      });
+      c.once('error', reject);
+    });
+  assert.equal(await echo('/untrusted'), '502 Svc.Data.UpstreamTls');
+  assert.equal(await echo('/trusted'), 'ping');
+  assert.equal(await echo('/plain'), 'ping');
+});

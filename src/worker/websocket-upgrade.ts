@@ -2,6 +2,8 @@ import { WebSocket as UpstreamSocket } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocketSettings } from '../contracts/generation.js';
 import { connectGuard } from '../shared/upstream-guard.js';
+import { targetParts } from '../shared/target-url.js';
+import { tlsOptions } from '../shared/upstream-tls.js';
 import type { ClusterPools } from './upstream-pools.js';
 import type { RequestLife } from './request-life.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
@@ -9,6 +11,9 @@ import { WebSocketRelay } from './websocket-relay.js';
 
 /** Open WebSockets (and handshakes under way) per route id, in this worker, across generations. */
 const openPerRoute = new Map<string, number>();
+
+/** Node's and OpenSSL's codes for a TLS handshake that failed (an unverified or misnamed certificate, an alert). */
+const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_)/;
 
 /** An upstream's refusal of the handshake is relayed with at most this much of its body. */
 const REFUSAL_BODY_BYTES = 64 * 1024;
@@ -24,14 +29,16 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   if (!life.answerable) return life.finish();
   const open = openPerRoute.get(routeId) ?? 0;
   if (open >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
-  const target = pools.addressOf(pools.pick(ex));
-  const guard = connectGuard(pools.tenant, target);
+  // The target as written (`host:port`, `http://…`, `https://…`): TLS targets get wss with the cluster's `tls`.
+  const { secure, hostPort } = targetParts(pools.addressOf(pools.pick(ex)));
+  const guard = connectGuard(pools.tenant, hostPort);
   if ('denied' in guard) return life.replyError('Svc.Data.UpstreamDenied');
   const path = flow === null ? ex.path : flow.path;
   const query = flow === null ? ex.query : flow.query;
   let upstream: UpstreamSocket;
   try {
-    upstream = new UpstreamSocket(`ws://${target}${path}${query === null ? '' : `?${query}`}`, subprotocols(ex.header('sec-websocket-protocol')), {
+    upstream = new UpstreamSocket(`${secure ? 'wss' : 'ws'}://${hostPort}${path}${query === null ? '' : `?${query}`}`, subprotocols(ex.header('sec-websocket-protocol')), {
+      ...(secure ? tlsOptions(pools.spec.tls).options : {}),
       headers: handshakeHeaders(upstreamHeaders(ex, flow === null ? null : flow.editPlan())),
       perMessageDeflate: false,
       followRedirects: false,
@@ -60,6 +67,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     release();
     if (!life.answerable) return life.finish();
     if (err.name === 'UpstreamDeniedError') life.replyError('Svc.Data.UpstreamDenied');
+    else if (TLS_FAILURE.test((err as NodeJS.ErrnoException).code ?? '')) life.replyError('Svc.Data.UpstreamTls');
     else if (err.message.includes('handshake has timed out')) life.replyError('Svc.Data.UpstreamTimeout');
     else life.replyError('Svc.Data.UpstreamUnreachable');
   };
