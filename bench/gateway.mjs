@@ -1,7 +1,9 @@
 // The gateway under test: 1 worker, memory: volume, started through bench/guard.mjs (the
 // gateway does not watch its parent; the guard stops it if run.mjs dies), with three
 // routes published through the admin API: "/" → the upstream cluster, "/direct" → a
-// directResponse, "/steps" → the same cluster behind the five steps of issue 4.
+// directResponse, "/steps" → the same cluster behind the five steps of issue 4. Given a
+// certificate, it also listens on a TLS port serving it as the `default` cert entity (wrk
+// sends the URL's IP as SNI); given a WebSocket echo upstream, "/ws" proxies WebSockets to it.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,11 +31,16 @@ export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra
   return configFile;
 }
 
-/** Resolves with { data, generation, pid } once the routes are published. */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false }) {
+/**
+ * Resolves with { data, tls, generation, pid } once the routes are published (`tls`: the TLS
+ * port's base URL, null without `cert`: {certificate, privateKey}).
+ */
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null }) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
+  const tlsPort = cert ? await freePort() : null;
   const token = randomBytes(30).toString('base64url'); // 40 characters
-  const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort);
+  const listen = tlsPort ? { listen: { port: dataPort, host, tls: { port: tlsPort } } } : {};
+  const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort, listen);
   const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
   const { child, match } = await procs.startNode('gateway', [join(benchDir, 'guard.mjs'), ...gatewayCmd], {
     env: { SY_BENCH_TOKEN: token },
@@ -61,7 +68,12 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
     await api('config/set/cluster/bench-checked', { targets, healthCheck: { path: '/', intervalMs: 1_000 } });
     await api('config/set/route/bench-checked', { cluster: 'bench-checked', pathPrefix: '/checked', order: 10 });
   }
+  if (cert) await api('config/set/cert/bench-tls', { certificate: cert.certificate, privateKey: cert.privateKey, default: true });
+  if (wsUpstreamPort) {
+    await api('config/set/cluster/bench-ws', { targets: [`${host}:${wsUpstreamPort}`] });
+    await api('config/set/route/bench-ws', { cluster: 'bench-ws', pathPrefix: '/ws', order: 10, websocket: true });
+  }
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
-  return { data, generation: published.generation, pid: child.pid };
+  return { data, tls: tlsPort ? `https://${host}:${tlsPort}` : null, generation: published.generation, pid: child.pid };
 }

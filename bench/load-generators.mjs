@@ -1,6 +1,12 @@
-// The load generators of run.mjs. Both drive one URL for N seconds with the same
-// connections, pipelining and headers, and report { rps, p99Ms, requests, non2xx, errors }.
+// The load generators of run.mjs. wrk and autocannon drive one URL for N seconds with the
+// same connections, pipelining and headers; ws-load.mjs drives a WebSocket echo. All report
+// { rps, p99Ms, requests, non2xx, errors } (for WebSockets: echoed messages, and refused
+// handshakes as non2xx).
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+
+const WS_LOAD = join(dirname(fileURLToPath(import.meta.url)), 'ws-load.mjs');
 
 /**
  * The `load(url, seconds, headers)` function for `tool` ('wrk' or 'autocannon').
@@ -32,6 +38,32 @@ export function loadGenerator({ tool, connections, pipelining, spawnWrk }) {
           resolve(parseWrk(out));
         } catch (err) {
           reject(err);
+        }
+      });
+    });
+}
+
+/**
+ * The `load(url, seconds)` of the WebSocket targets: ws-load.mjs with `connections` loops of
+ * one `messageBytes` text message and its echo. `spawnNode(args)` starts it (pinned to the load
+ * generator's CPU when pinning is on, stdin a pipe so that it stops with run.mjs) and tracks it.
+ */
+export function wsEchoLoad({ connections, messageBytes, spawnNode }) {
+  return (url, seconds) =>
+    new Promise((resolve, reject) => {
+      const child = spawnNode([WS_LOAD, url, String(connections), String(seconds), String(messageBytes)]);
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d) => (err = (err + d).slice(-4000)));
+      child.once('error', reject);
+      child.once('exit', (code) => {
+        if (code !== 0) return reject(new Error(`ws-load exited ${code}:\n${err}`));
+        try {
+          const r = JSON.parse(out.trim().split('\n').at(-1));
+          resolve({ rps: r.rps, p99Ms: r.p99Ms, requests: r.messages, non2xx: r.handshakeFailures, errors: r.errors });
+        } catch {
+          reject(new Error(`cannot parse ws-load output:\n${out}${err}`));
         }
       });
     });

@@ -6,12 +6,15 @@
 // JavaScript, and nginx / fastify in the same run shows which kind of machine it is.
 // Runs only when `nginx` is installed (`apt-get install nginx-light`); the bench does
 // not install it (Debian's package starts a system service on port 80).
+// With a TLS port, certificate and key, the same server also terminates TLS there
+// (`listen ... ssl`, TLS 1.2 and 1.3 like the gateway's TLS port): the reference of the
+// gateway's TLS target, proxying to the same upstream over the same keep-alive pool.
 //
-//   node bench/nginx-reference.mjs <nginx binary> <upstream host:port> [port]
+//   node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem>]
 //
 // Writes its configuration to a temporary folder, starts `nginx` in the foreground
-// (it inherits this process's CPU pinning), prints `ready port=N` once the port
-// accepts, and stops nginx and removes the folder when the parent goes.
+// (it inherits this process's CPU pinning), prints `ready port=N` once its ports
+// accept, and stops nginx and removes the folder when the parent goes.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -19,12 +22,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onParentGone } from './lifecycle.mjs';
 
-const [bin, upstream, portArg] = process.argv.slice(2);
-if (!bin || !upstream || !portArg) {
-  process.stderr.write('usage: node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port>\n');
+const [bin, upstream, portArg, tlsPortArg, certFile, keyFile] = process.argv.slice(2);
+if (!bin || !upstream || !portArg || (tlsPortArg && (!certFile || !keyFile))) {
+  process.stderr.write('usage: node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem>]\n');
   process.exit(2);
 }
 const port = Number(portArg); // nginx cannot report a kernel-chosen port: the caller picks a free one
+const tlsPort = tlsPortArg ? Number(tlsPortArg) : null;
+const tls = tlsPort
+  ? `listen 127.0.0.1:${tlsPort} ssl;
+    ssl_certificate ${certFile};
+    ssl_certificate_key ${keyFile};
+    ssl_protocols TLSv1.2 TLSv1.3;`
+  : '';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-nginx-'));
 const temp = (name) => `${name}_temp_path ${join(dir, name)};`;
@@ -41,6 +51,7 @@ http {
   upstream bench_upstream { server ${upstream}; keepalive 64; }
   server {
     listen 127.0.0.1:${port};
+    ${tls}
     location / {
       proxy_pass http://bench_upstream;
       proxy_http_version 1.1;
@@ -75,12 +86,15 @@ onParentGone(() => {
   setTimeout(() => nginx.kill('SIGKILL'), 5_000).unref();
 });
 
-// Ready when the port accepts a connection.
+// Ready when every port accepts a connection.
 const deadline = Date.now() + 10_000;
+const waiting = tlsPort ? [port, tlsPort] : [port];
 const probe = () => {
-  const s = connect(port, '127.0.0.1');
+  const s = connect(waiting[0], '127.0.0.1');
   s.once('connect', () => {
     s.destroy();
+    waiting.shift();
+    if (waiting.length) return probe();
     process.stdout.write(`ready port=${port}\n`);
   });
   s.once('error', () => {

@@ -2,8 +2,11 @@
 // medians, and the ratios as medians of per-round pairs, with their acceptance targets.
 import { fmt, maxOrNull, median, table } from './table.mjs';
 
-/** Acceptance targets: issue 3 item 9 (cluster, directResponse) and issue 4 item 4 (five steps). */
-export const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97 };
+/**
+ * Acceptance targets: issue 3 item 9 (cluster, directResponse), issue 4 item 4 (five steps)
+ * and issue 25 item 7 (TLS against nginx, WebSocket echo against the echo upstream direct).
+ */
+export const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 };
 
 // [key, label, numerator, denominator, target]
 const RATIOS = [
@@ -16,6 +19,10 @@ const RATIOS = [
   ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
   ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
   ['gatewayCheckedVsCluster', 'gateway checked cluster / gateway cluster', 'gatewayChecked', 'gatewayCluster', TARGETS.checkedVsCluster],
+  ['gatewayTlsVsNginxTls', 'gateway TLS / nginx TLS (reference)', 'gatewayTls', 'nginxTls', TARGETS.tlsVsNginxTls],
+  ['gatewayTlsVsCluster', 'gateway TLS / gateway cluster (plain)', 'gatewayTls', 'gatewayCluster', null],
+  ['nginxTlsVsNginx', 'nginx TLS / nginx (plain)', 'nginxTls', 'nginx', null],
+  ['gatewayWsVsDirect', 'gateway WebSocket echo / echo direct (messages)', 'gatewayWs', 'wsDirect', TARGETS.wsVsDirect],
   ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
   ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
   ['directVsCompare', 'directResponse: this checkout / compare', 'gatewayDirect', 'compareDirect', null],

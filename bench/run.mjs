@@ -1,6 +1,7 @@
 // `npm run bench`: requests/s and p99 of the gateway against the upstream direct, a
 // plain Node proxy baseline (fastify + @fastify/http-proxy) and a bare uWebSockets.js
-// server, as ratios measured in one run on one machine.
+// server, its TLS port against nginx terminating TLS, and WebSocket echo messages/s
+// through it against the echo upstream direct, as ratios measured in one run on one machine.
 //
 // Every server runs in its own process on 127.0.0.1 with ports chosen at run time;
 // the load generator (autocannon, in this process, or wrk when it is on PATH) drives
@@ -21,8 +22,8 @@
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster, compareSteps and compareDirect, in the same rounds (an A/B)
 //   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
-//   BENCH_NGINX    0: leave out the nginx reference target (default: run it when nginx is
-//                  installed; see nginx-reference.mjs)
+//   BENCH_NGINX    0: leave out the nginx reference targets, plain and TLS (default: run them
+//                  when nginx is installed; see nginx-reference.mjs)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -30,19 +31,21 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, stealPercent, treeCpuMs } from './process-cpu.mjs';
-import { loadGenerator } from './load-generators.mjs';
+import { loadGenerator, wsEchoLoad } from './load-generators.mjs';
 import { fmt } from './table.mjs';
 import { pairedRatios, renderTables, summarize } from './report.mjs';
 import { REQUEST_HEADERS, UPSTREAM_BODY, UPSTREAM_KINDS } from './fixtures.mjs';
 import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
-import { request } from 'undici';
+import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
+import { expectBody, expectEcho } from './sanity-checks.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
 const HOST = '127.0.0.1';
 const CONNECTIONS = 50;
 const PIPELINING = 1;
+const WS_MESSAGE_BYTES = 32; // one small text message per round trip: the relay's cost per message, not bandwidth
 const WARMUP_FIRST_SECONDS = 3;
 const WARMUP_SECONDS = 1;
 const SECONDS = positiveInt(process.env.BENCH_SECONDS, 2);
@@ -119,23 +122,21 @@ function log(msg) {
   process.stderr.write(`bench: ${msg}\n`);
 }
 
-async function expectBody(name, url, expected, headers = {}) {
-  const res = await request(url, { headers });
-  const body = await res.body.text();
-  if (res.statusCode !== 200 || !body.includes(expected)) {
-    throw new Error(`${name}: ${url} answered ${res.statusCode} ${body.slice(0, 200)}; expected 200 with ${expected}`);
-  }
-}
-
-const gatewayAt = async (upstreamPort, root = ROOT) =>
-  // Only this checkout's gateway gets the health-checked cluster: an older build may not know it.
-  startGateway(procs, { root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, checked: root === ROOT });
+// Only this checkout's gateway gets the health-checked cluster, the TLS port and the WebSocket
+// route: an older build may not know them.
+const gatewayAt = async (upstreamPort, root = ROOT, { cert = null, wsUpstreamPort = null } = {}) =>
+  startGateway(procs, { root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, checked: root === ROOT, cert, wsUpstreamPort });
 
 const load = loadGenerator({
   tool: TOOL,
   connections: CONNECTIONS,
   pipelining: PIPELINING,
   spawnWrk: (args) => procs.spawn(CPU_LOAD, 'wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] }),
+});
+const wsLoad = wsEchoLoad({
+  connections: CONNECTIONS,
+  messageBytes: WS_MESSAGE_BYTES,
+  spawnNode: (args) => procs.spawn(CPU_LOAD, process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }),
 });
 
 async function main() {
@@ -149,15 +150,23 @@ async function main() {
   const upstream = await procs.startNode('upstream', [join(HERE, 'upstream.mjs'), String(await freePort()), UPSTREAM], { cpu: CPU_LOAD });
   const upstreamPort = Number(upstream.match[1]);
   const upstreamUrl = `http://${HOST}:${upstreamPort}`;
+  const wsEcho = await procs.startNode('ws-echo', [join(HERE, 'ws-echo.mjs'), String(await freePort())], { cpu: CPU_LOAD });
+  const wsEchoPort = Number(wsEcho.match[1]);
+  // The TLS targets' certificate, made now. They need wrk (autocannon sends no SNI to an IP
+  // address, which the gateway refuses) and openssl.
+  const cert = TOOL === 'wrk' && opensslAvailable() ? makeBenchCertificate(procs) : null;
+  if (!cert) log(`no TLS targets: they need wrk${TOOL === 'wrk' ? ' and openssl on PATH' : ''}`);
   const baseline = await procs.startNode('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
   const floor = await procs.startNode('floor-proxy', [join(HERE, 'floor-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
+  // One nginx serves both reference targets: plain on its port, TLS on a second one.
+  const nginxTlsArgs = cert ? [String(await freePort()), cert.certFile, cert.keyFile] : [];
   const nginx = NGINX
-    ? await procs.startNode('nginx', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort())], { cpu: CPU_SERVER })
+    ? await procs.startNode('nginx', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort()), ...nginxTlsArgs], { cpu: CPU_SERVER })
     : null;
   if (!nginx) log('nginx is not installed (apt-get install nginx-light): no nginx reference target');
   const bare = await procs.startNode('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
-  const gateway = await gatewayAt(upstreamPort);
-  log(`gateway ${gateway.data} generation=${gateway.generation}`);
+  const gateway = await gatewayAt(upstreamPort, ROOT, { cert, wsUpstreamPort: wsEchoPort });
+  log(`gateway ${gateway.data}${gateway.tls ? ` tls=${gateway.tls}` : ''} generation=${gateway.generation}`);
   // A second gateway from another checkout (its dist/ built), measured in the same rounds:
   // an A/B of a change that the machine's drift cannot fake.
   const compare = COMPARE ? await gatewayAt(upstreamPort, COMPARE) : null;
@@ -175,6 +184,11 @@ async function main() {
     { key: 'gatewayChecked', label: 'gateway cluster, 2 targets, health checks on', url: `${gateway.data}/checked`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
+    ...(nginx && cert ? [{ key: 'nginxTls', label: 'nginx TLS, 1 worker (reference)', url: `https://${HOST}:${nginxTlsArgs[0]}/`, expect: PROXIED, pid: nginx.child.pid }] : []),
+    ...(gateway.tls ? [{ key: 'gatewayTls', label: 'gateway cluster route over TLS', url: `${gateway.tls}/`, expect: PROXIED, pid: gateway.pid }] : []),
+    // WebSocket echo: "requests" are echoed messages (ws-load.mjs instead of wrk).
+    { key: 'gatewayWs', label: 'gateway WebSocket echo (messages/s)', url: `${gateway.data.replace(/^http/, 'ws')}/ws`, ws: true, pid: gateway.pid },
+    { key: 'wsDirect', label: 'WebSocket echo direct (messages/s)', url: `ws://${HOST}:${wsEchoPort}/ws`, ws: true, pid: wsEcho.child.pid },
   ];
   if (compare) {
     allTargets.push(
@@ -190,7 +204,7 @@ async function main() {
   }
   // Every target gets the same request: the headers the five-step route needs (an API key
   // and an allowed Origin) go to all of them, so a ratio compares servers or routes, never loads.
-  for (const t of targets) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
+  for (const t of targets) await (t.ws ? expectEcho(t.label, t.url) : expectBody(t.label, t.url, t.expect, REQUEST_HEADERS));
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
@@ -200,10 +214,11 @@ async function main() {
     const warmup = round === 1 ? WARMUP_FIRST_SECONDS : WARMUP_SECONDS;
     for (const t of order) {
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${warmup} s, then ${SECONDS} s)`);
-      await load(t.url, warmup, REQUEST_HEADERS);
+      const drive = t.ws ? wsLoad : load;
+      await drive(t.url, warmup, REQUEST_HEADERS);
       const cpuBefore = treeCpuMs(t.pid);
       const ticksBefore = cpuTicks();
-      const r = await load(t.url, SECONDS, REQUEST_HEADERS);
+      const r = await drive(t.url, SECONDS, REQUEST_HEADERS);
       const cpuAfter = treeCpuMs(t.pid);
       const ticksAfter = cpuTicks();
       // The server's own CPU per request (µs), whatever the neighbours did meanwhile.
@@ -229,7 +244,7 @@ async function main() {
     tool: TOOL,
     upstream: UPSTREAM,
     pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
-    load: { connections: CONNECTIONS, pipelining: PIPELINING, seconds: SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
+    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, seconds: SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
     results,
     ratios,
   };

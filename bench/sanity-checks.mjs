@@ -1,0 +1,53 @@
+// What run.mjs checks of every target before loading it: the answer a load generator will
+// count must be the right one (a proxy answering 502 fast would otherwise read as fast).
+// HTTP and HTTPS targets must answer 200 with the expected body; WebSocket targets must
+// echo one text message as sent.
+import { Agent, request } from 'undici';
+import { WebSocket } from 'ws';
+import { BENCH_TLS_NAME } from './tls-cert.mjs';
+
+const CHECK_TIMEOUT_MS = 5_000;
+
+// The bench's certificate is self-signed (wrk does not verify either); the name is sent as
+// SNI because undici sends none for an IP address, and the gateway refuses a handshake without.
+const TLS_CHECK = new Agent({ connect: { rejectUnauthorized: false, servername: BENCH_TLS_NAME } });
+
+/** `url` answers 200 with a body containing `expected`, else this throws. */
+export async function expectBody(name, url, expected, headers = {}) {
+  const res = await request(url, {
+    headers,
+    headersTimeout: CHECK_TIMEOUT_MS,
+    bodyTimeout: CHECK_TIMEOUT_MS,
+    ...(url.startsWith('https:') ? { dispatcher: TLS_CHECK } : {}),
+  });
+  const body = await res.body.text();
+  if (res.statusCode !== 200 || !body.includes(expected)) {
+    throw new Error(`${name}: ${url} answered ${res.statusCode} ${body.slice(0, 200)}; expected 200 with ${expected}`);
+  }
+}
+
+/** One text message through a WebSocket at `url` comes back as sent within 5 s, else this rejects. */
+export function expectEcho(name, url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    let settled = false;
+    const fail = (why) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.terminate();
+      reject(new Error(`${name}: ${url} ${why}`));
+    };
+    const timer = setTimeout(() => fail(`gave no echo within ${CHECK_TIMEOUT_MS / 1000} s`), CHECK_TIMEOUT_MS);
+    ws.once('unexpected-response', (_req, res) => fail(`refused the handshake with ${res.statusCode}`));
+    ws.on('error', (err) => fail(err.message));
+    ws.once('open', () => ws.send('sanity'));
+    ws.once('message', (data, isBinary) => {
+      if (isBinary || data.toString() !== 'sanity') return fail(`echoed ${JSON.stringify(data.toString().slice(0, 100))}`);
+      settled = true;
+      clearTimeout(timer);
+      ws.close(1000);
+      resolve();
+    });
+  });
+}
