@@ -273,3 +273,22 @@ test('admin.maxConnectionsPerAddress: 64 by default, a positive integer up to 10
     assert.deepEqual(paths(c), ['admin.maxConnectionsPerAddress'], String(bad));
   }
 });
+
+test('listen.tls and secrets.keyEnv: a key must be set and 32 bytes; TLS without one warns; the TLS port may not be the data or admin port', () => {
+  const tls = { ...base(), listen: { port: 8080, tls: { port: 8443 } } };
+  const plain = load(tls);
+  assert.equal(plain.loaded.ok, true, JSON.stringify(plain.loaded.errors));
+  assert.match(plain.loaded.warnings.join('\n'), /secrets\.keyEnv is not: cert private keys are stored unencrypted/);
+
+  const sealed = { ...tls, secrets: { keyEnv: 'SEAL' } };
+  assert.deepEqual(paths(sealed), ['secrets.keyEnv'], 'the variable is unset');
+  assert.deepEqual(paths(sealed, { ...ENV, SEAL: 'too-short' }), ['secrets.keyEnv']);
+  for (const key of ['ab'.repeat(32), Buffer.alloc(32, 7).toString('base64')]) {
+    const ok = load(sealed, { ...ENV, SEAL: key }).loaded;
+    assert.equal(ok.ok, true, JSON.stringify(ok.errors));
+    assert.deepEqual(ok.warnings, []);
+  }
+  assert.deepEqual(paths({ ...tls, secrets: { keyEnv: 'ROOT_TOKEN' } }, { ROOT_TOKEN: 'ab'.repeat(32) }), ['secrets.keyEnv'], "an admin key's tokenEnv");
+  assert.deepEqual(paths({ ...base(), listen: { port: 8080, host: '127.0.0.1', tls: { port: 8080 } } }), ['listen.tls.port']);
+  assert.deepEqual(paths({ ...base(), listen: { port: 8080, tls: { port: 9180 } } }), ['admin.listen']);
+});
