@@ -82,6 +82,8 @@ export interface Upstream {
   openSockets(): number;
   /** Replace the default behaviour; return true when the request was handled. */
   handler: ((req: IncomingMessage, res: ServerResponse, rec: UpstreamRequest) => boolean | void) | null;
+  /** Called as an `x-up-read-pause` pause ends, before reading resumes: the moment its stall is over. */
+  onReadResume: (() => void) | null;
   close(): Promise<void>;
 }
 
@@ -95,6 +97,7 @@ export async function startUpstream(t?: TestContext): Promise<Upstream> {
     requests,
     openSockets: () => sockets.size,
     handler: null,
+    onReadResume: null,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -161,7 +164,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, rec: UpstreamReq
         nextPause += pauseEvery;
         pausesLeft--;
         req.pause();
-        setTimeout(() => req.resume(), pauseMs);
+        setTimeout(() => {
+          up.onReadResume?.();
+          req.resume();
+        }, pauseMs);
       }
     });
     req.on('end', () => {
