@@ -1,12 +1,9 @@
 import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse, us_socket_context_t } from './uws.js';
-import type { StepRequest } from '../steps/step.js';
 import { bodylessHead, headBlock, isBodylessStatus, statusLine, type StaticReply } from './response-head.js';
-import { formatAddress } from './peer-address.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { requestCallback } from './request-callback.js';
-import { clientAddress, dropIdentityHeaders } from './client-address.js';
-import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
+import { ExchangeRequest } from './exchange-request.js';
 import { RequestBody } from './request-body.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 import type { DataPortLimits } from '../contracts/ipc.js';
@@ -16,8 +13,8 @@ import type { LimitEvents } from './limit-events.js';
  * The uWS rules, in one place. uWS hands out a request object that is valid only
  * during the synchronous callback and a response that dies on abort; everything
  * else in the worker talks to an Exchange and never to uWS directly:
- *  - the request is copied synchronously (request-head.ts), without the identity
- *    headers of a peer that is not a trusted proxy (client-address.ts);
+ *  - the request is copied synchronously (exchange-request.ts, request-head.ts), without
+ *    the identity headers of a peer that is not a trusted proxy (client-address.ts);
  *  - onAborted is registered before anything can await;
  *  - every write is corked (writes after an await must be);
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
@@ -29,26 +26,7 @@ import type { LimitEvents } from './limit-events.js';
  *  - no exception escapes into uWS (DataServer wraps each handler).
  */
 
-export class Exchange implements StepRequest {
-  readonly method: string;
-  /** The raw query after '?', or null when the target has no '?' at all (a bare '?' is ''). */
-  readonly query: string | null;
-  /** Flat `name, value, name, value, …` as undici takes them; names lower case (uWS delivers them so). */
-  readonly headers: string[] = [];
-  /** The request announced a body (Content-Length other than 0, or Transfer-Encoding). */
-  readonly hasBody: boolean;
-  /** A Transfer-Encoding whose last coding is not chunked, or more than one Content-Length: answered 400, never forwarded. */
-  readonly badFraming: boolean;
-  private peer: string | null = null;
-  private client: string | null = null;
-  /** The X-Forwarded-For of a peer that is not a trusted proxy, dropped from `headers`: only clientAddressTrusting reads it. */
-  private droppedChain: string | undefined;
-  /** The one path of the request: routes matched it, steps read it, the upstream receives it (normalize-path.ts). */
-  readonly path: string;
-  /** More than one Host header: answered 400, never routed further. */
-  readonly hostRepeated: boolean;
-  aborted = false;
-  done = false;
+export class Exchange extends ExchangeRequest {
   private headFlushed = false;
   /** Status line and headers waiting to go out with the first body bytes (one send, not two). */
   private pendingHead: { line: string; headers: [string, string][] } | null = null;
@@ -60,7 +38,7 @@ export class Exchange implements StepRequest {
   upgradeContext: us_socket_context_t | null = null;
 
   constructor(
-    readonly res: HttpResponse,
+    res: HttpResponse,
     req: HttpRequest,
     method: string,
     path: string,
@@ -68,65 +46,22 @@ export class Exchange implements StepRequest {
     private readonly closing: () => boolean,
     private readonly onFinish: () => void,
     /** worker.json's trustedProxies. */
-    private readonly proxies: TrustedProxies,
+    proxies: TrustedProxies,
     /** The data port, as X-Forwarded-Port gives it ('' when unknown). */
-    readonly localPort: string,
+    localPort: string,
     limits: DataPortLimits,
     events: LimitEvents,
     /** How the request came: X-Forwarded-Proto. */
-    readonly scheme: 'http' | 'https' = 'http',
+    scheme: 'http' | 'https' = 'http',
   ) {
-    this.method = method;
-    this.path = path;
-    this.query = req.getQuery() ?? null;
+    super(res, req, method, path, proxies, localPort, scheme);
     this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted, limits, events);
-    const head = copyRequestHead(req, this.headers);
-    // The peer is read (and judged) only when the client named itself: most requests do not.
-    if (head & IDENTITY && !proxies.trusts(this.remoteAddress)) this.droppedChain = dropIdentityHeaders(this.headers);
-    this.hasBody = (head & HAS_BODY) !== 0;
-    this.badFraming = (head & BAD_FRAMING) !== 0;
-    this.hostRepeated = (head & HOST_REPEATED) !== 0;
     if (this.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
       if (this.abortHooks) for (const h of this.abortHooks) h();
     });
-  }
-
-  /** The socket peer (never a client-supplied header). Read lazily: most routes never need it. */
-  get remoteAddress(): string {
-    if (this.peer === null) this.peer = this.aborted || this.done ? '' : formatAddress(this.res.getRemoteAddress());
-    return this.peer;
-  }
-
-  /**
-   * The client's address (client-address.ts): the socket peer, or behind a trusted proxy
-   * the right-most X-Forwarded-For hop that is not one. Decided once, when first asked.
-   */
-  get clientAddress(): string {
-    if (this.client === null) this.client = this.proxies.none ? this.remoteAddress : clientAddress(this.remoteAddress, this.headerList('x-forwarded-for'), this.proxies.trusts);
-    return this.client;
-  }
-
-  /** The client's address with `also` trusted besides worker.json's trustedProxies (ip-restriction's own list). */
-  clientAddressTrusting(also: (ip: string) => boolean): string {
-    const chain = this.droppedChain ?? this.headerList('x-forwarded-for');
-    return clientAddress(this.remoteAddress, chain, (ip) => also(ip) || this.proxies.trusts(ip));
-  }
-
-  header(name: string): string | undefined {
-    const h = this.headers;
-    for (let i = 0; i < h.length; i += 2) if (h[i] === name) return h[i + 1];
-    return undefined;
-  }
-
-  /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */
-  headerList(name: string): string | undefined {
-    const h = this.headers;
-    let out: string | undefined;
-    for (let i = 0; i < h.length; i += 2) if (h[i] === name) out = out === undefined ? h[i + 1] : `${out}, ${h[i + 1]}`;
-    return out;
   }
 
   onAbort(hook: () => void): void {
