@@ -83,15 +83,8 @@ export interface EntityView {
 }
 
 /** What a certificate says, read by the server from its PEM (`info` of a cert in `config get`). */
-export interface CertInfo {
-  subject: string;
-  issuer: string;
-  dnsNames: string[];
-  notBefore: string;
-  notAfter: string;
-  fingerprint256: string;
-  keyType: string;
-}
+export type { CertInfo } from '../../src/contracts/certs';
+import type { CertInfo } from '../../src/contracts/certs';
 
 /** A cert document as `config get` shows it: the key is always "(write-only)"; `info` is null for an unreadable PEM. */
 export interface CertDocView {

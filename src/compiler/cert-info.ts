@@ -1,16 +1,7 @@
 import { X509Certificate } from 'node:crypto';
+import type { CertInfo } from '../contracts/certs.js';
 
-/** What may be shown of a `cert` entity: everything but the private key. */
-export interface CertInfo {
-  subject: string;
-  issuer: string;
-  /** The DNS names (subjectAltName), lower case. */
-  dnsNames: string[];
-  notBefore: string;
-  notAfter: string;
-  fingerprint256: string;
-  keyType: string;
-}
+export type { CertInfo };
 
 /** The leaf (first) certificate of a PEM chain, read; throws when it is not one. */
 export function leafCertificate(chain: string): X509Certificate {

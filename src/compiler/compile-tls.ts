@@ -26,7 +26,7 @@ export function certHostWarnings(routes: readonly CompiledRoute[], tls: Compiled
   const out: CompileIssue[] = [];
   for (const r of routes) {
     (r.hosts ?? []).forEach((h, i) => {
-      if (!names.some((n) => n === h || covers([n], h))) {
+      if (!covers(names, h)) {
         out.push({ kind: 'route', name: r.name, pointer: `/hosts/${i}`, code: 'Compile.Tls.NoCertificate', message: `no certificate serves ${h} on the TLS port${tls?.default ? ' (it gets the default certificate)' : ' (its handshakes are refused)'}` });
       }
     });

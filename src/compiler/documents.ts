@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isSealed } from '../shared/secret-box.js';
 import type { Kind } from '../contracts/entities.js';
 import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
@@ -213,7 +214,7 @@ export const CertDoc = v.strictObject({
   privateKey: v.pipe(
     v.string(),
     v.maxLength(16_384),
-    v.check((s) => PEM_KEY.test(s) || s.startsWith('sy1.'), 'must be an unencrypted PEM private key (PKCS#8, RSA or EC)'),
+    v.check((s) => PEM_KEY.test(s) || isSealed(s), 'must be an unencrypted PEM private key (PKCS#8, RSA or EC)'),
   ),
   /** The names served with it; default: the certificate's DNS names; []: not served (a cert clusters name as `ca` or client certificate). */
   hosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\*\.)?[A-Za-z0-9.-]+$/, 'must be a host name, optionally *.suffix')))),

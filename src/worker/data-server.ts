@@ -2,7 +2,6 @@ import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type Template
 import { OpenWebSockets } from './websocket-sockets.js';
 import { TlsListener } from './tls-listener.js';
 import type { CompiledServerTls } from '../contracts/generation.js';
-import type { SecretBox } from '../shared/secret-box.js';
 import { Exchange } from './exchange.js';
 import { replyStatic } from './fixed-reply.js';
 import { framingOk } from './request-framing.js';
@@ -108,9 +107,7 @@ export class DataServer {
           return replyStatic(res, target, this.draining, head);
         }
         this.inFlight++;
-        ex = tls
-          ? new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.tlsPort, limits, events, 'https')
-          : new Exchange(res, req, method, path ?? '/', closing, finished, proxies, this.port, limits, events);
+        ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, tls ? this.tlsPort : this.port, limits, events, tls ? 'https' : 'http');
         ex.upgradeContext = context;
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
@@ -141,8 +138,8 @@ export class DataServer {
   private readonly guard: ConnectionGuard;
   private readonly limits: DataPortLimits;
 
-  /** Listens with TLS too, serving `tls`; `box` opens sealed private keys (secrets.keyEnv). */
-  listenTls(host: string, port: number, tls: CompiledServerTls | undefined, box: SecretBox | null, log: Logger): boolean {
+  /** Listens with TLS too, serving `tls`. */
+  listenTls(host: string, port: number, tls: CompiledServerTls | undefined, log: Logger): boolean {
     this.tlsPort = String(port);
     const setup = (app: TemplatedApp) => {
       this.guard.attach(app);
@@ -152,7 +149,7 @@ export class DataServer {
       app.ws('/*', this.webSockets.behavior(this.tlsUpgrade));
       app.any('/*', this.tlsHandle);
     };
-    this.tls = new TlsListener(host, port, routes, setup, box, log);
+    this.tls = new TlsListener(host, port, routes, setup, log);
     return this.tls.update(tls);
   }
 

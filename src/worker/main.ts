@@ -16,7 +16,7 @@ import { LeasedRateLimits } from './rate-limit-client.js';
 import { servicePool } from './service-pools.js';
 import { targetHealth } from './target-health.js';
 import { setOutlierSender } from './outlier-reports.js';
-import { installSecretBox, parseSealingKey, processSecretBox, SecretBox } from '../shared/secret-box.js';
+import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 
 let current: Runtime | null = null;
 let server: DataServer | null = null;
@@ -76,7 +76,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) return listenFailed(`${msg.listen.host}:${msg.listen.port}`);
-  if (tls && !server.listenTls(tls.host, tls.port, currentTls, processSecretBox(), log)) return listenFailed(`${tls.host}:${tls.port}`);
+  if (tls && !server.listenTls(tls.host, tls.port, currentTls, log)) return listenFailed(`${tls.host}:${tls.port}`);
   send({ type: 'listening' });
 }
 

@@ -116,10 +116,13 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
 
   return {
     generation,
-    route: (method, path, host, tls) => {
-      const t = match(table, method, path, host, traceId);
-      return t instanceof HttpsOnly ? (tls ? t.target : t.redirect) : t;
-    },
+    // Only a generation with a `tls: "required"` route looks at the scheme per request.
+    route: Object.values(gen.tenants).some((t) => t.routes.some((r) => r.tls === 'required'))
+      ? (method, path, host, tls) => {
+          const t = match(table, method, path, host, traceId);
+          return t instanceof HttpsOnly ? (tls ? t.target : t.redirect) : t;
+        }
+      : (method, path, host) => match(table, method, path, host, traceId) as Target,
     retire: () => requests.retire(),
     inFlight: (cluster) => pools.get(cluster)?.inFlight() ?? {},
   };

@@ -1,6 +1,5 @@
 import type { CompiledServerTls } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
-import type { SecretBox } from '../shared/secret-box.js';
 import { uws, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { loadServerName } from './tls-server-name.js';
 
@@ -35,7 +34,6 @@ export class TlsListener {
     private readonly routes: (app: TemplatedApp) => void,
     /** What every app gets besides its names: the connection guard and idle timers. */
     private readonly setup: (app: TemplatedApp) => void,
-    private readonly box: SecretBox | null,
     private readonly log: Logger,
   ) {}
 
@@ -69,7 +67,7 @@ export class TlsListener {
       l.open += (change as number) < 0 ? -1 : 1;
       if (l.retired && l.open === 0) app.close();
     });
-    for (const [name, id] of Object.entries(tls?.hosts ?? {})) loadServerName(app, name, tls!.certs[id]!, id, this.box, this.routes, this.log);
+    for (const [name, id] of Object.entries(tls?.hosts ?? {})) loadServerName(app, name, tls!.certs[id]!, id, this.routes, this.log);
     const fallback = tls?.default;
     if (fallback) {
       let added = 0;
@@ -77,7 +75,7 @@ export class TlsListener {
       app.missingServerName((name) => {
         if (added >= MAX_DEFAULTED_NAMES || !/^[A-Za-z0-9.-]{1,253}$/.test(name)) return;
         added++;
-        loadServerName(app, name.toLowerCase(), tls!.certs[fallback]!, fallback, this.box, this.routes, this.log);
+        loadServerName(app, name.toLowerCase(), tls!.certs[fallback]!, fallback, this.routes, this.log);
       });
     }
     app.listen(this.host, this.port, (socket) => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompiledCert } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
-import { certKeyContext, openStored, type SecretBox } from '../shared/secret-box.js';
+import { certKeyContext, openStored, processSecretBox } from '../shared/secret-box.js';
 import type { TemplatedApp } from './uws.js';
 
 /** TLS 1.2 suites with forward secrecy and AEAD only (TLS 1.3's are fixed by the library). */
@@ -16,21 +16,20 @@ const CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE
  * each server name on its own. uWS loads a TLS
  * context from files only: the key is written for that one call encrypted under a
  * passphrase that exists only in memory, and the files are deleted at once, so the
- * plaintext key never reaches the disk.
+ * plaintext key never reaches the disk. A sealed key opens with the process's key (secrets.keyEnv).
  */
 export function loadServerName(
   app: TemplatedApp,
   name: string,
   cert: CompiledCert,
   id: string,
-  box: SecretBox | null,
   routes: (app: TemplatedApp) => void,
   log: Logger,
 ): void {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-tls-'));
   try {
     const passphrase = randomBytes(32).toString('base64url');
-    const key = createPrivateKey(openStored(cert.privateKey, certKeyContext(id), box)).export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase });
+    const key = createPrivateKey(openStored(cert.privateKey, certKeyContext(id), processSecretBox())).export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase });
     writeFileSync(join(dir, 'key.pem'), key, { mode: 0o600 });
     writeFileSync(join(dir, 'cert.pem'), cert.certificate, { mode: 0o600 });
     app.addServerName(name, { key_file_name: join(dir, 'key.pem'), cert_file_name: join(dir, 'cert.pem'), passphrase, ssl_ciphers: CIPHERS });
