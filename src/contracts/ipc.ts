@@ -5,6 +5,7 @@
 import type { ErrorCode } from '../shared/errors.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
 import type { CompiledGeneration } from './generation.js';
+import type { AccessLogField } from '../shared/gateway-config-observability.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
 export interface DataPlaneSettings {
@@ -19,6 +20,19 @@ export interface DataPlaneSettings {
   tls?: { host: string; port: number };
   /** worker.json `secrets.keyEnv`: the variable of the key that opens sealed cert keys. */
   sealingKeyEnv?: string;
+  /** What the data plane observes of its requests. */
+  observe: ObserveSettings;
+}
+
+/** worker.json `metrics`, `requestId`, `log.access` and `tracing`, defaults filled. */
+export interface ObserveSettings {
+  metrics: boolean;
+  /** null: requests get no id of ours (an incoming one is passed on as any header). */
+  requestId: { header: string; trustIncoming: 'never' | 'trusted-proxies' | 'always' } | null;
+  /** null: no global access log. `path`: absolute; absent: stdout. */
+  accessLog: { format: 'json' | 'combined'; sample: number; fields: AccessLogField[] | null; path?: string; redactQuery: string[] } | null;
+  /** null: no spans (traceparent is still propagated). */
+  tracing: { endpoint: string; sampleRatio: number; headersEnv: Record<string, string>; serviceName: string } | null;
 }
 
 /** worker.json `limits`, every field filled (gateway-config-limits.ts has the defaults). */

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { isIP } from 'node:net';
 import { LimitsSchema } from './gateway-config-limits.js';
+import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
 import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
 
 /**
@@ -42,9 +43,16 @@ export const GatewayConfigSchema = v.strictObject({
   log: v.optional(
     v.strictObject({
       level: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+      access: AccessLogSchema,
     }),
     {},
   ),
+  /** The data plane's Prometheus series (docs/observability.md). */
+  metrics: MetricsSchema,
+  /** Every request's id (docs/observability.md "Request id"). */
+  requestId: RequestIdSchema,
+  /** OpenTelemetry traces over OTLP/HTTP (docs/observability.md "Traces"). */
+  tracing: TracingSchema,
   drain: v.optional(
     v.strictObject({
       graceMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600_000)), 10_000),

@@ -1,3 +1,4 @@
+import { observeSettings } from '../shared/gateway-config-observability.js';
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
@@ -89,6 +90,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       limits: config.limits,
       ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port } } : {}),
       ...(keyEnv === undefined ? {} : { sealingKeyEnv: keyEnv }),
+      observe: observeSettings(config, loaded.baseDir),
     },
     log,
     currentGeneration: () => publisher.current(),
