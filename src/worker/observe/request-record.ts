@@ -1,0 +1,32 @@
+/**
+ * What a finished request tells its observers (the metrics, the access log): read once,
+ * when the request ended, from the Exchange and its life (or, for a fixed answer
+ * written from the request callback, from a record made there).
+ */
+export interface RequestRecord {
+  /** Epoch milliseconds at arrival. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** The request's id ('' when worker.json `requestId.enabled` is false). */
+  readonly requestId: string;
+  /** The matched route's tenant and name; '' for a request no route took (404, a refused request). */
+  readonly tenant: string;
+  readonly route: string;
+  readonly method: string;
+  /** The normalised path, without the query. */
+  readonly path: string;
+  readonly query: string | null;
+  /** The status the client was sent; 499 when it left before the answer. */
+  readonly status: number;
+  readonly bytesReceived: number;
+  readonly bytesSent: number;
+  /** The upstream target (host:port) of the last attempt, and its time to first byte; null without one. */
+  readonly upstream: string | null;
+  readonly upstreamMs: number | null;
+  /** The client's address (behind a trusted proxy, the one it reports). */
+  readonly client: string;
+  readonly userAgent: string | undefined;
+  readonly referer: string | undefined;
+  /** The W3C trace id the request belongs to (null when none was started or continued). */
+  readonly traceId: string | null;
+}
