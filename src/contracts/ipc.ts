@@ -5,6 +5,7 @@
 import type { ErrorCode } from '../shared/errors.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
 import type { CompiledGeneration } from './generation.js';
+import type { MetricsDelta } from './metrics.js';
 import type { AccessLogField } from '../shared/gateway-config-observability.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
@@ -89,4 +90,6 @@ export type FromWorker =
   /** A target of `cluster` failed `consecutiveFailures` requests in a row in this worker. */
   | { type: 'outlier'; cluster: string; target: string }
   /** Answer to an in-flight question: per target address, requests in flight or waiting for a connection. */
-  | { type: 'in-flight'; id: number; counts: Record<string, number> };
+  | { type: 'in-flight'; id: number; counts: Record<string, number> }
+  /** The data plane's counters that moved since the last shipment (once a second, and when draining). */
+  | { type: 'metrics'; delta: MetricsDelta };

@@ -14,3 +14,6 @@ export function traceIdFactory(slot: number): () => string {
   let n = 0;
   return () => `${prefix}-${(n++).toString(36)}`;
 }
+
+/** An incoming request id worth keeping: short, and nothing a log line or a header could be broken with. */
+export const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

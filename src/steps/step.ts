@@ -29,6 +29,11 @@ export interface StepRequest {
   readonly scheme: 'http' | 'https';
   /** The first value of a header (lower-case name). */
   header(name: string): string | undefined;
+  /** The request's id ('' when worker.json `requestId.enabled` is false) and its header (null then). */
+  readonly requestId: string;
+  readonly requestIdHeader: string | null;
+  /** Replaces the request's id (a route's request-id step keeping an incoming one): upstream, echo, log and envelopes follow. */
+  setRequestId(header: string, id: string): void;
   /** Every value of a header that may repeat, joined as one list (RFC 9110 §5.3). */
   headerList(name: string): string | undefined;
 }
@@ -47,6 +52,8 @@ export interface ResponseHead {
  */
 export interface Flow {
   readonly req: StepRequest;
+  /** The code of the step whose answer ends the chain (set by the pipeline; null until one answers). */
+  answeredBy: string | null;
   /** The path the upstream receives (initially req.path; path-rewrite changes it). */
   path: string;
   /** The query the upstream receives, without '?'; null for none. */

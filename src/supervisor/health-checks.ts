@@ -76,6 +76,11 @@ export class HealthChecks {
       .map(([, p]) => ({ target: p.target, state: p.state, successes: p.successes, failures: p.failures, lastCheckedAt: p.lastCheckedAt === null ? null : new Date(p.lastCheckedAt).toISOString() }));
   }
 
+  /** Every probed target with its state. */
+  states(): { cluster: string; target: string; state: TargetHealth }[] {
+    return [...this.probers.entries()].map(([key, p]) => ({ cluster: key.slice(0, key.lastIndexOf('|')), target: p.target, state: p.state }));
+  }
+
   stop(): void {
     for (const p of this.probers.values()) p.stop();
     this.probers.clear();

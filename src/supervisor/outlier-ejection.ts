@@ -23,6 +23,8 @@ const MAX_DOUBLINGS = 5;
 export class OutlierEjection {
   private gen: CompiledGeneration | null = null;
   private readonly ejections = new Map<string, Ejection>();
+  /** `cluster|target` -> times ejected since the supervisor started. */
+  private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly log: Logger,
@@ -62,6 +64,7 @@ export class OutlierEjection {
     e.timer = setTimeout(() => this.back(key), ms);
     e.timer.unref();
     this.ejections.set(key, e);
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     this.log.warn({ cluster, target, ejectMs: ms, times: e.times }, 'upstream target ejected: out of rotation');
     this.changed();
   }
@@ -82,6 +85,19 @@ export class OutlierEjection {
   ejectedUntil(cluster: string, target: string): number | null {
     const e = this.ejections.get(`${cluster}|${target}`);
     return e && e.until > Date.now() ? e.until : null;
+  }
+
+  /** The targets of clusters with outlier detection in the served generation. */
+  watched(): [string, string][] {
+    return Object.entries(this.gen?.clusters ?? {}).flatMap(([cluster, c]) => (c.outlier ? [...new Set(c.targets)].map((t): [string, string] => [cluster, t]) : []));
+  }
+
+  /** [cluster, target, times ejected] for every target ejected at least once. */
+  ejectionCounts(): [string, string, number][] {
+    return [...this.counts].map(([key, n]) => {
+      const [cluster, target] = split(key);
+      return [cluster, target, n];
+    });
   }
 
   stop(): void {

@@ -11,6 +11,7 @@ import type { KeyUsage } from '../admin/keys/key-usage.js';
 import type { SubKeyRing } from '../admin/keys/sub-key-ring.js';
 import type { AuthThrottle } from '../admin/auth-throttle.js';
 import type { TenantQuotas } from '../admin/tenant-quotas.js';
+import type { DataMetricsTotals } from './data-metrics-totals.js';
 import type { HealthChecks } from './health-checks.js';
 import type { OutlierEjection } from './outlier-ejection.js';
 import type { InFlightQuery } from './in-flight-query.js';
@@ -31,6 +32,8 @@ export interface Services {
   health: HealthChecks;
   /** Outlier ejection (passive health), decided from the workers' reports. */
   outliers: OutlierEjection;
+  /** The data plane's counters, summed over the workers' shipments. */
+  dataMetrics: DataMetricsTotals;
   /** Requests in flight per target of a cluster, asked of the workers. */
   inFlight: InFlightQuery;
   /** Seals cert private keys at rest (worker.json secrets.keyEnv); null: stored as sent. */

@@ -1,3 +1,4 @@
+import { DataMetricsTotals } from './data-metrics-totals.js';
 import { observeSettings } from '../shared/gateway-config-observability.js';
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
@@ -101,8 +102,10 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     outliers.update(gen.payload);
     health.update(gen.payload);
   };
+  const dataMetrics = new DataMetricsTotals();
   pool.onWorkerMessage((_slot, msg) => {
     if (msg.type === 'outlier') outliers.report(msg.cluster, msg.target);
+    else if (msg.type === 'metrics') dataMetrics.add(msg.delta);
   });
   serveLeases(pool, new RateLimitLeases(() => pool.live().length));
   const keys = new KeyRepo(volume.db);
@@ -111,7 +114,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
-    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox },
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
   };
 

@@ -16,6 +16,9 @@ import { ConnectionGuard } from './connection-guard.js';
 import { methodOk, overLimit } from './request-checks.js';
 import { LimitEvents } from './limit-events.js';
 import type { ErrorCode } from '../shared/errors.js';
+import type { RequestIds } from './observe/request-ids.js';
+import type { RequestObserver } from './observe/observer.js';
+import { clientAddress } from './client-address.js';
 
 /** How long a drain waits after closing WebSockets, for the close frames to reach both peers. */
 const CLOSE_FLUSH_MS = 200;
@@ -23,8 +26,14 @@ const CLOSE_FLUSH_MS = 200;
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
 
-/** Decides from the method, the normalised path, Host and whether the request came over TLS, synchronously. */
-export type Router = (method: string, path: string, host: string, tls: boolean) => Target;
+/** Decides from the method, the normalised path, Host and whether the request came over TLS, synchronously; `rid`: the request's id ('' without ids). */
+export type Router = (method: string, path: string, host: string, tls: boolean, rid: string) => Target;
+
+/** How requests are named and observed (observe/): ids null without worker.json `requestId`. */
+export interface Observation {
+  ids: RequestIds | null;
+  observer: RequestObserver;
+}
 
 type Handler = (res: HttpResponse, req: HttpRequest) => void;
 
@@ -48,20 +57,24 @@ export class DataServer {
   private port = '';
   private tlsPort = '';
 
-  /** `refusal` makes the envelope for an answer the data server gives itself. */
+  /** `refusal` makes the envelope for an answer the data server gives itself, with the request's id as its traceId. */
   constructor(
     route: Router,
-    refusal: (code: ErrorCode) => StaticReply,
+    refusal: (code: ErrorCode, rid: string) => StaticReply,
     log: Logger,
     /** worker.json's path policy and trusted proxies. */
     readonly settings: DataPlaneSettings,
+    { ids, observer }: Observation,
   ) {
     const paths = settings.paths;
     let lastValidHost = '';
     const proxies = new TrustedProxies(settings.trustedProxies);
     const limits = settings.limits;
     const events = new LimitEvents(log);
-    const guard = new ConnectionGuard(limits, events, refusal);
+    const guard = new ConnectionGuard(limits, events, (code) => refusal(code, ''));
+    const watching = !observer.idle;
+    const recording = observer.recording;
+    const clientOf = (peer: string, req: HttpRequest) => (proxies.none ? peer : clientAddress(peer, req.getHeader('x-forwarded-for') || undefined, proxies.trusts));
     this.guard = guard;
     this.limits = limits;
     guard.attach(this.app);
@@ -70,8 +83,9 @@ export class DataServer {
     const idle = () => {
       if (this.inFlight === 0 && this.webSockets.size === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
     };
-    const finished = () => {
+    const finished = (ex: Exchange) => {
       --this.inFlight;
+      if (watching) observer.exchangeEnded(ex);
       idle();
     };
     this.webSockets = new OpenWebSockets(log);
@@ -81,16 +95,24 @@ export class DataServer {
     const serve = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t | null, tls: boolean) => {
       let ex: Exchange | undefined;
       let method = '';
+      let rid = '';
+      let path: string | null = null;
       requestCallback.enter();
       try {
         if (guard.candidates > 0) guard.requestFrom(res);
         method = req.getCaseSensitiveMethod();
+        if (ids !== null) rid = ids.assign(req, res);
         const url = req.getUrl();
         const refused = overLimit(req, url, limits, events);
-        if (refused !== null) return replyStatic(res, refusal(refused), true, method === 'HEAD');
+        if (refused !== null) {
+          const r = refusal(refused, rid);
+          replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
+          if (watching) observer.fixedAnswered(r, req, res, method, '', rid, clientOf);
+          return;
+        }
         // One path per request, decided here: the route table matches it, steps read it
         // as ex.path, the upstream receives it (normalize-path.ts). null: refused.
-        const path = normalizePath(url, paths);
+        path = normalizePath(url, paths);
         const host = req.getHeader('host');
         // Most requests repeat the previous Host: a string compare instead of the scan.
         let hostOk = host === lastValidHost;
@@ -98,27 +120,32 @@ export class DataServer {
           hostOk = true;
           lastValidHost = host;
         }
-        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest') : route(method, path, host, tls);
+        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest', rid) : route(method, path, host, tls, rid);
         // A handshake to a fixed answer is refused, not answered as if it were a plain GET; error envelopes stay as they are.
-        if (context !== null && typeof target !== 'function' && parseInt(target.head, 10) < 400) target = refusal('Svc.Data.UpgradeRefused');
+        if (context !== null && typeof target !== 'function' && target.status < 400) target = refusal('Svc.Data.UpgradeRefused', rid);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
-          return replyStatic(res, target, this.draining, head);
+          replyStatic(res, target, this.draining, head, rid === '' ? '' : ids!.echo(rid));
+          if (watching) observer.fixedAnswered(target, req, res, method, path ?? url, rid, clientOf);
+          return;
         }
         this.inFlight++;
         ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, tls ? this.tlsPort : this.port, limits, events, tls ? 'https' : 'http');
         ex.upgradeContext = context;
-        if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming'));
-        else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest'));
+        if (rid !== '') ex.setRequestId(ids!.header, rid);
+        // The socket's address is gone when the exchange ends: a record reads it now.
+        if (recording) void ex.clientAddress;
+        if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming', rid));
+        else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest', rid));
         else if (typeof target === 'function') target(ex);
         else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
-        const r = refusal('Svc.Internal');
+        const r = refusal('Svc.Internal', rid);
         if (ex) ex.sendHead(500, r.body, r.headers);
-        else replyStatic(res, r, true, method === 'HEAD');
+        else replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
       } finally {
         requestCallback.leave();
       }

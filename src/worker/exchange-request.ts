@@ -26,6 +26,11 @@ export class ExchangeRequest implements StepRequest {
   readonly hostRepeated: boolean;
   aborted = false;
   done = false;
+  /** The request's id, and the header it goes up and back in (worker.json `requestId`); '' and null without. */
+  requestId = '';
+  requestIdHeader: string | null = null;
+  /** `\r\n<header>: <id>`: appended to every head this exchange writes ('' without an id). */
+  idEcho = '';
   private peer: string | null = null;
   private client: string | null = null;
   /** The X-Forwarded-For of a peer that is not a trusted proxy, dropped from `headers`: only clientAddressTrusting reads it. */
@@ -52,6 +57,13 @@ export class ExchangeRequest implements StepRequest {
     this.hasBody = (head & HAS_BODY) !== 0;
     this.badFraming = (head & BAD_FRAMING) !== 0;
     this.hostRepeated = (head & HOST_REPEATED) !== 0;
+  }
+
+  /** Gives the request its id (the data server's, or one a route's request-id step kept). */
+  setRequestId(header: string, id: string): void {
+    this.requestId = id;
+    this.requestIdHeader = header;
+    this.idEcho = `\r\n${header}: ${id}`;
   }
 
   /** The socket peer (never a client-supplied header). Read lazily: most routes never need it. */

@@ -8,6 +8,7 @@ import { RequestBody } from './request-body.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 import type { DataPortLimits } from '../contracts/ipc.js';
 import type { LimitEvents } from './limit-events.js';
+import type { RouteMeter } from './observe/meters.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -36,6 +37,16 @@ export class Exchange extends ExchangeRequest {
   private abortHooks: (() => void)[] | null = null;
   /** A WebSocket handshake's uWS context (set by DataServer's upgrade handler, needed by res.upgrade); null on any other request. */
   upgradeContext: us_socket_context_t | null = null;
+  // What the metrics and the access log read when the exchange ends (observe/observer.ts).
+  readonly startedAt = performance.now();
+  /** The status the client was sent (0 until a head went out). */
+  status = 0;
+  bytesSent = 0;
+  /** The route's meter, set by its terminal; null: no route took the request. */
+  meter: RouteMeter | null = null;
+  /** The last attempt's target and its time to the answer's head. */
+  upstream: string | null = null;
+  upstreamMs: number | null = null;
 
   constructor(
     res: HttpResponse,
@@ -44,7 +55,7 @@ export class Exchange extends ExchangeRequest {
     path: string,
     /** Worker-wide: a draining worker asks clients to close their connection. */
     private readonly closing: () => boolean,
-    private readonly onFinish: () => void,
+    private readonly onFinish: (ex: Exchange) => void,
     /** worker.json's trustedProxies. */
     proxies: TrustedProxies,
     /** The data port, as X-Forwarded-Port gives it ('' when unknown). */
@@ -62,6 +73,11 @@ export class Exchange extends ExchangeRequest {
       this.finish();
       if (this.abortHooks) for (const h of this.abortHooks) h();
     });
+  }
+
+  /** Request body bytes read from the client. */
+  get bytesReceived(): number {
+    return this.upload.received;
   }
 
   onAbort(hook: () => void): void {
@@ -82,15 +98,19 @@ export class Exchange extends ExchangeRequest {
 
   /** Like send, with headers as a list (repeated names allowed). */
   sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
-    const head = headBlock(statusLine(status), headers);
+    if (this.aborted || this.done) return;
+    this.status = status;
+    const head = headBlock(statusLine(status), this.idEcho === '' ? headers : this.withoutId(headers)) + this.idEcho;
     if (isBodylessStatus(status)) this.sendNoBody(head);
     else this.sendBlock(head, body);
   }
 
   /** A response fixed at compile time whose body is too large to go out from the request callback (see DataServer). */
   sendStatic(r: StaticReply): void {
-    if (r.bodyless) this.sendNoBody(r.head);
-    else this.sendBlock(r.head, r.body);
+    if (this.aborted || this.done) return;
+    this.status = r.status;
+    if (r.bodyless) this.sendNoBody(r.head + this.idEcho);
+    else this.sendBlock(r.head + this.idEcho, r.body);
   }
 
   /** A 204 or 304 the gateway answers itself: no body and no length (a step's echo, a directResponse). */
@@ -114,7 +134,10 @@ export class Exchange extends ExchangeRequest {
     if (this.method === 'HEAD') {
       // The length of the body a GET would get, never the body (RFC 9110 §9.3.2).
       this.endBodyless(head, typeof body === 'string' ? Buffer.byteLength(body) : body.length, close);
-    } else if (fitsCork(head.length, body)) {
+      return this.finish();
+    }
+    this.bytesSent += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    if (fitsCork(head.length, body)) {
       this.res.cork(() => {
         this.res.writeStatus(head);
         this.res.end(body, close);
@@ -143,7 +166,15 @@ export class Exchange extends ExchangeRequest {
    */
   writeHead(status: number, statusText: string | undefined, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
-    this.pendingHead = { line: statusLine(status, statusText), headers };
+    this.status = status;
+    this.pendingHead = { line: statusLine(status, statusText), headers: this.idEcho === '' ? headers : this.withoutId(headers) };
+  }
+
+  /** `headers` without an upstream's or a step's copy of the request id's header: the exchange appends its own. */
+  private withoutId(headers: [string, string][]): [string, string][] {
+    const name = this.requestIdHeader;
+    for (let i = 0; i < headers.length; i++) if (headers[i]![0] === name) return headers.filter(([k]) => k !== name);
+    return headers;
   }
 
   /** The held head, taken: it goes out in the same cork as the first body bytes. */
@@ -152,7 +183,7 @@ export class Exchange extends ExchangeRequest {
     if (h === null) return null;
     this.pendingHead = null;
     this.headFlushed = true;
-    return headBlock(h.line, h.headers);
+    return headBlock(h.line, h.headers) + this.idEcho;
   }
 
   /** Inside a cork: the held head, if any. */
@@ -174,6 +205,7 @@ export class Exchange extends ExchangeRequest {
     // uWS writes a close asked at end() as a header line even after the head went out.
     const mayClose = !this.headFlushed;
     const head = this.takeHead();
+    this.bytesSent += chunk.length;
     if (total === null) return writeChunked(this.res, chunk, head, onDrain);
     const res = this.res;
     let ok = true;
@@ -251,6 +283,7 @@ export class Exchange extends ExchangeRequest {
     const ctx = this.upgradeContext;
     if (this.aborted || this.done || ctx === null) return false;
     const key = this.header('sec-websocket-key') ?? '';
+    this.status = 101;
     this.res.cork(() => this.res.upgrade(userData, key, protocol, '', ctx));
     this.finish();
     return true;
@@ -266,7 +299,7 @@ export class Exchange extends ExchangeRequest {
   private finish(): void {
     if (this.done) return;
     this.done = true;
-    this.onFinish();
+    this.onFinish(this);
   }
 }
 

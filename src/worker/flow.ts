@@ -10,6 +10,7 @@ export class RequestFlow implements Flow {
   path: string;
   query: string | null;
   readonly vars: Record<string, unknown> = {};
+  answeredBy: string | null = null;
   timeouts: { headersMs?: number; bodyMs?: number } | null = null;
   cluster: string | null = null;
   retry: RetryPolicy | null = null;

@@ -33,6 +33,8 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   /** The answer's head arrived (any status). */
   private answered = false;
   private abortUpstream: ((err?: Error) => void) | null = null;
+  /** When the current attempt was dispatched (performance.now()). */
+  private sentAt = 0;
 
   constructor(
     private readonly life: RequestLife,
@@ -69,6 +71,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     this.written = false;
     this.answered = false;
     this.abortUpstream = null;
+    this.sentAt = performance.now();
     try {
       (resendOn ?? upstream).dispatch(this.opts, this.outer);
     } catch (err) {
@@ -105,12 +108,21 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     this.answered = true;
     if (statusCode < 200) return true; // 1xx: not relayed
+    const ms = performance.now() - this.sentAt;
+    const ex = this.life.ex;
+    ex.upstream = this.pools.addressOf(this.target!);
+    ex.upstreamMs = ms;
+    this.pools.answered(this.target!, ms, statusCode);
     this.pools.outcome(this.target!, statusCode);
     return super.onHeaders(statusCode, raw, resume, statusMessage);
   }
 
   override onError(err: Error): void {
-    if (!this.answered && !this.life.ex.aborted) this.pools.outcome(this.target!, null);
+    if (!this.answered && !this.life.ex.aborted) {
+      this.pools.outcome(this.target!, null);
+      this.pools.failed(this.target!, err);
+      this.life.ex.upstream = this.pools.addressOf(this.target!);
+    }
     if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
     super.onError(err);
   }

@@ -14,7 +14,7 @@ export class HttpsOnly {
  * The 308 to the same host, path and query on https. `tlsPort` is the gateway's TLS port
  * (null: none here, so TLS is terminated in front of it and https means port 443).
  */
-export function httpsRedirect(tlsPort: number | null): Target {
+export function httpsRedirect(tlsPort: number | null): (ex: Exchange) => void {
   const portSuffix = tlsPort === null || tlsPort === 443 ? '' : `:${tlsPort}`;
   return (ex: Exchange) => {
     // Host was checked when the request came in (no CR, LF or space); its port is the plain one.

@@ -7,6 +7,7 @@
 import type { CompiledGeneration } from '../contracts/generation.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 import type { FromWorker, ToWorker } from '../contracts/ipc.js';
+import type { MetricsDelta } from '../contracts/metrics.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
 import { DataServer } from './data-server.js';
@@ -16,6 +17,7 @@ import { LeasedRateLimits } from './rate-limit-client.js';
 import { servicePool } from './service-pools.js';
 import { targetHealth } from './target-health.js';
 import { setOutlierSender } from './outlier-reports.js';
+import { workerObservation } from './observe/observation.js';
 import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 
 let current: Runtime | null = null;
@@ -25,6 +27,8 @@ let draining = false;
 let deps: RuntimeDeps | null = null;
 /** The served generation's certificates, for a TLS listener that starts after it arrived. */
 let currentTls: CompiledGeneration['serverTls'];
+/** What the meters counted since their last shipment (null: nothing, or metrics off). */
+let lastCounts: () => MetricsDelta | null = () => null;
 const rateLimits = new LeasedRateLimits(send);
 
 function send(msg: FromWorker): void {
@@ -61,7 +65,17 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   graceMs = msg.graceMs;
   const traceId = traceIdFactory(msg.slot);
   const tls = msg.dataPlane.tls;
-  deps = { log, traceId, env: { rateLimits, log, servicePool, traceId }, tlsPort: tls?.port ?? null };
+  const seen = workerObservation(msg.dataPlane.observe, msg.dataPlane.trustedProxies, traceId, null, (delta) => send({ type: 'metrics', delta }));
+  if (seen.counting) lastCounts = () => seen.meters.take();
+  deps = {
+    log,
+    traceId,
+    env: { rateLimits, log, servicePool, traceId },
+    tlsPort: tls?.port ?? null,
+    meters: seen.meters,
+    counting: seen.counting,
+    requestIdHeader: seen.ids?.header ?? null,
+  };
   installUpstreamPolicy(msg.dataPlane.upstreams);
   const sealing = msg.dataPlane.sealingKeyEnv;
   installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
@@ -69,10 +83,11 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   currentTls = msg.generation?.payload.serverTls;
   server = new DataServer(
     // `current` is read once: the request keeps that generation to its end.
-    (method, path, host, tls) => (current === null ? envelopeReply('Svc.Data.NotPublished', traceId()) : current.route(method, path, host, tls)),
-    (code) => envelopeReply(code, traceId()),
+    (method, path, host, tls, rid) => (current === null ? envelopeReply('Svc.Data.NotPublished', rid || traceId()) : current.route(method, path, host, tls, rid)),
+    (code, rid) => envelopeReply(code, rid || traceId()),
     log,
     msg.dataPlane,
+    seen,
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) return listenFailed(`${msg.listen.host}:${msg.listen.port}`);
@@ -108,5 +123,8 @@ async function drain(graceMs: number): Promise<void> {
   draining = true;
   await server?.drain(graceMs);
   current?.retire();
-  process.exit(0);
+  // The last counts go before the exit: the supervisor's totals miss nothing of a drained worker.
+  const delta = lastCounts();
+  if (delta !== null && process.connected) process.send!({ type: 'metrics', delta } satisfies FromWorker, () => process.exit(0));
+  else process.exit(0);
 }

@@ -26,8 +26,8 @@ import { withTraceId } from '../steps/reply.js';
  */
 
 /** 1. The route's terminal, or the NoRoute envelope (written from the uWS callback: no life). */
-export function match<T>(table: RouteTable<T | Target>, method: string, path: string, host: string, traceId: () => string): T | Target {
-  return table.lookup(method, routingHost(host), path) ?? envelopeReply('Svc.Data.NoRoute', traceId());
+export function match<T>(table: RouteTable<T | Target>, method: string, path: string, host: string, rid: string, traceId: () => string): T | Target {
+  return table.lookup(method, routingHost(host), path) ?? envelopeReply('Svc.Data.NoRoute', rid || traceId());
 }
 
 /**
@@ -52,8 +52,9 @@ export function requestSteps(life: RequestLife, run: StepRun, forward: (life: Re
 function stepAnswered(life: RequestLife, o: StepReply): void {
   const flow = life.flow!;
   flow.discardBody();
+  if (o.served !== true && life.env.metrics !== null && life.ex.meter !== null) life.env.metrics.rejected(life.ex.meter, flow.answeredBy ?? 'group', o.status);
   const head = flow.replyHead(o);
-  life.reply(head.status, withTraceId(o, life.env.traceId()), head.headers);
+  life.reply(head.status, withTraceId(o, life.traceId()), head.headers);
 }
 
 /** 3. The pools the request goes to: the route's cluster, or the one a step chose. */

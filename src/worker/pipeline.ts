@@ -34,7 +34,7 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): Ste
   if (steps.length === 0) return null;
   const runs = steps.map((s) => {
     if (s.kind === 'group') return groupRun(s.merge, s.members, env);
-    const run = stepRun(s.code, s.settings, s.tenant, s.bucket, env);
+    const run = named(s.code, stepRun(s.code, s.settings, s.tenant, s.bucket, env));
     return s.continue ? continuing(s.code, run, env) : run;
   });
   if (runs.length === 1) return runs[0]!;
@@ -57,6 +57,22 @@ function stepRun(code: string, settings: unknown, tenant: string, bucket: string
 }
 
 const PASS: StepRun = () => undefined;
+
+/** The step's answer is marked with its code on the flow (the step_rejections metric's `step`). */
+function named(code: string, run: StepRun): StepRun {
+  return (flow) => {
+    const r = run(flow);
+    if (r === undefined) return r;
+    if (r instanceof Promise) {
+      return r.then((x) => {
+        if (x !== undefined) flow.answeredBy = code;
+        return x;
+      });
+    }
+    flow.answeredBy = code;
+    return r;
+  };
+}
 
 /**
  * A step's answer that refuses the request. Steps also answer as their service (cors's

@@ -23,7 +23,8 @@ export class RequestBody {
   open = false;
   /** The upload is paused for backpressure (the stream's reader is behind). */
   private paused = false;
-  private received = 0;
+  /** Body bytes read from the client so far. */
+  received = 0;
   private timer: NodeJS.Timeout | null = null;
   private body: Readable | null = null;
 

@@ -79,7 +79,7 @@ export function proxyBuffered(life: RequestLife, pools: ClusterPools, body: Buff
           : 'Svc.Internal';
     if (code !== 'Svc.Internal' || !life.answerable) return life.replyError(code);
     // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
-    const traceId = life.env.traceId();
+    const traceId = life.traceId();
     life.env.log.warn({ err: b.message, traceId, path: life.ex.path }, 'the request body read failed');
     life.replyError(code, traceId);
   });

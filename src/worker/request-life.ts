@@ -3,11 +3,16 @@ import type { Logger } from '../shared/logger.js';
 import { envelopeReply } from './envelope.js';
 import type { Exchange } from './exchange.js';
 import type { RequestFlow } from './flow.js';
+import type { DataMetrics } from './observe/data-metrics.js';
 
 /** What every request of a generation shares. */
 export interface LifeEnv {
   traceId: () => string;
   log: Pick<Logger, 'warn'>;
+  /** The worker's counters (null: worker.json `metrics.enabled` false). */
+  metrics: DataMetrics | null;
+  /** The request id's header (null: ids off). */
+  requestIdHeader: string | null;
 }
 
 /**
@@ -77,11 +82,16 @@ export class RequestLife {
     this.flow?.ended(499);
   }
 
+  /** The id an error envelope carries: the request's id, or a trace id made for it. */
+  traceId(): string {
+    return this.ex.requestId || this.env.traceId();
+  }
+
   /** Answers with the error envelope (unless the client left or was answered), then finishes. */
   replyError(code: ErrorCode, traceId?: string): void {
     if (this.answerable) {
       this.status = ERRORS[code].status;
-      this.ex.sendStatic(envelopeReply(code, traceId ?? this.env.traceId()));
+      this.ex.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
     }
     this.finish();
   }

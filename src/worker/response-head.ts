@@ -1,9 +1,15 @@
+import type { RouteMeter } from './observe/meters.js';
 // A response head as uWS wants it: the status line and the header lines in one string
 // (one writeStatus call per response; see headBlock). Pure: no uWS object is touched here.
 import { fitsCork } from './cork-room.js';
 
 /** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
 export interface StaticReply {
+  status: number;
+  /** The body's length in bytes (what a GET is sent). */
+  bodyBytes: number;
+  /** The route's meter, for a route's fixed answer (observe/meters.ts); absent: no route took the request. */
+  meter?: RouteMeter;
   /** Status line and header lines as one block (see headBlock), joined once. */
   head: string;
   headers: [string, string][];
@@ -24,8 +30,9 @@ export function isBodylessStatus(status: number): boolean {
 export function staticReply(status: number, body: string, headers: Record<string, string>): StaticReply {
   const list = Object.entries(headers);
   const head = headBlock(statusLine(status), list);
-  if (isBodylessStatus(status)) return { head, headers: list, body: '', headOnly: head, large: false, bodyless: true };
-  return { head, headers: list, body, headOnly: bodylessHead(head, Buffer.byteLength(body), false), large: !fitsCork(head.length, body), bodyless: false };
+  if (isBodylessStatus(status)) return { status, bodyBytes: 0, head, headers: list, body: '', headOnly: head, large: false, bodyless: true };
+  const bodyBytes = Buffer.byteLength(body);
+  return { status, bodyBytes, head, headers: list, body, headOnly: bodylessHead(head, bodyBytes, false), large: !fitsCork(head.length, body), bodyless: false };
 }
 
 /**

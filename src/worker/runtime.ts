@@ -12,6 +12,8 @@ import { RequestFlow } from './flow.js';
 import { GenerationRequests, RequestLife } from './request-life.js';
 import { match, requestSteps, upstreamPeer, upstreamRequest } from './phases.js';
 import { HttpsOnly, httpsRedirect } from './https-only.js';
+import type { DataMetrics } from './observe/data-metrics.js';
+import type { RouteMeter } from './observe/meters.js';
 
 export interface RuntimeDeps {
   log: Logger;
@@ -19,13 +21,18 @@ export interface RuntimeDeps {
   env: StepEnv;
   /** The TLS listener's port (null: none), where a `tls: "required"` route redirects. */
   tlsPort: number | null;
+  /** The worker's meters (routes' names and counters); `counting` false: worker.json `metrics.enabled` false. */
+  meters: DataMetrics;
+  counting: boolean;
+  /** The request id's header (null: ids off): an upstream's own copy of it is not relayed. */
+  requestIdHeader: string | null;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
 export interface Runtime {
   readonly generation: number;
   /** Where a request goes (`tls`: it came over TLS); a handler target belongs to this runtime for the request's whole life. */
-  route(method: string, path: string, host: string, tls: boolean): Target;
+  route(method: string, path: string, host: string, tls: boolean, rid: string): Target;
   /** A newer generation replaced this one: close its pools once its requests finish. */
   retire(): void;
   /** Per target of `cluster` (`tenant/name`), requests in flight on this generation's connections ({} before its first request). */
@@ -39,7 +46,8 @@ export interface Runtime {
  * route serves. A publish is strict instead: any failure refuses the generation.
  */
 export function buildRuntime(generation: number, gen: CompiledGeneration, deps: RuntimeDeps, atBoot = false): Runtime {
-  const { traceId, log } = deps;
+  const { traceId, log, meters } = deps;
+  const metrics = deps.counting ? meters : null;
   const pools = new Map<string, ClusterPools>();
   const requests = new GenerationRequests(() => {
     for (const p of pools.values()) void p.close();
@@ -47,14 +55,14 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   });
   const poolsFor = (cluster: string) => {
     let p = pools.get(cluster);
-    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster, log)));
+    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster, log, metrics)));
     return p;
   };
 
   // Steps of this generation reach its own pools (mirror, traffic-split).
   const stepEnv = { ...deps.env, upstream: (cluster: string) => poolsFor(cluster).pick() };
 
-  const lifeEnv = { traceId, log };
+  const lifeEnv = { traceId, log, metrics, requestIdHeader: deps.requestIdHeader };
   const stepFailed = (err: unknown) => log.error({ err }, 'step failed');
   const lifeOf = (ex: Exchange, flow: RequestFlow | null) => new RequestLife(ex, flow, requests, lifeEnv);
 
@@ -65,11 +73,11 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
    * request. A WebSocket handshake (Exchange.upgradeContext set) on a cluster route is
    * proxied when the route has `websocket`, else refused with an envelope.
    */
-  function terminal(r: CompiledRoute): Target {
+  function terminal(r: CompiledRoute, meter: RouteMeter): Target {
     const t = r.terminal;
     // Fixed answers are built once here and written without entering the pipeline.
-    if (t.type === 'directResponse') return staticReply(t.statusCode, t.body, t.headers);
-    if (t.type === 'redirect') return staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' });
+    if (t.type === 'directResponse') return { ...staticReply(t.statusCode, t.body, t.headers), meter };
+    if (t.type === 'redirect') return { ...staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' }), meter };
     const upstream = poolsFor(t.cluster);
     let built: Built;
     try {
@@ -77,13 +85,17 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');
-      return (ex) => lifeOf(ex, null).replyError('Svc.Data.RouteUnavailable');
+      return (ex) => {
+        ex.meter = meter;
+        lifeOf(ex, null).replyError('Svc.Data.RouteUnavailable');
+      };
     }
     // Bodies up to this size are read whole before a connection is taken (request-buffer.ts).
     const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // absent in a generation stored before it existed
     const http = httpTerminal(upstream, built, bufferBytes);
     const ws = t.websocket ? websocketTerminal(r.id, upstream, built, t.websocket) : null;
     return (ex) => {
+      ex.meter = meter;
       if (ex.upgradeContext === null) http(ex);
       else if (ws === null) lifeOf(ex, null).replyError('Svc.Data.UpgradeRefused');
       else ws(ex);
@@ -112,17 +124,25 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   }
 
   const redirect = httpsRedirect(deps.tlsPort);
-  const table = new RouteTable<Target | HttpsOnly>(gen, (r) => (r.tls === 'required' ? new HttpsOnly(terminal(r), redirect) : terminal(r)));
+  const table = new RouteTable<Target | HttpsOnly>(gen, (r) => {
+    const meter = meters.route(r.tenant, r.name);
+    const t = terminal(r, meter);
+    if (r.tls !== 'required') return t;
+    return new HttpsOnly(t, (ex) => {
+      ex.meter = meter;
+      redirect(ex);
+    });
+  });
 
   return {
     generation,
     // Only a generation with a `tls: "required"` route looks at the scheme per request.
     route: Object.values(gen.tenants).some((t) => t.routes.some((r) => r.tls === 'required'))
-      ? (method, path, host, tls) => {
-          const t = match(table, method, path, host, traceId);
+      ? (method, path, host, tls, rid) => {
+          const t = match(table, method, path, host, rid, traceId);
           return t instanceof HttpsOnly ? (tls ? t.target : t.redirect) : t;
         }
-      : (method, path, host) => match(table, method, path, host, traceId) as Target,
+      : (method, path, host, _tls, rid) => match(table, method, path, host, rid, traceId) as Target,
     retire: () => requests.retire(),
     inFlight: (cluster) => pools.get(cluster)?.inFlight() ?? {},
   };

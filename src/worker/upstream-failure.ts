@@ -1,5 +1,6 @@
 import { errors } from 'undici';
 import type { ErrorCode } from '../shared/errors.js';
+import type { UpstreamErrorKind } from '../contracts/metrics.js';
 import { UpstreamBusyError } from './pending-queue.js';
 import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { UpstreamDeniedError } from '../shared/upstream-guard.js';
@@ -51,6 +52,15 @@ export function retriable(err: Error): boolean {
     err instanceof errors.HeadersTimeoutError ||
     err instanceof UpstreamBusyError
   );
+}
+
+/** The `kind` label of switchyard_upstream_errors_total for an attempt that got no answer. */
+export function failureKind(err: Error): Exclude<UpstreamErrorKind, 'status'> {
+  if (err instanceof UpstreamTlsError || tlsErrorCode(socketCode(err))) return 'tls';
+  if (connectFailed(err) || err instanceof UpstreamBusyError) return 'connect';
+  if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) return 'timeout';
+  if (connectionClosed(err)) return 'reset';
+  return 'other';
 }
 
 /** The registry code the client is answered with for a failure before the response head. */

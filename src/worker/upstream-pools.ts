@@ -1,3 +1,6 @@
+import type { DataMetrics } from './observe/data-metrics.js';
+import type { UpstreamMeter } from './observe/meters.js';
+import { failureKind } from './upstream-failure.js';
 import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generation.js';
 import { TargetPool } from './target-pool.js';
 import type { Upstream } from '../contracts/upstream.js';
@@ -38,6 +41,8 @@ export class ClusterPools {
   /** Per target: requests that failed in a row in this worker (outlier detection). */
   private readonly failures: number[];
   private readonly indexOf = new Map<Upstream, number>();
+  /** Per target, its time-to-first-byte and error counters (null: metrics off). */
+  private readonly meters: UpstreamMeter[] | null;
   /** The cluster's retry policy and budget (null without `retry`). */
   readonly retryPolicy: RetryPolicy | null;
 
@@ -46,7 +51,10 @@ export class ClusterPools {
     readonly spec: CompiledCluster,
     private readonly key: string,
     log?: Logger,
+    /** The worker's counters (null: metrics off). */
+    metrics?: DataMetrics | null,
   ) {
+    this.meters = metrics ? spec.targets.map((t) => metrics.upstream(key, t)) : null;
     const tenant = key.slice(0, key.indexOf('/'));
     this.down = spec.targets.map(() => false);
     this.failures = spec.targets.map(() => 0);
@@ -98,6 +106,16 @@ export class ClusterPools {
     if (status === null || (o.on5xx && status >= 500)) {
       if (++this.failures[i]! % o.consecutiveFailures === 0) reportOutlier(this.key, this.spec.targets[i]!);
     } else this.failures[i] = 0;
+  }
+
+  /** An attempt on `target` got its answer's head after `ms`. */
+  answered(target: Upstream, ms: number, status: number): void {
+    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? 0]!.answered(ms, status);
+  }
+
+  /** An attempt on `target` failed before any answer. */
+  failed(target: Upstream, err: Error): void {
+    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? 0]!.failed(failureKind(err));
   }
 
   /**

@@ -33,6 +33,8 @@ const SPECIAL = new Map<string, number>([
 export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[] {
   const listed = connectionListed(ex.headerList('connection'));
   const drop = plan === null || plan.drop.length === 0 ? null : plan.drop;
+  // The request's id replaces whatever the client sent in its header.
+  const idHeader = ex.requestIdHeader;
   const h = ex.headers;
   const out: string[] = [];
   let xff: string | undefined;
@@ -41,7 +43,7 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
     const k = h[i]!;
     const v = h[i + 1]!;
     const kind = SPECIAL.get(k);
-    if (kind === DROP || (listed && listed.has(k))) continue;
+    if (kind === DROP || (listed && listed.has(k)) || k === idHeader) continue;
     if (kind === XFF) {
       xff = xff ? `${xff}, ${v}` : v;
       continue;
@@ -54,6 +56,7 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
   if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', ex.scheme);
   if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
   if (ex.localPort && (drop === null || !drop.includes('x-forwarded-port'))) out.push('x-forwarded-port', ex.localPort);
+  if (idHeader !== null && (drop === null || !drop.includes(idHeader))) out.push(idHeader, ex.requestId);
   if (plan !== null) for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
   return out;
 }

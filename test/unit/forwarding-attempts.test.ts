@@ -21,6 +21,7 @@ function fakeExchange() {
     headers: ['host', 'example.test'],
     remoteAddress: '127.0.0.1',
     localPort: '8080', scheme: 'http',
+    requestId: '', requestIdHeader: null, setRequestId: () => {},
     aborted: false,
     done: false,
     headersSent: false,
@@ -54,7 +55,7 @@ function answer(h: Handler, status: number, body: string): void {
 }
 
 function pools(pick: () => Dispatcher): ClusterPools {
-  return { spec: { headersMs: 30_000, bodyMs: 30_000 }, size: 1, pick, pickOther: pick, outcome: () => {}, retryPolicy: null } as unknown as ClusterPools;
+  return { spec: { headersMs: 30_000, bodyMs: 30_000 }, size: 1, pick, pickOther: pick, outcome: () => {}, answered: () => {}, failed: () => {}, addressOf: () => '127.0.0.1:1', retryPolicy: null } as unknown as ClusterPools;
 }
 
 test('a re-send on a new connection comes before the retry step and is not one of its attempts', async () => {

@@ -11,7 +11,7 @@ function requestOf(headers: string[]): StepRequest {
     for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
     return undefined;
   };
-  return { method: 'GET', path: '/x', query: null, headers, remoteAddress: '127.0.0.1', clientAddress: '127.0.0.1', clientAddressTrusting: () => '127.0.0.1', localPort: '', scheme: 'http', header, headerList: header };
+  return { method: 'GET', path: '/x', query: null, headers, remoteAddress: '127.0.0.1', clientAddress: '127.0.0.1', clientAddressTrusting: () => '127.0.0.1', localPort: '', scheme: 'http', requestId: '', requestIdHeader: null, setRequestId: () => {}, header, headerList: header };
 }
 const env: StepEnv = { rateLimits: { acquire: () => true, remaining: () => 1 }, traceId: () => 't', log: { info() {}, warn() {} } };
 

@@ -15,6 +15,7 @@ function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
     clientAddress: '127.0.0.1',
     clientAddressTrusting: () => '127.0.0.1',
     localPort: '8080', scheme: 'http',
+    requestId: '', requestIdHeader: null, setRequestId: () => {},
     header: (n) => {
       for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
       return undefined;

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { RequestFlow } from '../../src/worker/flow.js';
 import type { StepRequest } from '../../src/steps/step.js';
 
-const request: StepRequest = { method: 'POST', path: '/x', query: null, headers: [], remoteAddress: '127.0.0.1', clientAddress: '127.0.0.1', clientAddressTrusting: () => '127.0.0.1', localPort: '', scheme: 'http', header: () => undefined, headerList: () => undefined };
+const request: StepRequest = { method: 'POST', path: '/x', query: null, headers: [], remoteAddress: '127.0.0.1', clientAddress: '127.0.0.1', clientAddressTrusting: () => '127.0.0.1', localPort: '', scheme: 'http', requestId: '', requestIdHeader: null, setRequestId: () => {}, header: () => undefined, headerList: () => undefined };
 
 test('steps reading the body at once with different limits: each is judged by its own limit', async () => {
   // Regression: the shared read stopped at the first caller's limit, so a body-validate with

@@ -1,0 +1,43 @@
+import { Reply, type OpHandler } from '../op-context.js';
+import type { Services } from '../../supervisor/services.js';
+import { Exposition } from '../../supervisor/metrics-exposition.js';
+
+/**
+ * Prometheus text exposition: the supervisor's own gauges and counters, then the data
+ * plane's, summed over every worker (docs/observability.md). Counters are since the
+ * supervisor started.
+ */
+export const metrics: OpHandler<Services> = ({ services }) => {
+  const out = new Exposition();
+  const workers = services.pool.status();
+  out.family('switchyard_generation', 'gauge', 'The generation the workers serve.').sample('switchyard_generation', {}, services.publisher.currentId());
+  out.family('switchyard_workers', 'gauge', 'Worker processes by state.');
+  for (const s of new Set(workers.map((w) => w.state))) out.sample('switchyard_workers', { state: s }, workers.filter((w) => w.state === s).length);
+  out.family('switchyard_admin_key_store_lookups_total', 'counter', 'Sub-key lookups in the store.').sample('switchyard_admin_key_store_lookups_total', {}, services.keys.lookups);
+  out
+    .family('switchyard_admin_key_checksum_refusals_total', 'counter', 'Sub-key tokens refused on their checksum, without a store lookup.')
+    .sample('switchyard_admin_key_checksum_refusals_total', {}, services.subKeys.stats.refusedByChecksum);
+  out
+    .family('switchyard_admin_auth_throttled_total', 'counter', 'Admin calls refused with 429 after too many failed authentications.')
+    .sample('switchyard_admin_auth_throttled_total', {}, services.throttle.throttled);
+  out
+    .family('switchyard_admin_auth_failures_total', 'counter', 'Admin calls refused with 401: no token, or one no key matches.')
+    .sample('switchyard_admin_auth_failures_total', {}, services.throttle.unauthenticated);
+  services.dataMetrics.write(out);
+  writeTargetHealth(services, out);
+  return new Reply(200, out.text(), 'text/plain; version=0.0.4; charset=utf-8');
+};
+
+/** Targets of clusters with health checks or outlier detection: in rotation or not, and ejections so far. */
+function writeTargetHealth(services: Services, out: Exposition): void {
+  out.family('switchyard_target_healthy', 'gauge', 'A target of a cluster with health checks or outlier detection: 1 in rotation, 0 out (unhealthy or ejected).');
+  const healthy = new Map<string, [string, string, boolean]>();
+  for (const [cluster, target] of services.outliers.watched()) healthy.set(`${cluster}|${target}`, [cluster, target, true]);
+  for (const t of services.health.states()) healthy.set(`${t.cluster}|${t.target}`, [t.cluster, t.target, t.state !== 'unhealthy']);
+  for (const [cluster, target, up] of healthy.values()) {
+    const ejected = services.outliers.ejectedUntil(cluster, target) !== null;
+    out.sample('switchyard_target_healthy', { cluster, target }, up && !ejected ? 1 : 0);
+  }
+  out.family('switchyard_target_ejections_total', 'counter', 'Times a target was ejected as an outlier.');
+  for (const [cluster, target, n] of services.outliers.ejectionCounts()) out.sample('switchyard_target_ejections_total', { cluster, target }, n);
+}

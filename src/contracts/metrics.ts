@@ -1,0 +1,49 @@
+/**
+ * The data plane's counters as workers ship them to the supervisor (IPC, once a second):
+ * deltas since the last shipment, only for what moved. The supervisor adds them up, so a
+ * counter never goes down when a worker is replaced.
+ */
+
+/** The `method` label's values: the methods a data port takes; any other counts as `other`. */
+export const METRIC_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT', 'other'] as const;
+export const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+/** Upper bounds (seconds) of the duration histograms' buckets; +Inf follows. */
+export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+/** How an upstream attempt failed: no connection, no TLS session, no answer in time, the connection cut, a 5xx answer, else. */
+export const UPSTREAM_ERROR_KINDS = ['connect', 'tls', 'timeout', 'reset', 'status', 'other'] as const;
+export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
+
+/** A histogram's movement: per bucket (not cumulative; DURATION_BUCKETS.length + 1 entries, the last +Inf) and the sum. */
+export interface HistogramDelta {
+  buckets: number[];
+  sum: number;
+}
+
+export interface RouteDelta {
+  /** '' and '' for requests no route took. */
+  tenant: string;
+  route: string;
+  /** Per `METRIC_METHODS index * 5 + status class index`, requests that ended; sparse as [index, count] pairs. */
+  requests: [number, number][];
+  duration: HistogramDelta;
+  bytesReceived: number;
+  bytesSent: number;
+  /** [step code, status, count]: answers a step refused the request with. */
+  rejections: [string, number, number][];
+}
+
+export interface UpstreamDelta {
+  /** `tenant/name`. */
+  cluster: string;
+  /** host:port. */
+  target: string;
+  /** Time to the answer's head, per attempt that got one. */
+  duration: HistogramDelta;
+  /** Per UPSTREAM_ERROR_KINDS index. */
+  errors: number[];
+}
+
+export interface MetricsDelta {
+  routes: RouteDelta[];
+  upstreams: UpstreamDelta[];
+}

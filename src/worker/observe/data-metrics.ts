@@ -1,0 +1,99 @@
+import type { MetricsDelta, RouteDelta, UpstreamDelta } from '../../contracts/metrics.js';
+import { methodIndex, RouteMeter, UpstreamMeter } from './meters.js';
+
+/** 1xx..5xx as 0..4; anything outside (a 499 of a client that left is 4xx) clamped. */
+function classIndex(status: number): number {
+  const c = ((status / 100) | 0) - 1;
+  return c < 0 ? 0 : c > 4 ? 4 : c;
+}
+
+/**
+ * One worker's data-plane counters, kept in plain arrays per route and per upstream
+ * target (meters live across generations, keyed by names, so a publish does not reset a
+ * route's counts). `take` hands the supervisor what moved since the last call.
+ */
+export class DataMetrics {
+  private readonly routes = new Map<string, RouteMeter>();
+  private readonly upstreams = new Map<string, UpstreamMeter>();
+  private movedRoutes: RouteMeter[] = [];
+  private movedUpstreams: UpstreamMeter[] = [];
+  private readonly upstreamMoved = (m: UpstreamMeter) => {
+    m.moved = true;
+    this.movedUpstreams.push(m);
+  };
+  /** Requests no route took: 404s, and those refused before routing. */
+  readonly unmatched = this.route('', '');
+
+  route(tenant: string, name: string): RouteMeter {
+    const key = `${tenant}/${name}`;
+    let m = this.routes.get(key);
+    if (!m) this.routes.set(key, (m = new RouteMeter(tenant, name)));
+    return m;
+  }
+
+  upstream(cluster: string, target: string): UpstreamMeter {
+    const key = `${cluster} ${target}`;
+    let m = this.upstreams.get(key);
+    if (!m) this.upstreams.set(key, (m = new UpstreamMeter(cluster, target, this.upstreamMoved)));
+    return m;
+  }
+
+  /** A request ended with `status` after `seconds`. */
+  ended(m: RouteMeter, method: string, status: number, seconds: number, bytesReceived: number, bytesSent: number): void {
+    m.requests[methodIndex(method) * 5 + classIndex(status)]!++;
+    m.duration.observe(seconds);
+    m.bytesReceived += bytesReceived;
+    m.bytesSent += bytesSent;
+    this.moved(m);
+  }
+
+  /** A step of the route refused a request with `status`. */
+  rejected(m: RouteMeter, step: string, status: number): void {
+    const key = `${step} ${status}`;
+    const r = (m.rejections ??= new Map());
+    r.set(key, (r.get(key) ?? 0) + 1);
+    this.moved(m);
+  }
+
+  private moved(m: RouteMeter): void {
+    if (m.moved) return;
+    m.moved = true;
+    this.movedRoutes.push(m);
+  }
+
+  /** What moved since the last call (null: nothing), every counter of it back to zero. */
+  take(): MetricsDelta | null {
+    if (this.movedRoutes.length === 0 && this.movedUpstreams.length === 0) return null;
+    const routes = this.movedRoutes.map(takeRoute);
+    const upstreams = this.movedUpstreams.map(takeUpstream);
+    this.movedRoutes = [];
+    this.movedUpstreams = [];
+    return { routes, upstreams };
+  }
+}
+
+function takeRoute(m: RouteMeter): RouteDelta {
+  const requests: [number, number][] = [];
+  m.requests.forEach((n, i) => {
+    if (n > 0) requests.push([i, n]);
+  });
+  m.requests.fill(0);
+  const rejections: [string, number, number][] = [];
+  for (const [key, n] of m.rejections ?? []) {
+    const sp = key.lastIndexOf(' ');
+    rejections.push([key.slice(0, sp), Number(key.slice(sp + 1)), n]);
+  }
+  m.rejections = null;
+  const d = { tenant: m.tenant, route: m.route, requests, duration: m.duration.take(), bytesReceived: m.bytesReceived, bytesSent: m.bytesSent, rejections };
+  m.bytesReceived = 0;
+  m.bytesSent = 0;
+  m.moved = false;
+  return d;
+}
+
+function takeUpstream(m: UpstreamMeter): UpstreamDelta {
+  const d = { cluster: m.cluster, target: m.target, duration: m.duration.take(), errors: m.errors };
+  m.errors = m.errors.map(() => 0);
+  m.moved = false;
+  return d;
+}

@@ -1,0 +1,49 @@
+import type { Exchange } from '../exchange.js';
+import type { StaticReply } from '../response-head.js';
+import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { DataMetrics } from './data-metrics.js';
+import type { RequestRecord } from './request-record.js';
+import { ExchangeRecord, FixedRecord } from './records.js';
+
+/** Where finished requests' records go (the access log). */
+export interface RecordSink {
+  write(rec: RequestRecord): void;
+}
+
+/**
+ * What happens when a request ended, once: its route's counters (unless worker.json
+ * `metrics.enabled` is false) and its access log line (when `log.access` is on). Built
+ * once per worker; the data server calls it for every request.
+ */
+export class RequestObserver {
+  /** Records are made: the exchange must keep what it reads after its end (its client address). */
+  readonly recording: boolean;
+
+  constructor(
+    readonly meters: DataMetrics,
+    private readonly counting: boolean,
+    private readonly sink: RecordSink | null,
+  ) {
+    this.recording = sink !== null;
+  }
+
+  /** Neither counts nor records: the data server skips it. */
+  get idle(): boolean {
+    return !this.counting && this.sink === null;
+  }
+
+  /** An exchange ended: answered, cut, or left by its client (499 unless its head went out). */
+  exchangeEnded(ex: Exchange): void {
+    const status = ex.aborted && !ex.headersSent ? 499 : ex.status;
+    const ms = performance.now() - ex.startedAt;
+    if (this.counting) this.meters.ended(ex.meter ?? this.meters.unmatched, ex.method, status, ms / 1000, ex.bytesReceived, ex.bytesSent);
+    this.sink?.write(new ExchangeRecord(ex, status, ms));
+  }
+
+  /** A fixed answer written from the request callback (uWS's req and res are still valid). */
+  fixedAnswered(r: StaticReply, req: HttpRequest, res: HttpResponse, method: string, path: string, requestId: string, client: (peer: string, req: HttpRequest) => string): void {
+    const sent = method === 'HEAD' ? 0 : r.bodyBytes;
+    if (this.counting) this.meters.ended(r.meter ?? this.meters.unmatched, method, r.status, 0, 0, sent);
+    this.sink?.write(new FixedRecord(r, req, res, method, path, requestId, sent, client));
+  }
+}
