@@ -14,6 +14,7 @@ import type { TenantQuotas } from '../admin/tenant-quotas.js';
 import type { HealthChecks } from './health-checks.js';
 import type { OutlierEjection } from './outlier-ejection.js';
 import type { InFlightQuery } from './in-flight-query.js';
+import type { WorkerLoadQuery } from './worker-load-query.js';
 import type { SecretBox } from '../shared/secret-box.js';
 
 /** The supervisor's state, as admin handlers see it. */
@@ -33,6 +34,8 @@ export interface Services {
   outliers: OutlierEjection;
   /** Requests in flight per target of a cluster, asked of the workers. */
   inFlight: InFlightQuery;
+  /** Each worker's connections and the generations it still serves, asked of the workers. */
+  workerLoad: WorkerLoadQuery;
   /** Seals cert private keys at rest (worker.json secrets.keyEnv); null: stored as sent. */
   secretBox: SecretBox | null;
   keys: KeyRepo;
