@@ -58,6 +58,11 @@ test('create a cluster and a route in the console, dry-run, publish: the data po
   await page.getByTestId('nav-overview').click();
   assert.equal(await page.getByTestId('current-generation').textContent(), '1');
   assert.equal(await page.getByTestId('workers').locator('tbody tr').count(), 2);
+  for (const slot of [0, 1]) {
+    // each worker's open connections, and the generations it serves with their requests in flight
+    assert.match((await page.getByTestId(`worker-connections-${slot}`).textContent()) ?? '', /^\d+$/);
+    assert.equal(await page.getByTestId(`worker-generations-${slot}`).textContent(), '1 (0)');
+  }
   await screenshot(page, 'overview');
 
   // the same view at 1920×1080 has everything on screen

@@ -51,6 +51,18 @@ export interface DataPortLimits {
 /** Per cluster key (`tenant/name`), the target addresses out of rotation: unhealthy by the checks, or ejected. */
 export type HealthTable = Record<string, string[]>;
 
+/** A generation a worker still serves, with its requests not yet ended (cluster routes only). */
+export interface ServedGeneration {
+  generation: number;
+  inFlight: number;
+}
+
+/** What a worker tells of itself for `switchyard status`: open data-port connections, the current generation first, then each replaced one still draining. */
+export interface WorkerLoad {
+  connections: number;
+  generations: ServedGeneration[];
+}
+
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */
 export interface GenerationMessage {
   id: number;
@@ -74,6 +86,8 @@ export type ToWorker =
   | { type: 'drain'; graceMs: number }
   /** Asks for the requests in flight at each target of `cluster` (`tenant/name`) in this worker. */
   | { type: 'in-flight'; id: number; cluster: string }
+  /** Asks for the worker's WorkerLoad (cluster status). */
+  | { type: 'status'; id: number }
   /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
   | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number };
 
@@ -92,4 +106,6 @@ export type FromWorker =
   /** Answer to an in-flight question: per target address, requests in flight or waiting for a connection. */
   | { type: 'in-flight'; id: number; counts: Record<string, number> }
   /** The data plane's counters that moved since the last shipment (once a second, and when draining). */
-  | { type: 'metrics'; delta: MetricsDelta };
+  | { type: 'metrics'; delta: MetricsDelta }
+  /** Answer to a status question. */
+  | ({ type: 'status'; id: number } & WorkerLoad);

@@ -15,6 +15,7 @@ import type { DataMetricsTotals } from './data-metrics-totals.js';
 import type { HealthChecks } from './health-checks.js';
 import type { OutlierEjection } from './outlier-ejection.js';
 import type { InFlightQuery } from './in-flight-query.js';
+import type { WorkerLoadQuery } from './worker-load-query.js';
 import type { SecretBox } from '../shared/secret-box.js';
 
 /** The supervisor's state, as admin handlers see it. */
@@ -36,6 +37,8 @@ export interface Services {
   dataMetrics: DataMetricsTotals;
   /** Requests in flight per target of a cluster, asked of the workers. */
   inFlight: InFlightQuery;
+  /** Each worker's connections and the generations it still serves, asked of the workers. */
+  workerLoad: WorkerLoadQuery;
   /** Seals cert private keys at rest (worker.json secrets.keyEnv); null: stored as sent. */
   secretBox: SecretBox | null;
   keys: KeyRepo;

@@ -30,6 +30,7 @@ import { RateLimitLeases } from './rate-limit-leases.js';
 import { HealthChecks } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
 import { InFlightQuery } from './in-flight-query.js';
+import { WorkerLoadQuery } from './worker-load-query.js';
 import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
@@ -115,7 +116,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities) },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool) },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);

@@ -165,6 +165,11 @@ export class DataServer {
   private readonly guard: ConnectionGuard;
   private readonly limits: DataPortLimits;
 
+  /** Connections open on the data port (and the TLS port), as the connection guard counts them. */
+  get connections(): number {
+    return this.guard.open;
+  }
+
   /** Listens with TLS too, serving `tls`. */
   listenTls(host: string, port: number, tls: CompiledServerTls | undefined, log: Logger): boolean {
     this.tlsPort = String(port);

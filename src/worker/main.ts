@@ -11,6 +11,7 @@ import type { MetricsDelta } from '../contracts/metrics.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
 import { DataServer } from './data-server.js';
+import { ServedGenerations } from './served-generations.js';
 import { envelopeReply } from './envelope.js';
 import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
 import { LeasedRateLimits } from './rate-limit-client.js';
@@ -21,6 +22,7 @@ import { workerObservation } from './observe/observation.js';
 import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 
 let current: Runtime | null = null;
+const served = new ServedGenerations();
 let server: DataServer | null = null;
 let log: Logger = createLogger('info', { role: 'worker' });
 let draining = false;
@@ -52,6 +54,7 @@ process.on('message', (msg: ToWorker) => {
     else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining);
     else if (msg.type === 'drain') void drain(msg.graceMs);
     else if (msg.type === 'in-flight') send({ type: 'in-flight', id: msg.id, counts: current?.inFlight(msg.cluster) ?? {} });
+    else if (msg.type === 'status') send({ type: 'status', id: msg.id, connections: server?.connections ?? 0, generations: served.list(current) });
   } catch (err) {
     log.error({ err }, 'worker failed to handle a supervisor message');
   }
@@ -114,7 +117,7 @@ function swap(id: number, payload: CompiledGeneration): void {
   current = next;
   currentTls = payload.serverTls;
   server?.updateCertificates(payload.serverTls);
-  prev?.retire();
+  if (prev) served.retire(prev);
   send({ type: 'ack', generation: id });
 }
 

@@ -33,8 +33,10 @@ export interface Runtime {
   readonly generation: number;
   /** Where a request goes (`tls`: it came over TLS); a handler target belongs to this runtime for the request's whole life. */
   route(method: string, path: string, host: string, tls: boolean, rid: string): Target;
-  /** A newer generation replaced this one: close its pools once its requests finish. */
-  retire(): void;
+  /** A newer generation replaced this one: close its pools once its requests finish, then call `drained`. */
+  retire(drained?: () => void): void;
+  /** Requests of cluster routes on this generation not yet ended. */
+  requestsInFlight(): number;
   /** Per target of `cluster` (`tenant/name`), requests in flight on this generation's connections ({} before its first request). */
   inFlight(cluster: string): Record<string, number>;
 }
@@ -143,7 +145,8 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
           return t instanceof HttpsOnly ? (tls ? t.target : t.redirect) : t;
         }
       : (method, path, host, _tls, rid) => match(table, method, path, host, rid, traceId) as Target,
-    retire: () => requests.retire(),
+    retire: (drained) => requests.retire(drained),
+    requestsInFlight: () => requests.inFlight,
     inFlight: (cluster) => pools.get(cluster)?.inFlight() ?? {},
   };
 }

@@ -105,3 +105,20 @@ test('a retired generation closes its pools when its last request ends, once', (
   b.finish();
   assert.equal(closed, 1);
 });
+
+test('a generation counts its requests in flight; retired, it tells `drained` after closing its pools, at once when none is left', () => {
+  const order: string[] = [];
+  const requests = new GenerationRequests(() => order.push('pools'));
+  const a = new RequestLife(fakeExchange().ex, null, requests, env);
+  new RequestLife(fakeExchange().ex, null, requests, env).finish();
+  assert.equal(requests.inFlight, 1);
+  requests.retire(() => order.push('drained'));
+  assert.deepEqual(order, []);
+  a.finish();
+  assert.equal(requests.inFlight, 0);
+  assert.deepEqual(order, ['pools', 'drained']);
+
+  const idle = new GenerationRequests(() => order.push('idle pools'));
+  idle.retire(() => order.push('idle drained'));
+  assert.deepEqual(order.slice(2), ['idle pools', 'idle drained']);
+});

@@ -7,7 +7,16 @@ interface Status {
   supervisor: { pid: number; uptimeSeconds: number; version: string };
   generation: number;
   volume: string;
-  workers: { slot: number; pid: number | null; state: string; generation: number; restarts: number }[];
+  workers: {
+    slot: number;
+    pid: number | null;
+    state: string;
+    generation: number;
+    restarts: number;
+    /** Absent when the worker did not answer in time (or is not listening). */
+    connections?: number;
+    generations?: { generation: number; inFlight: number }[];
+  }[];
 }
 
 export function Overview({ tenant }: { tenant: string }) {
@@ -34,7 +43,7 @@ export function Overview({ tenant }: { tenant: string }) {
       </Section>
       <Section title="Workers">
         {s && (
-          <Table data-testid="workers" head={['Slot', 'PID', 'State', 'Generation', 'Restarts']}>
+          <Table data-testid="workers" head={['Slot', 'PID', 'State', 'Generation', 'Restarts', 'Connections', 'Serving (in flight)']}>
               {s.workers.map((w) => (
                 <tr key={w.slot}>
                   <td>{w.slot}</td>
@@ -42,6 +51,10 @@ export function Overview({ tenant }: { tenant: string }) {
                   <td>{w.state}</td>
                   <td>{w.generation}</td>
                   <td>{w.restarts}</td>
+                  <td data-testid={`worker-connections-${w.slot}`}>{w.connections ?? '—'}</td>
+                  <td data-testid={`worker-generations-${w.slot}`}>
+                    {w.generations?.map((g) => `${g.generation} (${g.inFlight})`).join(', ') ?? '—'}
+                  </td>
                 </tr>
               ))}
             </Table>

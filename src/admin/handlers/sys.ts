@@ -18,17 +18,25 @@ export const whoami: OpHandler<Services> = ({ identity }) => ({
   scopes: identity!.scopes,
 });
 
-export const clusterStatus: OpHandler<Services> = ({ services }) => ({
-  supervisor: {
-    pid: process.pid,
-    uptimeSeconds: Math.round((Date.now() - services.startedAt) / 1000),
-    startedAt: new Date(services.startedAt).toISOString(),
-    version: services.version,
-  },
-  generation: services.publisher.currentId(),
-  volume: services.volume.file ? 'virtual' : 'memory',
-  workers: services.pool.status(),
-});
+/**
+ * Each worker's `connections` and `generations` (the current one first, then each replaced
+ * one still draining) are asked of the workers per call; one that does not answer in time
+ * is shown without them.
+ */
+export const clusterStatus: OpHandler<Services> = async ({ services }) => {
+  const loads = await services.workerLoad.ask();
+  return {
+    supervisor: {
+      pid: process.pid,
+      uptimeSeconds: Math.round((Date.now() - services.startedAt) / 1000),
+      startedAt: new Date(services.startedAt).toISOString(),
+      version: services.version,
+    },
+    generation: services.publisher.currentId(),
+    volume: services.volume.file ? 'virtual' : 'memory',
+    workers: services.pool.status().map((w) => ({ ...w, ...loads.get(w.slot) })),
+  };
+};
 
 export const consoleNav: OpHandler<Services> = ({ identity, query }) => {
   const requested = query.get('tenant');
