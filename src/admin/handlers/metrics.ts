@@ -7,7 +7,7 @@ import { Exposition } from '../../supervisor/metrics-exposition.js';
  * plane's, summed over every worker (docs/observability.md). Counters are since the
  * supervisor started.
  */
-export const metrics: OpHandler<Services> = ({ services }) => {
+export const metrics: OpHandler<Services> = async ({ services }) => {
   const out = new Exposition();
   const workers = services.pool.status();
   out.family('switchyard_generation', 'gauge', 'The generation the workers serve.').sample('switchyard_generation', {}, services.publisher.currentId());
@@ -24,9 +24,21 @@ export const metrics: OpHandler<Services> = ({ services }) => {
     .family('switchyard_admin_auth_failures_total', 'counter', 'Admin calls refused with 401: no token, or one no key matches.')
     .sample('switchyard_admin_auth_failures_total', {}, services.throttle.unauthenticated);
   services.dataMetrics.write(out);
+  await writeWorkerLoad(services, out);
   writeTargetHealth(services, out);
   return new Reply(200, out.text(), 'text/plain; version=0.0.4; charset=utf-8');
 };
+
+/** Asked of the workers now (a worker that does not answer in time is left out): connections, and requests per generation. */
+async function writeWorkerLoad(services: Services, out: Exposition): Promise<void> {
+  const loads = await services.workerLoad.ask();
+  out.family('switchyard_connections', 'gauge', 'Open data-port connections, by worker slot.');
+  for (const [slot, l] of loads) out.sample('switchyard_connections', { worker: slot }, l.connections);
+  const perGeneration = new Map<number, number>();
+  for (const l of loads.values()) for (const g of l.generations) perGeneration.set(g.generation, (perGeneration.get(g.generation) ?? 0) + g.inFlight);
+  out.family('switchyard_inflight_requests', 'gauge', 'Requests in flight on cluster routes, by generation (a replaced one drains to 0).');
+  for (const [generation, n] of [...perGeneration].sort((a, b) => a[0] - b[0])) out.sample('switchyard_inflight_requests', { generation }, n);
+}
 
 /** Targets of clusters with health checks or outlier detection: in rotation or not, and ejections so far. */
 function writeTargetHealth(services: Services, out: Exposition): void {
