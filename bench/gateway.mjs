@@ -33,14 +33,14 @@ export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra
 
 /**
  * Resolves with { data, tls, generation, pid } once the routes are published (`tls`: the TLS
- * port's base URL, null without `cert`: {certificate, privateKey}).
+ * port's base URL, null without `cert`: {certificate, privateKey}); `extra`: worker.json fields.
  */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null }) {
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, extra = {} }) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
   const tlsPort = cert ? await freePort() : null;
   const token = randomBytes(30).toString('base64url'); // 40 characters
   const listen = tlsPort ? { listen: { port: dataPort, host, tls: { port: tlsPort } } } : {};
-  const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort, listen);
+  const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort, { ...listen, ...extra });
   const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
   const { child, match } = await procs.startNode('gateway', [join(benchDir, 'guard.mjs'), ...gatewayCmd], {
     env: { SY_BENCH_TOKEN: token },

@@ -6,7 +6,10 @@ import { fmt, maxOrNull, median, table } from './table.mjs';
  * Acceptance targets: issue 3 item 9 (cluster, directResponse), issue 4 item 4 (five steps)
  * and issue 25 item 7 (TLS against nginx, WebSocket echo against the echo upstream direct).
  */
-export const TARGETS = { clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 };
+export const TARGETS = {
+  ...{ clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 },
+  ...{ defaultsVsOff: 0.95, accessLogVsOff: 0.9, tracingVsOff: 0.8 },
+};
 
 // [key, label, numerator, denominator, target]
 const RATIOS = [
@@ -23,6 +26,9 @@ const RATIOS = [
   ['gatewayTlsVsCluster', 'gateway TLS / gateway cluster (plain)', 'gatewayTls', 'gatewayCluster', null],
   ['nginxTlsVsNginx', 'nginx TLS / nginx (plain)', 'nginxTls', 'nginx', null],
   ['gatewayWsVsDirect', 'gateway WebSocket echo / echo direct (messages)', 'gatewayWs', 'wsDirect', TARGETS.wsVsDirect],
+  ['observeDefaultsVsOff', 'cluster route: metrics + request id (defaults) / all off', 'gatewayCluster', 'observeOff', TARGETS.defaultsVsOff],
+  ['observeAccessLogVsOff', 'cluster route: access log on / all off', 'observeAccessLog', 'observeOff', TARGETS.accessLogVsOff],
+  ['observeTracingVsOff', 'cluster route: tracing at 1.0 / all off', 'observeTracing', 'observeOff', TARGETS.tracingVsOff],
   ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
   ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
   ['directVsCompare', 'directResponse: this checkout / compare', 'gatewayDirect', 'compareDirect', null],

@@ -39,6 +39,7 @@ import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
 import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
 import { expectBody, expectEcho } from './sanity-checks.mjs';
+import { observeVariants } from './observe-variants.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
@@ -171,6 +172,8 @@ async function main() {
   // an A/B of a change that the machine's drift cannot fake.
   const compare = COMPARE ? await gatewayAt(upstreamPort, COMPARE) : null;
   if (compare) log(`compare gateway (${COMPARE}) ${compare.data} generation=${compare.generation}`);
+  const wantsVariants = !ONLY || [...ONLY].some((k) => k.startsWith('observe'));
+  const variants = wantsVariants ? await observeVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort }) : [];
 
   // Within a round, the targets of each ratio run back to back (the ratios are per-round pairs).
   const PROXIED = UPSTREAM_BODY.toString(); // what the upstream and every proxy in front of it answer
@@ -180,6 +183,7 @@ async function main() {
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: PROXIED, pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },
+    ...variants.map((v) => ({ ...v, expect: PROXIED })),
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayChecked', label: 'gateway cluster, 2 targets, health checks on', url: `${gateway.data}/checked`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
