@@ -84,6 +84,8 @@ export type ToWorker =
   /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }
+  /** The supervisor got SIGHUP (logrotate): reopen the access log file at its path. */
+  | { type: 'reopen-logs' }
   /** Asks for the requests in flight at each target of `cluster` (`tenant/name`) in this worker. */
   | { type: 'in-flight'; id: number; cluster: string }
   /** Asks for the worker's WorkerLoad (cluster status). */

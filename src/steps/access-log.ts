@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { REDACTED, redactQuery } from '../shared/redact-query.js';
 import { defineStep } from './step.js';
 
 /**
@@ -6,7 +7,6 @@ import { defineStep } from './step.js';
  * log (`[redacted]`), in the query and in the logged headers alike.
  */
 const SENSITIVE = /key|token|secret|pass|auth|sig|session|cookie|credential|code/i;
-const REDACTED = '[redacted]';
 
 /**
  * One JSON log line per (sampled) request of the route, written when the exchange ends.
@@ -52,20 +52,3 @@ export const accessLog = defineStep({
     };
   },
 });
-
-/** The query with the values of secret-looking parameters replaced; the rest as sent. */
-export function redactQuery(query: string, secret: (name: string) => boolean): string {
-  // `;` separates pairs too for many servers (Rack, older Python and Go): each run between
-  // separators is judged, and the separators stay as sent.
-  return query.replace(/[^&;]+/g, (pair) => {
-    const eq = pair.indexOf('=');
-    if (eq === -1) return pair;
-    let name = pair.slice(0, eq);
-    try {
-      name = decodeURIComponent(name.replace(/\+/g, ' '));
-    } catch {
-      // an undecodable name is judged as written
-    }
-    return secret(name) ? `${pair.slice(0, eq)}=${REDACTED}` : pair;
-  });
-}

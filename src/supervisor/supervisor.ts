@@ -19,6 +19,7 @@ import { KeyRepo } from '../store/key-repo.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
+import { checkAccessLogFile } from './access-log-file.js';
 import { BindError, WorkerPool } from './worker-pool.js';
 import type { Services } from './services.js';
 import { VERSION } from '../shared/version.js';
@@ -51,8 +52,13 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const loaded = loadGatewayConfig(configFile);
   if (!loaded.ok || !loaded.config) throw new BootError(EXIT.bootstrap, 'invalid configuration', loaded.errors);
   const config = loaded.config;
+  // SIGHUP is logrotate's "reopen your files"; Node's default for it would end the gateway, even mid-boot.
+  let onHangup = () => {};
+  process.on('SIGHUP', () => onHangup());
   const log = createLogger(config.log.level, { role: 'supervisor' });
   for (const w of loaded.warnings) log.warn(w);
+  const observe = observeSettings(config, loaded.baseDir);
+  checkAccessLogFile(observe.accessLog?.path);
 
   let volume: Volume;
   try {
@@ -92,12 +98,16 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       limits: config.limits,
       ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port } } : {}),
       ...(keyEnv === undefined ? {} : { sealingKeyEnv: keyEnv }),
-      observe: observeSettings(config, loaded.baseDir),
+      observe,
     },
     log,
     currentGeneration: () => publisher.current(),
     currentHealth: outOfRotation,
   });
+  onHangup = () => {
+    log.info('SIGHUP: workers reopen the access log');
+    pool.broadcast({ type: 'reopen-logs' });
+  };
   publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
   publisher.onServed = (gen) => {
     outliers.update(gen.payload);

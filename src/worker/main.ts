@@ -20,6 +20,7 @@ import { targetHealth } from './target-health.js';
 import { setOutlierSender } from './outlier-reports.js';
 import { workerObservation } from './observe/observation.js';
 import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
+import { AccessLog } from './observe/access-log.js';
 
 let current: Runtime | null = null;
 const served = new ServedGenerations();
@@ -31,6 +32,8 @@ let deps: RuntimeDeps | null = null;
 let currentTls: CompiledGeneration['serverTls'];
 /** What the meters counted since their last shipment (null: nothing, or metrics off). */
 let lastCounts: () => MetricsDelta | null = () => null;
+/** worker.json `log.access`, when enabled. */
+let accessLog: AccessLog | null = null;
 const rateLimits = new LeasedRateLimits(send);
 
 function send(msg: FromWorker): void {
@@ -45,6 +48,11 @@ process.on('SIGINT', () => {});
 // drain with the configured grace (from init), as the supervisor's drain message would.
 let graceMs = 10_000;
 process.on('SIGTERM', () => void drain(graceMs));
+// A SIGHUP to the group (logrotate's postrotate, a closed terminal) reaches workers too:
+// reopen, as the supervisor's message asks; Node's default would end the worker.
+process.on('SIGHUP', () => accessLog?.reopen());
+// The lines of a worker that exits without a drain (its supervisor gone) are written at once.
+process.on('exit', () => accessLog?.flushSync(500));
 
 process.on('message', (msg: ToWorker) => {
   try {
@@ -53,6 +61,7 @@ process.on('message', (msg: ToWorker) => {
     else if (msg.type === 'health') targetHealth.set(msg.unhealthy);
     else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining);
     else if (msg.type === 'drain') void drain(msg.graceMs);
+    else if (msg.type === 'reopen-logs') accessLog?.reopen();
     else if (msg.type === 'in-flight') send({ type: 'in-flight', id: msg.id, counts: current?.inFlight(msg.cluster) ?? {} });
     else if (msg.type === 'status') send({ type: 'status', id: msg.id, connections: server?.connections ?? 0, generations: served.list(current) });
   } catch (err) {
@@ -66,6 +75,8 @@ send({ type: 'booted' });
 async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot });
   graceMs = msg.graceMs;
+  const access = msg.dataPlane.observe.accessLog;
+  accessLog = access === null ? null : new AccessLog(access, log);
   const traceId = traceIdFactory(msg.slot);
   const tls = msg.dataPlane.tls;
   const seen = workerObservation(msg.dataPlane.observe, msg.dataPlane.trustedProxies, traceId, null, (delta) => send({ type: 'metrics', delta }));
@@ -126,6 +137,7 @@ async function drain(graceMs: number): Promise<void> {
   draining = true;
   await server?.drain(graceMs);
   current?.retire();
+  await accessLog?.flush(1_000);
   // The last counts go before the exit: the supervisor's totals miss nothing of a drained worker.
   const delta = lastCounts();
   if (delta !== null && process.connected) process.send!({ type: 'metrics', delta } satisfies FromWorker, () => process.exit(0));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { redactQuery } from '../../src/steps/access-log.js';
+import { redactQuery } from '../../src/shared/redact-query.js';
 
 test('access-log redacts credential-looking query values between & and ; alike, and keeps the separators', () => {
   // Regression: only `&` separated pairs, so `…;api_key=SECRET` (read as a pair by Rack and

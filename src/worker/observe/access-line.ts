@@ -1,0 +1,119 @@
+import type { ObserveSettings } from '../../contracts/ipc.js';
+import { ACCESS_LOG_FIELDS, type AccessLogField } from '../../shared/gateway-config-observability.js';
+import { redactQuery } from '../../shared/redact-query.js';
+import type { RequestRecord } from './request-record.js';
+
+/** worker.json `log.access` as a worker gets it (enabled). */
+export type AccessLogSettings = NonNullable<ObserveSettings['accessLog']>;
+
+/** Formats one finished request as one access log line, `\n` included. */
+export type AccessLineFormat = (r: RequestRecord) => string;
+
+/**
+ * The line format of `settings`: a JSON object (the configured fields, in ACCESS_LOG_FIELDS
+ * order) or an Apache/nginx "combined" line. Either way one request is exactly one line,
+ * whatever a client put in its path or headers.
+ */
+export function accessLineFormat(settings: AccessLogSettings): AccessLineFormat {
+  const names = new Set(settings.redactQuery.map((n) => n.toLowerCase()));
+  const secret = (name: string) => names.has(name.toLowerCase());
+  const target = (r: RequestRecord) => (r.query === null ? r.path : `${r.path}?${names.size === 0 || r.query === '' ? r.query : redactQuery(r.query, secret)}`);
+  return settings.format === 'combined' ? combinedLine(target) : jsonLine(settings.fields ?? ACCESS_LOG_FIELDS, target);
+}
+
+type Target = (r: RequestRecord) => string;
+
+// Valid in a JSON string, but line breaks to some readers (Python's splitlines, for one).
+const UNICODE_BREAK = /[\u0085\u2028\u2029]/;
+const UNICODE_BREAKS = /[\u0085\u2028\u2029]/g;
+const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** A JSON string for any input: values clients choose always go through JSON.stringify. */
+function str(s: string | null | undefined): string {
+  if (s === null || s === undefined || s === '') return 'null';
+  const json = JSON.stringify(s);
+  return UNICODE_BREAK.test(json) ? json.replace(UNICODE_BREAKS, unicodeEscape) : json;
+}
+/** A JSON number; NaN and the infinities are not JSON, so they are written as null. */
+const num = (n: number | null): string => (n === null || !Number.isFinite(n) ? 'null' : String(n));
+const ms = (n: number | null): string => num(n === null ? null : Math.round(n * 1000) / 1000);
+
+function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLineFormat {
+  const value: Record<AccessLogField, (r: RequestRecord) => string> = {
+    time: (r) => `"${new Date(r.startedAt).toISOString()}"`,
+    requestId: (r) => str(r.requestId),
+    tenant: (r) => str(r.tenant),
+    route: (r) => str(r.route),
+    method: (r) => str(r.method),
+    path: (r) => str(target(r)),
+    status: (r) => num(r.status),
+    bytesReceived: (r) => num(r.bytesReceived),
+    bytesSent: (r) => num(r.bytesSent),
+    durationMs: (r) => ms(r.durationMs),
+    upstream: (r) => str(r.upstream),
+    upstreamMs: (r) => ms(r.upstreamMs),
+    client: (r) => str(r.client),
+    userAgent: (r) => str(r.userAgent),
+    referer: (r) => str(r.referer),
+    traceId: (r) => str(r.traceId),
+  };
+  // The set's order, not the configured one: every line has its fields in one order.
+  const chosen = ACCESS_LOG_FIELDS.filter((f) => fields.includes(f));
+  const keys = chosen.map((f, i) => `${i === 0 ? '{' : ','}"${f}":`);
+  const values = chosen.map((f) => value[f]);
+  return (r) => {
+    let line = '';
+    for (let i = 0; i < values.length; i++) line += keys[i]! + values[i]!(r);
+    return `${line}}\n`;
+  };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+/** `27/Nov/2026:15:52:05 +0000` (UTC), as nginx's $time_local on a UTC host. */
+export function combinedTime(epochMs: number): string {
+  const d = new Date(epochMs);
+  return `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+}
+
+// Printable ASCII but `"` and `\`: written as is; anything else is escaped.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const HEX = '0123456789ABCDEF';
+
+/**
+ * As nginx escapes a variable in a log line: `"`, `\`, control characters and every byte
+ * of a non-ASCII character as `\xHH` (UTF-8), so no value can close a quoted field or
+ * start a line.
+ */
+export function escapeLogValue(s: string): string {
+  if (PLAIN.test(s)) return s;
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    out += b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
+  }
+  return out;
+}
+
+/** An unquoted field: `-` when absent, and a space escaped too (it would split the field). */
+const bare = (s: string | null | undefined) => (s === null || s === undefined || s === '' ? '-' : escapeLogValue(s).replace(/ /g, '\\x20'));
+/** A number field: `-` when there is none to write. */
+const count = (n: number) => (Number.isFinite(n) ? String(n) : '-');
+/** A quoted field's content: `-` when absent, as nginx writes `"-"`. */
+const quoted = (s: string | undefined) => (s === undefined || s === '' ? '-' : escapeLogValue(s));
+
+/** `client - - [time] "METHOD target HTTP/1.1" status bytes "referer" "user-agent"`. */
+function combinedLine(target: Target): AccessLineFormat {
+  // One Date per second of arrival, not one per line.
+  let second = -1;
+  let time = '';
+  return (r) => {
+    const s = Math.floor(r.startedAt / 1000);
+    if (s !== second) {
+      second = s;
+      time = combinedTime(r.startedAt);
+    }
+    const request = `${escapeLogValue(r.method)} ${escapeLogValue(target(r))} HTTP/1.1`;
+    return `${bare(r.client)} - - [${time}] "${request}" ${count(r.status)} ${count(r.bytesSent)} "${quoted(r.referer)}" "${quoted(r.userAgent)}"\n`;
+  };
+}

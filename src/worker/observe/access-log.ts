@@ -1,0 +1,119 @@
+import pino from 'pino';
+import type { Logger } from '../../shared/logger.js';
+import { accessLineFormat, type AccessLineFormat, type AccessLogSettings } from './access-line.js';
+import type { RecordSink } from './observer.js';
+import type { RequestRecord } from './request-record.js';
+
+/** Writes at most this many bytes at once to a pipe: Linux's PIPE_BUF, the size the kernel writes whole. */
+const PIPE_BUF = 4096;
+/** Lines held while the file or pipe cannot take them; past this they are dropped (and counted). */
+const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
+const WARN_EVERY_MS = 10_000;
+
+/**
+ * worker.json `log.access`: one line per sampled request, written without blocking the
+ * worker (SonicBoom, pino's asynchronous destination) to the file, or to stdout.
+ *
+ * Every worker opens the file itself in append mode (O_APPEND): the kernel places each
+ * write at the end, and a write holds whole lines, so workers' lines never interleave
+ * within a line. On stdout, a pipe shared by every process, a write is at most PIPE_BUF
+ * bytes so that the kernel writes it whole too (a single longer line is the exception).
+ */
+export class AccessLog implements RecordSink {
+  private readonly out: ReturnType<typeof pino.destination>;
+  private readonly line: AccessLineFormat;
+  private readonly sample: number;
+  /** Nothing written to `out` is still waiting to reach the file. */
+  private idle = true;
+  /** EAGAIN on a full pipe is retried until then (a bound only while the worker exits). */
+  private giveUpAt = Infinity;
+  private dropped = 0;
+  private failures = 0;
+  private lastWarn = 0;
+
+  constructor(
+    private readonly settings: AccessLogSettings,
+    private readonly log: Logger,
+    private readonly random: () => number = Math.random,
+  ) {
+    this.line = accessLineFormat(settings);
+    this.sample = settings.sample;
+    const file = settings.path;
+    this.out = pino.destination({
+      dest: file ?? 1,
+      sync: false,
+      mkdir: file !== undefined,
+      ...(file === undefined ? { maxWrite: PIPE_BUF } : {}),
+      maxLength: MAX_BUFFERED_BYTES,
+      retryEAGAIN: () => Date.now() < this.giveUpAt,
+    });
+    this.out.on('drain', () => (this.idle = true));
+    this.out.on('drop', () => {
+      this.dropped++;
+      this.warn();
+    });
+    // Unheard, an 'error' would end the worker: a full disk or a removed folder costs lines, never requests.
+    this.out.on('error', (err: Error) => {
+      this.failures++;
+      this.warn(err);
+    });
+  }
+
+  /** Writes the request's line, if it is sampled. Never throws and never waits. */
+  write(r: RequestRecord): void {
+    if (this.sample < 1 && !(this.random() < this.sample)) return;
+    this.idle = false;
+    try {
+      this.out.write(this.line(r));
+    } catch (err) {
+      // SonicBoom throws when its file never opened (fd -1) or it was destroyed
+      this.failures++;
+      this.warn(err as Error);
+    }
+  }
+
+  /** logrotate renamed the file: later lines go to a new one at the configured path. */
+  reopen(): void {
+    if (this.settings.path === undefined) return;
+    try {
+      this.out.reopen();
+    } catch (err) {
+      this.log.warn({ err, path: this.settings.path }, 'access log: cannot reopen');
+    }
+  }
+
+  /** Resolves once every line written so far reached the file, or after `timeoutMs` (then writes what is left at once). */
+  async flush(timeoutMs: number): Promise<void> {
+    if (!this.idle) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.out.off('drain', done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        this.out.on('drain', done);
+      });
+    }
+    this.flushSync(timeoutMs);
+  }
+
+  /** Writes what is left synchronously, giving up on a full pipe after `timeoutMs` (the process is exiting). */
+  flushSync(timeoutMs: number): void {
+    if (this.idle) return;
+    this.giveUpAt = Date.now() + timeoutMs;
+    try {
+      this.out.flushSync();
+      this.idle = true;
+    } catch {
+      // not open yet, or the pipe stayed full: those lines are lost
+    }
+  }
+
+  private warn(err?: Error): void {
+    const now = Date.now();
+    if (now - this.lastWarn < WARN_EVERY_MS) return;
+    this.lastWarn = now;
+    this.log.warn({ err, path: this.settings.path ?? 'stdout', writeErrors: this.failures, droppedLines: this.dropped }, 'access log: lines cannot be written');
+  }
+}

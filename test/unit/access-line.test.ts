@@ -1,0 +1,130 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { accessLineFormat, combinedTime, escapeLogValue, type AccessLogSettings } from '../../src/worker/observe/access-line.js';
+import type { RequestRecord } from '../../src/worker/observe/request-record.js';
+import { ACCESS_LOG_FIELDS, REDACT_QUERY_DEFAULT } from '../../src/shared/gateway-config-observability.js';
+
+const AT = Date.UTC(2026, 10, 27, 15, 52, 5, 123);
+
+function record(over: Partial<RequestRecord> = {}): RequestRecord {
+  return {
+    startedAt: AT,
+    durationMs: 12.3456789,
+    requestId: 'req-1',
+    tenant: 'acme',
+    route: 'api',
+    method: 'GET',
+    path: '/v1/items',
+    query: 'page=2&token=abc',
+    status: 200,
+    bytesReceived: 0,
+    bytesSent: 123,
+    upstream: '127.0.0.1:9000',
+    upstreamMs: 4.5,
+    client: '203.0.113.7',
+    userAgent: 'curl/8.0',
+    referer: 'https://example.test/',
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    ...over,
+  };
+}
+
+const settings = (over: Partial<AccessLogSettings> = {}): AccessLogSettings => ({
+  format: 'json',
+  sample: 1,
+  fields: null,
+  redactQuery: REDACT_QUERY_DEFAULT,
+  ...over,
+});
+
+/** The line parsed, after checking it is exactly one line. */
+function parseLine(line: string): Record<string, unknown> {
+  assert.ok(line.endsWith('\n'), 'a line ends with a newline');
+  assert.equal(line.indexOf('\n'), line.length - 1, `one line: ${JSON.stringify(line)}`);
+  assert.ok(!/[\r\u0085\u2028\u2029]/.test(line), 'no other line break either');
+  return JSON.parse(line) as Record<string, unknown>;
+}
+
+test('a JSON line has every field, in ACCESS_LOG_FIELDS order, with the values of the record', () => {
+  const line = accessLineFormat(settings())(record());
+  const parsed = parseLine(line);
+  assert.deepEqual(Object.keys(parsed), [...ACCESS_LOG_FIELDS]);
+  assert.deepEqual(parsed, {
+    time: '2026-11-27T15:52:05.123Z',
+    requestId: 'req-1',
+    tenant: 'acme',
+    route: 'api',
+    method: 'GET',
+    path: '/v1/items?page=2&token=[redacted]',
+    status: 200,
+    bytesReceived: 0,
+    bytesSent: 123,
+    durationMs: 12.346,
+    upstream: '127.0.0.1:9000',
+    upstreamMs: 4.5,
+    client: '203.0.113.7',
+    userAgent: 'curl/8.0',
+    referer: 'https://example.test/',
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+  });
+});
+
+test('a JSON line writes what is absent as null, and non-finite numbers as null (never NaN, which is not JSON)', () => {
+  const parsed = parseLine(
+    accessLineFormat(settings())(
+      record({ requestId: '', tenant: '', route: '', query: null, upstream: null, upstreamMs: null, userAgent: undefined, referer: undefined, traceId: null, durationMs: NaN, status: 404 }),
+    ),
+  );
+  assert.equal(parsed.path, '/v1/items');
+  for (const f of ['requestId', 'tenant', 'route', 'upstream', 'upstreamMs', 'userAgent', 'referer', 'traceId', 'durationMs']) assert.equal(parsed[f], null, f);
+  assert.equal(parsed.status, 404);
+});
+
+test('`fields` keeps only those fields, still in ACCESS_LOG_FIELDS order', () => {
+  const parsed = parseLine(accessLineFormat(settings({ fields: ['status', 'time', 'path'] }))(record()));
+  assert.deepEqual(Object.keys(parsed), ['time', 'path', 'status']);
+});
+
+test('query values of redactQuery names are redacted: names case-insensitive and percent-decoded, separators and the rest as sent', () => {
+  const line = accessLineFormat(settings({ redactQuery: ['access_token', 'sid'] }));
+  const path = (query: string | null) => parseLine(line(record({ query }))).path;
+  assert.equal(path('ACCESS_TOKEN=a&x=1;Sid=b'), '/v1/items?ACCESS_TOKEN=[redacted]&x=1;Sid=[redacted]');
+  assert.equal(path('access%5Ftoken=a&%73id=b&token=c'), '/v1/items?access%5Ftoken=[redacted]&%73id=[redacted]&token=c');
+  assert.equal(path('access_token&sid='), '/v1/items?access_token&sid=[redacted]');
+  assert.equal(path(''), '/v1/items?', 'a bare ? is kept');
+  assert.equal(parseLine(accessLineFormat(settings({ redactQuery: [] }))(record())).path, '/v1/items?page=2&token=abc', 'an empty list redacts nothing');
+});
+
+test('a hostile path, query, user agent or referer stays inside its JSON string: one line, valid JSON, the value intact', () => {
+  const hostile = 'a"b\\c\nd\r\n{"status":200}\u0085\u2028\u0000é\ud800';
+  const line = accessLineFormat(settings())(record({ path: `/x"\\\n`, query: 'q="\n"', userAgent: hostile, referer: hostile, method: 'GE"T' }));
+  const parsed = parseLine(line);
+  assert.equal(parsed.path, '/x"\\\n?q="\n"');
+  assert.equal(parsed.userAgent, JSON.parse(JSON.stringify(hostile)));
+  assert.equal(parsed.method, 'GE"T');
+  assert.equal(parsed.status, 200);
+});
+
+test('a combined line is the Apache/nginx format: client, time, request line, status, bytes, referer, user agent', () => {
+  const line = accessLineFormat(settings({ format: 'combined' }))(record());
+  assert.equal(line, '203.0.113.7 - - [27/Nov/2026:15:52:05 +0000] "GET /v1/items?page=2&token=[redacted] HTTP/1.1" 200 123 "https://example.test/" "curl/8.0"\n');
+  const bare = accessLineFormat(settings({ format: 'combined' }))(record({ referer: undefined, userAgent: '', client: '', query: null }));
+  assert.equal(bare, '- - - [27/Nov/2026:15:52:05 +0000] "GET /v1/items HTTP/1.1" 200 123 "-" "-"\n');
+});
+
+test('a combined line escapes quotes, backslashes, control and non-ASCII bytes as nginx does (\\xHH), so no client forges a line', () => {
+  const COMBINED = /^(\S+) - - \[([^\]]+)\] "((?:[^"\\]|\\x[0-9A-F]{2})*)" (\d{3}) (\d+|-) "((?:[^"\\]|\\x[0-9A-F]{2})*)" "((?:[^"\\]|\\x[0-9A-F]{2})*)"\n$/;
+  const forged = 'x" 200 1 "-" "-"\n127.0.0.1 - - [01/Jan/2026:00:00:00 +0000] "GET /admin HTTP/1.1" 200 1 "-" "\\';
+  const line = accessLineFormat(settings({ format: 'combined' }))(record({ userAgent: forged, referer: 'é\t', path: '/p"q\\' }));
+  const m = COMBINED.exec(line);
+  assert.ok(m, `parses as one combined line: ${line}`);
+  assert.equal(m[3], 'GET /p\\x22q\\x5C?page=2&token=[redacted] HTTP/1.1');
+  assert.equal(m[6], '\\xC3\\xA9\\x09');
+  assert.equal(m[7], 'x\\x22 200 1 \\x22-\\x22 \\x22-\\x22\\x0A127.0.0.1 - - [01/Jan/2026:00:00:00 +0000] \\x22GET /admin HTTP/1.1\\x22 200 1 \\x22-\\x22 \\x22\\x5C');
+});
+
+test('escapeLogValue leaves printable ASCII as is and the combined time is UTC in nginx form', () => {
+  assert.equal(escapeLogValue('Mozilla/5.0 (X11; Linux) ~!'), 'Mozilla/5.0 (X11; Linux) ~!');
+  assert.equal(escapeLogValue('\x7f"'), '\\x7F\\x22');
+  assert.equal(combinedTime(Date.UTC(2026, 0, 3, 4, 5, 6)), '03/Jan/2026:04:05:06 +0000');
+});

@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { AccessLog } from '../../src/worker/observe/access-log.js';
+import type { AccessLogSettings } from '../../src/worker/observe/access-line.js';
+import type { RequestRecord } from '../../src/worker/observe/request-record.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { tempDir } from '../helpers/gateway.js';
+
+const silent = createLogger('silent');
+
+function record(i: number): RequestRecord {
+  return {
+    ...{ startedAt: Date.now(), durationMs: 1, requestId: `r${i}`, tenant: 'default', route: 'r', method: 'GET', path: `/n/${i}`, query: null },
+    ...{ status: 200, bytesReceived: 0, bytesSent: 2, upstream: null, upstreamMs: null, client: '127.0.0.1', userAgent: undefined, referer: undefined, traceId: null },
+  };
+}
+
+const settings = (path: string, over: Partial<AccessLogSettings> = {}): AccessLogSettings => ({ format: 'json', sample: 1, fields: ['requestId'], path, redactQuery: [], ...over });
+
+/** The request ids of the file's lines ([] while it does not exist yet: it is opened asynchronously). */
+const ids = (file: string) =>
+  (existsSync(file) ? readFileSync(file, 'utf8') : '')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => (JSON.parse(l) as { requestId: string }).requestId);
+
+test('lines reach the file (its folder made) once flushed, in the order recorded', async (t) => {
+  const file = join(tempDir(t), 'deep', 'er', 'access.log');
+  const log = new AccessLog(settings(file), silent);
+  for (let i = 0; i < 1000; i++) log.write(record(i));
+  await log.flush(5_000);
+  assert.deepEqual(ids(file), Array.from({ length: 1000 }, (_, i) => `r${i}`));
+});
+
+test('a request is logged when random() < sample; sample 1 never draws', async (t) => {
+  const dir = tempDir(t);
+  let draws = 0;
+  const seq = [0.05, 0.3, 0.29, 0.99, 0.0, 0.3];
+  const sampled = new AccessLog(settings(join(dir, 'a.log'), { sample: 0.3 }), silent, () => seq[draws++]!);
+  seq.forEach((_, i) => sampled.write(record(i)));
+  await sampled.flush(5_000);
+  assert.deepEqual(ids(join(dir, 'a.log')), ['r0', 'r2', 'r4']);
+
+  const all = new AccessLog(settings(join(dir, 'b.log')), silent, () => assert.fail('sample 1 draws no random number'));
+  all.write(record(0));
+  await all.flush(5_000);
+  assert.deepEqual(ids(join(dir, 'b.log')), ['r0']);
+
+  const none = new AccessLog(settings(join(dir, 'c.log'), { sample: 0 }), silent, () => 0);
+  none.write(record(0));
+  await none.flush(5_000);
+  assert.deepEqual(ids(join(dir, 'c.log')), []);
+});
+
+test('reopen after logrotate renamed the file: earlier lines stay in the renamed file, later ones go to a new file, none lost', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'access.log');
+  const log = new AccessLog(settings(file), silent);
+  for (let i = 0; i < 250; i++) log.write(record(i));
+  await log.flush(5_000);
+  // Lines still held or being written when the file is renamed may land in either file, in order.
+  for (let i = 250; i < 500; i++) log.write(record(i));
+  renameSync(file, `${file}.1`);
+  log.reopen();
+  for (let i = 500; i < 1000; i++) log.write(record(i));
+  await log.flush(5_000);
+  const before = ids(`${file}.1`);
+  const after = ids(file);
+  assert.ok(before.length >= 250 && after.length >= 500, `${before.length} lines before, ${after.length} after`);
+  assert.deepEqual([...before, ...after], Array.from({ length: 1000 }, (_, i) => `r${i}`), 'every line once, in order');
+});
