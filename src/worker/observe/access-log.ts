@@ -76,6 +76,7 @@ export class AccessLog implements RecordSink {
   reopen(): void {
     if (this.settings.path === undefined) return;
     try {
+      this.out.once('ready', () => this.log.info({ path: this.settings.path }, 'access log reopened'));
       this.out.reopen();
     } catch (err) {
       this.log.warn({ err, path: this.settings.path }, 'access log: cannot reopen');
