@@ -106,8 +106,9 @@ export class DataServer {
         const refused = overLimit(req, url, limits, events);
         if (refused !== null) {
           const r = refusal(refused, rid);
-          replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
+          // Observed first: a record reads the peer address, which uWS refuses once the answer ended.
           if (watching) observer.fixedAnswered(r, req, res, method, '', rid, clientOf);
+          replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
           return;
         }
         // One path per request, decided here: the route table matches it, steps read it
@@ -126,8 +127,8 @@ export class DataServer {
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
-          replyStatic(res, target, this.draining, head, rid === '' ? '' : ids!.echo(rid));
           if (watching) observer.fixedAnswered(target, req, res, method, path ?? url, rid, clientOf);
+          replyStatic(res, target, this.draining, head, rid === '' ? '' : ids!.echo(rid));
           return;
         }
         this.inFlight++;

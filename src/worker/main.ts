@@ -79,7 +79,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   accessLog = access === null ? null : new AccessLog(access, log);
   const traceId = traceIdFactory(msg.slot);
   const tls = msg.dataPlane.tls;
-  const seen = workerObservation(msg.dataPlane.observe, msg.dataPlane.trustedProxies, traceId, null, (delta) => send({ type: 'metrics', delta }));
+  const seen = workerObservation(msg.dataPlane.observe, msg.dataPlane.trustedProxies, traceId, accessLog, (delta) => send({ type: 'metrics', delta }));
   if (seen.counting) lastCounts = () => seen.meters.take();
   deps = {
     log,
