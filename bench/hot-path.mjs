@@ -11,6 +11,7 @@ import { buildRuntime } from '../dist/worker/runtime.js';
 import { DataServer } from '../dist/worker/data-server.js';
 import { LIMIT_DEFAULTS } from '../dist/shared/gateway-config-limits.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
+import { workerObservation } from '../dist/worker/observe/observation.js';
 import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
 const drafts = [
@@ -37,11 +38,25 @@ const fakeUpstream = {
 };
 ClusterPools.prototype.pick = () => fakeUpstream;
 
+// HOT_OBSERVE=0: metrics and request ids off (worker.json's defaults have them on).
+const observing = process.env.HOT_OBSERVE !== '0';
+let n = 0;
+const seen = workerObservation(
+  { metrics: observing, requestId: observing ? { header: 'x-request-id', trustIncoming: 'never' } : null, accessLog: null, tracing: null },
+  [],
+  () => `w0-0123abcd-${(n++).toString(36)}`,
+  null,
+  () => {},
+);
 const leases = { acquire: () => true, remaining: () => 999_999 };
 const runtime = buildRuntime(1, compiled.generation, {
   log: { info() {}, warn() {}, error() {}, debug() {} },
   traceId: () => 'trace',
   env: { rateLimits: leases, log: { info() {}, warn() {} } },
+  tlsPort: null,
+  meters: seen.meters,
+  counting: seen.counting,
+  requestIdHeader: seen.ids?.header ?? null,
 });
 
 const PEER = new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1]).buffer;
@@ -86,9 +101,15 @@ function reqOf(url, headers) {
 
 // The data port's real per-request callback, called with the fakes instead of by uWS
 // (the server is built but never listens).
-const server = new DataServer((method, path, host) => runtime.route(method, path, host), () => {
-  throw new Error('internal error');
-}, { error: (o) => console.error(o), info() {}, warn() {}, debug() {} }, { paths: { escapedSlashes: 'reject', mergeSlashes: true }, trustedProxies: [], limits: LIMIT_DEFAULTS });
+const server = new DataServer(
+  (method, path, host, tls, rid) => runtime.route(method, path, host, tls, rid),
+  () => {
+    throw new Error('internal error');
+  },
+  { error: (o) => console.error(o), info() {}, warn() {}, debug() {} },
+  { paths: { escapedSlashes: 'reject', mergeSlashes: true }, trustedProxies: [], limits: LIMIT_DEFAULTS },
+  seen,
+);
 const serve = (req) => server.handle(res, req);
 
 // The same request headers on every route, as in run.mjs: only the route differs.

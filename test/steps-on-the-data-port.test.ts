@@ -133,7 +133,7 @@ test('built-in steps act on the request, the response, or answer themselves', BO
   await t.test('request-id: generated, sent upstream and echoed; a well-formed incoming id is kept', async () => {
     const res = await get('/rid');
     const id = res.headers['x-request-id'];
-    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.match(String(id), /^w0-[0-9a-f]{8}-[0-9a-z]+$/, 'the request\'s own id (worker.json requestId)');
     assert.equal(res.json.headers['x-request-id'], id);
     const kept = await get('/rid', { headers: { 'x-request-id': 'abc-123' } });
     assert.equal(kept.headers['x-request-id'], 'abc-123');
