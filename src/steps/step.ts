@@ -93,6 +93,22 @@ export interface Flow {
   onDone(hook: (status: number, stepAnswered: boolean) => void): void;
   /** The request as the upstream would receive it now (method, path, query, headers after edits). */
   preview(): { method: string; path: string; query: string | null; headers: [string, string][] };
+  /**
+   * The request's trace for a call the step makes to a service at `url` (forward-auth,
+   * http-callout): send its `traceparent` with the call, then end it once. Null where no
+   * request is traced (a flow outside the worker).
+   */
+  traceCall(method: string, url: string): CallTrace | null;
+}
+
+/** A call out of the gateway as its request's trace sees it (W3C trace context, and a span when traced). */
+export interface CallTrace {
+  /** The `traceparent` header the call carries. */
+  readonly traceparent: string;
+  /** The call was answered with `status`. */
+  end(status: number): void;
+  /** The call failed without an answer; `errorType` is the failure's code or name (OpenTelemetry `error.type`). */
+  fail(errorType: string): void;
 }
 
 /** Every value of a header in a name/value list, as one comma-separated list (RFC 9110 §5.3); '' when absent. */

@@ -40,20 +40,35 @@ export async function subRequest(env: Pick<StepEnv, 'servicePool'>, tenant: stri
   }
   headers['x-forwarded-method'] = req.method;
   headers['x-forwarded-uri'] = req.query === null ? req.path : `${req.path}?${req.query}`;
-  // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
-  // and coarse): a service that trickles its answer cannot hold the request longer.
-  const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(env, tenant, url), signal: AbortSignal.timeout(timeoutMs) });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) {
-      res.body.destroy();
-      throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+  // The call belongs to the request's trace (its own span when traced), whatever the client sent.
+  const call = flow.traceCall(method, url);
+  if (call !== null) headers.traceparent = call.traceparent;
+  try {
+    // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
+    // and coarse): a service that trickles its answer cannot hold the request longer.
+    const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(env, tenant, url), signal: AbortSignal.timeout(timeoutMs) });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_ANSWER_BYTES) {
+        res.body.destroy();
+        throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+    call?.end(res.statusCode);
+    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+  } catch (err) {
+    call?.fail(errorType(err));
+    throw err;
   }
-  return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** A failure's OpenTelemetry `error.type`: its code (ECONNREFUSED, UND_ERR_…) or name (TimeoutError). */
+function errorType(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown } | null;
+  return typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error';
 }
 
 /** The most a called service's answer may hold: it is read whole, per request. */

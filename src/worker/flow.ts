@@ -1,9 +1,10 @@
 import type { Readable } from 'node:stream';
-import type { CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
+import type { CallTrace, CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from '../shared/header-edits.js';
 import { SharedBody } from './shared-body.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 import type { RetryPolicy } from './retry-policy.js';
+import type { RequestTrace } from './observe/request-trace.js';
 
 /** The worker's Flow: header edits kept aside and applied once, when the proxy builds the upstream request. */
 export class RequestFlow implements Flow {
@@ -21,6 +22,12 @@ export class RequestFlow implements Flow {
    */
   collectors: { maxBytes: number; fn: (a: CollectedAnswer) => CollectedAnswer }[] | null = null;
   collectLimit = 0;
+  /** The request's trace, set by its RequestLife; null for a flow no request owns. */
+  trace: RequestTrace | null = null;
+
+  traceCall(method: string, url: string): CallTrace | null {
+    return this.trace === null ? null : this.trace.call(method, url);
+  }
 
   collectResponse(maxBytes: number, collector: (a: CollectedAnswer) => CollectedAnswer): void {
     (this.collectors ??= []).push({ maxBytes, fn: collector });

@@ -1,4 +1,4 @@
-import type { CollectedAnswer, Flow, ResponseHead } from '../steps/step.js';
+import type { CallTrace, CollectedAnswer, Flow, ResponseHead } from '../steps/step.js';
 import { ADD, REMOVE, SET, type HeaderEdits } from '../shared/header-edits.js';
 
 type Op = (f: Flow) => void;
@@ -57,6 +57,10 @@ export class MemberFlow implements Flow {
 
   get req() {
     return this.parent.req;
+  }
+  /** A member's service call belongs to the request's trace at once (it is no change to apply later). */
+  traceCall(method: string, url: string): CallTrace | null {
+    return this.parent.traceCall(method, url);
   }
   get path() {
     return this.p;

@@ -1,10 +1,13 @@
 import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { StepRequest } from '../steps/step.js';
 import type { EditPlan } from '../shared/header-edits.js';
+import type { UpstreamTrace } from './observe/request-trace.js';
 
 const DROP = 0;
 const XFF = 1;
 const HOST = 2;
+const TRACE_PARENT = 3;
+const TRACE_STATE = 4;
 
 /**
  * Client headers the builder does not pass on as they came, by what it does with them
@@ -20,6 +23,8 @@ const SPECIAL = new Map<string, number>([
   ['expect', DROP],
   ['x-forwarded-for', XFF],
   ['host', HOST],
+  ['traceparent', TRACE_PARENT],
+  ['tracestate', TRACE_STATE],
 ]);
 
 /**
@@ -29,8 +34,12 @@ const SPECIAL = new Map<string, number>([
  * values to append). The request's headers hold an X-Forwarded-For (and the other
  * identity headers) only from a trusted proxy (see Exchange): that chain is kept and the
  * peer appended; otherwise X-Forwarded-For is the peer alone.
+ *
+ * `trace` (W3C trace context): when it replaces the client's traceparent, its own is the
+ * list's last value, so a traced attempt can put its span's there (forwarding.ts); a new
+ * trace also drops the client's tracestate. Without `trace` both go on as they came.
  */
-export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[] {
+export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null, trace: UpstreamTrace | null = null): string[] {
   const listed = connectionListed(ex.headerList('connection'));
   const drop = plan === null || plan.drop.length === 0 ? null : plan.drop;
   // The request's id replaces whatever the client sent in its header.
@@ -49,6 +58,7 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
       continue;
     }
     if (kind === HOST) host = v;
+    else if (trace !== null && trace.replaced !== null && (kind === TRACE_PARENT || (kind === TRACE_STATE && trace.fresh))) continue;
     if (drop !== null && drop.includes(k)) continue;
     out.push(k, v);
   }
@@ -57,6 +67,11 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
   if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
   if (ex.localPort && (drop === null || !drop.includes('x-forwarded-port'))) out.push('x-forwarded-port', ex.localPort);
   if (idHeader !== null && (drop === null || !drop.includes(idHeader))) out.push(idHeader, ex.requestId);
-  if (plan !== null) for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
+  const traceparent = trace === null ? null : trace.replaced;
+  if (plan !== null) {
+    const tail = plan.tail;
+    for (let i = 0; i < tail.length; i += 2) if (traceparent === null || tail[i] !== 'traceparent') out.push(tail[i]!, tail[i + 1]!);
+  }
+  if (traceparent !== null) out.push('traceparent', traceparent);
   return out;
 }

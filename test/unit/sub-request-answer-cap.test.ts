@@ -6,7 +6,7 @@ import { MAX_ANSWER_BYTES, subRequest } from '../../src/steps/sub-request.js';
 import type { Flow } from '../../src/steps/step.js';
 import { servicePool } from '../../src/worker/service-pools.js';
 
-const req = { req: { method: 'GET', path: '/x', query: null }, preview: () => ({ headers: [] }) } as unknown as Flow;
+const req = { req: { method: 'GET', path: '/x', query: null }, preview: () => ({ headers: [] }), traceCall: () => null } as unknown as Flow;
 
 test('a called service answer is read whole only up to MAX_ANSWER_BYTES; a larger one fails the call', async (t) => {
   // Regression: forward-auth and http-callout read the service's whole answer into memory

@@ -1,0 +1,130 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tracingFor, type TracingSettings } from '../../src/worker/observe/tracer.js';
+import type { TracedRequest } from '../../src/worker/observe/request-trace.js';
+import { parseTraceparent } from '../../src/worker/observe/traceparent.js';
+import { CLIENT, SERVER, startOtlpReceiver } from '../helpers/otlp-receiver.js';
+import { freePort } from '../helpers/ports.js';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const SPAN = '00f067aa0ba902b7';
+const ROUTE = { tenant: 'default', route: 'orders', requestId: 'req-1' };
+
+function req(headers: Record<string, string> = {}): TracedRequest {
+  return { method: 'GET', path: '/orders/7', scheme: 'http', clientAddress: '10.1.2.3', header: (n) => ({ host: 'shop.example:8080', ...headers })[n] };
+}
+
+function settings(endpoint: string, extra: Partial<TracingSettings> = {}): TracingSettings {
+  return { endpoint, sampleRatio: 1, headersEnv: {}, serviceName: 'gw-test', ...extra };
+}
+
+const quiet = { warn: () => {} };
+
+test('a sampled request: a SERVER span, a CLIENT child per call whose traceparent names it, exported with the service name and the configured headers', async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const tracing = tracingFor(settings(rx.url, { headersEnv: { 'x-collector-token': 'SY_TEST_OTLP_TOKEN' } }), quiet, { SY_TEST_OTLP_TOKEN: 'tok-1' });
+  const tr = tracing.start(req(), ROUTE);
+  assert.equal(tr.recording, true);
+  assert.equal(tr.fresh, true);
+  const call = tr.call('GET', 'http://127.0.0.1:9001');
+  const sent = parseTraceparent(call.traceparent)!;
+  assert.equal(sent.traceId, tr.traceId);
+  assert.equal(sent.sampled, true);
+  call.end(200);
+  const failed = tr.call('POST', 'http://auth.example/verify');
+  failed.fail('ECONNREFUSED');
+  tr.end(201);
+  await tracing.flush(5_000);
+  const spans = await rx.waitForSpans('three spans', (s) => s.length >= 3);
+  const server = spans.find((s) => s.kind === SERVER)!;
+  const [client, other] = spans.filter((s) => s.kind === CLIENT);
+  assert.equal(server.traceId, tr.traceId);
+  assert.equal(server.parentSpanId, '');
+  assert.equal(server.name, 'GET orders');
+  assert.deepEqual(server.attributes, {
+    'http.request.method': 'GET',
+    'url.path': '/orders/7',
+    'url.scheme': 'http',
+    'client.address': '10.1.2.3',
+    'server.address': 'shop.example',
+    'server.port': 8080,
+    'http.route': 'orders',
+    'switchyard.tenant': 'default',
+    'switchyard.route': 'orders',
+    'switchyard.request_id': 'req-1',
+    'http.response.status_code': 201,
+  });
+  assert.equal(server.resource['service.name'], 'gw-test');
+  assert.equal(client!.parentSpanId, server.spanId);
+  assert.equal(client!.spanId, sent.spanId);
+  assert.equal(client!.traceId, tr.traceId);
+  assert.deepEqual(client!.attributes, { 'http.request.method': 'GET', 'server.address': '127.0.0.1', 'server.port': 9001, 'http.response.status_code': 200 });
+  assert.equal(other!.attributes['error.type'], 'ECONNREFUSED');
+  assert.equal(other!.statusCode, 2);
+  assert.equal(rx.exports[0]!['x-collector-token'], 'tok-1');
+});
+
+test('an incoming sampled traceparent is continued (its span is the parent, its tracestate kept); an unsampled one is passed on without spans', async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const tracing = tracingFor(settings(rx.url), quiet);
+  const tr = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01`, tracestate: 'vendor=a1' }), ROUTE);
+  assert.equal(tr.traceId, TRACE);
+  assert.equal(tr.fresh, false);
+  tr.call('GET', '127.0.0.1:9').end(503);
+  tr.end(503);
+
+  const unsampled = `00-${TRACE}-${SPAN}-00`;
+  const off = tracing.start(req({ traceparent: unsampled }), ROUTE);
+  assert.equal(off.recording, false);
+  assert.equal(off.replaced, null, 'the client traceparent goes on unchanged');
+  assert.equal(off.call('GET', 'x:1').traceparent, unsampled);
+  off.end(200);
+  await tracing.flush(5_000);
+  const spans = await rx.waitForSpans('two spans', (s) => s.length >= 2);
+  const server = spans.find((s) => s.kind === SERVER)!;
+  assert.equal(server.parentSpanId, SPAN);
+  assert.equal(server.traceId, TRACE);
+  assert.equal(server.traceState, 'vendor=a1');
+  assert.equal(server.statusCode, 2, 'a 5xx answer is a server error');
+  const client = spans.find((s) => s.kind === CLIENT)!;
+  assert.equal(client.parentSpanId, server.spanId);
+  assert.equal(client.attributes['error.type'], '503');
+  assert.equal(spans.length, 2, 'nothing of the unsampled request');
+});
+
+test('sampleRatio 0: new traces are propagated (flags 00), not recorded', async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const tracing = tracingFor(settings(rx.url, { sampleRatio: 0 }), quiet);
+  for (let i = 0; i < 20; i++) {
+    const tr = tracing.start(req(), ROUTE);
+    assert.equal(tr.recording, false);
+    assert.match(tr.replaced!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    tr.end(200);
+  }
+  // An incoming sampled flag is still followed.
+  const followed = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01` }), ROUTE);
+  assert.equal(followed.recording, true);
+  followed.end(200);
+  await tracing.flush(5_000);
+  await rx.waitForSpans('one span', (s) => s.length >= 1);
+  assert.equal(rx.spans.length, 1);
+});
+
+test('a collector that refuses or hangs: flush returns within its bound, failures warn at most once a minute', async (t) => {
+  const warnings: string[] = [];
+  const log = { warn: (_o: object, msg: string) => void warnings.push(msg) };
+  const refused = tracingFor(settings(`http://127.0.0.1:${await freePort()}/v1/traces`), log);
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 5; i++) refused.start(req(), ROUTE).end(200);
+    await refused.flush(2_000);
+  }
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+
+  const rx = await startOtlpReceiver(t);
+  rx.mode = 'hang';
+  const hanging = tracingFor(settings(rx.url), log);
+  hanging.start(req(), ROUTE).end(200);
+  const t0 = Date.now();
+  await hanging.flush(300);
+  assert.ok(Date.now() - t0 < 2_000, 'flush is bounded');
+});
