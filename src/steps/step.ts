@@ -111,6 +111,12 @@ export interface CallTrace {
   fail(errorType: string): void;
 }
 
+/** A failed call's `errorType` (CallTrace.fail): its code (ECONNREFUSED, UND_ERR_…) or name (TimeoutError). */
+export function errorType(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown } | null;
+  return typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error';
+}
+
 /** Every value of a header in a name/value list, as one comma-separated list (RFC 9110 §5.3); '' when absent. */
 export function headerListOf(headers: readonly (readonly [string, string])[], name: string): string {
   return headers

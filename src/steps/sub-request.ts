@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
-import type { Flow, StepEnv } from './step.js';
+import { errorType, type Flow, type StepEnv } from './step.js';
 import { stepError } from './reply.js';
 
 /** The connections a step calls services on: the worker's (StepEnv.servicePool). */
@@ -63,12 +63,6 @@ export async function subRequest(env: Pick<StepEnv, 'servicePool'>, tenant: stri
     call?.fail(errorType(err));
     throw err;
   }
-}
-
-/** A failure's OpenTelemetry `error.type`: its code (ECONNREFUSED, UND_ERR_…) or name (TimeoutError). */
-function errorType(err: unknown): string {
-  const e = err as { code?: unknown; name?: unknown } | null;
-  return typeof e?.code === 'string' ? e.code : typeof e?.name === 'string' ? e.name : 'Error';
 }
 
 /** The most a called service's answer may hold: it is read whole, per request. */

@@ -34,6 +34,8 @@ export interface OtlpReceiver {
   exports: IncomingHttpHeaders[];
   /** `answer`: collect and answer 200 (default); `hang`: read the request and never answer. */
   mode: 'answer' | 'hang';
+  /** Export requests left unanswered in `hang` mode. */
+  hung: number;
   /** Waits until `pred` holds for the spans received so far. */
   waitForSpans(what: string, pred: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -67,6 +69,7 @@ export async function startOtlpReceiver(t: { after(fn: () => unknown): void }): 
     spans: [],
     exports: [],
     mode: 'answer',
+    hung: 0,
     waitForSpans: (what, pred, timeoutMs = 10_000) => waitFor(what, () => (pred(rec.spans) ? rec.spans : undefined), { timeoutMs, intervalMs: 50 }),
     close: async () => {
       for (const s of sockets) s.destroy();
@@ -77,7 +80,7 @@ export async function startOtlpReceiver(t: { after(fn: () => unknown): void }): 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (rec.mode === 'hang') return;
+      if (rec.mode === 'hang') return void rec.hung++;
       rec.exports.push(req.headers);
       let body: ExportBody = {};
       try {

@@ -58,45 +58,41 @@ export function formatTraceparent(traceId: string, spanId: string, sampled: bool
 }
 
 /**
- * Random trace and span ids, cut from a pooled buffer that crypto.randomFillSync refills
- * once used up: one system call per few hundred ids, not one per id.
+ * Random trace and span ids, cut from a pool of random hex that crypto.randomFillSync
+ * refills once used up: one system call and one hex conversion per few hundred ids.
  */
 export class TraceIds {
   private readonly pool: Buffer;
-  private at: number;
+  private hexPool = '';
+  private at = 0;
 
   constructor(poolBytes = 4096) {
     this.pool = Buffer.allocUnsafe(poolBytes);
-    this.at = poolBytes;
   }
 
-  /** `bytes` random bytes as hex. */
-  private hex(bytes: number): string {
-    if (this.at + bytes > this.pool.length) {
-      randomFillSync(this.pool);
+  /** `digits` random hex digits. */
+  private hex(digits: number): string {
+    if (this.at + digits > this.hexPool.length) {
+      this.hexPool = randomFillSync(this.pool).toString('hex');
       this.at = 0;
     }
-    const s = this.pool.toString('hex', this.at, this.at + bytes);
-    this.at += bytes;
+    const s = this.hexPool.slice(this.at, this.at + digits);
+    this.at += digits;
     return s;
   }
 
   traceId(): string {
-    const id = this.hex(16);
+    const id = this.hex(32);
     return id === ZERO_TRACE ? this.traceId() : id;
   }
 
   spanId(): string {
-    const id = this.hex(8);
+    const id = this.hex(16);
     return id === ZERO_SPAN ? this.spanId() : id;
   }
 
-  /** A new trace's `traceparent`, not sampled: 24 random bytes, one hex conversion. */
+  /** A new trace's `traceparent`, not sampled. */
   newTraceparent(): string {
-    const h = this.hex(24);
-    const traceId = h.slice(0, 32);
-    const spanId = h.slice(32);
-    if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return this.newTraceparent();
-    return `00-${traceId}-${spanId}-00`;
+    return `00-${this.traceId()}-${this.spanId()}-00`;
   }
 }
