@@ -9,6 +9,7 @@ import type { TrustedProxies } from './trusted-proxies.js';
 import type { DataPortLimits } from '../contracts/ipc.js';
 import type { LimitEvents } from './limit-events.js';
 import type { RouteMeter } from './observe/meters.js';
+import type { RequestTrace } from './observe/request-trace.js';
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -47,6 +48,8 @@ export class Exchange extends ExchangeRequest {
   /** The last attempt's target and its time to the answer's head. */
   upstream: string | null = null;
   upstreamMs: number | null = null;
+  /** The request's W3C trace, set by its RequestLife; null: no route's terminal took it. */
+  trace: RequestTrace | null = null;
 
   constructor(
     res: HttpResponse,

@@ -8,6 +8,7 @@ import { RetryHandler } from './retry-handler.js';
 import { upstreamResponse } from './phases.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { errorType, type CallTrace } from '../steps/step.js';
 
 
 /**
@@ -35,6 +36,9 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   private abortUpstream: ((err?: Error) => void) | null = null;
   /** When the current attempt was dispatched (performance.now()). */
   private sentAt = 0;
+  /** The current attempt's span (a traced request only), and its answer's status. */
+  private call: CallTrace | null = null;
+  private status = 0;
 
   constructor(
     private readonly life: RequestLife,
@@ -72,6 +76,13 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     this.answered = false;
     this.abortUpstream = null;
     this.sentAt = performance.now();
+    const trace = this.life.ex.trace;
+    if (trace !== null && trace.recording) {
+      // Each attempt is a span of its own, whose id the upstream gets: the headers end with traceparent (upstreamHeaders).
+      this.call = trace.call(this.opts.method, this.pools.addressOf(upstream));
+      const h = this.opts.headers as string[];
+      h[h.length - 1] = this.call.traceparent;
+    }
     try {
       (resendOn ?? upstream).dispatch(this.opts, this.outer);
     } catch (err) {
@@ -108,6 +119,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     this.answered = true;
     if (statusCode < 200) return true; // 1xx: not relayed
+    this.status = statusCode;
     const ms = performance.now() - this.sentAt;
     const ex = this.life.ex;
     ex.upstream = this.pools.addressOf(this.target!);
@@ -117,7 +129,13 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     return super.onHeaders(statusCode, raw, resume, statusMessage);
   }
 
+  override onComplete(trailers: string[] | null): void {
+    this.call?.end(this.status);
+    super.onComplete(trailers);
+  }
+
   override onError(err: Error): void {
+    this.call?.fail(errorType(err));
     if (!this.answered && !this.life.ex.aborted) {
       this.pools.outcome(this.target!, null);
       this.pools.failed(this.target!, err);

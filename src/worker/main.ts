@@ -19,6 +19,8 @@ import { servicePool } from './service-pools.js';
 import { targetHealth } from './target-health.js';
 import { setOutlierSender } from './outlier-reports.js';
 import { workerObservation } from './observe/observation.js';
+import { tracingFor } from './observe/tracer.js';
+import type { Tracing } from './observe/request-trace.js';
 import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import { AccessLog } from './observe/access-log.js';
 
@@ -28,6 +30,7 @@ let server: DataServer | null = null;
 let log: Logger = createLogger('info', { role: 'worker' });
 let draining = false;
 let deps: RuntimeDeps | null = null;
+let tracing: Tracing | null = null;
 /** The served generation's certificates, for a TLS listener that starts after it arrived. */
 let currentTls: CompiledGeneration['serverTls'];
 /** What the meters counted since their last shipment (null: nothing, or metrics off). */
@@ -81,6 +84,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   const tls = msg.dataPlane.tls;
   const seen = workerObservation(msg.dataPlane.observe, msg.dataPlane.trustedProxies, traceId, accessLog, (delta) => send({ type: 'metrics', delta }));
   if (seen.counting) lastCounts = () => seen.meters.take();
+  tracing = tracingFor(msg.dataPlane.observe.tracing, log);
   deps = {
     log,
     traceId,
@@ -89,6 +93,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
     meters: seen.meters,
     counting: seen.counting,
     requestIdHeader: seen.ids?.header ?? null,
+    tracing,
   };
   installUpstreamPolicy(msg.dataPlane.upstreams);
   const sealing = msg.dataPlane.sealingKeyEnv;
@@ -137,7 +142,8 @@ async function drain(graceMs: number): Promise<void> {
   draining = true;
   await server?.drain(graceMs);
   current?.retire();
-  await accessLog?.flush(1_000);
+  // The access log's lines and the spans still queued go out, together and briefly: a collector that is down cannot hold the exit.
+  await Promise.all([accessLog?.flush(1_000), tracing?.flush(1_000)]);
   // The last counts go before the exit: the supervisor's totals miss nothing of a drained worker.
   const delta = lastCounts();
   if (delta !== null && process.connected) process.send!({ type: 'metrics', delta } satisfies FromWorker, () => process.exit(0));

@@ -29,7 +29,7 @@ export function proxy(life: RequestLife, pools: ClusterPools, body: Buffer | Rea
   const opts: Dispatcher.DispatchOptions = {
     path: flow === null ? target(ex.path, ex.query) : target(flow.path, flow.query),
     method: ex.method as Dispatcher.HttpMethod,
-    headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan()),
+    headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan(), ex.trace),
     body,
     headersTimeout: headersMs,
     bodyTimeout: flow?.timeouts?.bodyMs ?? pools.spec.bodyMs,

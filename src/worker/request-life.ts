@@ -4,6 +4,7 @@ import { envelopeReply } from './envelope.js';
 import type { Exchange } from './exchange.js';
 import type { RequestFlow } from './flow.js';
 import type { DataMetrics } from './observe/data-metrics.js';
+import type { RequestTrace } from './observe/request-trace.js';
 
 /** What every request of a generation shares. */
 export interface LifeEnv {
@@ -69,8 +70,12 @@ export class RequestLife {
     readonly flow: RequestFlow | null,
     private readonly requests: GenerationRequests,
     readonly env: LifeEnv,
+    /** The request's W3C trace (observe/), ended with it; the exchange and the flow reach it too. */
+    trace: RequestTrace | null = null,
   ) {
     requests.started();
+    ex.trace = trace;
+    if (flow !== null) flow.trace = trace;
   }
 
   /** Neither answered nor left: an answer can still be written. */
@@ -83,6 +88,7 @@ export class RequestLife {
     if (this.finished) return;
     this.finished = true;
     this.flow?.ended(this.ex.aborted ? 499 : this.status);
+    this.ex.trace?.end(this.ex.aborted && !this.ex.headersSent ? 499 : this.ex.status);
     this.requests.ended();
   }
 

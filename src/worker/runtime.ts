@@ -14,6 +14,7 @@ import { match, requestSteps, upstreamPeer, upstreamRequest } from './phases.js'
 import { HttpsOnly, httpsRedirect } from './https-only.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { RouteMeter } from './observe/meters.js';
+import type { Tracing } from './observe/request-trace.js';
 
 export interface RuntimeDeps {
   log: Logger;
@@ -26,6 +27,8 @@ export interface RuntimeDeps {
   counting: boolean;
   /** The request id's header (null: ids off): an upstream's own copy of it is not relayed. */
   requestIdHeader: string | null;
+  /** W3C trace context for every request, and spans with worker.json `tracing`. */
+  tracing: Tracing;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
@@ -66,7 +69,9 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
 
   const lifeEnv = { traceId, log, metrics, requestIdHeader: deps.requestIdHeader };
   const stepFailed = (err: unknown) => log.error({ err }, 'step failed');
-  const lifeOf = (ex: Exchange, flow: RequestFlow | null) => new RequestLife(ex, flow, requests, lifeEnv);
+  const tracing = deps.tracing;
+  // The route's terminal set ex.meter: the trace names the route.
+  const lifeOf = (ex: Exchange, flow: RequestFlow | null) => new RequestLife(ex, flow, requests, lifeEnv, tracing.start(ex));
 
   type Built = ReturnType<typeof buildRoutePipeline>;
 

@@ -8,6 +8,7 @@ import type { ClusterPools } from './upstream-pools.js';
 import type { RequestLife } from './request-life.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 import { WebSocketRelay } from './websocket-relay.js';
+import { errorType } from '../steps/step.js';
 
 /** Open WebSockets (and handshakes under way) per route id, in this worker, across generations. */
 const openPerRoute = new Map<string, number>();
@@ -35,11 +36,15 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   if ('denied' in guard) return life.replyError('Svc.Data.UpstreamDenied');
   const path = flow === null ? ex.path : flow.path;
   const query = flow === null ? ex.query : flow.query;
+  // The handshake is a call of the request's trace (its own span when traced).
+  const trace = ex.trace;
+  const call = trace === null ? null : trace.call('GET', hostPort);
+  const traceHeaders = trace === null ? null : { replaced: trace.recording ? call!.traceparent : trace.replaced, fresh: trace.fresh };
   let upstream: UpstreamSocket;
   try {
     upstream = new UpstreamSocket(`${secure ? 'wss' : 'ws'}://${hostPort}${path}${query === null ? '' : `?${query}`}`, subprotocols(ex.header('sec-websocket-protocol')), {
       ...(secure ? tlsOptions(pools.spec.tls).options : {}),
-      headers: handshakeHeaders(upstreamHeaders(ex, flow === null ? null : flow.editPlan())),
+      headers: handshakeHeaders(upstreamHeaders(ex, flow === null ? null : flow.editPlan(), traceHeaders)),
       perMessageDeflate: false,
       followRedirects: false,
       maxPayload: settings.maxMessageBytes,
@@ -47,6 +52,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
       ...(guard.lookup && { lookup: guard.lookup }),
     });
   } catch {
+    call?.fail('invalid_request');
     return life.replyError('Svc.Data.BadRequest'); // a subprotocol list `ws` refuses (not tokens, repeated)
   }
   openPerRoute.set(routeId, open + 1);
@@ -64,6 +70,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     life.finish();
   });
   const failed = (err: Error) => {
+    call?.fail(errorType(err));
     release();
     if (!life.answerable) return life.finish();
     if (err.name === 'UpstreamDeniedError') life.replyError('Svc.Data.UpstreamDenied');
@@ -76,6 +83,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     upstream.off('error', failed); // the relay listens from here on
     upstream.pause(); // nothing is relayed before uWS opened the client side (WebSocketRelay.attach)
     const relay = new WebSocketRelay(upstream, settings, release);
+    call?.end(101);
     life.status = 101;
     if (!ex.upgrade({ relay }, upstream.protocol)) {
       upstream.terminate();
@@ -86,6 +94,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   upstream.once('unexpected-response', (_req, res: IncomingMessage) => {
     upstream.off('error', failed);
     upstream.on('error', () => undefined); // terminate() below reports the aborted handshake: already answered
+    call?.end(res.statusCode ?? 502);
     refusedByUpstream(life, res, () => {
       upstream.terminate();
       release();

@@ -5,6 +5,7 @@ import { PropagationOnly } from '../../src/worker/observe/request-trace.js';
 import { serverAddress } from '../../src/worker/observe/recorded-trace.js';
 import { upstreamHeaders } from '../../src/worker/upstream-request-headers.js';
 import type { StepRequest } from '../../src/steps/step.js';
+import type { TracedRequest } from '../../src/worker/observe/request-trace.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -69,12 +70,12 @@ test('generated ids are lower-case hex of the right length, valid, and differ, a
   assert.equal(seen.size, 500);
 });
 
-function request(headers: string[]): StepRequest {
+function request(headers: string[]): StepRequest & TracedRequest {
   const find = (n: string) => {
     for (let i = 0; i < headers.length; i += 2) if (headers[i] === n) return headers[i + 1];
     return undefined;
   };
-  return { method: 'GET', path: '/p', query: null, headers, remoteAddress: '10.0.0.1', clientAddress: '10.0.0.1', localPort: '8080', scheme: 'http', header: find, headerList: find } as unknown as StepRequest;
+  return { method: 'GET', path: '/p', query: null, headers, remoteAddress: '10.0.0.1', clientAddress: '10.0.0.1', localPort: '8080', scheme: 'http', requestId: '', requestIdHeader: null, meter: null, header: find, headerList: find } as unknown as StepRequest & TracedRequest;
 }
 
 test('propagation only: a valid incoming traceparent goes on unchanged (tracestate too); else a new one replaces it and the tracestate', () => {

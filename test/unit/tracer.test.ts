@@ -8,10 +8,17 @@ import { freePort } from '../helpers/ports.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
-const ROUTE = { tenant: 'default', route: 'orders', requestId: 'req-1' };
 
 function req(headers: Record<string, string> = {}): TracedRequest {
-  return { method: 'GET', path: '/orders/7', scheme: 'http', clientAddress: '10.1.2.3', header: (n) => ({ host: 'shop.example:8080', ...headers })[n] };
+  return {
+    method: 'GET',
+    path: '/orders/7',
+    scheme: 'http',
+    clientAddress: '10.1.2.3',
+    requestId: 'req-1',
+    meter: { tenant: 'default', route: 'orders' },
+    header: (n) => ({ host: 'shop.example:8080', ...headers })[n],
+  };
 }
 
 function settings(endpoint: string, extra: Partial<TracingSettings> = {}): TracingSettings {
@@ -23,7 +30,7 @@ const quiet = { warn: () => {} };
 test('a sampled request: a SERVER span, a CLIENT child per call whose traceparent names it, exported with the service name and the configured headers', async (t) => {
   const rx = await startOtlpReceiver(t);
   const tracing = tracingFor(settings(rx.url, { headersEnv: { 'x-collector-token': 'SY_TEST_OTLP_TOKEN' } }), quiet, { SY_TEST_OTLP_TOKEN: 'tok-1' });
-  const tr = tracing.start(req(), ROUTE);
+  const tr = tracing.start(req());
   assert.equal(tr.recording, true);
   assert.equal(tr.fresh, true);
   const call = tr.call('GET', 'http://127.0.0.1:9001');
@@ -67,14 +74,14 @@ test('a sampled request: a SERVER span, a CLIENT child per call whose traceparen
 test('an incoming sampled traceparent is continued (its span is the parent, its tracestate kept); an unsampled one is passed on without spans', async (t) => {
   const rx = await startOtlpReceiver(t);
   const tracing = tracingFor(settings(rx.url), quiet);
-  const tr = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01`, tracestate: 'vendor=a1' }), ROUTE);
+  const tr = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01`, tracestate: 'vendor=a1' }));
   assert.equal(tr.traceId, TRACE);
   assert.equal(tr.fresh, false);
   tr.call('GET', '127.0.0.1:9').end(503);
   tr.end(503);
 
   const unsampled = `00-${TRACE}-${SPAN}-00`;
-  const off = tracing.start(req({ traceparent: unsampled }), ROUTE);
+  const off = tracing.start(req({ traceparent: unsampled }));
   assert.equal(off.recording, false);
   assert.equal(off.replaced, null, 'the client traceparent goes on unchanged');
   assert.equal(off.call('GET', 'x:1').traceparent, unsampled);
@@ -96,13 +103,13 @@ test('sampleRatio 0: new traces are propagated (flags 00), not recorded', async 
   const rx = await startOtlpReceiver(t);
   const tracing = tracingFor(settings(rx.url, { sampleRatio: 0 }), quiet);
   for (let i = 0; i < 20; i++) {
-    const tr = tracing.start(req(), ROUTE);
+    const tr = tracing.start(req());
     assert.equal(tr.recording, false);
     assert.match(tr.replaced!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
     tr.end(200);
   }
   // An incoming sampled flag is still followed.
-  const followed = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01` }), ROUTE);
+  const followed = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01` }));
   assert.equal(followed.recording, true);
   followed.end(200);
   await tracing.flush(5_000);
@@ -115,7 +122,7 @@ test('a collector that refuses or hangs: flush returns within its bound, failure
   const log = { warn: (_o: object, msg: string) => void warnings.push(msg) };
   const refused = tracingFor(settings(`http://127.0.0.1:${await freePort()}/v1/traces`), log);
   for (let round = 0; round < 3; round++) {
-    for (let i = 0; i < 5; i++) refused.start(req(), ROUTE).end(200);
+    for (let i = 0; i < 5; i++) refused.start(req()).end(200);
     await refused.flush(2_000);
   }
   assert.equal(warnings.length, 1, warnings.join('\n'));
@@ -123,7 +130,7 @@ test('a collector that refuses or hangs: flush returns within its bound, failure
   const rx = await startOtlpReceiver(t);
   rx.mode = 'hang';
   const hanging = tracingFor(settings(rx.url), log);
-  hanging.start(req(), ROUTE).end(200);
+  hanging.start(req()).end(200);
   const t0 = Date.now();
   await hanging.flush(300);
   assert.ok(Date.now() - t0 < 2_000, 'flush is bounded');

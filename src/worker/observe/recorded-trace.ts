@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import type { CallTrace, RequestTrace } from './request-trace.js';
+import type { CallTrace, RequestTrace, TracedRequest } from './request-trace.js';
 import { formatTraceparent } from './traceparent.js';
 
 /**
@@ -21,6 +21,7 @@ export class RecordedTrace implements RequestTrace {
     private readonly span: Span,
     readonly traceId: string,
     readonly fresh: boolean,
+    private readonly req: TracedRequest,
   ) {
     this.replaced = formatTraceparent(traceId, span.spanContext().spanId, true);
     this.ctx = trace.setSpan(ROOT_CONTEXT, span);
@@ -48,6 +49,7 @@ export class RecordedTrace implements RequestTrace {
     if (this.open !== null) for (const c of this.open.slice()) c.fail(status === 499 ? 'client_aborted' : 'abandoned');
     const span = this.span;
     span.setAttribute('http.response.status_code', status);
+    if (this.req.requestId !== '') span.setAttribute('switchyard.request_id', this.req.requestId);
     if (status >= 500) {
       span.setAttribute('error.type', String(status));
       span.setStatus({ code: SpanStatusCode.ERROR });

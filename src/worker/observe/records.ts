@@ -7,7 +7,6 @@ import type { RequestRecord } from './request-record.js';
 /** An exchange's record, read from it when it ended (its client address was read at its start). */
 export class ExchangeRecord implements RequestRecord {
   readonly startedAt: number;
-  readonly traceId: string | null = null;
 
   constructor(
     private readonly ex: Exchange,
@@ -19,6 +18,9 @@ export class ExchangeRecord implements RequestRecord {
 
   get requestId(): string {
     return this.ex.requestId;
+  }
+  get traceId(): string | null {
+    return this.ex.trace?.traceId ?? null;
   }
   get tenant(): string {
     return this.ex.meter?.tenant ?? '';

@@ -9,14 +9,11 @@ export interface TracedRequest {
   readonly path: string;
   readonly scheme: 'http' | 'https';
   readonly clientAddress: string;
-  header(name: string): string | undefined;
-}
-
-/** The route a traced request took, and its id. */
-export interface TracedRoute {
-  readonly tenant: string;
-  readonly route: string;
+  /** The request's id ('' without ids); read when the request ends (a request-id step may keep the client's). */
   readonly requestId: string;
+  /** The route that took the request (its meter); null: none. */
+  readonly meter: { readonly tenant: string; readonly route: string } | null;
+  header(name: string): string | undefined;
 }
 
 /** How the trace context goes upstream (upstream-request-headers.ts). */
@@ -44,7 +41,7 @@ export interface RequestTrace extends UpstreamTrace {
 
 /** Makes the trace of each request, once per worker (tracer.ts builds the recording one). */
 export interface Tracing {
-  start(req: TracedRequest, route: TracedRoute): RequestTrace;
+  start(req: TracedRequest): RequestTrace;
   /** Sends what is still queued, within `timeoutMs` at most. */
   flush(timeoutMs: number): Promise<void>;
 }

@@ -4,7 +4,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ObserveSettings } from '../../contracts/ipc.js';
-import { PropagatedTrace, PropagationOnly, type RequestTrace, type TracedRequest, type TracedRoute, type Tracing } from './request-trace.js';
+import { PropagatedTrace, PropagationOnly, type RequestTrace, type TracedRequest, type Tracing } from './request-trace.js';
 import { RecordedTrace, serverAddress } from './recorded-trace.js';
 import { formatTraceparent, parseTraceparent, TraceIds } from './traceparent.js';
 
@@ -76,7 +76,7 @@ class OtelTracing implements Tracing {
     this.tracer = this.provider.getTracer('switchyard');
   }
 
-  start(req: TracedRequest, route: TracedRoute): RequestTrace {
+  start(req: TracedRequest): RequestTrace {
     const incoming = req.header('traceparent');
     const parent = parseTraceparent(incoming);
     if (parent !== null && !parent.sampled) return new PropagatedTrace(incoming!, false);
@@ -99,21 +99,23 @@ class OtelTracing implements Tracing {
       });
     }
     const host = req.header('host');
+    const route = req.meter;
     const attributes: Attributes = {
       'http.request.method': req.method,
       'url.path': req.path,
       'url.scheme': req.scheme,
       'client.address': req.clientAddress,
-      'http.route': route.route,
-      'switchyard.tenant': route.tenant,
-      'switchyard.route': route.route,
     };
-    if (route.requestId !== '') attributes['switchyard.request_id'] = route.requestId;
+    if (route !== null) {
+      attributes['http.route'] = route.route;
+      attributes['switchyard.tenant'] = route.tenant;
+      attributes['switchyard.route'] = route.route;
+    }
     if (host !== undefined) [attributes['server.address'], attributes['server.port']] = serverAddress(`${req.scheme}://${host}`);
     this.nextTraceId = traceId;
-    const span = this.tracer.startSpan(`${req.method} ${route.route}`, { kind: SpanKind.SERVER, attributes }, ctx);
+    const span = this.tracer.startSpan(route === null ? `HTTP ${req.method}` : `${req.method} ${route.route}`, { kind: SpanKind.SERVER, attributes }, ctx);
     this.nextTraceId = null;
-    return new RecordedTrace(this.tracer, span, traceId, parent === null);
+    return new RecordedTrace(this.tracer, span, traceId, parent === null, req);
   }
 
   async flush(timeoutMs: number): Promise<void> {
