@@ -1,6 +1,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { startGateway, type Gateway } from './helpers/gateway.js';
@@ -50,6 +52,22 @@ function tracingAt(endpoint: string, extra: Record<string, unknown> = {}) {
   return (c: Record<string, unknown>) => void (c.tracing = { endpoint, serviceName: 'gw-under-test', ...extra });
 }
 
+/** worker.json `log.access` to `access.log` in the gateway's folder. */
+function withAccessLog(c: Record<string, unknown>): void {
+  c.log = { ...(c.log as Record<string, unknown>), access: { enabled: true, path: 'access.log' } };
+}
+
+/** The access log's `traceId` of the request to `path`, once its line is written. */
+function loggedTraceId(gw: Gateway, path: string): Promise<string> {
+  const file = join(gw.dir, 'access.log');
+  return waitFor(`the access line of ${path}`, () => {
+    if (!existsSync(file)) return undefined;
+    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+    const line = lines.map((l) => JSON.parse(l) as { path: string; traceId: string }).find((l) => l.path === path);
+    return line?.traceId;
+  });
+}
+
 const upstreamTraceparent = (r: { json: unknown }) => (r.json as { headers: Record<string, string> }).headers.traceparent!;
 const byTrace = (spans: ReceivedSpan[], traceId: string) => spans.filter((s) => s.traceId === traceId);
 
@@ -59,7 +77,10 @@ test('tracing on: one trace per request, the gateway span parent of the upstream
   const auth = await startAuthService(t);
   const gw = await startGateway(t, {
     keys: [ROOT_KEY],
-    edit: tracingAt(rx.url, { headersEnv: { 'x-otlp-token': 'SY_TEST_OTLP_TOKEN' } }),
+    edit: (c) => {
+      tracingAt(rx.url, { headersEnv: { 'x-otlp-token': 'SY_TEST_OTLP_TOKEN' } })(c);
+      withAccessLog(c);
+    },
     env: { SY_TEST_OTLP_TOKEN: 'otlp-secret-1' },
   });
   await apply(gw, [
@@ -109,6 +130,7 @@ test('tracing on: one trace per request, the gateway span parent of the upstream
       assert.equal(server.resource['service.name'], 'gw-under-test');
     }
     assert.equal(rx.exports[0]!['x-otlp-token'], 'otlp-secret-1', 'headersEnv values go with every export');
+    assert.equal(await loggedTraceId(gw, '/plain/item/0?q=1'), ids[0]![1], "the access log's traceId is the trace's");
   });
 
   await t.test("an incoming sampled traceparent is continued: its span is the gateway span's parent, its tracestate goes on", async () => {
@@ -233,7 +255,7 @@ test('tracing off: the upstream still gets a traceparent, the incoming one uncha
   const up = await startUpstream(t);
   const auth = await startAuthService(t);
   const ws = await startWsUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const gw = await startGateway(t, { keys: [ROOT_KEY], edit: withAccessLog });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['cluster', 'ws', { targets: [ws.target] }],
@@ -247,6 +269,7 @@ test('tracing off: the upstream still gets a traceparent, the incoming one uncha
   assert.match(a, NEW_UNSAMPLED);
   assert.match(b, NEW_UNSAMPLED);
   assert.notEqual(a.slice(3, 35), b.slice(3, 35));
+  assert.equal(await loggedTraceId(gw, '/plain/a'), a.slice(3, 35), "the access log's traceId is the one sent upstream");
 
   for (const incoming of [`00-${TRACE}-${SPAN}-01`, `00-${TRACE}-${SPAN}-00`]) {
     const r = await request(`${gw.dataUrl}/plain/kept`, { headers: { traceparent: incoming, tracestate: 'vendor=k' } });

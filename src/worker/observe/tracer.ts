@@ -1,12 +1,13 @@
-import { createTraceState, diag, DiagLogLevel, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type DiagLogFunction, type Tracer } from '@opentelemetry/api';
-import { ExportResultCode, setGlobalErrorHandler, type ExportResult } from '@opentelemetry/core';
+import { createTraceState, diag, DiagLogLevel, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Tracer } from '@opentelemetry/api';
+import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { ObserveSettings } from '../../contracts/ipc.js';
 import { PropagatedTrace, PropagationOnly, type RequestTrace, type TracedRequest, type Tracing } from './request-trace.js';
 import { RecordedTrace, serverAddress } from './recorded-trace.js';
 import { formatTraceparent, parseTraceparent, TraceIds } from './traceparent.js';
+import { throttledWarn, WarningExporter } from './export-warnings.js';
 
 export type TracingSettings = NonNullable<ObserveSettings['tracing']>;
 
@@ -21,9 +22,6 @@ const EXPORT = {
   /** Exports in flight at once (a hanging collector holds each until its timeout). */
   concurrencyLimit: 2,
 };
-
-/** At most one warning a minute about the collector, whatever fails how often. */
-const WARN_EVERY_MS = 60_000;
 
 /** The tracing of a worker: propagation only without `tracing` in worker.json, spans over OTLP/HTTP with it. */
 export function tracingFor(settings: TracingSettings | null, log: { warn(obj: object, msg: string): void }, env: NodeJS.ProcessEnv = process.env): Tracing {
@@ -124,44 +122,6 @@ class OtelTracing implements Tracing {
     await Promise.race([this.provider.forceFlush().catch(noop), late]);
     clearTimeout(timer);
   }
-}
-
-/** The exporter, with its failures told (throttled) to the worker's log. */
-class WarningExporter implements SpanExporter {
-  constructor(
-    private readonly inner: SpanExporter,
-    private readonly warn: (msg: string) => void,
-  ) {}
-
-  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
-    this.inner.export(spans, (r) => {
-      if (r.code !== ExportResultCode.SUCCESS) this.warn(`span export failed: ${r.error?.message ?? 'unknown error'}`);
-      done(r);
-    });
-  }
-
-  shutdown(): Promise<void> {
-    return this.inner.shutdown();
-  }
-
-  forceFlush(): Promise<void> {
-    return this.inner.forceFlush?.() ?? Promise.resolve();
-  }
-}
-
-function throttledWarn(log: { warn(obj: object, msg: string): void }): DiagLogFunction {
-  let last = -Infinity;
-  let skipped = 0;
-  return (message: string) => {
-    const now = Date.now();
-    if (now - last < WARN_EVERY_MS) {
-      skipped++;
-      return;
-    }
-    last = now;
-    log.warn({ detail: message, suppressedSinceLast: skipped }, 'tracing: spans are not reaching the collector (at most one such warning a minute)');
-    skipped = 0;
-  };
 }
 
 function noop(): void {}
