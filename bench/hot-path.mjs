@@ -12,6 +12,7 @@ import { DataServer } from '../dist/worker/data-server.js';
 import { LIMIT_DEFAULTS } from '../dist/shared/gateway-config-limits.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { workerObservation } from '../dist/worker/observe/observation.js';
+import { PropagationOnly } from '../dist/worker/observe/request-trace.js';
 import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
 const drafts = [
@@ -57,6 +58,7 @@ const runtime = buildRuntime(1, compiled.generation, {
   meters: seen.meters,
   counting: seen.counting,
   requestIdHeader: seen.ids?.header ?? null,
+  tracing: new PropagationOnly(), // worker.json without `tracing`: the traceparent is passed on, or a new one sent
 });
 
 const PEER = new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1]).buffer;
