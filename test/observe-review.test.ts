@@ -32,3 +32,17 @@ test('a rate-limit 429 envelope carries the request id the client got as its tra
   assert.ok(refused.headers['x-request-id'], 'the answer carries an id');
   assert.equal(refused.json.traceId, refused.headers['x-request-id'], 'the envelope names the id the client got');
 });
+
+test('a directResponse too large for one cork is counted under its route', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['route', 'small', { pathPrefix: '/small', directResponse: { statusCode: 200, body: 'hi' } }],
+    ['route', 'big', { pathPrefix: '/big', directResponse: { statusCode: 200, body: 'x'.repeat(60_000) } }],
+  ]);
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${gw.dataUrl}/small`)).status, 200);
+  for (let i = 0; i < 4; i++) assert.equal((await request(`${gw.dataUrl}/big`)).text.length, 60_000);
+  await shipped();
+  assert.equal(await requestsTotal(gw, { route: 'small' }), 3);
+  assert.equal(await requestsTotal(gw, { route: 'big' }), 4, 'the large answers are the route\'s');
+  assert.equal(await requestsTotal(gw, { route: '' }), 0, 'none is counted as a request no route took');
+});

@@ -140,7 +140,11 @@ export class DataServer {
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming', rid));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest', rid));
         else if (typeof target === 'function') target(ex);
-        else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
+        else {
+          // A large fixed body needs tryEnd and a writable callback; it is still its route's answer.
+          if (target.meter !== undefined) ex.meter = target.meter;
+          ex.sendStatic(target);
+        }
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
