@@ -46,3 +46,20 @@ test('a directResponse too large for one cork is counted under its route', BOUND
   assert.equal(await requestsTotal(gw, { route: 'big' }), 4, 'the large answers are the route\'s');
   assert.equal(await requestsTotal(gw, { route: '' }), 0, 'none is counted as a request no route took');
 });
+
+test('the upstream gets exactly one request id header, the one the client got, whatever a route\'s header edits add', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'api', { targets: [up.target] }],
+    ['route', 'added', { pathPrefix: '/added', cluster: 'api', steps: [{ code: 'request-headers', settings: { add: { 'x-request-id': 'from-step' } } }] }],
+    ['route', 'set', { pathPrefix: '/set', cluster: 'api', steps: [{ code: 'request-headers', settings: { set: { 'X-Request-Id': 'from-step' } } }] }],
+  ]);
+  for (const path of ['/added/1', '/set/1']) {
+    const r = await request(`${gw.dataUrl}${path}`, { headers: { 'x-request-id': 'client' } });
+    assert.equal(r.status, 200);
+    const raw = r.json.rawHeaders as string[];
+    const ids = raw.filter((_, i) => i % 2 === 1 && raw[i - 1]!.toLowerCase() === 'x-request-id');
+    assert.deepEqual(ids, [r.headers['x-request-id']], `${path}: one header upstream, the client's id`);
+  }
+});

@@ -56,7 +56,14 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null): string[
   if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', ex.scheme);
   if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
   if (ex.localPort && (drop === null || !drop.includes('x-forwarded-port'))) out.push('x-forwarded-port', ex.localPort);
-  if (idHeader !== null && (drop === null || !drop.includes(idHeader))) out.push(idHeader, ex.requestId);
-  if (plan !== null) for (let i = 0; i < plan.tail.length; i++) out.push(plan.tail[i]!);
+  // The id goes up once and is the one the client gets back: a step's set or add of its
+  // header is not sent (a remove is: no id upstream).
+  const tail = plan === null ? null : plan.tail;
+  let stepId = false;
+  if (idHeader !== null && tail !== null) for (let i = 0; i < tail.length && !stepId; i += 2) stepId = tail[i] === idHeader;
+  if (idHeader !== null && (stepId || drop === null || !drop.includes(idHeader))) out.push(idHeader, ex.requestId);
+  if (tail !== null) {
+    for (let i = 0; i < tail.length; i += 2) if (!stepId || tail[i] !== idHeader) out.push(tail[i]!, tail[i + 1]!);
+  }
   return out;
 }
