@@ -1,10 +1,15 @@
 import { test } from 'node:test';
+import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { BOUNDED, sleep } from './helpers/wait.js';
+import { freePort } from './helpers/ports.js';
+import type { Json } from './helpers/json.js';
 
 /** The value of switchyard_requests_total summed over the series whose labels include `labels`. */
 async function requestsTotal(gw: Gateway, labels: Record<string, string>): Promise<number> {
@@ -62,4 +67,88 @@ test('the upstream gets exactly one request id header, the one the client got, w
     const ids = raw.filter((_, i) => i % 2 === 1 && raw[i - 1]!.toLowerCase() === 'x-request-id');
     assert.deepEqual(ids, [r.headers['x-request-id']], `${path}: one header upstream, the client's id`);
   }
+});
+
+/** Writes `bytes` on a fresh connection and resolves with what came back once `until` holds or the peer closed. */
+function exchangeBytes(port: number, bytes: string, until: (got: string) => boolean, timeoutMs = 5_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    let got = '';
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no complete answer: ${got.slice(0, 300)}`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(got);
+    };
+    sock.on('data', (d) => {
+      got += d.toString('latin1');
+      if (until(got)) done();
+    });
+    sock.on('close', done);
+    sock.on('error', () => undefined);
+    sock.write(bytes);
+  });
+}
+
+test('every request counted once and logged once: aborts (499), HEAD, pipelined, odd methods, refusals, retries', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const dead = await freePort();
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    edit: (c) => {
+      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
+    },
+  });
+  const file = join(gw.dir, 'access.log');
+  await apply(gw, [
+    ['cluster', 'api', { targets: [up.target] }],
+    ['cluster', 'two', { targets: [`127.0.0.1:${dead}`, up.target], retry: { attempts: 2, on: ['connect-failure'] } }],
+    ['route', 'a', { pathPrefix: '/a', cluster: 'api' }],
+    ['route', 'r', { pathPrefix: '/r', cluster: 'two' }],
+    ['route', 'f', { pathPrefix: '/f', directResponse: { statusCode: 200, body: 'fixed' } }],
+  ]);
+  const port = Number(new URL(gw.dataUrl).port);
+  let sent = 0;
+  // A client that leaves while the upstream is still thinking.
+  const leaving = connect({ host: '127.0.0.1', port });
+  leaving.write('GET /a/slow HTTP/1.1\r\nhost: x\r\nx-up-delay-ms: 1500\r\n\r\n');
+  await sleep(300);
+  leaving.destroy();
+  sent++;
+  assert.equal((await request(`${gw.dataUrl}/a/h`, { method: 'HEAD' })).status, 200);
+  sent++;
+  assert.equal((await request(`${gw.dataUrl}/f`, { method: 'HEAD' })).status, 200);
+  sent++;
+  // Fixed answers, then one for the upstream last (uWS refuses a request pipelined behind an upstream's).
+  const three = await exchangeBytes(port, 'GET /f HTTP/1.1\r\nhost: x\r\n\r\nHEAD /nowhere HTTP/1.1\r\nhost: x\r\n\r\nGET /a/p HTTP/1.1\r\nhost: x\r\n\r\n', (g) => (g.match(/HTTP\/1\.1 \d{3}/g) ?? []).length >= 3 && g.endsWith('}'));
+  assert.equal((three.match(/HTTP\/1\.1 \d{3}/g) ?? []).length, 3, JSON.stringify(three));
+  sent += 3;
+  const odd = await exchangeBytes(port, 'FROBNICATE /a/x HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n', (g) => /\r\n\r\n/.test(g));
+  assert.match(odd, /^HTTP\/1\.1 \d{3}/);
+  sent++;
+  assert.equal((await request(`${gw.dataUrl}/r/x`)).status, 200, 'the retry reached the live target');
+  sent++;
+  const badHost = await exchangeBytes(port, 'GET /a/x HTTP/1.1\r\nhost: a b\r\n\r\n', (g) => /\r\n\r\n/.test(g));
+  assert.match(badHost, /^HTTP\/1\.1 400/);
+  sent++;
+
+  await sleep(1_800); // the abandoned upstream answer, then a shipment
+  const m = await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root });
+  const total = m.text
+    .split('\n')
+    .filter((l) => l.startsWith('switchyard_requests_total{'))
+    .reduce((s, l) => s + Number(l.split(' ').at(-1)), 0);
+  const counts = m.text
+    .split('\n')
+    .filter((l) => l.startsWith('switchyard_request_duration_seconds_count{'))
+    .reduce((s, l) => s + Number(l.split(' ').at(-1)), 0);
+  assert.equal(total, sent, `every request counted once:\n${m.text.split('\n').filter((l) => l.startsWith('switchyard_requests_total')).join('\n')}`);
+  assert.equal(counts, sent, 'histogram counts equal request counts');
+  assert.ok(m.text.includes('status_class="4xx"'), 'the client that left is a 4xx (499)');
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  assert.equal(lines.length, sent, `one access line per request:\n${lines.map((l) => `${l.method} ${l.path} ${l.status}`).join('\n')}`);
+  assert.ok(lines.some((l) => l.status === 499 && l.path === '/a/slow'), 'the client that left is logged 499');
 });
