@@ -135,8 +135,11 @@ export class DataServer {
         ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, tls ? this.tlsPort : this.port, limits, events, tls ? 'https' : 'http');
         ex.upgradeContext = context;
         if (rid !== '') ex.setRequestId(ids!.header, rid);
-        // The socket's address is gone when the exchange ends: a record reads it now.
-        if (recording) void ex.clientAddress;
+        // The socket's address is gone when the exchange ends: a sampled request's record reads it now.
+        if (recording && observer.sampled()) {
+          ex.logged = true;
+          void ex.clientAddress;
+        }
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming', rid));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest', rid));
         else if (typeof target === 'function') target(ex);

@@ -47,6 +47,8 @@ export class Exchange extends ExchangeRequest {
   /** The last attempt's target and its time to the answer's head. */
   upstream: string | null = null;
   upstreamMs: number | null = null;
+  /** The access log writes this request's line (it was sampled). */
+  logged = false;
 
   constructor(
     res: HttpResponse,
