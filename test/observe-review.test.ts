@@ -152,3 +152,31 @@ test('every request counted once and logged once: aborts (499), HEAD, pipelined,
   assert.equal(lines.length, sent, `one access line per request:\n${lines.map((l) => `${l.method} ${l.path} ${l.status}`).join('\n')}`);
   assert.ok(lines.some((l) => l.status === 499 && l.path === '/a/slow'), 'the client that left is logged 499');
 });
+
+test('an access line names no upstream when none answered (the client got the gateway\'s 502), as the reference says', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const dead = `127.0.0.1:${await freePort()}`;
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    edit: (c) => {
+      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
+    },
+  });
+  await apply(gw, [
+    ['cluster', 'gone', { targets: [dead] }],
+    ['cluster', 'api', { targets: [up.target] }],
+    ['route', 'g', { pathPrefix: '/g', cluster: 'gone' }],
+    ['route', 'a', { pathPrefix: '/a', cluster: 'api' }],
+  ]);
+  assert.equal((await request(`${gw.dataUrl}/g/1`)).status, 502);
+  assert.equal((await request(`${gw.dataUrl}/a/1`)).status, 200);
+  await sleep(500);
+  const lines = readFileSync(join(gw.dir, 'access.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  assert.deepEqual(
+    lines.map((l) => [l.route, l.status, l.upstream, l.upstreamMs === null]),
+    [
+      ['g', 502, null, true],
+      ['a', 200, up.target, false],
+    ],
+  );
+});

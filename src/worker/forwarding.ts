@@ -121,7 +121,9 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     if (!this.answered && !this.life.ex.aborted) {
       this.pools.outcome(this.target!, null);
       this.pools.failed(this.target!, err);
-      this.life.ex.upstream = this.pools.addressOf(this.target!);
+      // No answer from this attempt: an earlier attempt's answer is not the one the client gets either.
+      this.life.ex.upstream = null;
+      this.life.ex.upstreamMs = null;
     }
     if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
     super.onError(err);
