@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
-import { ROOT_KEY, apply } from './helpers/admin.js';
+import { ROOT_KEY, apply, clusterStatus, waitForWorkersAt } from './helpers/admin.js';
 import { BOUNDED, sleep } from './helpers/wait.js';
 import { freePort } from './helpers/ports.js';
 import type { Json } from './helpers/json.js';
@@ -179,4 +179,23 @@ test('an access line names no upstream when none answered (the client got the ga
       ['a', 200, up.target, false],
     ],
   );
+});
+
+test('a worker killed with SIGKILL: /metrics and status still answer, shipped counts stay, none is counted twice', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY] });
+  const pub = await apply(gw, [['route', 'f', { pathPrefix: '/f', directResponse: { statusCode: 200, body: 'ok' } }]]);
+  let sent = 0;
+  for (let i = 0; i < 40; i++, sent++) assert.equal((await request(`${gw.dataUrl}/f`)).status, 200);
+  await shipped();
+  const before = await clusterStatus(gw);
+  process.kill(before.workers[0]!.pid!, 'SIGKILL');
+  const m = await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root, timeoutMs: 5_000 });
+  assert.equal(m.status, 200);
+  assert.equal(await requestsTotal(gw, { route: 'f' }), sent, 'what was shipped stays');
+  const s = await request(`${gw.adminUrl}/api/v1/sys/cluster/status`, { token: gw.tokens.root, timeoutMs: 5_000 });
+  assert.equal(s.status, 200);
+  await waitForWorkersAt(gw, pub.generation, 20_000);
+  for (let i = 0; i < 40; i++, sent++) assert.equal((await request(`${gw.dataUrl}/f`)).status, 200);
+  await shipped();
+  assert.equal(await requestsTotal(gw, { route: 'f' }), sent, 'the respawned worker adds its own, nothing twice');
 });
