@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import { connect } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
@@ -198,4 +198,32 @@ test('a worker killed with SIGKILL: /metrics and status still answer, shipped co
   for (let i = 0; i < 40; i++, sent++) assert.equal((await request(`${gw.dataUrl}/f`)).status, 200);
   await shipped();
   assert.equal(await requestsTotal(gw, { route: 'f' }), sent, 'the respawned worker adds its own, nothing twice');
+});
+
+test('SIGHUP while the workers drain: a draining worker reopens too, its last lines go to the new file', BOUNDED, async (t) => {
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    edit: (c) => {
+      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
+    },
+  });
+  const file = join(gw.dir, 'access.log');
+  await apply(gw, [
+    ['cluster', 'api', { targets: [up.target] }],
+    ['route', 'a', { pathPrefix: '/a', cluster: 'api' }],
+  ]);
+  assert.equal((await request(`${gw.dataUrl}/a/before`)).status, 200);
+  const slow = request(`${gw.dataUrl}/a/slow`, { headers: { 'x-up-delay-ms': '2500' } });
+  await sleep(300);
+  const stopping = gw.stop('SIGTERM', 20_000);
+  await sleep(500); // the worker drains, the slow request still in flight
+  renameSync(file, `${file}.1`);
+  process.kill(gw.pid, 'SIGHUP');
+  assert.equal((await slow).status, 200);
+  const stop = await stopping;
+  assert.deepEqual([stop.code, stop.signal], [0, null]);
+  const paths = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { path: string }).path) : []);
+  assert.deepEqual(paths(`${file}.1`), ['/a/before'], 'the renamed file has the lines before the HUP');
+  assert.deepEqual(paths(file), ['/a/slow'], 'the drained request\'s line is in the new file');
 });

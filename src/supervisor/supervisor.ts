@@ -106,7 +106,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   });
   onHangup = () => {
     log.info('SIGHUP: workers reopen the access log');
-    pool.broadcast({ type: 'reopen-logs' });
+    // Draining and starting workers too: one that opened the file before the rename writes to it until told.
+    pool.sendAll({ type: 'reopen-logs' });
   };
   publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
   publisher.onServed = (gen) => {
