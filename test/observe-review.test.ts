@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply, clusterStatus, waitForWorkersAt } from './helpers/admin.js';
 import { BOUNDED, sleep } from './helpers/wait.js';
@@ -226,4 +227,17 @@ test('SIGHUP while the workers drain: a draining worker reopens too, its last li
   const paths = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { path: string }).path) : []);
   assert.deepEqual(paths(`${file}.1`), ['/a/before'], 'the renamed file has the lines before the HUP');
   assert.deepEqual(paths(file), ['/a/slow'], 'the drained request\'s line is in the new file');
+});
+
+test('a directResponse that names the request id\'s header among its headers still answers one id, the request\'s', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [['route', 'f', { pathPrefix: '/f', directResponse: { statusCode: 200, body: 'hi', headers: { 'X-Request-Id': 'static', 'x-other': '1' } } }]]);
+  const r = await rawRequest(gw.dataPort, ['GET /f HTTP/1.1', 'Host: a.test', 'Connection: close']);
+  assert.equal(r.status, 200);
+  const ids = r.headerList.filter(([k]) => k === 'x-request-id').map(([, v]) => v);
+  assert.equal(ids.length, 1, `one id header: ${JSON.stringify(ids)}`);
+  assert.match(ids[0]!, /^w0-/, 'the request\'s id');
+  assert.equal(r.headers['x-other'], '1', 'the other headers stay');
+  const head = await request(`${gw.dataUrl}/f`, { method: 'HEAD' });
+  assert.match(String(head.headers['x-request-id']), /^w0-[^,]+$/, 'HEAD: one id, the request\'s (repeats would be joined with a comma)');
 });
