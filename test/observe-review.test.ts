@@ -1,5 +1,7 @@
 import { test } from 'node:test';
-import { connect } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
+import { WebSocket, WebSocketServer } from 'ws';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -240,4 +242,54 @@ test('a directResponse that names the request id\'s header among its headers sti
   assert.equal(r.headers['x-other'], '1', 'the other headers stay');
   const head = await request(`${gw.dataUrl}/f`, { method: 'HEAD' });
   assert.match(String(head.headers['x-request-id']), /^w0-[^,]+$/, 'HEAD: one id, the request\'s (repeats would be joined with a comma)');
+});
+
+test('a proxied WebSocket is counted once (1xx) with its target in the access line and the upstream histogram; a refused handshake counts the target\'s error', BOUNDED, async (t) => {
+  const http = createServer((_req, res) => res.end('plain'));
+  const wss = new WebSocketServer({ server: http });
+  wss.on('connection', (ws) => ws.on('message', (d) => ws.send(d)));
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    for (const c of wss.clients) c.terminate();
+    http.close();
+  });
+  const target = `127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const dead = `127.0.0.1:${await freePort()}`;
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    edit: (c) => {
+      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
+    },
+  });
+  await apply(gw, [
+    ['cluster', 'up', { targets: [target] }],
+    ['cluster', 'gone', { targets: [dead] }],
+    ['route', 'ws', { pathPrefix: '/ws', cluster: 'up', websocket: {} }],
+    ['route', 'wsgone', { pathPrefix: '/gone', cluster: 'gone', websocket: {} }],
+  ]);
+  const url = gw.dataUrl.replace('http://', 'ws://');
+  const ws = new WebSocket(`${url}/ws/echo`);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  ws.send('hi');
+  await new Promise((resolve) => ws.once('message', resolve));
+  ws.close();
+  const refused = new WebSocket(`${url}/gone/x`);
+  const status = await new Promise<number>((resolve) => {
+    refused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    refused.once('error', () => resolve(-1));
+  });
+  assert.equal(status, 502);
+  await shipped();
+  assert.equal(await requestsTotal(gw, { route: 'ws', status_class: '1xx' }), 1);
+  const m = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+  assert.match(m, new RegExp(`switchyard_upstream_duration_seconds_count\\{cluster="default/up",target="${target}"\\} 1\\n`), 'the handshake\'s time to its answer');
+  assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{cluster="default/gone",target="${dead}",kind="connect"\\} 1\\n`), 'the refused connection');
+  const lines = readFileSync(join(gw.dir, 'access.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  assert.deepEqual(
+    lines.map((l) => [l.route, l.status, l.upstream, typeof l.upstreamMs]),
+    [
+      ['ws', 101, target, 'number'],
+      ['wsgone', 502, null, 'object'],
+    ],
+  );
 });
