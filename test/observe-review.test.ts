@@ -269,7 +269,9 @@ test('a proxied WebSocket is counted once (1xx) with its target in the access li
   ]);
   const url = gw.dataUrl.replace('http://', 'ws://');
   const ws = new WebSocket(`${url}/ws/echo`);
+  const upgraded = new Promise<string | undefined>((resolve) => ws.once('upgrade', (res) => resolve(res.headers['x-request-id'] as string | undefined)));
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  assert.match(String(await upgraded), /^w0-[^,]+$/, 'the 101 carries the request id, once');
   ws.send('hi');
   await new Promise((resolve) => ws.once('message', resolve));
   ws.close();

@@ -286,7 +286,12 @@ export class Exchange extends ExchangeRequest {
     if (this.aborted || this.done || ctx === null) return false;
     const key = this.header('sec-websocket-key') ?? '';
     this.status = 101;
-    this.res.cork(() => this.res.upgrade(userData, key, protocol, '', ctx));
+    const idEcho = this.idEcho;
+    this.res.cork(() => {
+      // uWS writes its own 101 line only if none was written: this one carries the request id (headBlock's way).
+      if (idEcho !== '') this.res.writeStatus(`101 Switching Protocols${idEcho}`);
+      this.res.upgrade(userData, key, protocol, '', ctx);
+    });
     this.finish();
     return true;
   }
