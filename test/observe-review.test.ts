@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
@@ -294,4 +294,27 @@ test('a proxied WebSocket is counted once (1xx) with its target in the access li
       ['wsgone', 502, null, 'object'],
     ],
   );
+});
+
+test('a target that cuts its answer after the head counts as a failed attempt (reset)', BOUNDED, async (t) => {
+  const cutter = createNetServer((sock) => {
+    sock.once('data', () => {
+      sock.write('HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\nthe start');
+      setTimeout(() => sock.destroy(), 50);
+    });
+    sock.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => cutter.listen(0, '127.0.0.1', r));
+  t.after(() => cutter.close());
+  const target = `127.0.0.1:${(cutter.address() as AddressInfo).port}`;
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'cut', { targets: [target] }],
+    ['route', 'c', { pathPrefix: '/c', cluster: 'cut' }],
+  ]);
+  const got = await exchangeBytes(Number(new URL(gw.dataUrl).port), 'GET /c/x HTTP/1.1\r\nhost: x\r\n\r\n', () => false);
+  assert.match(got, /^HTTP\/1\.1 200/, 'the head went out, then the connection was cut');
+  await shipped();
+  const m = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+  assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{cluster="default/cut",target="${target}",kind="reset"\\} 1\\n`), m.split('\n').filter((l) => l.includes('upstream_errors')).join('\n'));
 });

@@ -8,6 +8,7 @@ import { RetryHandler } from './retry-handler.js';
 import { upstreamResponse } from './phases.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { failureKind } from './upstream-failure.js';
 
 
 /**
@@ -124,6 +125,9 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
       // No answer from this attempt: an earlier attempt's answer is not the one the client gets either.
       this.life.ex.upstream = null;
       this.life.ex.upstreamMs = null;
+    } else if (this.answered && !this.life.ex.aborted && cutOff(err)) {
+      // The target cut its answer or stopped sending it: a failed attempt too (the client sees the cut).
+      this.pools.failed(this.target!, err);
     }
     if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
     super.onError(err);
@@ -156,4 +160,10 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     }
     return false;
   }
+}
+
+/** An answer's body ended by the target: its connection closed, or it stopped sending (a gateway-side abort is not one). */
+function cutOff(err: Error): boolean {
+  const kind = failureKind(err);
+  return kind === 'reset' || kind === 'timeout';
 }
