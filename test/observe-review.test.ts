@@ -318,3 +318,28 @@ test('a target that cuts its answer after the head counts as a failed attempt (r
   const m = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
   assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{cluster="default/cut",target="${target}",kind="reset"\\} 1\\n`), m.split('\n').filter((l) => l.includes('upstream_errors')).join('\n'));
 });
+
+test('an access line of a request refused before routing names its path (413), but not a target refused for its length (414)', BOUNDED, async (t) => {
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    edit: (c) => {
+      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
+      c.limits = { ...(c.limits as Record<string, Json>), maxBodyBytes: 10, maxTargetBytes: 200 };
+    },
+  });
+  await apply(gw, [['route', 'f', { pathPrefix: '/f', directResponse: { statusCode: 200, body: 'ok' } }]]);
+  const port = Number(new URL(gw.dataUrl).port);
+  const big = await exchangeBytes(port, 'POST /f/upload?x=1 HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n', (g) => /\r\n\r\n/.test(g));
+  assert.match(big, /^HTTP\/1\.1 413/);
+  const long = await exchangeBytes(port, `GET /f/${'a'.repeat(300)}?q=${'b'.repeat(300)} HTTP/1.1\r\nhost: x\r\n\r\n`, (g) => /\r\n\r\n/.test(g));
+  assert.match(long, /^HTTP\/1\.1 414/);
+  await sleep(500);
+  const lines = readFileSync(join(gw.dir, 'access.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  assert.deepEqual(
+    lines.map((l) => [l.status, l.path]),
+    [
+      [413, '/f/upload?x=1'],
+      [414, null],
+    ],
+  );
+});

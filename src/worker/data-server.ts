@@ -107,7 +107,8 @@ export class DataServer {
         if (refused !== null) {
           const r = refusal(refused, rid);
           // Observed first: a record reads the peer address, which uWS refuses once the answer ended.
-          if (watching) observer.fixedAnswered(r, req, res, method, '', rid, clientOf);
+          // A target refused for its length is not logged ('': neither path nor query); others are, as sent.
+          if (watching) observer.fixedAnswered(r, req, res, method, refused === 'Svc.Data.TargetTooLong' ? '' : url, rid, clientOf);
           replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
           return;
         }
