@@ -50,7 +50,7 @@ export const OPERATIONS: readonly Operation[] = [
   { id: 'key.delete', method: 'POST', path: '/api/v1/{tenant}/key/delete/{id}', family: 'key', access: 'write', auth: 'scope', level: 'tenant', summary: "Delete a sub-key's record" },
   { id: 'audit.list', method: 'GET', path: '/api/v1/{tenant}/audit/list', family: 'audit', access: 'read', auth: 'scope', level: 'tenant', summary: "The tenant's admin writes, newest first (?limit=1..500, ?before=<id> for the next page)" },
   { id: 'clusters.health', method: 'GET', path: '/api/v1/{tenant}/clusters/{name}/health', family: 'cluster', access: 'read', auth: 'scope', level: 'tenant', summary: "A published cluster's targets with their health-check state, counters and last check" },
-  { id: 'metrics', method: 'GET', path: '/metrics', family: 'metrics', access: 'read', auth: 'scope', level: 'instance', summary: 'Prometheus text: generation, workers, admin authentication counters' },
+  { id: 'metrics', method: 'GET', path: '/metrics', family: 'metrics', access: 'read', auth: 'scope', level: 'instance', summary: 'Prometheus text: generation, workers, admin authentication counters, and the data plane\'s series per route and target' },
   { id: 'publish.rollback', method: 'POST', path: '/api/v1/{tenant}/publish/rollback/{generation}', family: 'publish', access: 'write', auth: 'scope', level: 'tenant', summary: "Publish a new generation with the tenant's content of an earlier one" },
 ];
 

@@ -1,3 +1,5 @@
+import type { CompiledGeneration } from './generation.js';
+
 /**
  * The data plane's counters as workers ship them to the supervisor (IPC, once a second):
  * deltas since the last shipment, only for what moved. The supervisor adds them up, so a
@@ -46,4 +48,22 @@ export interface UpstreamDelta {
 export interface MetricsDelta {
   routes: RouteDelta[];
   upstreams: UpstreamDelta[];
+}
+
+/** A route's key in the meters and totals: `tenant/name` ('/' for requests no route took). */
+export const routeKey = (tenant: string, route: string): string => `${tenant}/${route}`;
+/** A target's key: `tenant/cluster host:port`. */
+export const upstreamKey = (cluster: string, target: string): string => `${cluster} ${target}`;
+
+/**
+ * The routes and targets a generation serves. Series of the others (a deleted or renamed
+ * route, a replaced target) are dropped once it is served, so renaming does not add series
+ * without end; a route's counts start again if it comes back, which `rate()` handles.
+ */
+export function servedKeys(gen: CompiledGeneration): { routes: Set<string>; upstreams: Set<string> } {
+  const routes = new Set<string>([routeKey('', '')]);
+  for (const [tenant, t] of Object.entries(gen.tenants)) for (const r of t.routes) routes.add(routeKey(tenant, r.name));
+  const upstreams = new Set<string>();
+  for (const [cluster, c] of Object.entries(gen.clusters)) for (const target of c.targets) upstreams.add(upstreamKey(cluster, target));
+  return { routes, upstreams };
 }

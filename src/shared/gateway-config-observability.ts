@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import * as v from 'valibot';
 import type { ObserveSettings } from '../contracts/ipc.js';
 import type { GatewayConfig } from './gateway-config-schema.js';
+import { HOP_BY_HOP } from './hop-by-hop.js';
 
 const HeaderName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name'));
 const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
@@ -54,6 +55,13 @@ export const AccessLogSchema = v.optional(
 /** worker.json `metrics`: the data plane's Prometheus series on the admin port's /metrics. On by default. */
 export const MetricsSchema = v.optional(v.strictObject({ enabled: v.optional(v.boolean(), true) }), {});
 
+/** Headers that frame a message, route it or name its client: an id in one would break requests (`content-length: w0-…`). */
+const NOT_AN_ID_HEADER = new Set([...HOP_BY_HOP, 'host', 'content-length', 'content-type', 'expect', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'forwarded', 'traceparent', 'tracestate', 'date', 'cookie', 'set-cookie', 'authorization']);
+const IdHeaderName = v.pipe(
+  HeaderName,
+  v.check((h) => !NOT_AN_ID_HEADER.has(h.toLowerCase()), 'must be a header of its own, not one that frames, routes or authenticates a request'),
+);
+
 /**
  * worker.json `requestId`: every request gets an id, sent upstream, echoed to the client,
  * in the access log and in error envelopes' `traceId`. An incoming one is kept only when
@@ -62,7 +70,7 @@ export const MetricsSchema = v.optional(v.strictObject({ enabled: v.optional(v.b
 export const RequestIdSchema = v.optional(
   v.strictObject({
     enabled: v.optional(v.boolean(), true),
-    header: v.optional(HeaderName, 'x-request-id'),
+    header: v.optional(IdHeaderName, 'x-request-id'),
     trustIncoming: v.optional(v.picklist(['never', 'trusted-proxies', 'always']), 'never'),
   }),
   {},

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { defineStep, type Flow, type StepReply } from './step.js';
-import { errorEnvelope } from '../shared/errors.js';
+import { stepError } from './reply.js';
 
 const Settings = v.strictObject({
   requestsPerSecond: v.pipe(v.number(), v.gtValue(0), v.maxValue(1_000_000)),
@@ -20,17 +20,11 @@ function headerKey(value: string | undefined): string {
   return value.length <= LONGEST_KEPT ? value : `#${createHash('sha256').update(value).digest('base64url')}`;
 }
 
-function tooMany(retryAfterSeconds: number, burst: number, headers: boolean, traceId: string): StepReply {
+/** The 429 envelope; its traceId is the request's id, filled in when it is sent (reply.ts). */
+function tooMany(retryAfterSeconds: number, burst: number, headers: boolean): StepReply {
   const retryAfter = String(Math.max(1, Math.ceil(retryAfterSeconds)));
-  return {
-    status: 429,
-    headers: {
-      'content-type': 'application/json',
-      'retry-after': retryAfter,
-      ...(headers ? { 'ratelimit-limit': String(burst), 'ratelimit-remaining': '0', 'ratelimit-reset': retryAfter } : {}),
-    },
-    body: JSON.stringify(errorEnvelope('Svc.Data.RateLimited', traceId, undefined, { retryAfter: Number(retryAfter) })),
-  };
+  const limits: Record<string, string> = headers ? { 'ratelimit-limit': String(burst), 'ratelimit-remaining': '0', 'ratelimit-reset': retryAfter } : {};
+  return stepError('Svc.Data.RateLimited', undefined, { 'retry-after': retryAfter, ...limits }, { retryAfter: Number(retryAfter) });
 }
 
 /**
@@ -65,8 +59,8 @@ export const rateLimit = defineStep({
       const b = keyOf(flow);
       const r = limits.acquire(b, requestsPerSecond, burst);
       if (r === true) return passed(flow, b);
-      if ('then' in r) return r.then((x) => (x === true ? passed(flow, b) : tooMany(x.retryAfterSeconds, burst, headers, env.traceId())));
-      return tooMany(r.retryAfterSeconds, burst, headers, env.traceId());
+      if ('then' in r) return r.then((x) => (x === true ? passed(flow, b) : tooMany(x.retryAfterSeconds, burst, headers)));
+      return tooMany(r.retryAfterSeconds, burst, headers);
     };
   },
 });

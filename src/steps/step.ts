@@ -52,7 +52,7 @@ export interface ResponseHead {
  */
 export interface Flow {
   readonly req: StepRequest;
-  /** The code of the step whose answer ends the chain (set by the pipeline; null until one answers). */
+  /** The code of the step whose answer ends the chain (set by the pipeline as each step starts; a group's, its deciding member's). */
   answeredBy: string | null;
   /** The path the upstream receives (initially req.path; path-rewrite changes it). */
   path: string;

@@ -1,4 +1,4 @@
-import { DURATION_BUCKETS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
+import { DURATION_BUCKETS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, routeKey, upstreamKey, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
 import type { Exposition } from './metrics-exposition.js';
 
 class HistogramTotal {
@@ -39,7 +39,7 @@ export class DataMetricsTotals {
 
   add(delta: MetricsDelta): void {
     for (const d of delta.routes) {
-      const key = `${d.tenant}/${d.route}`;
+      const key = routeKey(d.tenant, d.route);
       let t = this.routes.get(key);
       if (!t) {
         t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map() };
@@ -55,7 +55,7 @@ export class DataMetricsTotals {
       }
     }
     for (const d of delta.upstreams) {
-      const key = `${d.cluster} ${d.target}`;
+      const key = upstreamKey(d.cluster, d.target);
       let t = this.upstreams.get(key);
       if (!t) this.upstreams.set(key, (t = { cluster: d.cluster, target: d.target, duration: new HistogramTotal(), errors: UPSTREAM_ERROR_KINDS.map(() => 0) }));
       t.duration.add(d.duration);
@@ -63,6 +63,12 @@ export class DataMetricsTotals {
         if (i < t.errors.length) t.errors[i]! += n;
       });
     }
+  }
+
+  /** Drops the series of routes and targets not in `keys` (servedKeys of the generation now served). */
+  keepOnly(keys: { routes: Set<string>; upstreams: Set<string> }): void {
+    for (const k of this.routes.keys()) if (!keys.routes.has(k)) this.routes.delete(k);
+    for (const k of this.upstreams.keys()) if (!keys.upstreams.has(k)) this.upstreams.delete(k);
   }
 
   /** The data plane's families, in Prometheus text. */

@@ -1,4 +1,5 @@
 import { DataMetricsTotals } from './data-metrics-totals.js';
+import { servedKeys } from '../contracts/metrics.js';
 import { observeSettings } from '../shared/gateway-config-observability.js';
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
@@ -106,14 +107,16 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   });
   onHangup = () => {
     log.info('SIGHUP: workers reopen the access log');
-    pool.broadcast({ type: 'reopen-logs' });
+    // Draining and starting workers too: one that opened the file before the rename writes to it until told.
+    pool.sendAll({ type: 'reopen-logs' });
   };
   publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
+  const dataMetrics = new DataMetricsTotals();
   publisher.onServed = (gen) => {
     outliers.update(gen.payload);
     health.update(gen.payload);
+    dataMetrics.keepOnly(servedKeys(gen.payload));
   };
-  const dataMetrics = new DataMetricsTotals();
   pool.onWorkerMessage((_slot, msg) => {
     if (msg.type === 'outlier') outliers.report(msg.cluster, msg.target);
     else if (msg.type === 'metrics') dataMetrics.add(msg.delta);

@@ -121,12 +121,17 @@ export class WorkerPool {
     });
   }
 
-  /** Live workers: those that listen and will take a generation. */
+  /** Sends `msg` to every worker that has a process: starting, listening or draining (a reopen reaches each one writing). */
+  sendAll(msg: ToWorker): void {
+    for (const s of this.slots) this.send(s, msg);
+  }
+
   /** Sends `msg` to every worker that is listening. */
   broadcast(msg: ToWorker): void {
     for (const s of this.live()) this.send(s, msg);
   }
 
+  /** Live workers: those that listen and will take a generation. */
   live(): WorkerSlot[] {
     return this.slots.filter((s) => s.worker && s.state === 'listening');
   }

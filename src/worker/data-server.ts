@@ -107,7 +107,8 @@ export class DataServer {
         if (refused !== null) {
           const r = refusal(refused, rid);
           // Observed first: a record reads the peer address, which uWS refuses once the answer ended.
-          if (watching) observer.fixedAnswered(r, req, res, method, '', rid, clientOf);
+          // A target refused for its length is not logged ('': neither path nor query); others are, as sent.
+          if (watching) observer.fixedAnswered(r, req, res, method, refused === 'Svc.Data.TargetTooLong' ? '' : url, rid, clientOf);
           replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
           return;
         }
@@ -135,12 +136,19 @@ export class DataServer {
         ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, tls ? this.tlsPort : this.port, limits, events, tls ? 'https' : 'http');
         ex.upgradeContext = context;
         if (rid !== '') ex.setRequestId(ids!.header, rid);
-        // The socket's address is gone when the exchange ends: a record reads it now.
-        if (recording) void ex.clientAddress;
+        // The socket's address is gone when the exchange ends: a sampled request's record reads it now.
+        if (recording && observer.sampled()) {
+          ex.logged = true;
+          void ex.clientAddress;
+        }
         if (ex.badFraming) ex.sendStatic(refusal('Svc.Data.BadFraming', rid));
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest', rid));
         else if (typeof target === 'function') target(ex);
-        else ex.sendStatic(target); // a large fixed body needs tryEnd and a writable callback
+        else {
+          // A large fixed body needs tryEnd and a writable callback; it is still its route's answer.
+          if (target.meter !== undefined) ex.meter = target.meter;
+          ex.sendStatic(target);
+        }
       } catch (err) {
         // No exception may escape into uWS: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');

@@ -50,6 +50,8 @@ export class Exchange extends ExchangeRequest {
   upstreamMs: number | null = null;
   /** The request's W3C trace, set by its RequestLife; null: no route's terminal took it. */
   trace: RequestTrace | null = null;
+  /** The access log writes this request's line (it was sampled). */
+  logged = false;
 
   constructor(
     res: HttpResponse,
@@ -287,7 +289,12 @@ export class Exchange extends ExchangeRequest {
     if (this.aborted || this.done || ctx === null) return false;
     const key = this.header('sec-websocket-key') ?? '';
     this.status = 101;
-    this.res.cork(() => this.res.upgrade(userData, key, protocol, '', ctx));
+    const idEcho = this.idEcho;
+    this.res.cork(() => {
+      // uWS writes its own 101 line only if none was written: this one carries the request id (headBlock's way).
+      if (idEcho !== '') this.res.writeStatus(`101 Switching Protocols${idEcho}`);
+      this.res.upgrade(userData, key, protocol, '', ctx);
+    });
     this.finish();
     return true;
   }

@@ -9,6 +9,7 @@ import { upstreamResponse } from './phases.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { errorType, type CallTrace } from '../steps/step.js';
+import { failureKind } from './upstream-failure.js';
 
 
 /**
@@ -139,7 +140,12 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     if (!this.answered && !this.life.ex.aborted) {
       this.pools.outcome(this.target!, null);
       this.pools.failed(this.target!, err);
-      this.life.ex.upstream = this.pools.addressOf(this.target!);
+      // No answer from this attempt: an earlier attempt's answer is not the one the client gets either.
+      this.life.ex.upstream = null;
+      this.life.ex.upstreamMs = null;
+    } else if (this.answered && !this.life.ex.aborted && cutOff(err)) {
+      // The target cut its answer or stopped sending it: a failed attempt too (the client sees the cut).
+      this.pools.failed(this.target!, err);
     }
     if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
     super.onError(err);
@@ -172,4 +178,10 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     }
     return false;
   }
+}
+
+/** An answer's body ended by the target: its connection closed, or it stopped sending (a gateway-side abort is not one). */
+function cutOff(err: Error): boolean {
+  const kind = failureKind(err);
+  return kind === 'reset' || kind === 'timeout';
 }

@@ -7,7 +7,7 @@
 import type { CompiledGeneration } from '../contracts/generation.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
 import type { FromWorker, ToWorker } from '../contracts/ipc.js';
-import type { MetricsDelta } from '../contracts/metrics.js';
+import { servedKeys, type MetricsDelta } from '../contracts/metrics.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
 import { DataServer } from './data-server.js';
@@ -134,6 +134,7 @@ function swap(id: number, payload: CompiledGeneration): void {
   currentTls = payload.serverTls;
   server?.updateCertificates(payload.serverTls);
   if (prev) served.retire(prev);
+  deps!.meters.keepOnly(servedKeys(payload));
   send({ type: 'ack', generation: id });
 }
 

@@ -10,14 +10,8 @@ type Op = (f: Flow) => void;
  */
 export class MemberFlow implements Flow {
   private readonly ops: Op[] = [];
-
-  /** Written through: a member's answer that decides the group is the request's answer. */
-  get answeredBy(): string | null {
-    return this.parent.answeredBy;
-  }
-  set answeredBy(code: string | null) {
-    this.parent.answeredBy = code;
-  }
+  /** This member's: the group copies the deciding member's to the request's flow (pipeline.ts). */
+  answeredBy: string | null = null;
   private p: string;
   private q: string | null;
 

@@ -34,12 +34,20 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): Ste
   if (steps.length === 0) return null;
   const runs = steps.map((s) => {
     if (s.kind === 'group') return groupRun(s.merge, s.members, env);
-    const run = named(s.code, stepRun(s.code, s.settings, s.tenant, s.bucket, env));
+    const run = stepRun(s.code, s.settings, s.tenant, s.bucket, env);
     return s.continue ? continuing(s.code, run, env) : run;
   });
-  if (runs.length === 1) return runs[0]!;
+  // Each step's code is put on the flow before it runs (a field write, no wrapper per request): steps
+  // run one after another, so an answer is the last started step's (a group labels its own answer).
+  const codes = steps.map((s) => (s.kind === 'group' ? null : s.code));
+  if (runs.length === 1) {
+    const only = runs[0]!;
+    const code = codes[0]!;
+    return code === null ? only : (flow) => ((flow.answeredBy = code), only(flow));
+  }
   const runFrom = (flow: Flow, from: number): StepOutcome | Promise<StepOutcome> => {
     for (let i = from; i < runs.length; i++) {
+      if (codes[i] !== null) flow.answeredBy = codes[i]!;
       const r = runs[i]!(flow);
       if (r === undefined) continue;
       if (r instanceof Promise) return r.then((x) => (x === undefined ? runFrom(flow, i + 1) : x));
@@ -57,22 +65,6 @@ function stepRun(code: string, settings: unknown, tenant: string, bucket: string
 }
 
 const PASS: StepRun = () => undefined;
-
-/** The step's answer is marked with its code on the flow (the step_rejections metric's `step`). */
-function named(code: string, run: StepRun): StepRun {
-  return (flow) => {
-    const r = run(flow);
-    if (r === undefined) return r;
-    if (r instanceof Promise) {
-      return r.then((x) => {
-        if (x !== undefined) flow.answeredBy = code;
-        return x;
-      });
-    }
-    flow.answeredBy = code;
-    return r;
-  };
-}
 
 /**
  * A step's answer that refuses the request. Steps also answer as their service (cors's
@@ -123,19 +115,22 @@ function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEn
         else f.discard(before);
       });
     };
+    // The group's answer is member i's: so is its label.
+    const decidedBy = (i: number) => void (flow.answeredBy = flows[i]!.answeredBy);
     if (merge === 'first') {
       return Promise.race(pending.map((p, i) => p.then((r) => ({ i, r })))).then(({ i, r }) => {
         settle(r === undefined ? [i] : []);
+        if (r !== undefined) decidedBy(i);
         return r;
       });
     }
-    return merge === 'any' ? settleAny(pending, settle) : settleAll(pending, settle);
+    return merge === 'any' ? settleAny(pending, settle, decidedBy) : settleAll(pending, settle, decidedBy);
   };
 }
 
 type Settle = (counting: readonly number[]) => void;
 
-function settleAll(pending: Promise<StepOutcome>[], settle: Settle): Promise<StepOutcome> {
+function settleAll(pending: Promise<StepOutcome>[], settle: Settle, decidedBy: (i: number) => void): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {
     const out: StepOutcome[] = [];
     let left = pending.length;
@@ -147,14 +142,16 @@ function settleAll(pending: Promise<StepOutcome>[], settle: Settle): Promise<Ste
           if (failed(r)) {
             done = true;
             settle([]);
+            decidedBy(i);
             return resolve(r);
           }
           out[i] = r;
           if (--left > 0) return;
           done = true;
-          const served = out.find((x) => x !== undefined);
-          settle(served === undefined ? out.map((_x, j) => j) : []);
-          resolve(served);
+          const served = out.findIndex((x) => x !== undefined);
+          settle(served === -1 ? out.map((_x, j) => j) : []);
+          if (served !== -1) decidedBy(served);
+          resolve(served === -1 ? undefined : out[served]);
         },
         (err) => {
           if (done) return;
@@ -169,7 +166,7 @@ function settleAll(pending: Promise<StepOutcome>[], settle: Settle): Promise<Ste
 
 const UNSETTLED = Symbol('unsettled');
 
-function settleAny(pending: Promise<StepOutcome>[], settle: Settle): Promise<StepOutcome> {
+function settleAny(pending: Promise<StepOutcome>[], settle: Settle, decidedBy: (i: number) => void): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {
     const out: (StepOutcome | typeof UNSETTLED)[] = pending.map(() => UNSETTLED);
     let next = 0; // members before it have refused
@@ -180,11 +177,13 @@ function settleAny(pending: Promise<StepOutcome>[], settle: Settle): Promise<Ste
         if (failed(r)) continue;
         done = true;
         settle([next]); // a served answer's member too: its response hooks apply to its answer
+        if (r !== undefined) decidedBy(next);
         return resolve(r);
       }
       if (next === out.length) {
         done = true;
         settle([]);
+        decidedBy(0);
         resolve(out[0] as StepOutcome); // every member refused
       }
     };

@@ -83,7 +83,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   function terminal(r: CompiledRoute, meter: RouteMeter): Target {
     const t = r.terminal;
     // Fixed answers are built once here and written without entering the pipeline.
-    if (t.type === 'directResponse') return { ...staticReply(t.statusCode, t.body, t.headers), meter };
+    if (t.type === 'directResponse') return { ...staticReply(t.statusCode, t.body, withoutIdHeader(t.headers, deps.requestIdHeader)), meter };
     if (t.type === 'redirect') return { ...staticReply(t.statusCode, '', { location: t.location, 'content-type': 'text/plain; charset=utf-8' }), meter };
     const upstream = poolsFor(t.cluster);
     let built: Built;
@@ -154,4 +154,10 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     requestsInFlight: () => requests.inFlight,
     inFlight: (cluster) => pools.get(cluster)?.inFlight() ?? {},
   };
+}
+
+/** A fixed answer's configured headers without the request id's: the data server appends the request's own. */
+function withoutIdHeader(headers: Record<string, string>, idHeader: string | null): Record<string, string> {
+  if (idHeader === null || !Object.keys(headers).some((k) => k.toLowerCase() === idHeader)) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== idHeader));
 }

@@ -66,11 +66,19 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null, trace: U
   if (drop === null || !drop.includes('x-forwarded-proto')) out.push('x-forwarded-proto', ex.scheme);
   if (host && (drop === null || !drop.includes('x-forwarded-host'))) out.push('x-forwarded-host', host);
   if (ex.localPort && (drop === null || !drop.includes('x-forwarded-port'))) out.push('x-forwarded-port', ex.localPort);
-  if (idHeader !== null && (drop === null || !drop.includes(idHeader))) out.push(idHeader, ex.requestId);
+  // The id goes up once and is the one the client gets back: a step's set or add of its
+  // header is not sent (a remove is: no id upstream).
+  const tail = plan === null ? null : plan.tail;
+  let stepId = false;
+  if (idHeader !== null && tail !== null) for (let i = 0; i < tail.length && !stepId; i += 2) stepId = tail[i] === idHeader;
+  if (idHeader !== null && (stepId || drop === null || !drop.includes(idHeader))) out.push(idHeader, ex.requestId);
+  // A traceparent the gateway replaced goes last, so each traced attempt can put its own span there.
   const traceparent = trace === null ? null : trace.replaced;
-  if (plan !== null) {
-    const tail = plan.tail;
-    for (let i = 0; i < tail.length; i += 2) if (traceparent === null || tail[i] !== 'traceparent') out.push(tail[i]!, tail[i + 1]!);
+  if (tail !== null) {
+    for (let i = 0; i < tail.length; i += 2) {
+      const k = tail[i]!;
+      if ((!stepId || k !== idHeader) && (traceparent === null || k !== 'traceparent')) out.push(k, tail[i + 1]!);
+    }
   }
   if (traceparent !== null) out.push('traceparent', traceparent);
   return out;

@@ -31,7 +31,9 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   const open = openPerRoute.get(routeId) ?? 0;
   if (open >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
   // The target as written (`host:port`, `http://…`, `https://…`): TLS targets get wss with the cluster's `tls`.
-  const { secure, hostPort } = targetParts(pools.addressOf(pools.pick(ex)));
+  const target = pools.pick(ex);
+  const address = pools.addressOf(target);
+  const { secure, hostPort } = targetParts(address);
   const guard = connectGuard(pools.tenant, hostPort);
   if ('denied' in guard) return life.replyError('Svc.Data.UpstreamDenied');
   const path = flow === null ? ex.path : flow.path;
@@ -56,6 +58,13 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     return life.replyError('Svc.Data.BadRequest'); // a subprotocol list `ws` refuses (not tokens, repeated)
   }
   openPerRoute.set(routeId, open + 1);
+  const sentAt = performance.now();
+  // The handshake's answer, as an HTTP attempt's head: the access log's upstream fields, the target's metrics.
+  const answered = (status: number) => {
+    ex.upstream = address;
+    ex.upstreamMs = performance.now() - sentAt;
+    pools.answered(target, ex.upstreamMs, status);
+  };
   let counted = true;
   const release = () => {
     if (!counted) return;
@@ -72,7 +81,8 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   const failed = (err: Error) => {
     call?.fail(errorType(err));
     release();
-    if (!life.answerable) return life.finish();
+    if (!life.answerable) return life.finish(); // the client left: terminate() ended the handshake, not the target
+    pools.failed(target, err);
     if (err.name === 'UpstreamDeniedError') life.replyError('Svc.Data.UpstreamDenied');
     else if (TLS_FAILURE.test((err as NodeJS.ErrnoException).code ?? '')) life.replyError('Svc.Data.UpstreamTls');
     else if (err.message.includes('handshake has timed out')) life.replyError('Svc.Data.UpstreamTimeout');
@@ -84,6 +94,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     upstream.pause(); // nothing is relayed before uWS opened the client side (WebSocketRelay.attach)
     const relay = new WebSocketRelay(upstream, settings, release);
     call?.end(101);
+    answered(101);
     life.status = 101;
     if (!ex.upgrade({ relay }, upstream.protocol)) {
       upstream.terminate();
@@ -95,6 +106,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     upstream.off('error', failed);
     upstream.on('error', () => undefined); // terminate() below reports the aborted handshake: already answered
     call?.end(res.statusCode ?? 502);
+    answered(res.statusCode ?? 502);
     refusedByUpstream(life, res, () => {
       upstream.terminate();
       release();

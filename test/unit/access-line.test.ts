@@ -110,6 +110,8 @@ test('a combined line is the Apache/nginx format: client, time, request line, st
   assert.equal(line, '203.0.113.7 - - [27/Nov/2026:15:52:05 +0000] "GET /v1/items?page=2&token=[redacted] HTTP/1.1" 200 123 "https://example.test/" "curl/8.0"\n');
   const bare = accessLineFormat(settings({ format: 'combined' }))(record({ referer: undefined, userAgent: '', client: '', query: null }));
   assert.equal(bare, '- - - [27/Nov/2026:15:52:05 +0000] "GET /v1/items HTTP/1.1" 200 123 "-" "-"\n');
+  const untold = accessLineFormat(settings({ format: 'combined' }))(record({ path: '', query: null, status: 414 }));
+  assert.match(untold, / "GET - HTTP\/1\.1" 414 /, 'a target not logged is `-`, never an empty field');
 });
 
 test('a combined line escapes quotes, backslashes, control and non-ASCII bytes as nginx does (\\xHH), so no client forges a line', () => {

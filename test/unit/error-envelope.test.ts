@@ -25,10 +25,10 @@ test('stepError: the registry status, headers kept; each request gets its own tr
   assert.equal(withTraceId({ status: 200, body: '{"ok":true}' }, 't'), '{"ok":true}', 'an answer that is not a stepError envelope is sent as is');
 });
 
-test('the rate-limit 429 carries a trace id', async () => {
+test('the rate-limit 429 carries the trace id it is sent with (the request\'s id), not one of its own', async () => {
   const env = { rateLimits: { acquire: () => ({ ok: false, retryAfterSeconds: 1.2 }), remaining: () => 0 }, traceId: () => 'trace-1', log: { info() {}, warn() {} } } as unknown as StepEnv;
   const run = rateLimit.create!({ requestsPerSecond: 1, burst: 1, key: 'route', headers: false } as never, { bucket: 'b', tenant: 't', env });
   const r = (await run({} as Flow)) as StepReply;
   assert.equal(r.status, 429);
-  assert.deepEqual(JSON.parse(String(r.body)), { code: 'Svc.Data.RateLimited', message: 'Rate limit exceeded', traceId: 'trace-1', retryAfter: 2 });
+  assert.deepEqual(JSON.parse(String(withTraceId(r, 'w0-req-7'))), { code: 'Svc.Data.RateLimited', message: 'Rate limit exceeded', traceId: 'w0-req-7', retryAfter: 2 });
 });

@@ -292,3 +292,11 @@ test('listen.tls and secrets.keyEnv: a key must be set and 32 bytes; TLS without
   assert.deepEqual(paths({ ...base(), listen: { port: 8080, host: '127.0.0.1', tls: { port: 8080 } } }), ['listen.tls.port']);
   assert.deepEqual(paths({ ...base(), listen: { port: 8080, tls: { port: 9180 } } }), ['admin.listen']);
 });
+
+test('requestId.header: a header of its own; one that frames, routes or authenticates requests is refused', () => {
+  for (const header of ['Content-Length', 'host', 'transfer-encoding', 'connection', 'x-forwarded-for', 'authorization', 'traceparent']) {
+    assert.deepEqual(paths({ ...base(), requestId: { header } }), ['requestId.header'], header);
+  }
+  const { loaded } = load({ ...base(), requestId: { header: 'X-Correlation-Id' } });
+  assert.equal(loaded.ok, true, JSON.stringify(loaded.errors));
+});

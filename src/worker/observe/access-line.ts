@@ -113,7 +113,8 @@ function combinedLine(target: Target): AccessLineFormat {
       second = s;
       time = combinedTime(r.startedAt);
     }
-    const request = `${escapeLogValue(r.method)} ${escapeLogValue(target(r))} HTTP/1.1`;
+    const t = target(r);
+    const request = `${escapeLogValue(r.method)} ${t === '' ? '-' : escapeLogValue(t)} HTTP/1.1`;
     return `${bare(r.client)} - - [${time}] "${request}" ${count(r.status)} ${count(r.bytesSent)} "${quoted(r.referer)}" "${quoted(r.userAgent)}"\n`;
   };
 }

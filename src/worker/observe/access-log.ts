@@ -59,9 +59,13 @@ export class AccessLog implements RecordSink {
     });
   }
 
-  /** Writes the request's line, if it is sampled. Never throws and never waits. */
+  /** Whether a request is logged: drawn against `sample` (1 draws nothing), once per request. */
+  sampled(): boolean {
+    return this.sample >= 1 || this.random() < this.sample;
+  }
+
+  /** Writes a sampled request's line. Never throws and never waits. */
   write(r: RequestRecord): void {
-    if (this.sample < 1 && !(this.random() < this.sample)) return;
     this.idle = false;
     try {
       this.out.write(this.line(r));

@@ -1,4 +1,4 @@
-import type { MetricsDelta, RouteDelta, UpstreamDelta } from '../../contracts/metrics.js';
+import { routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type UpstreamDelta } from '../../contracts/metrics.js';
 import { methodIndex, RouteMeter, UpstreamMeter } from './meters.js';
 
 /** 1xx..5xx as 0..4; anything outside (a 499 of a client that left is 4xx) clamped. */
@@ -25,17 +25,27 @@ export class DataMetrics {
   readonly unmatched = this.route('', '');
 
   route(tenant: string, name: string): RouteMeter {
-    const key = `${tenant}/${name}`;
+    const key = routeKey(tenant, name);
     let m = this.routes.get(key);
     if (!m) this.routes.set(key, (m = new RouteMeter(tenant, name)));
     return m;
   }
 
   upstream(cluster: string, target: string): UpstreamMeter {
-    const key = `${cluster} ${target}`;
+    const key = upstreamKey(cluster, target);
     let m = this.upstreams.get(key);
     if (!m) this.upstreams.set(key, (m = new UpstreamMeter(cluster, target, this.upstreamMoved)));
     return m;
+  }
+
+  /**
+   * Forgets the meters of routes and targets not in `keys` (servedKeys of the generation now
+   * served). A request still running on a replaced generation holds its meter: what it
+   * counts is shipped as usual.
+   */
+  keepOnly(keys: { routes: Set<string>; upstreams: Set<string> }): void {
+    for (const k of this.routes.keys()) if (!keys.routes.has(k)) this.routes.delete(k);
+    for (const k of this.upstreams.keys()) if (!keys.upstreams.has(k)) this.upstreams.delete(k);
   }
 
   /** A request ended with `status` after `seconds`. */

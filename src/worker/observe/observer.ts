@@ -7,6 +7,8 @@ import { ExchangeRecord, FixedRecord } from './records.js';
 
 /** Where finished requests' records go (the access log). */
 export interface RecordSink {
+  /** Whether this request is to be written (drawn once per request, at its start, before any record is made). */
+  sampled(): boolean;
   write(rec: RequestRecord): void;
 }
 
@@ -16,7 +18,7 @@ export interface RecordSink {
  * once per worker; the data server calls it for every request.
  */
 export class RequestObserver {
-  /** Records are made: the exchange must keep what it reads after its end (its client address). */
+  /** Records may be made: the data server asks `sampled()` per exchange. */
   readonly recording: boolean;
 
   constructor(
@@ -25,6 +27,11 @@ export class RequestObserver {
     private readonly sink: RecordSink | null,
   ) {
     this.recording = sink !== null;
+  }
+
+  /** This request's record is to be made: its exchange keeps what a record reads after its end (its client address). */
+  sampled(): boolean {
+    return this.sink !== null && this.sink.sampled();
   }
 
   /** Neither counts nor records: the data server skips it. */
@@ -37,13 +44,14 @@ export class RequestObserver {
     const status = ex.aborted && !ex.headersSent ? 499 : ex.status;
     const ms = performance.now() - ex.startedAt;
     if (this.counting) this.meters.ended(ex.meter ?? this.meters.unmatched, ex.method, status, ms / 1000, ex.bytesReceived, ex.bytesSent);
-    this.sink?.write(new ExchangeRecord(ex, status, ms));
+    if (ex.logged) this.sink!.write(new ExchangeRecord(ex, status, ms));
   }
 
   /** A fixed answer written from the request callback (uWS's req and res are still valid). */
   fixedAnswered(r: StaticReply, req: HttpRequest, res: HttpResponse, method: string, path: string, requestId: string, client: (peer: string, req: HttpRequest) => string): void {
     const sent = method === 'HEAD' ? 0 : r.bodyBytes;
     if (this.counting) this.meters.ended(r.meter ?? this.meters.unmatched, method, r.status, 0, 0, sent);
-    this.sink?.write(new FixedRecord(r, req, res, method, path, requestId, sent, client));
+    // A request not sampled costs no record: its headers and peer address are not read.
+    if (this.sink !== null && this.sink.sampled()) this.sink.write(new FixedRecord(r, req, res, method, path, requestId, sent, client));
   }
 }

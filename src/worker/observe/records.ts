@@ -89,7 +89,8 @@ export class FixedRecord implements RequestRecord {
     this.tenant = r.meter?.tenant ?? '';
     this.route = r.meter?.route ?? '';
     this.status = r.status;
-    this.query = req.getQuery() ?? null;
+    // No path (a target too long to log): no query either.
+    this.query = path === '' ? null : (req.getQuery() ?? null);
     this.client = client(formatAddress(res.getRemoteAddress()), req);
     this.userAgent = req.getHeader('user-agent') || undefined;
     this.referer = req.getHeader('referer') || undefined;
