@@ -189,8 +189,15 @@ test('close codes and reasons pass both ways; a message over maxMessageBytes clo
 
   const c = await connect(gw, '/ws/echo');
   const cClosed = closed(c);
+  let echoed = 0;
+  c.on('message', () => echoed++);
   c.send(Buffer.alloc(3 * MiB), { binary: true });
-  assert.equal((await cClosed).code, 1009, 'a message over the route maxMessageBytes (2 MiB) closes with 1009');
+  // uWS closes with 1009 as soon as the frame header announces 3 MiB; the rest of the
+  // message, still arriving unread, makes the kernel reset the connection, and a reset
+  // can overtake the close frame: the client then sees 1006. Either way it is closed, unechoed.
+  const code = (await cClosed).code;
+  assert.ok(code === 1009 || code === 1006, `a message over the route maxMessageBytes (2 MiB) closes the connection (1009, or 1006 when the reset came first): ${code}`);
+  assert.equal(echoed, 0, 'the oversized message was never relayed');
 
   const d = await connect(gw, '/ws/closer');
   const dClosed = closed(d);
