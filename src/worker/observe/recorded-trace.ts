@@ -1,36 +1,42 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { CallTrace, RequestTrace, TracedRequest } from './request-trace.js';
-import { formatTraceparent } from './traceparent.js';
+import { CLIENT, OtlpSpan } from './otlp-span.js';
+import { formatTraceparent, type TraceIds } from './traceparent.js';
 
 /**
  * A sampled request's spans: the SERVER span of the gateway request, made by the tracer
  * (tracer.ts), and a CLIENT child span per call out. Each call's traceparent names its
- * own span, so the upstream's span is that call's child.
+ * own span, so the upstream's span is that call's child. Ended spans go to `exportSpan`.
  */
 export class RecordedTrace implements RequestTrace {
   readonly recording = true;
   /** The server span's own traceparent: what goes upstream until a call replaces it with its span's. */
   readonly replaced: string;
-  private readonly ctx: Context;
   /** Calls not ended yet: closed when the request ends (a client that left mid-call). */
   private open: RecordedCall[] | null = null;
   private ended = false;
 
   constructor(
-    private readonly tracer: Tracer,
-    private readonly span: Span,
-    readonly traceId: string,
+    private readonly span: OtlpSpan,
     readonly fresh: boolean,
     private readonly req: TracedRequest,
+    private readonly ids: TraceIds,
+    readonly exportSpan: (span: string) => void,
   ) {
-    this.replaced = formatTraceparent(traceId, span.spanContext().spanId, true);
-    this.ctx = trace.setSpan(ROOT_CONTEXT, span);
+    this.replaced = formatTraceparent(span.traceId, span.spanId, true);
+  }
+
+  get traceId(): string {
+    return this.span.traceId;
   }
 
   call(method: string, server: string): CallTrace {
-    const [address, port] = serverAddress(server);
-    const span = this.tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { 'http.request.method': method, 'server.address': address, 'server.port': port } }, this.ctx);
-    const c = new RecordedCall(span, formatTraceparent(this.traceId, span.spanContext().spanId, true), this);
+    const [address, port] = addressOf(server);
+    // The method is the request's (a checked token) or a step's; the address is parsed from configuration.
+    const span = new OtlpSpan(this.span.traceId, this.ids.spanId(), this.span.spanId, method, CLIENT, undefined)
+      .str('http.request.method', method)
+      .str('server.address', address)
+      .int('server.port', port);
+    const c = new RecordedCall(span, formatTraceparent(span.traceId, span.spanId, true), this);
     (this.open ??= []).push(c);
     return c;
   }
@@ -48,13 +54,11 @@ export class RecordedTrace implements RequestTrace {
     this.ended = true;
     if (this.open !== null) for (const c of this.open.slice()) c.fail(status === 499 ? 'client_aborted' : 'abandoned');
     const span = this.span;
-    span.setAttribute('http.response.status_code', status);
-    if (this.req.requestId !== '') span.setAttribute('switchyard.request_id', this.req.requestId);
-    if (status >= 500) {
-      span.setAttribute('error.type', String(status));
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    span.end();
+    // A request id is one the gateway made or found well formed (WELL_FORMED_REQUEST_ID).
+    if (this.req.requestId !== '') span.safe('switchyard.request_id', this.req.requestId);
+    span.int('http.response.status_code', status);
+    if (status >= 500) span.safe('error.type', String(status)).failed();
+    this.exportSpan(span.end());
   }
 }
 
@@ -63,34 +67,41 @@ class RecordedCall implements CallTrace {
   private ended = false;
 
   constructor(
-    private readonly span: Span,
+    private readonly span: OtlpSpan,
     readonly traceparent: string,
     private readonly owner: RecordedTrace,
   ) {}
 
   end(status: number): void {
     if (this.ended) return;
-    this.span.setAttribute('http.response.status_code', status);
+    this.span.int('http.response.status_code', status);
     // A client span's 4xx is an error too (OpenTelemetry HTTP conventions).
-    if (status >= 400) {
-      this.span.setAttribute('error.type', String(status));
-      this.span.setStatus({ code: SpanStatusCode.ERROR });
-    }
+    if (status >= 400) this.span.safe('error.type', String(status)).failed();
     this.close();
   }
 
   fail(errorType: string): void {
     if (this.ended) return;
-    this.span.setAttribute('error.type', errorType);
-    this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.str('error.type', errorType).failed();
     this.close();
   }
 
   private close(): void {
     this.ended = true;
-    this.span.end();
+    this.owner.exportSpan(this.span.end());
     this.owner.closed(this);
   }
+}
+
+/** Call targets' addresses, parsed once each (targets and service URLs are few; the map is bounded). */
+const addresses = new Map<string, [string, number]>();
+function addressOf(server: string): [string, number] {
+  let a = addresses.get(server);
+  if (a === undefined) {
+    if (addresses.size >= 1024) addresses.clear();
+    addresses.set(server, (a = serverAddress(server)));
+  }
+  return a;
 }
 
 /**

@@ -1,127 +1,90 @@
-import { createTraceState, diag, DiagLogLevel, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Attributes, type Tracer } from '@opentelemetry/api';
-import { setGlobalErrorHandler } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { ObserveSettings } from '../../contracts/ipc.js';
 import { PropagatedTrace, PropagationOnly, type RequestTrace, type TracedRequest, type Tracing } from './request-trace.js';
 import { RecordedTrace, serverAddress } from './recorded-trace.js';
 import { formatTraceparent, parseTraceparent, TraceIds } from './traceparent.js';
-import { throttledWarn, WarningExporter } from './export-warnings.js';
+import { throttledWarn } from './export-warnings.js';
+import { OtlpSpan, SERVER } from './otlp-span.js';
+import { OtlpExporter } from './otlp-exporter.js';
 
 export type TracingSettings = NonNullable<ObserveSettings['tracing']>;
 
-/** What the exporter may hold and spend: a collector that is down or hangs costs dropped spans, never requests. */
-const EXPORT = {
-  /** Spans waiting for export; past this, new ones are dropped. */
-  maxQueueSize: 2048,
-  maxExportBatchSize: 512,
-  scheduledDelayMillis: 1_000,
-  /** One export (its retries included) gives up after this. */
-  timeoutMillis: 5_000,
-  /** Exports in flight at once (a hanging collector holds each until its timeout). */
-  concurrencyLimit: 2,
-};
-
 /** The tracing of a worker: propagation only without `tracing` in worker.json, spans over OTLP/HTTP with it. */
 export function tracingFor(settings: TracingSettings | null, log: { warn(obj: object, msg: string): void }, env: NodeJS.ProcessEnv = process.env): Tracing {
-  return settings === null ? new PropagationOnly() : new OtelTracing(settings, log, env);
+  return settings === null ? new PropagationOnly() : new OtlpTracing(settings, log, env);
+}
+
+/** Whether a new trace is recorded: the same answer for the same trace id on every node (as OpenTelemetry's TraceIdRatioBased). */
+export function sampledByRatio(traceId: string, ratio: number): boolean {
+  if (ratio >= 1) return true;
+  if (ratio <= 0) return false;
+  return parseInt(traceId.slice(16, 24), 16) < ratio * 0x1_0000_0000;
 }
 
 /**
- * Spans through the OpenTelemetry SDK: parent-based sampling (an incoming sampled flag is
- * followed; a new trace is sampled by `sampleRatio` on its trace id), a batch processor
- * and the OTLP/HTTP (JSON) exporter. The decision is made before any SDK call, so a
- * request that is not sampled costs what it costs with tracing off.
+ * Spans as OTLP/JSON over OTLP/HTTP: parent-based sampling (an incoming sampled flag is
+ * followed; a new trace is sampled by `sampleRatio` on its trace id), decided before a
+ * span is made, so a request that is not sampled costs what it costs with tracing off.
  */
-class OtelTracing implements Tracing {
+class OtlpTracing implements Tracing {
   private readonly ids = new TraceIds();
-  private readonly provider: BasicTracerProvider;
-  private readonly tracer: Tracer;
-  private readonly root: TraceIdRatioBasedSampler;
-  /** The trace id the SDK gives the next root span: the one sampling was decided on. */
-  private nextTraceId: string | null = null;
+  private readonly exporter: OtlpExporter;
+  private readonly exportSpan: (span: string) => void;
+  /** The last Host's address and port: most requests repeat it. */
+  private lastHost = '';
+  private lastAddress: [string, number] = ['', 0];
 
-  constructor(settings: TracingSettings, log: { warn(obj: object, msg: string): void }, env: NodeJS.ProcessEnv) {
-    const warn = throttledWarn(log);
-    // The SDK reports through these globals; in a worker they are ours alone.
-    diag.setLogger({ error: warn, warn, info: noop, debug: noop, verbose: noop }, DiagLogLevel.WARN);
-    setGlobalErrorHandler((err) => warn(String((err as Error | undefined)?.message ?? err)));
+  constructor(
+    private readonly settings: TracingSettings,
+    log: { warn(obj: object, msg: string): void },
+    env: NodeJS.ProcessEnv,
+  ) {
     const headers: Record<string, string> = {};
     for (const [name, variable] of Object.entries(settings.headersEnv)) {
       const value = env[variable];
       if (value !== undefined) headers[name] = value;
     }
-    const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers, timeoutMillis: EXPORT.timeoutMillis, concurrencyLimit: EXPORT.concurrencyLimit });
-    this.root = new TraceIdRatioBasedSampler(settings.sampleRatio);
-    const ids = this.ids;
-    this.provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-      sampler: new ParentBasedSampler({ root: this.root }),
-      idGenerator: {
-        generateTraceId: () => this.nextTraceId ?? ids.traceId(),
-        generateSpanId: () => ids.spanId(),
-      },
-      spanProcessors: [
-        new BatchSpanProcessor(new WarningExporter(exporter, warn), {
-          maxQueueSize: EXPORT.maxQueueSize,
-          maxExportBatchSize: EXPORT.maxExportBatchSize,
-          scheduledDelayMillis: EXPORT.scheduledDelayMillis,
-          exportTimeoutMillis: EXPORT.timeoutMillis,
-        }),
-      ],
-    });
-    this.tracer = this.provider.getTracer('switchyard');
+    this.exporter = new OtlpExporter(settings.endpoint, settings.serviceName, headers, throttledWarn(log));
+    this.exportSpan = (span) => this.exporter.add(span);
   }
 
   start(req: TracedRequest): RequestTrace {
     const incoming = req.header('traceparent');
     const parent = parseTraceparent(incoming);
     if (parent !== null && !parent.sampled) return new PropagatedTrace(incoming!, false);
-    let ctx = ROOT_CONTEXT;
     let traceId: string;
     if (parent === null) {
       traceId = this.ids.traceId();
-      if (this.root.shouldSample(ROOT_CONTEXT, traceId).decision !== SamplingDecision.RECORD_AND_SAMPLED) {
-        return new PropagatedTrace(formatTraceparent(traceId, this.ids.spanId(), false), true);
-      }
-    } else {
-      traceId = parent.traceId;
-      const state = req.header('tracestate');
-      ctx = trace.setSpanContext(ROOT_CONTEXT, {
-        traceId,
-        spanId: parent.spanId,
-        traceFlags: TraceFlags.SAMPLED,
-        isRemote: true,
-        ...(state === undefined ? {} : { traceState: createTraceState(state) }),
-      });
-    }
-    const host = req.header('host');
+      if (!sampledByRatio(traceId, this.settings.sampleRatio)) return new PropagatedTrace(formatTraceparent(traceId, this.ids.spanId(), false), true);
+    } else traceId = parent.traceId;
     const route = req.meter;
-    const attributes: Attributes = {
-      'http.request.method': req.method,
-      'url.path': req.path,
-      'url.scheme': req.scheme,
-      'client.address': req.clientAddress,
-    };
-    if (route !== null) {
-      attributes['http.route'] = route.route;
-      attributes['switchyard.tenant'] = route.tenant;
-      attributes['switchyard.route'] = route.route;
+    const name = route === null ? `HTTP ${req.method}` : `${req.method} ${route.route}`;
+    const state = parent === null ? undefined : req.header('tracestate');
+    // The method is a checked token, the scheme ours, the client an IP address, names are entity names.
+    const span = new OtlpSpan(traceId, this.ids.spanId(), parent === null ? '' : parent.spanId, name, SERVER, state)
+      .safe('http.request.method', req.method)
+      .str('url.path', req.path)
+      .safe('url.scheme', req.scheme)
+      .safe('client.address', req.clientAddress);
+    if (route !== null) span.safe('http.route', route.route).safe('switchyard.tenant', route.tenant).safe('switchyard.route', route.route);
+    const host = req.header('host');
+    if (host !== undefined) {
+      const [address, port] = this.hostAddress(req.scheme, host);
+      // A Host the data server let in has host-name or IP characters only (host-header.ts).
+      span.safe('server.address', address).int('server.port', port);
     }
-    if (host !== undefined) [attributes['server.address'], attributes['server.port']] = serverAddress(`${req.scheme}://${host}`);
-    this.nextTraceId = traceId;
-    const span = this.tracer.startSpan(route === null ? `HTTP ${req.method}` : `${req.method} ${route.route}`, { kind: SpanKind.SERVER, attributes }, ctx);
-    this.nextTraceId = null;
-    return new RecordedTrace(this.tracer, span, traceId, parent === null, req);
+    return new RecordedTrace(span, parent === null, req, this.ids, this.exportSpan);
   }
 
-  async flush(timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)));
-    await Promise.race([this.provider.forceFlush().catch(noop), late]);
-    clearTimeout(timer);
+  private hostAddress(scheme: string, host: string): [string, number] {
+    const key = scheme === 'https' ? `s${host}` : host;
+    if (key !== this.lastHost) {
+      this.lastHost = key;
+      this.lastAddress = serverAddress(`${scheme}://${host}`);
+    }
+    return this.lastAddress;
+  }
+
+  flush(timeoutMs: number): Promise<void> {
+    return this.exporter.flush(timeoutMs);
   }
 }
-
-function noop(): void {}
