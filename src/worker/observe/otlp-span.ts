@@ -16,7 +16,7 @@ export function nowMs(): number {
   return ORIGIN + performance.now();
 }
 
-/** Epoch milliseconds as OTLP's decimal string of nanoseconds (exact without BigInt). */
+/** Epoch milliseconds as OTLP's decimal string of nanoseconds (to a quarter of a microsecond: a double's precision at today's epoch). */
 export function nanos(ms: number): string {
   let whole = Math.floor(ms);
   let sub = Math.round((ms - whole) * 1e6);
