@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -26,6 +26,18 @@ async function requestsTotal(gw: Gateway, labels: Record<string, string>): Promi
 
 /** Rides out one shipment (workers ship their counts each second). */
 const shipped = () => sleep(1_400);
+
+
+/** A gateway (root key) writing its access log to access.log in its folder. */
+async function gatewayWithAccessLog(t: TestContext): Promise<{ gw: Gateway; file: string }> {
+  const gw = await startGateway(t, {
+    keys: [ROOT_KEY],
+    edit: (c) => {
+      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
+    },
+  });
+  return { gw, file: join(gw.dir, 'access.log') };
+}
 
 test('a rate-limit 429 envelope carries the request id the client got as its traceId', BOUNDED, async (t) => {
   const up = await startUpstream(t);
@@ -99,13 +111,7 @@ function exchangeBytes(port: number, bytes: string, until: (got: string) => bool
 test('every request counted once and logged once: aborts (499), HEAD, pipelined, odd methods, refusals, retries', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const dead = await freePort();
-  const gw = await startGateway(t, {
-    keys: [ROOT_KEY],
-    edit: (c) => {
-      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
-    },
-  });
-  const file = join(gw.dir, 'access.log');
+  const { gw, file } = await gatewayWithAccessLog(t);
   await apply(gw, [
     ['cluster', 'api', { targets: [up.target] }],
     ['cluster', 'two', { targets: [`127.0.0.1:${dead}`, up.target], retry: { attempts: 2, on: ['connect-failure'] } }],
@@ -205,13 +211,7 @@ test('a worker killed with SIGKILL: /metrics and status still answer, shipped co
 
 test('SIGHUP while the workers drain: a draining worker reopens too, its last lines go to the new file', BOUNDED, async (t) => {
   const up = await startUpstream(t);
-  const gw = await startGateway(t, {
-    keys: [ROOT_KEY],
-    edit: (c) => {
-      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
-    },
-  });
-  const file = join(gw.dir, 'access.log');
+  const { gw, file } = await gatewayWithAccessLog(t);
   await apply(gw, [
     ['cluster', 'api', { targets: [up.target] }],
     ['route', 'a', { pathPrefix: '/a', cluster: 'api' }],

@@ -7,7 +7,7 @@ test('epoch milliseconds become OTLP nanoseconds, the sub-millisecond part padde
   assert.equal(nanos(1_764_258_000_123), '1764258000123000000');
   assert.equal(nanos(1_764_258_000_123.5), '1764258000123500000');
   assert.equal(nanos(1_764_258_000_123 + 2 ** -10), '1764258000123000977', 'a short fraction keeps its leading zeros');
-  assert.equal(nanos(1_764_258_000_123.999_999_9), '1764258000124000000', 'a fraction that rounds up carries into the millisecond');
+  assert.equal(nanos(41.999_999_9), '42000000', 'a fraction that rounds up carries into the millisecond');
   assert.match(nanos(Date.now() + Math.random()), /^\d{19}$/);
 });
 
