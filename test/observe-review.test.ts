@@ -39,6 +39,11 @@ async function gatewayWithAccessLog(t: TestContext): Promise<{ gw: Gateway; file
   return { gw, file: join(gw.dir, 'access.log') };
 }
 
+/** The JSON lines of an access log file. */
+function accessLines(file: string): Record<string, Json>[] {
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+}
+
 test('a rate-limit 429 envelope carries the request id the client got as its traceId', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
@@ -157,7 +162,7 @@ test('every request counted once and logged once: aborts (499), HEAD, pipelined,
   assert.equal(total, sent, `every request counted once:\n${m.text.split('\n').filter((l) => l.startsWith('switchyard_requests_total')).join('\n')}`);
   assert.equal(counts, sent, 'histogram counts equal request counts');
   assert.ok(m.text.includes('status_class="4xx"'), 'the client that left is a 4xx (499)');
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  const lines = accessLines(file);
   assert.equal(lines.length, sent, `one access line per request:\n${lines.map((l) => `${l.method} ${l.path} ${l.status}`).join('\n')}`);
   assert.ok(lines.some((l) => l.status === 499 && l.path === '/a/slow'), 'the client that left is logged 499');
 });
@@ -165,12 +170,7 @@ test('every request counted once and logged once: aborts (499), HEAD, pipelined,
 test('an access line names no upstream when none answered (the client got the gateway\'s 502), as the reference says', BOUNDED, async (t) => {
   const up = await startUpstream(t);
   const dead = `127.0.0.1:${await freePort()}`;
-  const gw = await startGateway(t, {
-    keys: [ROOT_KEY],
-    edit: (c) => {
-      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
-    },
-  });
+  const { gw, file } = await gatewayWithAccessLog(t);
   await apply(gw, [
     ['cluster', 'gone', { targets: [dead] }],
     ['cluster', 'api', { targets: [up.target] }],
@@ -180,7 +180,7 @@ test('an access line names no upstream when none answered (the client got the ga
   assert.equal((await request(`${gw.dataUrl}/g/1`)).status, 502);
   assert.equal((await request(`${gw.dataUrl}/a/1`)).status, 200);
   await sleep(500);
-  const lines = readFileSync(join(gw.dir, 'access.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  const lines = accessLines(file);
   assert.deepEqual(
     lines.map((l) => [l.route, l.status, l.upstream, l.upstreamMs === null]),
     [
@@ -255,12 +255,7 @@ test('a proxied WebSocket is counted once (1xx) with its target in the access li
   });
   const target = `127.0.0.1:${(http.address() as AddressInfo).port}`;
   const dead = `127.0.0.1:${await freePort()}`;
-  const gw = await startGateway(t, {
-    keys: [ROOT_KEY],
-    edit: (c) => {
-      c.log = { ...(c.log as Record<string, Json>), access: { enabled: true, path: 'access.log' } };
-    },
-  });
+  const { gw, file } = await gatewayWithAccessLog(t);
   await apply(gw, [
     ['cluster', 'up', { targets: [target] }],
     ['cluster', 'gone', { targets: [dead] }],
@@ -286,7 +281,7 @@ test('a proxied WebSocket is counted once (1xx) with its target in the access li
   const m = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
   assert.match(m, new RegExp(`switchyard_upstream_duration_seconds_count\\{cluster="default/up",target="${target}"\\} 1\\n`), 'the handshake\'s time to its answer');
   assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{cluster="default/gone",target="${dead}",kind="connect"\\} 1\\n`), 'the refused connection');
-  const lines = readFileSync(join(gw.dir, 'access.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  const lines = accessLines(file);
   assert.deepEqual(
     lines.map((l) => [l.route, l.status, l.upstream, typeof l.upstreamMs]),
     [
@@ -334,7 +329,7 @@ test('an access line of a request refused before routing names its path (413), b
   const long = await exchangeBytes(port, `GET /f/${'a'.repeat(300)}?q=${'b'.repeat(300)} HTTP/1.1\r\nhost: x\r\n\r\n`, (g) => /\r\n\r\n/.test(g));
   assert.match(long, /^HTTP\/1\.1 414/);
   await sleep(500);
-  const lines = readFileSync(join(gw.dir, 'access.log'), 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, Json>);
+  const lines = accessLines(join(gw.dir, 'access.log'));
   assert.deepEqual(
     lines.map((l) => [l.status, l.path]),
     [
