@@ -88,7 +88,7 @@ export class RequestLife {
     if (this.finished) return;
     this.finished = true;
     this.flow?.ended(this.ex.aborted ? 499 : this.status);
-    this.ex.trace?.end(this.ex.aborted && !this.ex.headersSent ? 499 : this.ex.status);
+    this.ex.trace?.end(this.ex.aborted && !this.ex.headersSent ? 499 : this.ex.status, this.ex.requestId);
     this.requests.ended();
   }
 

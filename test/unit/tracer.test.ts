@@ -15,7 +15,6 @@ function req(headers: Record<string, string> = {}): TracedRequest {
     path: '/orders/7',
     scheme: 'http',
     clientAddress: '10.1.2.3',
-    requestId: 'req-1',
     meter: { tenant: 'default', route: 'orders' },
     header: (n) => ({ host: 'shop.example:8080', ...headers })[n],
   };
@@ -40,7 +39,7 @@ test('a sampled request: a SERVER span, a CLIENT child per call whose traceparen
   call.end(200);
   const failed = tr.call('POST', 'http://auth.example/verify');
   failed.fail('ECONNREFUSED');
-  tr.end(201);
+  tr.end(201, 'req-1');
   await tracing.flush(5_000);
   const spans = await rx.waitForSpans('three spans', (s) => s.length >= 3);
   const server = spans.find((s) => s.kind === SERVER)!;
@@ -69,6 +68,7 @@ test('a sampled request: a SERVER span, a CLIENT child per call whose traceparen
   assert.equal(other!.attributes['error.type'], 'ECONNREFUSED');
   assert.equal(other!.statusCode, 2);
   assert.equal(rx.exports[0]!['x-collector-token'], 'tok-1');
+  assert.equal(rx.exports[0]!['content-type'], 'application/x-protobuf');
 });
 
 test('an incoming sampled traceparent is continued (its span is the parent, its tracestate kept); an unsampled one is passed on without spans', async (t) => {
@@ -78,14 +78,14 @@ test('an incoming sampled traceparent is continued (its span is the parent, its 
   assert.equal(tr.traceId, TRACE);
   assert.equal(tr.fresh, false);
   tr.call('GET', '127.0.0.1:9').end(503);
-  tr.end(503);
+  tr.end(503, '');
 
   const unsampled = `00-${TRACE}-${SPAN}-00`;
   const off = tracing.start(req({ traceparent: unsampled }));
   assert.equal(off.recording, false);
   assert.equal(off.replaced, null, 'the client traceparent goes on unchanged');
   assert.equal(off.call('GET', 'x:1').traceparent, unsampled);
-  off.end(200);
+  off.end(200, '');
   await tracing.flush(5_000);
   const spans = await rx.waitForSpans('two spans', (s) => s.length >= 2);
   const server = spans.find((s) => s.kind === SERVER)!;
@@ -106,12 +106,12 @@ test('sampleRatio 0: new traces are propagated (flags 00), not recorded', async 
     const tr = tracing.start(req());
     assert.equal(tr.recording, false);
     assert.match(tr.replaced!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-    tr.end(200);
+    tr.end(200, '');
   }
   // An incoming sampled flag is still followed.
   const followed = tracing.start(req({ traceparent: `00-${TRACE}-${SPAN}-01` }));
   assert.equal(followed.recording, true);
-  followed.end(200);
+  followed.end(200, '');
   await tracing.flush(5_000);
   await rx.waitForSpans('one span', (s) => s.length >= 1);
   assert.equal(rx.spans.length, 1);
@@ -122,7 +122,7 @@ test('a collector that refuses or hangs: flush returns within its bound, failure
   const log = { warn: (_o: object, msg: string) => void warnings.push(msg) };
   const refused = tracingFor(settings(`http://127.0.0.1:${await freePort()}/v1/traces`), log);
   for (let round = 0; round < 3; round++) {
-    for (let i = 0; i < 5; i++) refused.start(req()).end(200);
+    for (let i = 0; i < 5; i++) refused.start(req()).end(200, '');
     await refused.flush(2_000);
   }
   assert.equal(warnings.length, 1, warnings.join('\n'));
@@ -130,7 +130,7 @@ test('a collector that refuses or hangs: flush returns within its bound, failure
   const rx = await startOtlpReceiver(t);
   rx.mode = 'hang';
   const hanging = tracingFor(settings(rx.url), log);
-  hanging.start(req()).end(200);
+  hanging.start(req()).end(200, '');
   const t0 = Date.now();
   await hanging.flush(300);
   assert.ok(Date.now() - t0 < 2_000, 'flush is bounded');

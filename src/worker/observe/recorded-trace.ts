@@ -1,4 +1,4 @@
-import type { CallTrace, RequestTrace, TracedRequest } from './request-trace.js';
+import type { CallTrace, RequestTrace } from './request-trace.js';
 import { CLIENT, OtlpSpan } from './otlp-span.js';
 import { formatTraceparent, type TraceIds } from './traceparent.js';
 
@@ -6,21 +6,21 @@ import { formatTraceparent, type TraceIds } from './traceparent.js';
  * A sampled request's spans: the SERVER span of the gateway request, made by the tracer
  * (tracer.ts), and a CLIENT child span per call out. Each call's traceparent names its
  * own span, so the upstream's span is that call's child. Ended spans go to `exportSpan`.
+ * It holds no reference to its request: what outlives the request holds only the spans.
  */
 export class RecordedTrace implements RequestTrace {
   readonly recording = true;
   /** The server span's own traceparent: what goes upstream until a call replaces it with its span's. */
   readonly replaced: string;
-  /** Calls not ended yet: closed when the request ends (a client that left mid-call). */
-  private open: RecordedCall[] | null = null;
+  /** Calls not ended yet, linked (no array: see otlp-span.ts): closed when the request ends (a client that left mid-call). */
+  private open: RecordedCall | null = null;
   private ended = false;
 
   constructor(
     private readonly span: OtlpSpan,
     readonly fresh: boolean,
-    private readonly req: TracedRequest,
     private readonly ids: TraceIds,
-    readonly exportSpan: (span: string) => void,
+    readonly exportSpan: (span: OtlpSpan) => void,
   ) {
     this.replaced = formatTraceparent(span.traceId, span.spanId, true);
   }
@@ -30,40 +30,46 @@ export class RecordedTrace implements RequestTrace {
   }
 
   call(method: string, server: string): CallTrace {
-    const [address, port] = addressOf(server);
-    // The method is the request's (a checked token) or a step's; the address is parsed from configuration.
-    const span = new OtlpSpan(this.span.traceId, this.ids.spanId(), this.span.spanId, method, CLIENT, undefined)
-      .str('http.request.method', method)
-      .str('server.address', address)
-      .int('server.port', port);
+    const address = addressOf(server);
+    const span = new OtlpSpan(this.span.traceId, this.ids.spanId(), this.span.spanId, method, CLIENT, undefined);
+    span.method = method;
+    span.serverAddress = address[0];
+    span.serverPort = address[1];
     const c = new RecordedCall(span, formatTraceparent(span.traceId, span.spanId, true), this);
-    (this.open ??= []).push(c);
+    c.next = this.open;
+    if (this.open !== null) this.open.prev = c;
+    this.open = c;
     return c;
   }
 
   /** A call ended (RecordedCall): no longer open. */
   closed(c: RecordedCall): void {
-    const open = this.open;
-    if (open === null) return;
-    const i = open.indexOf(c);
-    if (i >= 0) open.splice(i, 1);
+    if (c.prev !== null) c.prev.next = c.next;
+    else if (this.open === c) this.open = c.next;
+    if (c.next !== null) c.next.prev = c.prev;
+    c.prev = c.next = null;
   }
 
-  end(status: number): void {
+  end(status: number, requestId: string): void {
     if (this.ended) return;
     this.ended = true;
-    if (this.open !== null) for (const c of this.open.slice()) c.fail(status === 499 ? 'client_aborted' : 'abandoned');
+    while (this.open !== null) this.open.fail(status === 499 ? 'client_aborted' : 'abandoned');
     const span = this.span;
     // A request id is one the gateway made or found well formed (WELL_FORMED_REQUEST_ID).
-    if (this.req.requestId !== '') span.safe('switchyard.request_id', this.req.requestId);
-    span.int('http.response.status_code', status);
-    if (status >= 500) span.safe('error.type', String(status)).failed();
+    span.requestId = requestId;
+    span.status = status;
+    if (status >= 500) {
+      span.errorType = String(status);
+      span.failed = true;
+    }
     this.exportSpan(span.end());
   }
 }
 
 /** One call's CLIENT span, ended once: by its answer, its failure, or the end of its request. */
 class RecordedCall implements CallTrace {
+  prev: RecordedCall | null = null;
+  next: RecordedCall | null = null;
   private ended = false;
 
   constructor(
@@ -74,15 +80,19 @@ class RecordedCall implements CallTrace {
 
   end(status: number): void {
     if (this.ended) return;
-    this.span.int('http.response.status_code', status);
+    this.span.status = status;
     // A client span's 4xx is an error too (OpenTelemetry HTTP conventions).
-    if (status >= 400) this.span.safe('error.type', String(status)).failed();
+    if (status >= 400) {
+      this.span.errorType = String(status);
+      this.span.failed = true;
+    }
     this.close();
   }
 
   fail(errorType: string): void {
     if (this.ended) return;
-    this.span.str('error.type', errorType).failed();
+    this.span.errorType = errorType;
+    this.span.failed = true;
     this.close();
   }
 

@@ -9,8 +9,6 @@ export interface TracedRequest {
   readonly path: string;
   readonly scheme: 'http' | 'https';
   readonly clientAddress: string;
-  /** The request's id ('' without ids); read when the request ends (a request-id step may keep the client's). */
-  readonly requestId: string;
   /** The route that took the request (its meter); null: none. */
   readonly meter: { readonly tenant: string; readonly route: string } | null;
   header(name: string): string | undefined;
@@ -35,8 +33,11 @@ export interface RequestTrace extends UpstreamTrace {
    * service call): the traceparent to send with it. `server` is `host:port` or a URL.
    */
   call(method: string, server: string): CallTrace;
-  /** The request ended with `status` (499: the client left). */
-  end(status: number): void;
+  /**
+   * The request ended with `status` (499: the client left) and its id ('' without ids: a
+   * request-id step may have kept the client's, so it is known only now).
+   */
+  end(status: number, requestId: string): void;
 }
 
 /** Makes the trace of each request, once per worker (tracer.ts builds the recording one). */

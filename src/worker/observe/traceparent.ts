@@ -46,10 +46,19 @@ function allZero(s: string, from: number, to: number): boolean {
   return true;
 }
 
+/** A class, not an object literal: V8 may move a literal's allocation site to its old generation (otlp-span.ts). */
+class ParsedTraceparent implements TraceParent {
+  constructor(
+    readonly traceId: string,
+    readonly spanId: string,
+    readonly sampled: boolean,
+  ) {}
+}
+
 /** A `traceparent` header's ids and sampled flag; null when it is not valid (validTraceparent). */
 export function parseTraceparent(value: string | undefined): TraceParent | null {
   if (value === undefined || !validTraceparent(value)) return null;
-  return { traceId: value.slice(3, 35), spanId: value.slice(36, 52), sampled: (parseInt(value.slice(53, 55), 16) & 1) === 1 };
+  return new ParsedTraceparent(value.slice(3, 35), value.slice(36, 52), (parseInt(value.slice(53, 55), 16) & 1) === 1);
 }
 
 /** A version 00 `traceparent`. */

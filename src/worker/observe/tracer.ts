@@ -28,7 +28,7 @@ export function sampledByRatio(traceId: string, ratio: number): boolean {
 class OtlpTracing implements Tracing {
   private readonly ids = new TraceIds();
   private readonly exporter: OtlpExporter;
-  private readonly exportSpan: (span: string) => void;
+  private readonly exportSpan: (span: OtlpSpan) => void;
   /** The last Host's address and port: most requests repeat it. */
   private lastHost = '';
   private lastAddress: [string, number] = ['', 0];
@@ -59,20 +59,22 @@ class OtlpTracing implements Tracing {
     const route = req.meter;
     const name = route === null ? `HTTP ${req.method}` : `${req.method} ${route.route}`;
     const state = parent === null ? undefined : req.header('tracestate');
-    // The method is a checked token, the scheme ours, the client an IP address, names are entity names.
-    const span = new OtlpSpan(traceId, this.ids.spanId(), parent === null ? '' : parent.spanId, name, SERVER, state)
-      .safe('http.request.method', req.method)
-      .str('url.path', req.path)
-      .safe('url.scheme', req.scheme)
-      .safe('client.address', req.clientAddress);
-    if (route !== null) span.safe('http.route', route.route).safe('switchyard.tenant', route.tenant).safe('switchyard.route', route.route);
+    const span = new OtlpSpan(traceId, this.ids.spanId(), parent === null ? '' : parent.spanId, name, SERVER, state);
+    span.method = req.method;
+    span.path = req.path;
+    span.scheme = req.scheme;
+    span.client = req.clientAddress;
+    if (route !== null) {
+      span.route = route.route;
+      span.tenant = route.tenant;
+    }
     const host = req.header('host');
     if (host !== undefined) {
-      const [address, port] = this.hostAddress(req.scheme, host);
-      // A Host the data server let in has host-name or IP characters only (host-header.ts).
-      span.safe('server.address', address).int('server.port', port);
+      const address = this.hostAddress(req.scheme, host);
+      span.serverAddress = address[0];
+      span.serverPort = address[1];
     }
-    return new RecordedTrace(span, parent === null, req, this.ids, this.exportSpan);
+    return new RecordedTrace(span, parent === null, this.ids, this.exportSpan);
   }
 
   private hostAddress(scheme: string, host: string): [string, number] {
