@@ -14,6 +14,7 @@ import { LIMIT_DEFAULTS } from '../dist/shared/gateway-config-limits.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { workerObservation } from '../dist/worker/observe/observation.js';
 import { tracingFor } from '../dist/worker/observe/tracer.js';
+import { AccessLog } from '../dist/worker/observe/access-log.js';
 import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
 const drafts = [
@@ -48,11 +49,16 @@ const HOT_OTLP = process.env.HOT_OTLP;
 // HOT_OBSERVE=0: metrics and request ids off (worker.json's defaults have them on).
 const observing = process.env.HOT_OBSERVE !== '0';
 let n = 0;
+// HOT_ACCESS_LOG=<file>: every request's JSON access log line is written to that file.
+const quiet = { info() {}, warn() {}, error() {}, debug() {} };
+const accessLog = process.env.HOT_ACCESS_LOG
+  ? new AccessLog({ enabled: true, format: 'json', sample: 1, fields: undefined, path: process.env.HOT_ACCESS_LOG, redactQuery: [] }, quiet)
+  : null;
 const seen = workerObservation(
   { metrics: observing, requestId: observing ? { header: 'x-request-id', trustIncoming: 'never' } : null, accessLog: null, tracing: null },
   [],
   () => `w0-0123abcd-${(n++).toString(36)}`,
-  null,
+  accessLog,
   () => {},
 );
 const leases = { acquire: () => true, remaining: () => 999_999 };
@@ -133,7 +139,7 @@ const only = process.argv[2];
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 for (const [label, req] of cases) {
   if (only && !label.includes(only)) continue;
-  if (HOT_OTLP) {
+  if (HOT_OTLP || accessLog) {
     const run = async (n) => {
       for (let i = 0; i < n; i += 500) {
         for (let j = 0; j < 500; j++) serve(req);
@@ -144,7 +150,7 @@ for (const [label, req] of cases) {
     const cpu0 = process.cpuUsage();
     await run(600_000);
     const cpu = process.cpuUsage(cpu0);
-    process.stdout.write(`${label.padEnd(24)} ${(((cpu.user + cpu.system) * 1000) / 600_000).toFixed(0).padStart(6)} ns CPU/request, export included\n`);
+    process.stdout.write(`${label.padEnd(24)} ${(((cpu.user + cpu.system) * 1000) / 600_000).toFixed(0).padStart(6)} ns CPU/request, export or log included\n`);
     continue;
   }
   for (let i = 0; i < 300_000; i++) serve(req); // warm-up
