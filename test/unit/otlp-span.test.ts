@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ATTR, CLIENT, OtlpSpan, SERVER } from '../../src/worker/observe/otlp-span.js';
+import { CLIENT, OtlpSpan, SERVER } from '../../src/worker/observe/otlp-span.js';
 import { ProtoWriter, varintSize } from '../../src/worker/observe/proto-writer.js';
 import { sampledByRatio } from '../../src/worker/observe/tracer.js';
 import { decodeSpans } from '../helpers/otlp-receiver.js';
@@ -49,13 +49,17 @@ test('varints: sizes and bytes at every length boundary', () => {
 test('a span is a valid OTLP protobuf Span whatever its path or error text holds, at any length', () => {
   const hostile = '/a"b\\c\n{"x":1}\u2028é😀';
   const long = `/${'ü'.repeat(9_000)}`; // 18,001 UTF-8 bytes: a length of three varint bytes
-  const span = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', '', 'GET r', SERVER, 'vendor="q"')
-    .safe(ATTR.method, 'GET')
-    .str(ATTR.path, hostile)
-    .int(ATTR.serverPort, 8080.9)
-    .failed()
-    .end();
-  const big = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', 'aaaaaaaaaaaaaaaa', '', 'GET big', SERVER, undefined).str(ATTR.path, long).end();
+  const span = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', '', 'GET r', SERVER, 'vendor="q"');
+  span.method = 'GET';
+  span.path = hostile;
+  span.serverAddress = 'shop.example';
+  span.serverPort = 8080.9;
+  span.errorType = 'x"\n';
+  span.failed = true;
+  span.end();
+  const big = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', 'aaaaaaaaaaaaaaaa', '', 'GET big', SERVER, undefined);
+  big.path = long;
+  big.end();
   const child = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', '1111111111111111', '00f067aa0ba902b7', 'GET', CLIENT, undefined).end();
   const [s, b, c] = decodeSpans(exportOf(span, big, child));
   assert.equal(s!.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
@@ -65,7 +69,7 @@ test('a span is a valid OTLP protobuf Span whatever its path or error text holds
   assert.equal(s!.name, 'GET r');
   assert.equal(s!.traceState, 'vendor="q"');
   assert.equal(s!.statusCode, 2);
-  assert.deepEqual(s!.attributes, { 'http.request.method': 'GET', 'url.path': hostile, 'server.port': 8080 });
+  assert.deepEqual(s!.attributes, { 'http.request.method': 'GET', 'url.path': hostile, 'server.address': 'shop.example', 'server.port': 8080, 'error.type': 'x"\n' });
   assert.ok(s!.endTimeUnixNano >= s!.startTimeUnixNano);
   assert.ok(Number(s!.startTimeUnixNano / 1_000_000n) - Date.now() < 1_000, 'times are epoch nanoseconds');
   assert.equal(b!.attributes['url.path'], long);

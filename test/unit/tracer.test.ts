@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import assert from 'node:assert/strict';
 import { tracingFor, type TracingSettings } from '../../src/worker/observe/tracer.js';
 import type { TracedRequest } from '../../src/worker/observe/request-trace.js';
@@ -134,4 +136,56 @@ test('a collector that refuses or hangs: flush returns within its bound, failure
   const t0 = Date.now();
   await hanging.flush(300);
   assert.ok(Date.now() - t0 < 2_000, 'flush is bounded');
+});
+
+test('batches: a span larger than a batch buffer gets one of its own, and every span of 900 traced requests arrives intact', async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const tracing = tracingFor(settings(rx.url), quiet);
+  const huge = `/${'é'.repeat(200_000)}`; // 400 KB of UTF-8, more than a batch buffer
+  // 1,800 spans at once: within the export queue (2,048), which drops what is past it.
+  for (let i = 0; i < 900; i++) {
+    const tr = tracing.start(i === 450 ? { ...req(), path: huge } : { ...req(), path: `/orders/${i}` });
+    tr.call('GET', '127.0.0.1:9').end(200);
+    tr.end(200, `req-${i}`);
+  }
+  await tracing.flush(5_000);
+  const spans = await rx.waitForSpans('1,800 spans', (s) => s.length >= 1_800);
+  assert.equal(spans.length, 1_800);
+  const servers = spans.filter((s) => s.kind === SERVER);
+  assert.deepEqual(
+    servers.map((s) => s.attributes['switchyard.request_id']).sort(),
+    Array.from({ length: 900 }, (_, i) => `req-${i}`).sort(),
+  );
+  assert.equal(servers.find((s) => s.attributes['switchyard.request_id'] === 'req-450')!.attributes['url.path'], huge);
+  assert.ok(rx.exports.length >= 4, `${rx.exports.length} exports: 1,800 spans go in batches of at most 512`);
+});
+
+test('a trace does not hold its request: what keeps a trace keeps none of the request', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const tracing = tracingFor(settings(`http://127.0.0.1:${await freePort()}/v1/traces`), quiet);
+  let request: TracedRequest | null = req();
+  const gone = new WeakRef(request);
+  const trace = tracing.start(request);
+  trace.call('GET', '127.0.0.1:9');
+  request = null;
+  await new Promise((r) => setImmediate(r));
+  gc();
+  assert.equal(gone.deref(), undefined, 'the request was collected while its trace is still held');
+  trace.end(200, '');
+});
+
+test('a recorded trace, its calls and their spans hold no array: V8 may pretenure a growing array literal, and each one kept the values of its request alive past young collections', async () => {
+  const tracing = tracingFor(settings(`http://127.0.0.1:${await freePort()}/v1/traces`), quiet);
+  const trace = tracing.start(req());
+  const call = trace.call('GET', '127.0.0.1:9');
+  const objects: object[] = [trace, call];
+  for (const o of [trace, call]) for (const v of Object.values(o)) if (v !== null && typeof v === 'object' && !(v instanceof Buffer)) objects.push(v as object);
+  assert.ok(objects.length >= 4, 'the trace, the call and their spans');
+  for (const o of objects) {
+    const arrays = Object.entries(o).filter(([, v]) => Array.isArray(v));
+    assert.deepEqual(arrays, [], `${o.constructor.name} holds no array`);
+  }
+  call.end(200);
+  trace.end(200, '');
 });
