@@ -21,7 +21,7 @@ export function sampledByRatio(traceId: string, ratio: number): boolean {
 }
 
 /**
- * Spans as OTLP/JSON over OTLP/HTTP: parent-based sampling (an incoming sampled flag is
+ * Spans as OTLP protobuf over OTLP/HTTP: parent-based sampling (an incoming sampled flag is
  * followed; a new trace is sampled by `sampleRatio` on its trace id), decided before a
  * span is made, so a request that is not sampled costs what it costs with tracing off.
  */
