@@ -52,7 +52,7 @@ let n = 0;
 // HOT_ACCESS_LOG=<file>: every request's JSON access log line is written to that file.
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 const accessLog = process.env.HOT_ACCESS_LOG
-  ? new AccessLog({ enabled: true, format: 'json', sample: 1, fields: undefined, path: process.env.HOT_ACCESS_LOG, redactQuery: [] }, quiet)
+  ? new AccessLog({ enabled: true, format: 'json', sample: 1, fields: null, path: process.env.HOT_ACCESS_LOG, redactQuery: [] }, quiet)
   : null;
 const seen = workerObservation(
   { metrics: observing, requestId: observing ? { header: 'x-request-id', trustIncoming: 'never' } : null, accessLog: null, tracing: null },

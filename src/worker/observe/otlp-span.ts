@@ -13,9 +13,7 @@ export const SERVER = 2;
 export const CLIENT = 3;
 
 /** An attribute's key, encoded once as KeyValue's `key` field. */
-function attributeKey(name: string): Buffer {
-  return stringField(1, name);
-}
+const attributeKey = (name: string): Buffer => stringField(1, name);
 
 /** The attributes the gateway sets (OpenTelemetry's HTTP semantic conventions, and its own), in the order written. */
 const KEY = {

@@ -19,15 +19,18 @@ export function varintSize(n: number): number {
   return size;
 }
 
-/** The bytes of a string field whose value is fixed (a key, a resource attribute): copied, never encoded again. */
-export function stringField(field: number, value: string): Buffer {
-  const bytes = Buffer.from(value, 'utf8');
-  const out = Buffer.allocUnsafe(1 + varintSize(bytes.length) + bytes.length);
-  const w = new ProtoWriter(out);
+/** A length-delimited field holding `content`, encoded once (a key, a resource, a scope): copied, never encoded again. */
+export function lengthDelimited(field: number, content: Uint8Array): Buffer {
+  const w = new ProtoWriter(Buffer.allocUnsafe(1 + varintSize(content.length) + content.length));
   w.byte(tag(field, 2));
-  w.varint(bytes.length);
-  w.bytes(bytes);
-  return out;
+  w.varint(content.length);
+  w.bytes(content);
+  return w.buf;
+}
+
+/** A string field whose value is fixed, encoded once. */
+export function stringField(field: number, value: string): Buffer {
+  return lengthDelimited(field, Buffer.from(value, 'utf8'));
 }
 
 /** A nested message's length is written in this many bytes at most: up to 256 MiB. */
@@ -71,14 +74,10 @@ export class ProtoWriter {
     this.pos = pos;
   }
 
-  /** A string field of ASCII the gateway made or checked (a method, an entity name, an address): no UTF-8 to encode. */
-  ascii(field: number, s: string): void {
-    this.buf[this.pos++] = tag(field, 2);
-    this.varint(s.length);
-    this.asciiBytes(s);
-  }
-
-  /** An ASCII string's bytes; a short one by hand, as a call into Buffer's native writer costs more than the copy. */
+  /**
+   * The bytes of ASCII the gateway made or checked (a method, an entity name, an address):
+   * no UTF-8 to encode; a short one by hand, as a call into Buffer's native writer costs more.
+   */
   asciiBytes(s: string): void {
     const n = s.length;
     if (n > 64) {

@@ -10,8 +10,8 @@ import { formatTraceparent, type TraceIds } from './traceparent.js';
  */
 export class RecordedTrace implements RequestTrace {
   readonly recording = true;
-  /** The server span's own traceparent: what goes upstream until a call replaces it with its span's. */
-  readonly replaced: string;
+  /** The server span's own traceparent, made when first asked: every proxied attempt sends its call's instead. */
+  private own: string | null = null;
   /** Calls not ended yet, linked (no array: see otlp-span.ts): closed when the request ends (a client that left mid-call). */
   private open: RecordedCall | null = null;
   private ended = false;
@@ -21,8 +21,11 @@ export class RecordedTrace implements RequestTrace {
     readonly fresh: boolean,
     private readonly ids: TraceIds,
     readonly exportSpan: (span: OtlpSpan) => void,
-  ) {
-    this.replaced = formatTraceparent(span.traceId, span.spanId, true);
+  ) {}
+
+  /** What goes upstream until a call replaces it with its span's traceparent. */
+  get replaced(): string {
+    return (this.own ??= formatTraceparent(this.span.traceId, this.span.spanId, true));
   }
 
   get traceId(): string {

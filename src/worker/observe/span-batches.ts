@@ -1,4 +1,4 @@
-import { ProtoWriter, stringField, tag, varintSize } from './proto-writer.js';
+import { lengthDelimited, ProtoWriter, stringField, tag, varintSize } from './proto-writer.js';
 import type { OtlpSpan } from './otlp-span.js';
 
 /** Spans in one export at most; a full batch is ready at once. */
@@ -43,9 +43,9 @@ export class SpanBatches {
     private readonly spares: number,
   ) {
     // Resource { attributes: [KeyValue { key: "service.name", value: { string_value } }] }
-    const name = Buffer.concat([stringField(1, 'service.name'), nested(2, stringField(1, serviceName))]);
-    this.resource = nested(1, nested(1, name));
-    this.scope = nested(1, stringField(1, 'switchyard'));
+    const name = Buffer.concat([stringField(1, 'service.name'), lengthDelimited(2, stringField(1, serviceName))]);
+    this.resource = lengthDelimited(1, lengthDelimited(1, name));
+    this.scope = lengthDelimited(1, stringField(1, 'switchyard'));
     this.room = 2 + 2 * 5 + this.resource.length + this.scope.length;
   }
 
@@ -112,13 +112,4 @@ export class SpanBatches {
     this.filling = null;
     return null;
   }
-}
-
-/** A length-delimited field holding `content`. */
-function nested(field: number, content: Buffer): Buffer {
-  const w = new ProtoWriter(Buffer.allocUnsafe(1 + varintSize(content.length) + content.length));
-  w.byte(tag(field, 2));
-  w.varint(content.length);
-  w.bytes(content);
-  return w.buf;
 }
