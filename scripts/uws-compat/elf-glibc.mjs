@@ -1,7 +1,8 @@
 // Reads and rewrites the glibc symbol versions an ELF64 little-endian shared object asks
 // for. Pure functions over a Buffer: install.mjs does the files, the unit test the cases.
 
-const SHT_DYNSYM = 11;
+import { cstring, sections, SHT_DYNSYM } from './elf.mjs';
+
 const SHT_GNU_VERNEED = 0x6ffffffe;
 const SHT_GNU_VERSYM = 0x6fffffff;
 const VER_FLG_WEAK = 0x2;
@@ -18,32 +19,6 @@ export const C23_RENAMES = new Map([
 
 /** The version every architecture's libc.so.6 started at: what an unversioned classic symbol binds to. */
 export const LIBC_BASE_VERSION = { x64: 'GLIBC_2.2.5', arm64: 'GLIBC_2.17' };
-
-function cstring(buf, at) {
-  const end = buf.indexOf(0, at);
-  return buf.toString('latin1', at, end);
-}
-
-function sections(buf) {
-  if (buf.readUInt32BE(0) !== 0x7f454c46 || buf[4] !== 2 || buf[5] !== 1) {
-    throw new Error('not a 64-bit little-endian ELF file');
-  }
-  const shoff = Number(buf.readBigUInt64LE(0x28));
-  const shentsize = buf.readUInt16LE(0x3a);
-  const shnum = buf.readUInt16LE(0x3c);
-  const list = [];
-  for (let i = 0; i < shnum; i++) {
-    const at = shoff + i * shentsize;
-    list.push({
-      type: buf.readUInt32LE(at + 4),
-      offset: Number(buf.readBigUInt64LE(at + 24)),
-      size: Number(buf.readBigUInt64LE(at + 32)),
-      link: buf.readUInt32LE(at + 40),
-      info: buf.readUInt32LE(at + 44),
-    });
-  }
-  return list;
-}
 
 /** Compares glibc version names numerically: GLIBC_2.2.5 < GLIBC_2.17 < GLIBC_2.38. */
 export function compareGlibc(a, b) {

@@ -1,9 +1,9 @@
 // npm postinstall: a patched copy of the registry build of uWebSockets.js for Linux. On x64
-// its socket read loop is made to respect pause() (recv-loop.mjs); below glibc 2.38 (the
-// version it was linked against) it is made loadable (elf-glibc.mjs). The package in
-// node_modules is never touched: a checksummed copy of this Node's binary is patched into
-// .uws-compat/ and proven to load in a child process. Nothing to do off Linux, or on arm64
-// with glibc >= 2.38.
+// its socket read loop is made to respect pause() (recv-loop.mjs) and res.upgrade is made
+// quiet outside cork (upgrade-warning.mjs); below glibc 2.38 (the version it was linked
+// against) it is made loadable (elf-glibc.mjs). The package in node_modules is never touched:
+// a checksummed copy of this Node's binary is patched into .uws-compat/ and proven to load in
+// a child process. Nothing to do off Linux, or on arm64 with glibc >= 2.38.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareGlibc, patchForGlibc } from './elf-glibc.mjs';
 import { patchRecvLoop } from './recv-loop.mjs';
+import { patchUpgradeWarning } from './upgrade-warning.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fail = (message) => {
@@ -36,9 +37,10 @@ export function patchVerified(binary, expected, runtime, arch) {
   const actual = createHash('sha256').update(binary).digest('hex');
   if (actual !== expected) throw new Error(`sha256 ${actual}, expected ${expected}: refusing to patch an unknown binary`);
   const recvLoop = patchRecvLoop(binary, arch);
-  if (compareGlibc(runtime, '2.38') >= 0) return { recvLoop, renamed: [], weakened: [] };
+  const upgrade = patchUpgradeWarning(binary, arch);
+  if (compareGlibc(runtime, '2.38') >= 0) return { recvLoop, upgrade, renamed: [], weakened: [] };
   try {
-    return { recvLoop, ...patchForGlibc(binary, runtime, arch) };
+    return { recvLoop, upgrade, ...patchForGlibc(binary, runtime, arch) };
   } catch (err) {
     throw new Error(`cannot run on glibc ${runtime}: ${err.message}`);
   }
@@ -78,7 +80,7 @@ function main() {
     fail(`the patched ${name} does not load on glibc ${glibc}:\n${probe.stderr}`);
   }
   renameSync(temporary, target);
-  const done = [result.recvLoop, ...result.renamed, ...result.weakened.map((v) => `weak: ${v}`)].filter(Boolean);
+  const done = [result.recvLoop, result.upgrade, ...result.renamed, ...result.weakened.map((v) => `weak: ${v}`)].filter(Boolean);
   console.log(`uws-compat: glibc ${glibc}: wrote ${target} (${done.join(', ')})`);
 }
 

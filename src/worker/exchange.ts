@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { HttpRequest, HttpResponse, us_socket_context_t } from './uws.js';
+import { upgradeLater, type HttpRequest, type HttpResponse, type us_socket_context_t } from './uws.js';
 import { bodylessHead, headBlock, isBodylessStatus, statusLine, type StaticReply } from './response-head.js';
 import { endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { requestCallback } from './request-callback.js';
@@ -290,11 +290,8 @@ export class Exchange extends ExchangeRequest {
     const key = this.header('sec-websocket-key') ?? '';
     this.status = 101;
     const idEcho = this.idEcho;
-    this.res.cork(() => {
-      // uWS writes its own 101 line only if none was written: this one carries the request id (headBlock's way).
-      if (idEcho !== '') this.res.writeStatus(`101 Switching Protocols${idEcho}`);
-      this.res.upgrade(userData, key, protocol, '', ctx);
-    });
+    // uWS writes its own 101 line only if none was written: this one carries the request id (headBlock's way).
+    upgradeLater(this.res, userData, key, protocol, ctx, idEcho === '' ? null : `101 Switching Protocols${idEcho}`);
     this.finish();
     return true;
   }

@@ -9,8 +9,8 @@ export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_sock
 const GLIBC_LINKED = [2, 38];
 
 /**
- * Linux x64 always loads the patched copy (its read loop respects pause(); see
- * scripts/uws-compat/recv-loop.mjs); elsewhere on Linux only below glibc 2.38, the version
+ * Linux x64 always loads the patched copy (its read loop respects pause(), its res.upgrade
+ * does not warn outside cork; see scripts/uws-compat/); elsewhere on Linux only below glibc 2.38, the version
  * the registry build was linked against.
  */
 function needsCompatCopy(): boolean {
@@ -64,4 +64,16 @@ export function setIdleTimeout(app: Uws.TemplatedApp, seconds: number): void {
   const timers = app as Uws.TemplatedApp & { setIdleTimeout(seconds: number): void; setResponseTimeout(seconds: number): void };
   timers.setIdleTimeout(seconds);
   timers.setResponseTimeout(seconds);
+}
+
+/**
+ * Completes a WebSocket handshake after the request callback returned (the upstream's answer
+ * came). Never inside res.cork(): there uWS 20.57's cork epilogue reads the HTTP state of a
+ * socket the upgrade just shrank and, when freed memory says "close", shuts the new WebSocket
+ * (scripts/uws-compat/upgrade-warning.mjs). Only a status line carrying extra headers
+ * (`statusLine`, e.g. the request id) is corked, and sent first; uWS writes the rest.
+ */
+export function upgradeLater<T>(res: Uws.HttpResponse, userData: T, key: string, protocol: string, context: Uws.us_socket_context_t, statusLine: string | null): void {
+  if (statusLine !== null) res.cork(() => res.writeStatus(statusLine));
+  res.upgrade(userData, key, protocol, '', context);
 }

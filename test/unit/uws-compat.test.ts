@@ -11,6 +11,8 @@ import { compareGlibc, readGlibcNeeds } from '../../scripts/uws-compat/elf-glibc
 import { patchVerified } from '../../scripts/uws-compat/install.mjs';
 // @ts-expect-error -- a plain .mjs script of the install step, without type declarations
 import { patchRecvLoop } from '../../scripts/uws-compat/recv-loop.mjs';
+// @ts-expect-error -- a plain .mjs script of the install step, without type declarations
+import { patchUpgradeWarning } from '../../scripts/uws-compat/upgrade-warning.mjs';
 
 interface Need { file: string; name: string; index: number; flags: number }
 interface Sym { name: string; index: number }
@@ -18,6 +20,7 @@ const needsOf = readGlibcNeeds as (buf: Buffer) => { needs: Need[]; symbols: Sym
 const patch = patchVerified as (buf: Buffer, expected: string, runtime: string, arch: string) => { renamed: string[] };
 const cmp = compareGlibc as (a: string, b: string) => number;
 const recvLoop = patchRecvLoop as (buf: Buffer, arch: string) => string | null;
+const upgradeWarning = patchUpgradeWarning as (buf: Buffer, arch: string) => string | null;
 
 const pkgDir = dirname(createRequire(import.meta.url).resolve('uWebSockets.js'));
 const version = (JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
@@ -98,4 +101,21 @@ test('the recv-loop patch changes one byte, at the one site of its exact bytes, 
   assert.equal(recvLoop(Buffer.from(arm), 'arm64'), null);
   const site = Buffer.from('ff50484181fe000008000f85', 'hex');
   assert.throws(() => recvLoop(Buffer.concat([site, site]), 'x64'), /\(several\)/);
+});
+
+test('the upgrade-warning patch turns two jumps in each res.upgrade (plain and TLS) of every x64 binary and nothing else; arm64 is left as built', () => {
+  for (const abi of ['115', '127', '137', '141']) {
+    const file = readFileSync(join(pkgDir, `uws_linux_x64_${abi}.node`));
+    const copy = Buffer.from(file);
+    const where = upgradeWarning(copy, 'x64')!;
+    assert.match(where, /^upgrade warning at( 0x[0-9a-f]+){4}$/, abi);
+    const sites = where.split(' ').slice(3).map((h) => parseInt(h, 16));
+    // The je to the warning becomes a two-byte nop, the jne past it a jmp past it.
+    const turned = sites.map((at) => `${file.subarray(at, at + 2).toString('hex')}>${copy.subarray(at, at + 2).toString('hex')}`);
+    assert.deepEqual(turned, ['743c>6690', '75c4>ebc4', '743c>6690', '75c4>ebc4'], `ABI ${abi}`);
+    const changed = [...copy.keys()].filter((i) => copy[i] !== file[i]);
+    assert.ok(changed.every((i) => sites.some((at) => i === at || i === at + 1)), `ABI ${abi}: a byte outside the four sites changed`);
+    assert.throws(() => upgradeWarning(copy, 'x64'), /not found exactly once in res\.upgrade \(absent\)/, 'a patched binary is not patched twice');
+  }
+  assert.equal(upgradeWarning(Buffer.from(readFileSync(join(pkgDir, 'uws_linux_arm64_115.node'))), 'arm64'), null);
 });
