@@ -11,6 +11,6 @@ export default class ConfigDelete extends AdminCommand {
   };
 
   async run(): Promise<unknown> {
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/config/delete/${seg(this.args.kind!)}/${seg(this.args.name!)}`);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/config/delete/${seg(this.args.kind!)}/${seg(this.args.name!)}`);
   }
 }

@@ -11,6 +11,6 @@ export default class ConfigGet extends AdminCommand {
   };
 
   async run(): Promise<unknown> {
-    return this.call('GET', `/api/v1/${seg(this.flags.tenant)}/config/get/${seg(this.args.kind!)}/${seg(this.args.name!)}`);
+    return this.call('GET', `/api/v1/${seg(await this.tenant())}/config/get/${seg(this.args.kind!)}/${seg(this.args.name!)}`);
   }
 }

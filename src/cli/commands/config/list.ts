@@ -1,13 +1,15 @@
 import { KINDS } from '../../../contracts/entities.js';
 import { Args } from '@oclif/core';
 import { AdminCommand } from '../../admin-command.js';
+import type { View } from '../../output/human.js';
 import { seg } from '../../admin-client.js';
 
 export default class ConfigList extends AdminCommand {
   static override summary = 'List the entities of a kind with their state.';
+  static override view: View = { columns: ['name', 'state', 'pending', 'publishedGeneration', 'logicalAddress'] };
   static override args = { kind: Args.string({ required: true, options: [...KINDS] }) };
 
   async run(): Promise<unknown> {
-    return this.call('GET', `/api/v1/${seg(this.flags.tenant)}/config/list/${seg(this.args.kind!)}`);
+    return this.call('GET', `/api/v1/${seg(await this.tenant())}/config/list/${seg(this.args.kind!)}`);
   }
 }

@@ -19,6 +19,6 @@ export default class ConfigSet extends AdminCommand {
     } catch (err) {
       return this.fail('Cli.Input', (err as Error).message);
     }
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/config/set/${seg(this.args.kind!)}/${seg(this.args.name!)}`, doc);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/config/set/${seg(this.args.kind!)}/${seg(this.args.name!)}`, doc);
   }
 }

@@ -30,6 +30,6 @@ export default class KeyIssue extends AdminCommand {
         return this.fail('Cli.Input', (err as Error).message);
       }
     }
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/key/issue`, body);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/key/issue`, body);
   }
 }

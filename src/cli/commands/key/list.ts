@@ -1,10 +1,12 @@
 import { AdminCommand } from '../../admin-command.js';
+import type { View } from '../../output/human.js';
 import { seg } from '../../admin-client.js';
 
 export default class KeyList extends AdminCommand {
   static override summary = "List the tenant's sub-keys: state, scopes, expiry, lastUsedAt (never the plaintext).";
+  static override view: View = { columns: ['id', 'name', 'state', 'scopes', 'expiresAt', 'lastUsedAt'] };
 
   async run(): Promise<unknown> {
-    return this.call('GET', `/api/v1/${seg(this.flags.tenant)}/key/list`);
+    return this.call('GET', `/api/v1/${seg(await this.tenant())}/key/list`);
   }
 }

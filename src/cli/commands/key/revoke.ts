@@ -7,6 +7,6 @@ export default class KeyRevoke extends AdminCommand {
   static override args = { id: Args.string({ required: true, description: 'the key id (key list shows them)' }) };
 
   async run(): Promise<unknown> {
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/key/revoke/${seg(this.args.id as string)}`);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/key/revoke/${seg(this.args.id as string)}`);
   }
 }

@@ -7,6 +7,6 @@ export default class PluginDisable extends AdminCommand {
   static override args = { code: Args.string({ required: true }) };
 
   async run(): Promise<unknown> {
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/plugin/disable/${seg(this.args.code!)}`);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/plugin/disable/${seg(this.args.code!)}`);
   }
 }

@@ -5,6 +5,6 @@ export default class PublishDryRun extends AdminCommand {
   static override summary = 'Compile the drafts without side effects: success, candidateGeneration, issues, warnings, planned.';
 
   async run(): Promise<unknown> {
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/publish/dry-run`);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/publish/dry-run`);
   }
 }

@@ -5,6 +5,6 @@ export default class PublishGo extends AdminCommand {
   static override summary = 'Publish the drafts as a new generation: ok, generation, planned, warnings.';
 
   async run(): Promise<unknown> {
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/publish/go`);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/publish/go`);
   }
 }

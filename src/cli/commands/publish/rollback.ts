@@ -7,6 +7,6 @@ export default class PublishRollback extends AdminCommand {
   static override args = { generation: Args.integer({ required: true, min: 1 }) };
 
   async run(): Promise<unknown> {
-    return this.call('POST', `/api/v1/${seg(this.flags.tenant)}/publish/rollback/${seg(this.args.generation!)}`);
+    return this.call('POST', `/api/v1/${seg(await this.tenant())}/publish/rollback/${seg(this.args.generation!)}`);
   }
 }
