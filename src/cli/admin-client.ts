@@ -8,6 +8,8 @@ export interface AdminTarget {
 export interface AdminResponse {
   status: number;
   body: unknown;
+  /** The body as the admin port sent it. */
+  text: string;
 }
 
 /** One admin REST call; the body comes back parsed whatever the status. */
@@ -32,7 +34,7 @@ export async function callAdmin(
   } catch {
     // not JSON: keep the text
   }
-  return { status: res.statusCode, body: parsed };
+  return { status: res.statusCode, body: parsed, text };
 }
 
 /** Path segment, percent-encoded. */

@@ -59,7 +59,7 @@ export abstract class AdminCommand extends Command {
       // bad input does: scripts branch on the code. oclif's text still goes to stderr. (A
       // value refused by an arg's or flag's parser, `rollback abc`, would otherwise exit 1.)
       const message = (err as Error).message;
-      process.stdout.write(JSON.stringify({ code: 'Cli.Input', message }, null, 2) + '\n');
+      process.stdout.write(JSON.stringify({ code: 'Cli.Input', message }) + '\n');
       if (err instanceof Errors.CLIError && err.oclif?.exit === 2) throw err;
       throw new Errors.CLIError(message, { exit: 2 });
     }
@@ -75,7 +75,7 @@ export abstract class AdminCommand extends Command {
 
   /** A CLI-side failure (bad input, no admin port): printed like an admin error, then the command stops. */
   protected fail(code: CliCode, message: string): never {
-    this.printer.failure({ code, message }, errorLine(0, { code, message }, this.context()));
+    this.printer.failure(JSON.stringify({ code, message }), errorLine(0, { code, message }, this.context()));
     process.exitCode = CLI_ERRORS[code].exit;
     throw new Printed();
   }
@@ -96,13 +96,13 @@ export abstract class AdminCommand extends Command {
   protected async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
     const res = await this.request(method, path, body);
     if (res.status >= 300) this.refused(res);
-    this.printer.answer(res.body);
+    this.printer.answer(res.body, res.text);
     process.exitCode = 0;
     return res.body;
   }
 
   private refused(res: AdminResponse): never {
-    this.printer.failure(res.body, errorLine(res.status, res.body, this.context()));
+    this.printer.failure(res.text, errorLine(res.status, res.body, this.context()));
     process.exitCode = res.status < 500 ? 2 : 3;
     throw new Printed();
   }

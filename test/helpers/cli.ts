@@ -49,3 +49,29 @@ export function runCli(
     });
   });
 }
+
+const shellQuote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Runs `node bin/run.js <args>` under a pseudo-terminal (util-linux `script`), as a person at
+ * a terminal would: stdout and stdin are a TTY. Output comes back with "\r\n" made "\n".
+ */
+export function runTty(args: string[], { env = {}, timeoutMs = 20_000 }: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<CliResult> {
+  const command = [process.execPath, RUN_JS, ...args].map(shellQuote).join(' ');
+  return new Promise((resolve, reject) => {
+    const proc = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: childEnv({ TERM: 'dumb', COLUMNS: '200', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`script ${command}: no exit within ${timeoutMs} ms; output: ${out}`));
+    }, timeoutMs);
+    proc.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const text = out.replaceAll('\r\n', '\n');
+      // A terminal has one stream: stdout and stderr arrive interleaved in `stdout`.
+      resolve({ code, signal, stdout: text, stderr: '', json: undefined });
+    });
+  });
+}

@@ -4,6 +4,10 @@ import { BootError, EXIT } from '../../supervisor/boot-error.js';
 
 export default class Run extends Command {
   static override summary = 'Start the gateway: the supervisor, its admin port and the data-plane workers.';
+  static override examples = [
+    '<%= config.bin %> run --config worker.json',
+    'SWITCHYARD_ROOT_TOKEN=$(openssl rand -hex 24) <%= config.bin %> run -c config/worker.example.json',
+  ];
   static override description =
     'Prints one ready line on stdout once every worker listens; logs are JSON on stderr. ' +
     'Exit codes: 0 after a graceful SIGTERM/SIGINT, 10 bootstrap failure, 11 binding failure.';

@@ -3,6 +3,10 @@ import type { View } from '../output/human.js';
 
 export default class Status extends AdminCommand {
   static override summary = 'Show the supervisor, the generation served and every worker with its open connections and the generations it still serves, with requests in flight (needs cluster:read).';
+  static override examples = [
+    '<%= config.bin %> status',
+    '<%= config.bin %> status --json generation',
+  ];
   static override view: View = {
     list: 'workers',
     columns: [

@@ -5,6 +5,9 @@ import { checkVolume } from '../../store/volume.js';
 
 export default class Validate extends Command {
   static override summary = 'Check a worker.json with the same loader and checks as `run`, without starting anything.';
+  static override examples = [
+    '<%= config.bin %> validate --config worker.json',
+  ];
   static override flags = {
     config: Flags.string({ char: 'c', required: true, description: 'path to worker.json' }),
   };

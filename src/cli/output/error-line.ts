@@ -6,12 +6,26 @@ export interface CallContext {
   tenantGiven: boolean;
 }
 
-/** One line for people about a failed call, with the flag or variable to change where one helps. */
+/**
+ * A failed call for people: one line, the flag or variable to change where one helps, and the
+ * issues of a refused document or publish, one per line.
+ */
 export function errorLine(status: number, body: unknown, ctx: CallContext): string {
   const code = isPlainObject(body) && typeof body.code === 'string' ? body.code : `HTTP ${status}`;
   const message = isPlainObject(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.slice(0, 200) : '';
   const hint = hintFor(code, ctx);
-  return `Error: ${message} (${code})${hint ? `\n  ${hint}` : ''}`;
+  const lines = [`Error: ${message} (${code})`, ...(hint ? [`  ${hint}`] : []), ...issueLines(body)];
+  return lines.join('\n');
+}
+
+/** A refused publish or document names its issues: one line each, `route/api /hosts: message`. */
+function issueLines(body: unknown): string[] {
+  const list = isPlainObject(body) ? (body.issues ?? body.errors) : undefined;
+  if (!Array.isArray(list)) return [];
+  return list.filter(isPlainObject).map((i) => {
+    const where = [i.kind && i.name ? `${String(i.kind)}/${String(i.name)}` : null, i.pointer ?? i.path ?? null].filter(Boolean).join(' ');
+    return `  ${where ? `${where}: ` : ''}${String(i.message ?? '')}${i.code ? ` (${String(i.code)})` : ''}`;
+  });
 }
 
 function hintFor(code: string, ctx: CallContext): string | null {

@@ -4,8 +4,9 @@ import { renderHuman, type View } from './human.js';
 /**
  * Where a command's answer goes, as gh and kubectl do it: on a terminal, text for people
  * (a table for lists, a summary for one entity); through a pipe or with `--json`, the JSON
- * body exactly as the admin port sent it (`--json a,b`: only those fields). A failure is
- * always one human line on stderr, and its JSON envelope on stdout when JSON is printed.
+ * body byte for byte as the admin port sent it, then a line end (`--json a,b`: only those
+ * fields). A failure is always one human line on stderr, and its JSON envelope on stdout
+ * when JSON is printed.
  */
 export class Printer {
   constructor(
@@ -21,17 +22,16 @@ export class Printer {
     return new Printer(fields, view);
   }
 
-  answer(body: unknown): void {
-    if (this.json === null) {
-      process.stdout.write(renderHuman(body, this.view) + '\n');
-      return;
-    }
-    const out = this.json.length === 0 ? body : selectFields(body, this.json, this.view?.list);
-    process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  /** `text`: the body as sent, printed as it is when the whole body is asked for. */
+  answer(body: unknown, text: string): void {
+    if (this.json === null) process.stdout.write(renderHuman(body, this.view) + '\n');
+    else if (this.json.length === 0) process.stdout.write(text + '\n');
+    else process.stdout.write(JSON.stringify(selectFields(body, this.json, this.view?.list)) + '\n');
   }
 
-  failure(envelope: unknown, line: string): void {
+  /** `text`: the envelope as sent (or as the CLI made it); `line`: the same for people. */
+  failure(text: string, line: string): void {
     process.stderr.write(line + '\n');
-    if (this.json !== null) process.stdout.write(JSON.stringify(envelope, null, 2) + '\n');
+    if (this.json !== null) process.stdout.write(text + '\n');
   }
 }

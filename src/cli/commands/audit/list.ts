@@ -5,6 +5,10 @@ import { seg } from '../../admin-client.js';
 
 export default class AuditList extends AdminCommand {
   static override summary = "The tenant's audit trail of admin writes, newest first, a page at a time.";
+  static override examples = [
+    '<%= config.bin %> audit list --limit 20',
+    '<%= config.bin %> audit list --before 120 --json id,operation,target',
+  ];
   static override view: View = {
     hide: ['next'],
     columns: ['id', 'at', { path: 'identity.id', title: 'IDENTITY' }, 'operation', 'target', 'status', 'generation'],

@@ -5,6 +5,9 @@ import { seg } from '../../admin-client.js';
 
 export default class ClusterHealth extends AdminCommand {
   static override summary = "A published cluster's targets with their health-check state (healthy, unhealthy or unchecked), counters and last check.";
+  static override examples = [
+    '<%= config.bin %> cluster health api',
+  ];
   static override view: View = { list: 'targets', columns: ['target', 'state', 'successes', 'failures', 'lastCheckedAt', 'ejectedUntil', 'inFlight'] };
   static override args = { name: Args.string({ required: true, description: 'the cluster name' }) };
 

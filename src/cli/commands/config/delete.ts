@@ -1,13 +1,15 @@
-import { KINDS } from '../../../contracts/entities.js';
-import { Args } from '@oclif/core';
 import { AdminCommand } from '../../admin-command.js';
+import { kindArg, nameArg } from '../../entity-args.js';
 import { seg } from '../../admin-client.js';
 
 export default class ConfigDelete extends AdminCommand {
   static override summary = 'Stage the removal of an entity; the next publish applies it.';
+  static override examples = [
+    '<%= config.bin %> config delete route ping && <%= config.bin %> publish go',
+  ];
   static override args = {
-    kind: Args.string({ required: true, options: [...KINDS] }),
-    name: Args.string({ required: true }),
+    kind: kindArg,
+    name: nameArg,
   };
 
   async run(): Promise<unknown> {

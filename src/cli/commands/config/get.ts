@@ -1,13 +1,16 @@
-import { KINDS } from '../../../contracts/entities.js';
-import { Args } from '@oclif/core';
 import { AdminCommand } from '../../admin-command.js';
+import { kindArg, nameArg } from '../../entity-args.js';
 import { seg } from '../../admin-client.js';
 
 export default class ConfigGet extends AdminCommand {
   static override summary = 'Show an entity: its draft and published versions side by side.';
+  static override examples = [
+    '<%= config.bin %> config get route api',
+    '<%= config.bin %> config get cluster api --json draft',
+  ];
   static override args = {
-    kind: Args.string({ required: true, options: [...KINDS] }),
-    name: Args.string({ required: true }),
+    kind: kindArg,
+    name: nameArg,
   };
 
   async run(): Promise<unknown> {

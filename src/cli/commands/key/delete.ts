@@ -4,6 +4,9 @@ import { seg } from '../../admin-client.js';
 
 export default class KeyDelete extends AdminCommand {
   static override summary = "Delete a sub-key's record.";
+  static override examples = [
+    '<%= config.bin %> key delete key_UrWBbxSdw4FjBKah --tenant acme',
+  ];
   static override args = { id: Args.string({ required: true, description: 'the key id (key list shows them)' }) };
 
   async run(): Promise<unknown> {

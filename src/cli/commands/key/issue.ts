@@ -25,7 +25,7 @@ export default class KeyIssue extends AdminCommand {
       body = { name: this.flags.name, scopes, ...(this.flags.ttl !== undefined ? { ttlSeconds: this.flags.ttl } : {}) };
     } else {
       try {
-        body = await readDocument(this.flags.file as string | undefined);
+        body = await readDocument(this.flags.file as string | undefined, `${this.config.bin} key issue --name ci --scope config:read`);
       } catch (err) {
         return this.fail('Cli.Input', (err as Error).message);
       }

@@ -4,6 +4,10 @@ import { seg } from '../../admin-client.js';
 
 export default class PluginList extends AdminCommand {
   static override summary = 'List every built-in step with its settings schema and whether the tenant enabled it.';
+  static override examples = [
+    '<%= config.bin %> plugin list',
+    '<%= config.bin %> plugin list --json code,enabled',
+  ];
   static override view: View = { columns: ['code', 'enabled', 'summary'] };
 
   async run(): Promise<unknown> {

@@ -5,6 +5,9 @@ import { seg } from '../../admin-client.js';
 
 export default class PublishHistory extends AdminCommand {
   static override summary = "List the tenant's generations, newest first.";
+  static override examples = [
+    '<%= config.bin %> publish history --limit 10',
+  ];
   static override view: View = { columns: ['generation', 'action', 'createdAt', 'planned'] };
   static override flags = {
     limit: Flags.integer({ description: 'how many generations (1-1000, default 100)', min: 1, max: 1000 }),
