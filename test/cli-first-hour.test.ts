@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Config } from '@oclif/core';
-import { ROOT, startGateway } from './helpers/gateway.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, startGateway, tempDir } from './helpers/gateway.js';
 import { ROOT_KEY } from './helpers/admin.js';
 import { runCli, runTty, type CliResult } from './helpers/cli.js';
 import { request } from './helpers/http.js';
@@ -114,9 +116,25 @@ test('help teaches: a typo gets a suggestion, -h works, config set -h shows argu
 test('every command has a summary and an example, and every argument a description', async () => {
   const config = await Config.load(ROOT);
   assert.ok(config.commands.length >= 20, `${config.commands.length} commands`);
-  for (const c of config.commands) {
+  for (const c of config.commands.filter((c) => !c.hidden)) {
     assert.ok(c.summary ?? c.description, `${c.id}: a summary`);
     assert.ok((c.examples ?? []).length > 0, `${c.id}: at least one example`);
     for (const [name, arg] of Object.entries(c.args ?? {})) assert.ok(arg.description, `${c.id} ${name}: a description`);
+  }
+});
+
+test('shell completion: switchyard autocomplete builds bash and zsh functions that know every command', BOUNDED, async (t) => {
+  const cache = tempDir(t);
+  const r = await runCli(['autocomplete', '--refresh-cache'], { env: { XDG_CACHE_HOME: cache } });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const config = await Config.load(ROOT);
+  const fn = (shell: string) => readFileSync(join(cache, 'switchyard', 'autocomplete', 'functions', shell), 'utf8');
+  const bash = fn('bash/switchyard.bash');
+  const zsh = fn('zsh/_switchyard');
+  for (const c of config.commands.filter((c) => !c.hidden && c.pluginName === 'switchyard')) {
+    assert.ok(bash.includes(c.id), `bash completes ${c.id}`);
+    // zsh: one function per topic, its verbs as values.
+    const [topic, verb] = c.id.includes(':') ? c.id.split(':') : [null, c.id];
+    assert.ok((topic === null || zsh.includes(`_switchyard_${topic}()`)) && zsh.includes(`"${verb}[`), `zsh completes ${c.id}`);
   }
 });

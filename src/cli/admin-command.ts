@@ -5,6 +5,7 @@ import { Printer } from './output/printer.js';
 import { errorLine } from './output/error-line.js';
 import type { View } from './output/human.js';
 import { jsonFlagValue } from './json-flag.js';
+import type { Progress } from './output/progress.js';
 
 interface AdminFlags {
   admin?: string;
@@ -92,9 +93,19 @@ export abstract class AdminCommand extends Command {
     return typeof bound === 'string' ? bound : 'default';
   }
 
-  /** One admin call whose answer is the command's output. */
-  protected async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
-    const res = await this.request(method, path, body);
+  /** Whether the answer is printed for people (a terminal without --json). */
+  protected get forPeople(): boolean {
+    return this.printer.json === null;
+  }
+
+  /** One admin call whose answer is the command's output; `progress` is erased before it is printed. */
+  protected async call(method: 'GET' | 'POST', path: string, body?: unknown, progress?: Progress | null): Promise<unknown> {
+    let res: AdminResponse;
+    try {
+      res = await this.request(method, path, body);
+    } finally {
+      progress?.stop();
+    }
     if (res.status >= 300) this.refused(res);
     this.printer.answer(res.body, res.text);
     process.exitCode = 0;
@@ -107,7 +118,8 @@ export abstract class AdminCommand extends Command {
     throw new Printed();
   }
 
-  private async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<AdminResponse> {
+  /** One admin call, its answer returned whatever the status (bad input and an unreachable port stop the command). */
+  protected async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<AdminResponse> {
     const given = this.flags.admin;
     if (given === undefined) this.fail('Cli.Input', 'no admin URL: pass --admin <url> or set SWITCHYARD_ADMIN (e.g. http://127.0.0.1:9180)');
     // A value that is no http(s) URL is the caller's input, not an unreachable port (exit 4).
