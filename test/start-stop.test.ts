@@ -68,12 +68,19 @@ async function npmStart(t: TestContext) {
   return { pids: { npm: npm.pid!, start, supervisor }, all: [npm.pid!, start, supervisor, ...workers], ports: [dataPort!, adminPort!], exited };
 }
 
-for (const victim of ['npm', 'start', 'supervisor'] as const) {
+const CASES = [
+  ['npm', 'SIGTERM'],
+  ['start', 'SIGTERM'],
+  ['supervisor', 'SIGTERM'],
+  ['npm', 'SIGINT'],
+] as const;
+
+for (const [victim, signal] of CASES) {
   const name = { npm: "npm's PID", start: "the start script's PID", supervisor: "the supervisor's PID" }[victim];
-  test(`npm start, then SIGTERM to ${name} only: every process of it gone and both ports free within the drain + 2 s`, { timeout: 90_000 }, async (t) => {
+  test(`npm start, then ${signal} to ${name} only: every process of it gone and both ports free within the drain + 2 s`, { timeout: 90_000 }, async (t) => {
     const run = await npmStart(t);
     const t0 = Date.now();
-    process.kill(run.pids[victim], 'SIGTERM');
+    process.kill(run.pids[victim], signal);
     await waitFor(
       'every process gone and both ports free',
       async () => run.all.every((pid) => !isRunning(pid)) && (await canBind(run.ports[0]!)) && (await canBind(run.ports[1]!)),

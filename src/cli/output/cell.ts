@@ -1,14 +1,30 @@
+/** C0 and C1 control characters: a terminal would act on them (colours, titles, cursor moves). */
+export const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+
+/**
+ * Text that reaches a terminal as text: control characters shown as \u escapes. Names, labels
+ * and messages come from the admin port and may hold what a tenant wrote (a key's name).
+ */
+export function printable(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    out += isControl(code) ? `\\u${code.toString(16).padStart(4, '0')}` : ch;
+  }
+  return out;
+}
+
 /** One value as table or summary text: null as "-", lists joined, small objects as key=value. */
 export function cell(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
   if (Array.isArray(value)) return value.length === 0 ? '-' : value.map((v) => (isPlainObject(v) ? inline(v) : cell(v))).join(', ');
   if (isPlainObject(value)) return inline(value);
-  return String(value);
+  return printable(String(value));
 }
 
 function inline(obj: Record<string, unknown>): string {
   return Object.entries(obj)
-    .map(([k, v]) => `${k}=${isPlainObject(v) || Array.isArray(v) ? JSON.stringify(v) : String(v)}`)
+    .map(([k, v]) => printable(`${k}=${isPlainObject(v) || Array.isArray(v) ? JSON.stringify(v) : String(v)}`))
     .join(' ');
 }
 

@@ -1,4 +1,4 @@
-import { isPlainObject } from './cell.js';
+import { isPlainObject, printable } from './cell.js';
 
 /** What the caller sent that an error line can point at. */
 export interface CallContext {
@@ -15,7 +15,7 @@ export function errorLine(status: number, body: unknown, ctx: CallContext): stri
   const message = isPlainObject(body) && typeof body.message === 'string' ? body.message : typeof body === 'string' ? body.slice(0, 200) : '';
   const hint = hintFor(code, ctx);
   const lines = [`Error: ${message} (${code})`, ...(hint ? [`  ${hint}`] : []), ...issueLines(body)];
-  return lines.join('\n');
+  return lines.map(printable).join('\n');
 }
 
 /** A refused publish or document names its issues: one line each, `route/api /hosts: message`. */

@@ -1,4 +1,4 @@
-import { cell, isPlainObject } from './cell.js';
+import { cell, isPlainObject, printable } from './cell.js';
 import { defaultColumns, table, type ColumnSpec } from './table.js';
 
 /** How a command's answer reads on a terminal; without one, every answer has a generic reading. */
@@ -36,10 +36,11 @@ export function summary(obj: Record<string, unknown>, depth: number): string {
   const pad = '  '.repeat(depth);
   const width = Math.max(0, ...Object.keys(obj).map((k) => k.length + 1));
   const lines: string[] = [];
-  for (const [k, v] of Object.entries(obj)) {
+  for (const [rawKey, v] of Object.entries(obj)) {
+    const k = printable(rawKey);
     const key = `${pad}${`${k}:`.padEnd(width)}`;
     if (isPlainObject(v) && Object.keys(v).length > 0) {
-      if (depth + 1 >= NESTED_DEPTH) lines.push(`${key} ${JSON.stringify(v)}`);
+      if (depth + 1 >= NESTED_DEPTH) lines.push(`${key} ${printable(JSON.stringify(v))}`);
       else lines.push(`${pad}${k}:`, summary(v, depth + 1));
     } else if (Array.isArray(v) && v.length > 0 && v.every(isPlainObject)) {
       lines.push(`${pad}${k}:`, indent(table(v, defaultColumns(v)), `${pad}  `));
