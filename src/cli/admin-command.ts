@@ -112,7 +112,8 @@ export abstract class AdminCommand extends Command {
     return res.body;
   }
 
-  private refused(res: AdminResponse): never {
+  /** A refused call: its line on stderr, its envelope on stdout for scripts, then the command stops. */
+  protected refused(res: AdminResponse): never {
     this.printer.failure(res.text, errorLine(res.status, res.body, this.context()));
     process.exitCode = res.status < 500 ? 2 : 3;
     throw new Printed();

@@ -80,12 +80,38 @@ export class Publisher {
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
-  /** `onCommit` runs inside the transaction that commits the change (the audit record goes there). */
-  go(tenant: string, onCommit?: (generation: number) => void): Promise<PublishResult> {
+  /**
+   * The dry-run of the drafts `apply` would write: applied, compiled and undone in one
+   * transaction (a sync's dry-run with publish).
+   */
+  tryApply(tenant: string, apply: () => void): DryRunResult {
+    let result: DryRunResult | null = null;
+    try {
+      this.db.transaction(() => {
+        apply();
+        result = this.dryRun(tenant);
+        throw UNDO;
+      })();
+    } catch (err) {
+      if (err !== UNDO) throw err;
+    }
+    return result!;
+  }
+
+  /**
+   * `onCommit` runs inside the transaction that commits the change (the audit record goes
+   * there). `apply` writes drafts (a sync) in the transaction of the compile that checks
+   * them: a refused compile undoes them.
+   */
+  go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult> {
     return this.serial(async () => {
-      const r = compile(this.snapshot(tenant), this.parts);
       const candidate = this.generations.current() + 1;
-      if (!r.ok) throw rejected(candidate, r.issues, r.planned);
+      const r = this.db.transaction(() => {
+        apply?.();
+        const compiled = compile(this.snapshot(tenant), this.parts);
+        if (!compiled.ok) throw rejected(candidate, compiled.issues, compiled.planned);
+        return compiled;
+      })();
       if (r.planned.length === 0) {
         this.db.transaction(() => {
           this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
@@ -169,6 +195,9 @@ export class Publisher {
 export function rejectedMessage(issues: number): string {
   return `The candidate configuration has ${issues} issue(s); the previous generation keeps serving`;
 }
+
+/** Thrown to roll back a transaction whose work was only a trial. */
+const UNDO = Symbol('undo');
 
 function rejected(candidate: number, issues: CompileIssue[], planned: string[]): SvcError {
   return new SvcError('Svc.Publish.Rejected', rejectedMessage(issues.length), {

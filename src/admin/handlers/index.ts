@@ -7,6 +7,7 @@ import * as plugin from './plugin.js';
 import * as key from './key.js';
 import * as audit from './audit.js';
 import * as clusters from './clusters.js';
+import * as state from './state.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -20,6 +21,9 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   'config.get': config.get,
   'config.list': config.list,
   'config.delete': config.remove,
+  'config.export': state.exportState,
+  'config.diff': state.diff,
+  'config.sync': state.sync,
   'publish.dry-run': publish.dryRun,
   'publish.go': publish.go,
   'publish.history': publish.history,

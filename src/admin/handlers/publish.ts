@@ -12,7 +12,7 @@ export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
 };
 
 /** Notes the generation and appends the audit record inside the publish's own transaction. */
-const committing = (audit: AuditNote) => (generation: number) => {
+export const committing = (audit: AuditNote) => (generation: number) => {
   audit.generation = generation;
   audit.commit?.();
 };

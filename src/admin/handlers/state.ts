@@ -1,0 +1,161 @@
+import type { OpHandler } from '../op-context.js';
+import { committing } from './publish.js';
+import type { Services } from '../../supervisor/services.js';
+import { SvcError } from '../../shared/errors.js';
+import { certKeyContext, openStored } from '../../shared/secret-box.js';
+import { sealCertKey, WRITE_ONLY } from '../cert-at-rest.js';
+import { accessDenial } from '../authorize.js';
+import { operationById } from '../contract.js';
+import { entityKey, parseState, stateDocument, type StateEntity } from '../state/state-document.js';
+import { planState, type Plan } from '../state/state-plan.js';
+import type { CertDoc } from '../../compiler/documents.js';
+import type { Kind } from '../../contracts/entities.js';
+
+type Against = 'drafts' | 'published';
+
+/** The tenant's entities as published, or as its next publish would make them (drafts over published, staged deletes gone). */
+function currentState(services: Services, tenant: string, against: Against): StateEntity[] {
+  const published = new Map(
+    services.entities
+      .published()
+      .filter((e) => e.tenant === tenant)
+      .map((e) => [entityKey(e.kind, e.name), { kind: e.kind, name: e.name, doc: e.doc as Record<string, unknown> }]),
+  );
+  if (against === 'drafts') {
+    for (const d of services.entities.drafts(tenant)) {
+      if (d.doc === null) published.delete(entityKey(d.kind, d.name));
+      else published.set(entityKey(d.kind, d.name), { kind: d.kind, name: d.name, doc: d.doc as Record<string, unknown> });
+    }
+  }
+  return [...published.values()];
+}
+
+const againstOf = (v: unknown): Against => {
+  if (v === undefined || v === 'drafts') return 'drafts';
+  if (v === 'published') return 'published';
+  throw new SvcError('Svc.Request.BadParam', `against must be "drafts" or "published", not ${JSON.stringify(v)}`);
+};
+
+/** A cert's private key is never shown: the stored one as "(write-only)". */
+const masked = (e: StateEntity): StateEntity => (e.kind === 'cert' ? { ...e, doc: { ...e.doc, privateKey: WRITE_ONLY } } : e);
+
+/**
+ * The file's entities made comparable with the stored ones: a cert key given as "(write-only)",
+ * or as the PEM the store holds sealed, becomes the stored value, so it reads as unchanged.
+ */
+function resolveKeys(services: Services, tenant: string, desired: readonly StateEntity[], current: readonly StateEntity[]): StateEntity[] {
+  const stored = new Map(current.filter((e) => e.kind === 'cert').map((e) => [e.name, (e.doc as CertDoc).privateKey]));
+  return desired.map((e) => {
+    if (e.kind !== 'cert') return e;
+    const given = (e.doc as CertDoc).privateKey;
+    const have = stored.get(e.name);
+    if (given === WRITE_ONLY) {
+      if (have === undefined) {
+        throw new SvcError('Svc.Config.Invalid', `cert ${e.name}: the file keeps the stored private key, and none is stored`, {
+          errors: [{ path: `/certs/${e.name}/privateKey`, message: 'write-only in the file, and no key is stored for this cert: give the PEM key' }],
+        });
+      }
+      return { ...e, doc: { ...e.doc, privateKey: have } };
+    }
+    let same = false;
+    try {
+      same = have !== undefined && openStored(have, certKeyContext(`${tenant}/${e.name}`), services.secretBox) === given;
+    } catch {
+      // a key sealed with another secrets.keyEnv: the file's key replaces it
+    }
+    return same ? { ...e, doc: { ...e.doc, privateKey: have } } : e;
+  });
+}
+
+/** The plan of applying `body.state`; private keys never appear in its field changes. */
+function planOf(services: Services, tenant: string, state: unknown, against: Against, prune: boolean): { plan: Plan; desired: StateEntity[] } {
+  const parsed = parseState(state, tenant);
+  if (!parsed.ok) {
+    const first = parsed.errors[0]!;
+    throw new SvcError('Svc.Config.Invalid', `Invalid state document at ${first.path || '/'}: ${first.message}`, { errors: parsed.errors });
+  }
+  const current = currentState(services, tenant, against);
+  const desired = resolveKeys(services, tenant, parsed.entities, current);
+  const plan = planState(current, desired, prune);
+  for (const item of plan.items) {
+    for (const c of item.changes ?? []) {
+      if (item.kind !== 'cert' || c.pointer !== '/privateKey') continue;
+      if ('old' in c) c.old = WRITE_ONLY;
+      if ('new' in c) c.new = WRITE_ONLY;
+    }
+  }
+  return { plan, desired };
+}
+
+const bodyOf = (body: unknown): Record<string, unknown> => {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new SvcError('Svc.Config.Invalid', 'The request needs a JSON body {state, …}', { errors: [{ path: '', message: 'missing body' }] });
+  }
+  return body as Record<string, unknown>;
+};
+
+const flag = (v: unknown, name: string, fallback: boolean): boolean => {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'boolean') throw new SvcError('Svc.Request.BadParam', `${name} must be true or false`);
+  return v;
+};
+
+export const exportState: OpHandler<Services> = ({ params, query, services }) => {
+  const tenant = params.tenant!;
+  return stateDocument(tenant, currentState(services, tenant, againstOf(query.get('state') ?? undefined)).map(masked));
+};
+
+/** A read: the plan of a state document against the drafts (default) or the published state; the file is the whole state unless `prune: false`. */
+export const diff: OpHandler<Services> = ({ params, body, services }) => {
+  const b = bodyOf(body);
+  const { plan } = planOf(services, params.tenant!, b.state, againstOf(b.against), flag(b.prune, 'prune', true));
+  return { tenant: params.tenant, against: againstOf(b.against), ...plan };
+};
+
+/**
+ * Applies a state document as drafts in one transaction: creates and updates, deletes only
+ * with `prune`. With `publish`, the compile runs in that transaction and a failure undoes
+ * it all; `dryRun` answers the plan (and, with `publish`, the compile's verdict) and applies
+ * nothing. One audit record names the counts.
+ */
+export const sync: OpHandler<Services> = async ({ params, body, services, identity, audit }) => {
+  const tenant = params.tenant!;
+  const b = bodyOf(body);
+  const prune = flag(b.prune, 'prune', false);
+  const publish = flag(b.publish, 'publish', false);
+  const dryRun = flag(b.dryRun, 'dryRun', false);
+  if (publish && identity) {
+    const denied = accessDenial(operationById('publish.go'), tenant, identity);
+    if (denied) throw denied;
+  }
+  const { plan, desired } = planOf(services, tenant, b.state, 'drafts', prune);
+  const want = new Map(desired.map((e) => [entityKey(e.kind, e.name), e]));
+  const apply = () => {
+    for (const item of plan.items) if (item.action === 'delete') services.entities.stageDelete(tenant, item.kind, item.name);
+    for (const item of plan.items) {
+      if (item.action !== 'create' && item.action !== 'update') continue;
+      const doc = stored(services, tenant, item.kind, item.name, want.get(entityKey(item.kind, item.name))!.doc);
+      services.quotas.checkWrite(tenant, item.kind, item.name, doc);
+      services.entities.setDraft(tenant, item.kind, item.name, doc);
+    }
+  };
+  const { create, update, delete: deleted } = plan.counts;
+  audit.target = `sync: ${create} created, ${update} updated, ${deleted} deleted`;
+  if (dryRun) return { tenant, dryRun: true, ...plan, ...(publish ? { publish: services.publisher.tryApply(tenant, apply) } : {}) };
+  if (!publish) {
+    services.volume.db.transaction(() => {
+      apply();
+      audit.commit?.();
+    })();
+    return { tenant, ...plan };
+  }
+  services.quotas.takePublish(tenant);
+  const published = await services.publisher.go(tenant, committing(audit), apply);
+  audit.generation = published.generation;
+  return { tenant, ...plan, publish: published };
+};
+
+/** A document as `config set` would store it: a cert's key sealed. */
+function stored(services: Services, tenant: string, kind: Kind, name: string, doc: Record<string, unknown>): unknown {
+  return kind === 'cert' ? sealCertKey(doc as CertDoc, tenant, name, services.secretBox) : doc;
+}
