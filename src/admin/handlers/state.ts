@@ -2,8 +2,8 @@ import type { OpHandler } from '../op-context.js';
 import { committing } from './publish.js';
 import type { Services } from '../../supervisor/services.js';
 import { SvcError } from '../../shared/errors.js';
-import { certKeyContext, openStored } from '../../shared/secret-box.js';
 import { sealCertKey, WRITE_ONLY } from '../cert-at-rest.js';
+import { resolveKeys } from '../state/cert-keys.js';
 import { accessDenial } from '../authorize.js';
 import { operationById } from '../contract.js';
 import { entityKey, parseState, stateDocument, type StateEntity } from '../state/state-document.js';
@@ -38,34 +38,6 @@ const againstOf = (v: unknown): Against => {
 
 /** A cert's private key is never shown: the stored one as "(write-only)". */
 const masked = (e: StateEntity): StateEntity => (e.kind === 'cert' ? { ...e, doc: { ...e.doc, privateKey: WRITE_ONLY } } : e);
-
-/**
- * The file's entities made comparable with the stored ones: a cert key given as "(write-only)",
- * or as the PEM the store holds sealed, becomes the stored value, so it reads as unchanged.
- */
-function resolveKeys(services: Services, tenant: string, desired: readonly StateEntity[], current: readonly StateEntity[]): StateEntity[] {
-  const stored = new Map(current.filter((e) => e.kind === 'cert').map((e) => [e.name, (e.doc as CertDoc).privateKey]));
-  return desired.map((e) => {
-    if (e.kind !== 'cert') return e;
-    const given = (e.doc as CertDoc).privateKey;
-    const have = stored.get(e.name);
-    if (given === WRITE_ONLY) {
-      if (have === undefined) {
-        throw new SvcError('Svc.Config.Invalid', `cert ${e.name}: the file keeps the stored private key, and none is stored`, {
-          errors: [{ path: `/certs/${e.name}/privateKey`, message: 'write-only in the file, and no key is stored for this cert: give the PEM key' }],
-        });
-      }
-      return { ...e, doc: { ...e.doc, privateKey: have } };
-    }
-    let same = false;
-    try {
-      same = have !== undefined && openStored(have, certKeyContext(`${tenant}/${e.name}`), services.secretBox) === given;
-    } catch {
-      // a key sealed with another secrets.keyEnv: the file's key replaces it
-    }
-    return same ? { ...e, doc: { ...e.doc, privateKey: have } } : e;
-  });
-}
 
 /** The plan of applying `body.state`; private keys never appear in its field changes. */
 function planOf(services: Services, tenant: string, state: unknown, against: Against, prune: boolean): { plan: Plan; desired: StateEntity[] } {
