@@ -165,3 +165,39 @@ test('sync is all or nothing: a file whose compile fails with --publish leaves d
   const denied = await runCli(['sync', '-f', good, '--publish'], { env: { SWITCHYARD_ADMIN: gw.adminUrl, SWITCHYARD_TOKEN: token } });
   assert.equal((denied.json as { code: string }).code, 'Svc.Auth.Scope');
 });
+
+test('dry-run explains what would do nothing: a shadowed route, an unused cluster, an unused chain, steps on a route that answers by itself', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const dir = tempDir(t);
+  const file = join(dir, 'crafted.yaml');
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      'clusters:',
+      '  api: { targets: ["127.0.0.1:9"] }',
+      '  spare: { targets: ["127.0.0.1:9"] }',
+      '  shadow: { targets: ["127.0.0.1:9"] }',
+      'orchs:',
+      '  used: { nodes: [{ id: a, step: request-headers, settings: { set: { x-a: "1" } } }, { id: b, step: orch, settings: { ref: inner } }], links: [] }',
+      '  inner: { nodes: [{ id: m, step: mirror, settings: { cluster: shadow, percent: 10 } }], links: [] }',
+      '  orphan: { nodes: [{ id: c, step: request-headers, settings: { set: { x-c: "1" } } }], links: [] }',
+      'routes:',
+      '  all: { cluster: api, pathPrefix: /api, order: 10, steps: [{ code: orch, settings: { ref: used } }] }',
+      '  users: { cluster: api, pathPrefix: /api/users, methods: [GET] }',
+      '  other-host: { cluster: api, pathPrefix: /api/users, hosts: [x.example], order: 20 }',
+      '  fixed: { directResponse: { statusCode: 200 }, pathPrefix: /fixed, steps: [{ code: request-headers, settings: { set: { x-b: "1" } } }] }',
+    ].join('\n') + '\n',
+  );
+  const r = await cli(gw, ['sync', '-f', file, '--publish', '--dry-run']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const warnings = (r.json as { publish: { success: boolean; warnings: { code: string; kind: string; name: string }[] } }).publish;
+  assert.equal(warnings.success, true, 'warnings stop nothing');
+  assert.deepEqual(
+    warnings.warnings.map((w) => `${w.code} ${w.kind}/${w.name}`).sort(),
+    ['Compile.Cluster.Unused cluster/spare', 'Compile.Orch.Unused orch/orphan', 'Compile.Route.Shadowed route/users', 'Compile.Route.StepsIgnored route/fixed'],
+  );
+  const go = await cli(gw, ['sync', '-f', file, '--publish']);
+  assert.equal(go.code, 0, go.stdout + go.stderr);
+  assert.equal((go.json as { publish: { warnings: unknown[] } }).publish.warnings.length, 4, 'the publish answers them too');
+});

@@ -64,4 +64,6 @@ test("every command block of the README runs as written against a gateway and a 
   assert.match(usage, /"kind":"tenant","tenant":"acme"/, 'the sub-key knows its tenant');
   assert.match(usage, /^hello from acme/m, "acme's route answers on its host");
   assert.match(usage, /^# HELP /m, 'the metrics are Prometheus text');
+  assert.match(usage, /"warnings":\[\]/, 'the dry-runs answer');
+  assert.doesNotMatch(usage, /"warnings":\[\{/, 'the README\'s configuration draws no warning (no shadowed route, unused cluster or chain)');
 });

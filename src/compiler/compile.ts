@@ -9,6 +9,7 @@ import { StepCompiler } from './step-compiler.js';
 import { NO_SECRETS, type SecretPolicy } from '../contracts/secrets.js';
 import { claimHosts, type HostClaim } from './host-claims.js';
 import { caseVariantWarnings } from './case-variants.js';
+import { impactWarnings } from './impact-warnings.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
@@ -65,7 +66,7 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     }
     issues.push(...part.issues);
     Object.assign(generation.clusters, part.clusters);
-    if (own) warnings = [...caseVariantWarnings(part.routes), ...unverifiedTlsWarnings(part.clusters), ...part.warnings];
+    if (own) warnings = [...caseVariantWarnings(part.routes), ...impactWarnings(part.routes, rows), ...unverifiedTlsWarnings(part.clusters), ...part.warnings];
     generation.tenants[tenant] = { routes: part.routes };
     allRoutes.push(...part.routes);
     for (const r of part.routes) claims.push({ tenant, kind: 'route', name: r.name, hosts: r.hosts });
