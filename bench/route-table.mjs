@@ -4,7 +4,7 @@
 //
 //   npm run build && node bench/route-table.mjs
 import { compile } from '../dist/compiler/compile.js';
-import { RouteTable } from '../dist/worker/route-table.js';
+import { RouteTable } from '../dist/shared/route-table.js';
 
 function tableOf(n) {
   const drafts = [{ kind: 'route', name: 'catchall', doc: { directResponse: { statusCode: 404 } } }];

@@ -80,6 +80,12 @@ export class Publisher {
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
   }
 
+  /** The generation the drafts would make, compiled and not stored (explain --draft); null with the issues that refuse it. */
+  candidate(tenant: string): { generation: CompiledGeneration | null; issues: CompileIssue[] } {
+    const r = compile(this.snapshot(tenant), this.parts);
+    return r.ok ? { generation: r.generation, issues: [] } : { generation: null, issues: r.issues };
+  }
+
   /**
    * The dry-run of the drafts `apply` would write: applied, compiled and undone in one
    * transaction (a sync's dry-run with publish).

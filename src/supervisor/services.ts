@@ -17,6 +17,7 @@ import type { OutlierEjection } from './outlier-ejection.js';
 import type { InFlightQuery } from './in-flight-query.js';
 import type { WorkerLoadQuery } from './worker-load-query.js';
 import type { SecretBox } from '../shared/secret-box.js';
+import type { PathPolicy } from '../shared/normalize-path.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -47,4 +48,6 @@ export interface Services {
   audit: AuditRepo;
   throttle: AuthThrottle;
   quotas: TenantQuotas;
+  /** How request paths are normalised before routing (worker.json paths), for explain. */
+  paths: PathPolicy;
 }

@@ -129,7 +129,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool) },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);

@@ -6,7 +6,7 @@ import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
 import type { Target } from './data-server.js';
 import { buildRoutePipeline } from './pipeline.js';
-import { RouteTable } from './route-table.js';
+import { RouteTable } from '../shared/route-table.js';
 import { ClusterPools } from './upstream-pools.js';
 import { RequestFlow } from './flow.js';
 import { GenerationRequests, RequestLife } from './request-life.js';

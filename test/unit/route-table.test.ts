@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compile } from '../../src/compiler/compile.js';
-import { RouteTable, routingHost } from '../../src/worker/route-table.js';
+import { RouteTable, routingHost } from '../../src/shared/route-table.js';
 import type { DraftRow, EntityRow } from '../../src/contracts/entities.js';
 
 function table(drafts: DraftRow[], published: EntityRow[] = [], tenant = 'default') {

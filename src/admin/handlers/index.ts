@@ -8,6 +8,7 @@ import * as key from './key.js';
 import * as audit from './audit.js';
 import * as clusters from './clusters.js';
 import * as state from './state.js';
+import * as explain from './explain.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -24,6 +25,7 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   'config.export': state.exportState,
   'config.diff': state.diff,
   'config.sync': state.sync,
+  'config.explain': explain.explain,
   'publish.dry-run': publish.dryRun,
   'publish.go': publish.go,
   'publish.history': publish.history,

@@ -67,14 +67,15 @@ export class RouteTable<T> {
 
   /** `host` is lower case without port; `path` is normalised. */
   lookup(method: string, host: string, path: string): T | null {
-    const tries = this.tenants.get(this.ownerOf(host));
+    const tries = this.tenants.get(this.tenantOf(host));
     if (!tries) return null;
     let best = walk(tries.exact, method, host, path, null);
     if (tries.folded !== null) best = walk(tries.folded, method, host, path.toLowerCase(), best);
     return best ? best.value : null;
   }
 
-  private ownerOf(host: string): string {
+  /** The tenant a host belongs to: its claiming tenant, else `default`. */
+  tenantOf(host: string): string {
     const exact = this.exactHosts.get(host);
     if (exact !== undefined) return exact;
     if (this.wildcardHosts.size) {
