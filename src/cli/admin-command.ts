@@ -81,6 +81,15 @@ export abstract class AdminCommand extends Command {
     throw new Printed();
   }
 
+  /** Input the command reads (a document, a state file): a failure to read it is `Cli.Input`, exit 2. */
+  protected async input<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      return this.fail('Cli.Input', (err as Error).message);
+    }
+  }
+
   /**
    * The tenant in the path of a tenant's operation: --tenant (or SWITCHYARD_TENANT), else the
    * key's own tenant (whoami), else `default` for a system key bound to none.

@@ -1,5 +1,9 @@
+import { Flags } from '@oclif/core';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+
+/** `-f`: the state document diff and sync read. */
+export const stateFileFlag = Flags.string({ char: 'f', required: true, description: 'the state document, YAML or JSON (- for stdin)' });
 
 /**
  * A state document from `-f file` (or `-f -`: stdin), YAML or JSON (JSON is YAML). The

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { AdminCommand } from '../admin-command.js';
 import { seg } from '../admin-client.js';
-import { readState } from '../read-state.js';
+import { readState, stateFileFlag } from '../read-state.js';
 import { PLAN_VIEW } from '../state-view.js';
 
 export default class Diff extends AdminCommand {
@@ -12,18 +12,13 @@ export default class Diff extends AdminCommand {
   static override examples = ['<%= config.bin %> diff -f state.yaml', '<%= config.bin %> diff -f state.yaml --against published --json action,name'];
   static override view = PLAN_VIEW;
   static override flags = {
-    file: Flags.string({ char: 'f', required: true, description: 'the state document, YAML or JSON (- for stdin)' }),
+    file: stateFileFlag,
     against: Flags.string({ options: ['drafts', 'published'], default: 'drafts', description: 'compare with the drafts or with what serves' }),
     prune: Flags.boolean({ default: true, allowNo: true, description: 'entities missing from the file show as deletes' }),
   };
 
   async run(): Promise<unknown> {
-    let state: unknown;
-    try {
-      state = await readState(this.flags.file as string);
-    } catch (err) {
-      this.fail('Cli.Input', (err as Error).message);
-    }
+    const state = await this.input(() => readState(this.flags.file as string));
     const body = await this.call('POST', `/api/v1/${seg(await this.tenant())}/diff`, { state, against: this.flags.against, prune: this.flags.prune });
     process.exitCode = (body as { changed?: boolean }).changed ? 1 : 0;
     return body;

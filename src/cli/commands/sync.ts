@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { AdminCommand } from '../admin-command.js';
 import { seg } from '../admin-client.js';
-import { readState } from '../read-state.js';
+import { readState, stateFileFlag } from '../read-state.js';
 import { PLAN_VIEW } from '../state-view.js';
 
 export default class Sync extends AdminCommand {
@@ -13,19 +13,14 @@ export default class Sync extends AdminCommand {
   static override examples = ['<%= config.bin %> sync -f state.yaml --dry-run', '<%= config.bin %> sync -f state.yaml --prune --publish'];
   static override view = PLAN_VIEW;
   static override flags = {
-    file: Flags.string({ char: 'f', required: true, description: 'the state document, YAML or JSON (- for stdin)' }),
+    file: stateFileFlag,
     prune: Flags.boolean({ description: 'stage the removal of entities the file lacks' }),
     publish: Flags.boolean({ description: 'compile and publish in the same call' }),
     'dry-run': Flags.boolean({ description: 'show the plan, change nothing' }),
   };
 
   async run(): Promise<unknown> {
-    let state: unknown;
-    try {
-      state = await readState(this.flags.file as string);
-    } catch (err) {
-      this.fail('Cli.Input', (err as Error).message);
-    }
+    const state = await this.input(() => readState(this.flags.file as string));
     return this.call('POST', `/api/v1/${seg(await this.tenant())}/sync`, {
       state,
       prune: this.flags.prune === true,
