@@ -45,9 +45,9 @@ test('20 tenants of 200 entities: a publish of one tenant takes under 300 ms and
   }
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[1]!;
   t.diagnostic(JSON.stringify(runs));
-  // Measured on the 2-vCPU CI machine: publish 140-215 ms, the longest /healthz 80-113 ms;
-  // compiling all 20 tenants instead of one adds 80-170 ms more. The bounds leave that noise
-  // room and still fail a publish that recompiles every tenant.
+  // Measured on the 2-vCPU CI machine: publish 140-250 ms, the longest /healthz 80-125 ms.
+  // Compiling all 20 tenants instead of one adds 80-170 ms, so these bounds catch that only
+  // when it comes on top of a typical run; the tenant cache itself has its unit test.
   assert.ok(median(runs.map((r) => r.publishMs)) < 300, `publish ms: ${JSON.stringify(runs)}`);
   assert.ok(median(runs.map((r) => r.healthzMaxMs)) < 150, `healthz max ms: ${JSON.stringify(runs)}`);
 });
