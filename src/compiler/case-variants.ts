@@ -1,4 +1,5 @@
 import type { CompiledRoute, CompiledStep, CompileIssue } from '../contracts/generation.js';
+import { coversHost, prefixMatches } from '../shared/route-match.js';
 
 const AUTH_STEPS: ReadonlySet<string> = new Set(['key-auth', 'basic-auth', 'jwt-auth', 'forward-auth']);
 
@@ -16,7 +17,7 @@ export function caseVariantWarnings(routes: readonly CompiledRoute[]): CompileIs
     const variant = p.pathPrefix.toUpperCase();
     if (variant === p.pathPrefix) continue; // no letters: no case variant
     // The route a request for the variant reaches on P's hosts and methods: the best ranked that matches it.
-    const winner = routes.find((r) => r !== p && matches(r, variant) && overlap(r.hosts, p.hosts, coversHost) && overlap(r.methods, p.methods, (a, b) => a === b));
+    const winner = routes.find((r) => r !== p && prefixMatches(r, variant) && overlap(r.hosts, p.hosts, coversHost) && overlap(r.methods, p.methods, (a, b) => a === b));
     if (winner === undefined || winner.terminal.type !== 'cluster' || isProtected(winner)) continue;
     warnings.push({
       kind: 'route',
@@ -42,16 +43,7 @@ function chainProtects(steps: readonly CompiledStep[]): boolean {
   });
 }
 
-function matches(r: CompiledRoute, path: string): boolean {
-  return r.caseSensitive ? path.startsWith(r.pathPrefix) : path.toLowerCase().startsWith(r.pathPrefix.toLowerCase());
-}
-
 /** Two lists (null: every value) that share a value. */
 function overlap(a: readonly string[] | null, b: readonly string[] | null, same: (x: string, y: string) => boolean): boolean {
   return a === null || b === null || a.some((x) => b.some((y) => same(x, y) || same(y, x)));
-}
-
-/** `*.example.com` covers `a.example.com` and `*.a.example.com`; an exact host covers itself. */
-function coversHost(pattern: string, host: string): boolean {
-  return pattern === host || (pattern.startsWith('*.') && host.endsWith(pattern.slice(1)));
 }

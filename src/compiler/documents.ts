@@ -247,7 +247,10 @@ export function parseDocument(kind: Kind, doc: unknown): { ok: true; doc: unknow
   };
 }
 
+/** One key as a JSON pointer token (RFC 6901: `~` and `/` escaped). */
+export const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
 /** A valibot issue path as a JSON pointer ('' for the document itself). */
 export function pointer(path: readonly { key: unknown }[] | undefined): string {
-  return (path ?? []).map((p) => '/' + String(p.key).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  return (path ?? []).map((p) => '/' + pointerToken(String(p.key))).join('');
 }

@@ -1,6 +1,7 @@
 import type { CompiledRoute, CompiledStep, CompileIssue } from '../contracts/generation.js';
 import type { EntityRow } from '../contracts/entities.js';
 import type { OrchDoc, RouteDoc } from './documents.js';
+import { coversHost } from '../shared/route-match.js';
 
 /**
  * Warnings about configuration that is valid but does nothing (they stop no publish): a
@@ -34,11 +35,6 @@ function covers(s: CompiledRoute, r: CompiledRoute): boolean {
   const hosts = s.hosts === null || (r.hosts !== null && r.hosts.every((h) => s.hosts!.some((p) => coversHost(p, h))));
   const methods = s.methods === null || (r.methods !== null && r.methods.every((m) => s.methods!.includes(m)));
   return prefix && hosts && methods;
-}
-
-/** `*.example.com` covers `a.example.com` and `*.a.example.com`; an exact host covers itself. */
-function coversHost(pattern: string, host: string): boolean {
-  return pattern === host || (pattern.startsWith('*.') && host.endsWith(pattern.slice(1)));
 }
 
 function unusedClusters(routes: readonly CompiledRoute[], rows: readonly EntityRow[]): CompileIssue[] {

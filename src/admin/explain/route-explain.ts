@@ -1,6 +1,7 @@
 import type { CompiledGeneration, CompiledRoute, CompiledStep } from '../../contracts/generation.js';
 import { RouteTable, routingHost } from '../../shared/route-table.js';
 import { normalizePath, type PathPolicy } from '../../shared/normalize-path.js';
+import { coversHost, prefixMatches } from '../../shared/route-match.js';
 
 export interface ExplainRequest {
   method: string;
@@ -57,9 +58,8 @@ export function explainRoute(gen: CompiledGeneration, tenant: string, req: Expla
 
 function candidate(r: CompiledRoute, method: string, host: string, path: string, winner: CompiledRoute | null): Candidate {
   const base = { route: r.name, order: r.order, pathPrefix: r.pathPrefix, hosts: r.hosts, methods: r.methods };
-  const prefixOk = r.caseSensitive ? path.startsWith(r.pathPrefix) : path.toLowerCase().startsWith(r.pathPrefix.toLowerCase());
-  if (!prefixOk) return { ...base, outcome: 'path', reason: `the path does not start with ${JSON.stringify(r.pathPrefix)}${r.caseSensitive ? '' : ' (in any case)'}` };
-  if (r.hosts !== null && !r.hosts.some((h) => h === host || (h.startsWith('*.') && host.endsWith(h.slice(1))))) {
+  if (!prefixMatches(r, path)) return { ...base, outcome: 'path', reason: `the path does not start with ${JSON.stringify(r.pathPrefix)}${r.caseSensitive ? '' : ' (in any case)'}` };
+  if (r.hosts !== null && !r.hosts.some((h) => coversHost(h, host))) {
     return { ...base, outcome: 'host', reason: `the host ${JSON.stringify(host)} is not among ${r.hosts.join(', ')}` };
   }
   if (r.methods !== null && !r.methods.includes(method)) return { ...base, outcome: 'method', reason: `${method} is not among ${r.methods.join(', ')}` };

@@ -1,4 +1,4 @@
-import { NAME_PATTERN, parseDocument, type FieldError } from '../../compiler/documents.js';
+import { NAME_PATTERN, parseDocument, pointerToken as escape, type FieldError } from '../../compiler/documents.js';
 import { KINDS, type Kind } from '../../contracts/entities.js';
 import { WRITE_ONLY } from '../cert-at-rest.js';
 
@@ -19,8 +19,7 @@ export interface StateEntity {
   doc: Record<string, unknown>;
 }
 
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Checks a state document for `tenant`: its fields, version and tenant, every name, and

@@ -1,4 +1,5 @@
-import { entityKey, type StateEntity } from './state-document.js';
+import { entityKey, isObject, type StateEntity } from './state-document.js';
+import { pointerToken as escape } from '../../compiler/documents.js';
 import type { Kind } from '../../contracts/entities.js';
 
 /** One field that differs: where (a JSON pointer into the entity), and its values (absent: no such field). */
@@ -23,8 +24,6 @@ export interface Plan {
   changed: boolean;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * The fields that differ between two documents, as JSON pointers: objects compared field by
