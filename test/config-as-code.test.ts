@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGateway, tempDir, type Gateway } from './helpers/gateway.js';
-import { ROOT_KEY, history, listEntities, publish, setEntity } from './helpers/admin.js';
+import { ROOT_KEY, dryRun, history, listEntities, publish, setEntity } from './helpers/admin.js';
 import { runCli } from './helpers/cli.js';
 import { request } from './helpers/http.js';
 import { makePki, issue } from './helpers/certs.js';
@@ -200,4 +200,15 @@ test('dry-run explains what would do nothing: a shadowed route, an unused cluste
   const go = await cli(gw, ['sync', '-f', file, '--publish']);
   assert.equal(go.code, 0, go.stdout + go.stderr);
   assert.equal((go.json as { publish: { warnings: unknown[] } }).publish.warnings.length, 4, 'the publish answers them too');
+
+  // A planned route that outranks served ones says whose requests it takes; the shadowed route serves none.
+  await setEntity(gw, 'route', 'beta', { cluster: 'api', pathPrefix: '/api/users/beta', order: 30 });
+  const plan = await dryRun(gw);
+  const moved = plan.json.warnings.filter((w) => w.code === 'Compile.Route.TakesOver');
+  assert.deepEqual(moved.map((w) => `${w.name}: ${w.message}`).sort(), [
+    'beta: takes over requests route all serves now: paths under "/api/users/beta"',
+    'beta: takes over requests route other-host serves now: paths under "/api/users/beta" on x.example',
+  ]);
+  await setEntity(gw, 'route', 'beta', { cluster: 'api', pathPrefix: '/beta', order: 30 });
+  assert.deepEqual((await dryRun(gw)).json.warnings.filter((w) => w.code === 'Compile.Route.TakesOver'), [], 'a route no served route overlaps takes nothing');
 });

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
 import { startGateway } from './helpers/gateway.js';
 import { ROOT_KEY, publish, setEntity } from './helpers/admin.js';
 import { request } from './helpers/http.js';
@@ -96,4 +98,85 @@ test("explain --draft reads the drafts; a tenant's key never sees another tenant
   assert.equal(body.route, null);
   assert.deepEqual(body.candidates, []);
   assert.match(body.refused, /belongs to another tenant/);
+});
+
+/** Three upstreams that say which one answered and the path they received. */
+async function namedUpstreams(t: { after(fn: () => void): void }, n: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const srv = createServer((req, res) => res.end(`${req.url}`));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    t.after(() => srv.close());
+    const target = `127.0.0.1:${(srv.address() as { port: number }).port}`;
+    srv.prependListener('request', (_req, res) => res.setHeader('x-target', target));
+    out.push(target);
+  }
+  return out;
+}
+
+test('explain runs the steps the request alone decides, and names the target and path the upstream gets; the data port agrees', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const targets = await namedUpstreams(t, 3);
+  await setEntity(gw, 'cluster', 'users', { targets, balance: 'hash', hashOn: { header: 'x-user' } });
+  const key = 'k-secret-1';
+  await setEntity(gw, 'route', 'users', {
+    pathPrefix: '/users',
+    cluster: 'users',
+    steps: [
+      { code: 'ip-restriction', settings: { deny: ['10.0.0.0/8'] } },
+      { code: 'key-auth', settings: { keys: [{ id: 'app', sha256: createHash('sha256').update(key).digest('hex') }] } },
+      { code: 'rate-limit', settings: { requestsPerSecond: 1000, burst: 1000 } },
+      { code: 'method-restriction', settings: { allow: ['GET', 'POST'] } },
+      { code: 'request-size-limit', settings: { maxBytes: 100 } },
+      { code: 'path-rewrite', settings: { replacePrefix: { from: '/users', to: '/v2/people' } } },
+    ],
+  });
+  await publish(gw);
+  const explain = async (method: string, path: string, headers: Record<string, string>, clientAddress?: string) => {
+    const e = await request(`${gw.adminUrl}/api/v1/default/explain`, { method: 'POST', token: gw.tokens.root, body: { method, url: `http://gw.test${path}`, headers, ...(clientAddress ? { clientAddress } : {}) } });
+    assert.equal(e.status, 200, e.text);
+    return e.json as { route: { terminal: { steps: { code: string; verdict: string; status?: number; error?: string }[] } }; upstream: { target: string | null; path: string; query: string | null } | null };
+  };
+  const refusal = (body: Awaited<ReturnType<typeof explain>>) => body.route.terminal.steps.find((s) => s.verdict === 'refuses') ?? null;
+
+  // Each refusal explain predicts is the one the data port gives.
+  const cases: [string, string, Record<string, string>, number, string][] = [
+    ['GET', '/users/1', {}, 401, 'key-auth'],
+    ['GET', '/users/1', { 'x-api-key': 'wrong' }, 401, 'key-auth'],
+    ['DELETE', '/users/1', { 'x-api-key': key }, 405, 'method-restriction'],
+    ['POST', '/users/1', { 'x-api-key': key, 'content-length': '101' }, 413, 'request-size-limit'],
+  ];
+  for (const [method, path, headers, status, code] of cases) {
+    const body = await explain(method, path, headers);
+    const r = refusal(body);
+    assert.equal(r?.code, code, `${method} ${path} ${JSON.stringify(headers)}: ${JSON.stringify(body.route.terminal.steps)}`);
+    assert.equal(r?.status, status);
+    assert.equal(body.upstream, null, 'a refused request reaches no upstream');
+    const after = body.route.terminal.steps.slice(body.route.terminal.steps.indexOf(r!) + 1);
+    assert.ok(after.every((s) => s.verdict === 'not reached'), 'the steps after a refusal are not reached');
+    const extra = method === 'POST' ? { 'content-type': 'text/plain' } : {};
+    const real = await request(`${gw.dataUrl}${path}`, { method, headers: { ...headers, ...extra }, body: method === 'POST' ? 'x'.repeat(101) : undefined });
+    assert.equal(real.status, status, `the data port answers ${method} ${path} with ${real.status}`);
+  }
+  const denied = await explain('GET', '/users/1', { 'x-api-key': key }, '10.1.2.3');
+  assert.deepEqual([refusal(denied)?.code, refusal(denied)?.status, refusal(denied)?.error], ['ip-restriction', 403, 'Svc.Data.IpDenied']);
+  const unknown = await explain('GET', '/users/1', { 'x-api-key': key });
+  assert.equal(unknown.route.terminal.steps[0]!.verdict, 'at run time', 'without a client address ip-restriction is not guessed');
+  assert.equal(unknown.route.terminal.steps[2]!.verdict, 'at run time', 'rate-limit depends on traffic');
+
+  // Passing requests: the hashed target and the rewritten path are the ones the upstream sees.
+  const seen = new Set<string>();
+  for (const user of ['ann', 'bob', 'cy', 'dee', 'eve', 'fay', 'gus', 'hal']) {
+    const body = await explain('GET', '/users/a/../42?x=1', { 'x-api-key': key, 'x-user': user }, '127.0.0.1');
+    assert.equal(refusal(body), null, JSON.stringify(body.route.terminal.steps));
+    assert.equal(body.upstream?.path, '/v2/people/42');
+    const real = await request(`${gw.dataUrl}/users/42?x=1`, { headers: { 'x-api-key': key, 'x-user': user } });
+    assert.equal(real.status, 200, real.text);
+    assert.equal(real.text, `${body.upstream.path}?${body.upstream.query}`, 'the upstream received the path explain predicted');
+    assert.equal(real.headers['x-target'], body.upstream.target, `user ${user}: explain picked ${body.upstream.target}`);
+    seen.add(body.upstream.target!);
+  }
+  assert.ok(seen.size >= 2, `eight keys spread over the targets (${[...seen].join(', ')})`);
+  const cli = await runCli(['explain', 'GET', 'http://gw.test/users/1'], { env: { SWITCHYARD_ADMIN: gw.adminUrl, SWITCHYARD_TOKEN: gw.tokens.root } });
+  assert.equal(cli.code, 0, cli.stderr);
 });

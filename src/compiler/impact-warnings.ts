@@ -30,7 +30,7 @@ function shadowed(routes: readonly CompiledRoute[]): CompileIssue[] {
 }
 
 /** Whether every request `r` matches is matched by `s` too (hosts, methods, prefix and its case). */
-function covers(s: CompiledRoute, r: CompiledRoute): boolean {
+export function covers(s: CompiledRoute, r: CompiledRoute): boolean {
   const prefix = s.caseSensitive ? r.caseSensitive && r.pathPrefix.startsWith(s.pathPrefix) : r.pathPrefix.toLowerCase().startsWith(s.pathPrefix.toLowerCase());
   const hosts = s.hosts === null || (r.hosts !== null && r.hosts.every((h) => s.hosts!.some((p) => coversHost(p, h))));
   const methods = s.methods === null || (r.methods !== null && r.methods.every((m) => s.methods!.includes(m)));

@@ -18,6 +18,7 @@ export const COMPILE_ISSUES = {
   'Compile.Route.PathPrefix': { message: 'The pathPrefix is not in the normal form requests are matched in' },
   'Compile.Route.CaseVariant': { message: 'Warning: an upper-case variant of a protected pathPrefix reaches another route without its auth' },
   'Compile.Route.Shadowed': { message: 'Warning: a better-ranked route matches every request this route matches: it never serves' },
+  'Compile.Route.TakesOver': { message: 'Warning: the planned route will take requests another route serves now' },
   'Compile.Route.StepsIgnored': { message: 'Warning: the route answers by itself (redirect, directResponse): its steps never run' },
   'Compile.Cluster.TargetDenied': { message: 'A cluster target is one this tenant may not reach (worker.json upstreams)' },
   'Compile.Cluster.Tls': { message: "The cluster's tls block cannot be used: no https target, an unreadable ca, or a client certificate unset or not matching its key" },

@@ -1,6 +1,7 @@
 import type { CompiledGeneration } from '../contracts/generation.js';
 import { compile } from '../compiler/compile.js';
 import { TenantPartCache } from '../compiler/tenant-parts.js';
+import { takeoverWarnings } from '../compiler/takeover-warnings.js';
 import type { EntityRow } from '../contracts/entities.js';
 import type { CompileIssue } from '../contracts/generation.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
@@ -77,7 +78,9 @@ export class Publisher {
 
   dryRun(tenant: string): DryRunResult {
     const r = compile(this.snapshot(tenant), this.parts);
-    return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: r.warnings, planned: r.planned };
+    // Which served traffic the plan moves: against the generation serving now, for the dry-run only.
+    const moved = r.ok ? takeoverWarnings(this.served?.payload.tenants[tenant]?.routes ?? [], r.generation.tenants[tenant]?.routes ?? []) : [];
+    return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: [...r.warnings, ...moved], planned: r.planned };
   }
 
   /** The generation the drafts would make, compiled and not stored (explain --draft); null with the issues that refuse it. */

@@ -7,8 +7,8 @@ import type { Upstream } from '../contracts/upstream.js';
 import { targetConnection } from '../shared/upstream-connect.js';
 import type { Logger } from '../shared/logger.js';
 import { TlsFailureLog } from './tls-failure-log.js';
-import { targetChoice, type TargetChoice } from './balance/target-choice.js';
-import { hashKey, type KeySource } from './balance/hash-key.js';
+import { targetChoice, type TargetChoice } from '../shared/balance/target-choice.js';
+import { hashKey, type KeySource } from '../shared/balance/hash-key.js';
 import { targetHealth } from './target-health.js';
 import { reportOutlier } from './outlier-reports.js';
 import { clusterRetry, type RetryPolicy } from './retry-policy.js';
@@ -18,7 +18,7 @@ export const HOLD_OFF_MS = 1_000;
 
 /**
  * Keep-alive connections to one cluster's targets, balanced as the cluster says (round
- * robin, weighted, least-request or rendezvous hashing: balance/). Built once per generation; closed (gracefully, after their requests finish) when the generation
+ * robin, weighted, least-request or rendezvous hashing: shared/balance/). Built once per generation; closed (gracefully, after their requests finish) when the generation
  * that built them retires and goes idle.
  *
  * A target this worker could not connect to (refused, timed out: any caller, the proxy

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WeightedRoundRobin } from '../../src/worker/balance/weighted-round-robin.js';
-import { LeastRequest } from '../../src/worker/balance/least-request.js';
-import { RendezvousHash } from '../../src/worker/balance/rendezvous-hash.js';
-import { hashKey } from '../../src/worker/balance/hash-key.js';
+import { WeightedRoundRobin } from '../../src/shared/balance/weighted-round-robin.js';
+import { LeastRequest } from '../../src/shared/balance/least-request.js';
+import { RendezvousHash } from '../../src/shared/balance/rendezvous-hash.js';
+import { hashKey } from '../../src/shared/balance/hash-key.js';
 
 const all = () => true;
 

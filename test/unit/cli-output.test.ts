@@ -7,6 +7,7 @@ import { selectFields } from '../../src/cli/output/fields.js';
 import { errorLine } from '../../src/cli/output/error-line.js';
 import { jsonFlagValue } from '../../src/cli/json-flag.js';
 import { closest } from '../../src/cli/hooks/command-not-found.js';
+import { explainFooter } from '../../src/cli/explain-view.js';
 
 test('a table pads every column to its widest cell; null is "-", lists are joined, long cells end with …', () => {
   const out = table(
@@ -56,4 +57,20 @@ test('a mistyped command gets the closest one, compared word for word; nothing f
   assert.equal(closest('stauts', ids), 'status');
   assert.equal(closest('key:isue', ids), 'key:issue');
   assert.equal(closest('frobnicate', ids), null);
+});
+
+test("explain's footer: the winner's terminal, each step's verdict with its answer, the upstream target and path; control characters escaped", () => {
+  const body = {
+    route: { name: 'users', terminal: { type: 'cluster', cluster: 'api', steps: [
+      { code: 'key-auth', failureStrategy: 'FailFast', verdict: 'passes', reason: 'lets this request through' },
+      { code: 'method-restriction', failureStrategy: 'FailFast', verdict: 'refuses', status: 405, error: 'Svc.Data.MethodNotAllowed', reason: 'refuses' },
+    ] } },
+    upstream: { target: null, reason: 'round robin', path: '/v2\u001b[31m', query: 'a=1' },
+  };
+  const text = explainFooter(body)!;
+  assert.match(text, /^route users: cluster to cluster api$/m);
+  assert.match(text, /^ {2}2\. method-restriction \(FailFast\): refuses 405 Svc\.Data\.MethodNotAllowed: refuses$/m);
+  assert.match(text, /^upstream: \(decided per request\): round robin$/m);
+  assert.ok(!text.includes('\u001b'), 'no raw escape reaches the terminal');
+  assert.equal(explainFooter({ route: null }), null);
 });

@@ -1,5 +1,6 @@
 import type { OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
+import { isIP } from 'node:net';
 import { SvcError } from '../../shared/errors.js';
 import { explainRoute } from '../explain/route-explain.js';
 
@@ -7,10 +8,10 @@ const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 
 
 /**
  * A read (a simulation: nothing is sent anywhere): how the data port would route
- * `{method, url, headers?}` with the published generation, or with the drafts compiled now
+ * `{method, url, headers?, clientAddress?}` with the published generation, or with the drafts compiled now
  * (`draft: true`).
  */
-export const explain: OpHandler<Services> = ({ params, body, services }) => {
+export const explain: OpHandler<Services> = async ({ params, body, services }) => {
   const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   const errors: { path: string; message: string }[] = [];
   if (!isText(b.method) || !/^[A-Za-z]+$/.test(b.method)) errors.push({ path: '/method', message: 'an HTTP method, e.g. GET' });
@@ -20,15 +21,17 @@ export const explain: OpHandler<Services> = ({ params, body, services }) => {
     if (typeof b.headers !== 'object' || b.headers === null || Array.isArray(b.headers)) errors.push({ path: '/headers', message: 'an object of header name to value' });
     else for (const [k, v] of Object.entries(b.headers)) if (typeof v === 'string') headers[k.toLowerCase()] = v;
   }
+  if (b.clientAddress !== undefined && (typeof b.clientAddress !== 'string' || isIP(b.clientAddress) === 0)) errors.push({ path: '/clientAddress', message: 'an IPv4 or IPv6 address' });
   if (b.draft !== undefined && typeof b.draft !== 'boolean') errors.push({ path: '/draft', message: 'true or false' });
   if (errors.length > 0) throw new SvcError('Svc.Config.Invalid', `Invalid explain request at ${errors[0]!.path}: ${errors[0]!.message}`, { errors });
   const tenant = params.tenant!;
+  const req = { method: b.method as string, url: b.url as string, headers, clientAddress: (b.clientAddress as string | undefined) ?? null };
   if (b.draft === true) {
     const c = services.publisher.candidate(tenant);
     if (c.generation === null) throw new SvcError('Svc.Publish.Rejected', `The drafts do not compile (${c.issues.length} issue(s)): nothing to explain against`, { issues: c.issues });
-    return { tenant, against: 'drafts', ...explainRoute(c.generation, tenant, { method: b.method as string, url: b.url as string, headers }, services.paths) };
+    return { tenant, against: 'drafts', ...(await explainRoute(c.generation, tenant, req, services.paths)) };
   }
   const served = services.publisher.current();
   if (!served) return { tenant, against: 'published', route: null, refused: 'nothing is published yet: 503 Svc.Data.NotPublished', candidates: [] };
-  return { tenant, against: 'published', generation: served.id, ...explainRoute(served.payload, tenant, { method: b.method as string, url: b.url as string, headers }, services.paths) };
+  return { tenant, against: 'published', generation: served.id, ...(await explainRoute(served.payload, tenant, req, services.paths)) };
 };
