@@ -212,3 +212,20 @@ test('dry-run explains what would do nothing: a shadowed route, an unused cluste
   await setEntity(gw, 'route', 'beta', { cluster: 'api', pathPrefix: '/beta', order: 30 });
   assert.deepEqual((await dryRun(gw)).json.warnings.filter((w) => w.code === 'Compile.Route.TakesOver'), [], 'a route no served route overlaps takes nothing');
 });
+
+test('a sync --publish --prune queued behind another publish plans against the drafts written while it waited', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const state = { version: 1, routes: { ping: { pathPrefix: '/ping', directResponse: { statusCode: 200, body: 'pong' } } } };
+  for (let round = 0; round < 5; round++) {
+    await setEntity(gw, 'route', `busy${round}`, { pathPrefix: `/busy${round}`, directResponse: { statusCode: 200 } });
+    // A publish that holds the queue, the sync behind it, and a draft written in between.
+    const first = publish(gw);
+    const synced = request(`${gw.adminUrl}/api/v1/default/sync`, { method: 'POST', token: gw.tokens.root, body: { state, prune: true, publish: true } });
+    const late = setEntity(gw, 'route', `late${round}`, { pathPrefix: `/late${round}`, directResponse: { statusCode: 200, body: 'late' } });
+    await Promise.all([first, late]);
+    const s = await synced;
+    assert.equal(s.status, 200, s.text);
+    // Whenever the late draft landed, the sync never publishes it: it was pruned, or it waits as a draft.
+    assert.equal((await request(`${gw.dataUrl}/late${round}`)).status, 404, `round ${round}: ${s.text}`);
+  }
+});

@@ -100,9 +100,18 @@ export const sync: OpHandler<Services> = async ({ params, body, services, identi
     const denied = accessDenial(operationById('publish.go'), tenant, identity);
     if (denied) throw denied;
   }
-  const { plan, desired } = planOf(services, tenant, b.state, 'drafts', prune);
-  const want = new Map(desired.map((e) => [entityKey(e.kind, e.name), e]));
+  // The plan is made again inside the transaction that applies it: a publish may wait in the
+  // publisher's queue, and drafts written meanwhile must be planned against, not overwritten blindly.
+  let plan = planOf(services, tenant, b.state, 'drafts', prune).plan;
+  const counted = () => {
+    const { create, update, delete: deleted } = plan.counts;
+    audit.target = `sync: ${create} created, ${update} updated, ${deleted} deleted`;
+  };
+  counted();
   const apply = () => {
+    const now = planOf(services, tenant, b.state, 'drafts', prune);
+    plan = now.plan;
+    const want = new Map(now.desired.map((e) => [entityKey(e.kind, e.name), e]));
     for (const item of plan.items) if (item.action === 'delete') services.entities.stageDelete(tenant, item.kind, item.name);
     for (const item of plan.items) {
       if (item.action !== 'create' && item.action !== 'update') continue;
@@ -110,10 +119,12 @@ export const sync: OpHandler<Services> = async ({ params, body, services, identi
       services.quotas.checkWrite(tenant, item.kind, item.name, doc);
       services.entities.setDraft(tenant, item.kind, item.name, doc);
     }
+    counted();
   };
-  const { create, update, delete: deleted } = plan.counts;
-  audit.target = `sync: ${create} created, ${update} updated, ${deleted} deleted`;
-  if (dryRun) return { tenant, dryRun: true, ...plan, ...(publish ? { publish: services.publisher.tryApply(tenant, apply) } : {}) };
+  if (dryRun) {
+    const verdict = publish ? { publish: services.publisher.tryApply(tenant, apply) } : {};
+    return { tenant, dryRun: true, ...plan, ...verdict };
+  }
   if (!publish) {
     services.volume.db.transaction(() => {
       apply();
