@@ -91,11 +91,14 @@ export class EntityRepo {
     return [...names].sort().map((n) => view(tenant, kind, n, dm.get(n), pm.get(n)));
   }
 
-  /** Every published entity of every tenant. */
-  published(): EntityRow[] {
-    return (this.db.prepare('SELECT tenant, kind, name, doc FROM entity_published').all() as { tenant: string; kind: Kind; name: string; doc: string }[]).map(
-      (r) => ({ ...r, doc: JSON.parse(r.doc) }),
-    );
+  /** Every published entity of every tenant, or of one. */
+  published(tenant?: string): EntityRow[] {
+    const rows = (
+      tenant === undefined
+        ? this.db.prepare('SELECT tenant, kind, name, doc FROM entity_published').all()
+        : this.db.prepare('SELECT tenant, kind, name, doc FROM entity_published WHERE tenant = ?').all(tenant)
+    ) as { tenant: string; kind: Kind; name: string; doc: string }[];
+    return rows.map((r) => ({ ...r, doc: JSON.parse(r.doc) }));
   }
 
   drafts(tenant: string): DraftRow[] {

@@ -17,8 +17,7 @@ type Against = 'drafts' | 'published';
 function currentState(services: Services, tenant: string, against: Against): StateEntity[] {
   const published = new Map(
     services.entities
-      .published()
-      .filter((e) => e.tenant === tenant)
+      .published(tenant)
       .map((e) => [entityKey(e.kind, e.name), { kind: e.kind, name: e.name, doc: e.doc as Record<string, unknown> }]),
   );
   if (against === 'drafts') {
