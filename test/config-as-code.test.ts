@@ -126,6 +126,15 @@ test('diff: one changed field is one update with its pointer, exit 0 when equal 
   }
   const drafts = await listEntities(gw, 'route');
   assert.ok(drafts.items.every((i) => i.state === 'published'), 'nothing was applied');
+
+  // A cert only the drafts hold: its exported "(write-only)" key is the drafted one, diffed against what serves.
+  await setEntity(gw, 'cert', 'www', { ...issue(makePki(t), ['www.example']), hosts: [] });
+  writeFileSync(file, (await cli(gw, ['export'])).stdout);
+  const withCert = await cli(gw, ['diff', '-f', file, '--against', 'published']);
+  assert.equal(withCert.code, 1, withCert.stdout + withCert.stderr);
+  const cert = (withCert.json as { items: { kind: string; name: string; action: string }[] }).items.find((i) => i.kind === 'cert');
+  assert.deepEqual(cert && [cert.name, cert.action], ['www', 'create']);
+  assert.doesNotMatch(withCert.stdout, /PRIVATE KEY/);
 });
 
 test('sync is all or nothing: a file whose compile fails with --publish leaves drafts and generation; two syncs of one file make one generation', BOUNDED, async (t) => {

@@ -12,7 +12,7 @@ import { issueKey } from './helpers/keys.js';
 import { launchBrowser, newPage, signIn } from './helpers/browser.js';
 import { BOUNDED } from './helpers/wait.js';
 
-const ALL_VIEWS = ['overview', 'clusters', 'routes', 'chains', 'certificates', 'publish', 'keys', 'plugins', 'audit'];
+const ALL_VIEWS = ['overview', 'clusters', 'routes', 'chains', 'certificates', 'explain', 'publish', 'keys', 'plugins', 'audit'];
 
 test('navigation and controls follow the server per identity', BOUNDED, async (t) => {
   const gw = await startGateway(t, {
@@ -40,7 +40,7 @@ test('navigation and controls follow the server per identity', BOUNDED, async (t
     assert.equal(root.tenantSelectable, true);
 
     const reader = await model(gw.tokens.reader!);
-    assert.deepEqual(reader.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'publish']);
+    assert.deepEqual(reader.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'explain', 'publish']);
     assert.equal(reader.features['config.set'], 'disabled');
     assert.equal(reader.features['publish.go'], 'disabled');
     assert.equal(reader.features['publish.dry-run'], 'enabled');

@@ -8,6 +8,7 @@ import { Overview } from './views/Overview';
 import { Entities } from './views/Entities';
 import { Certificates } from './views/Certificates';
 import { Publish } from './views/Publish';
+import { Explain } from './views/Explain';
 import { Keys } from './views/Keys';
 import { Plugins } from './views/Plugins';
 import { Audit } from './views/Audit';
@@ -154,6 +155,8 @@ function View({ id, arg, tenant }: { id: string | null; arg: string | null; tena
       return <Entities key={`orch-${tenant}`} kind="orch" tenant={tenant} selected={arg} />;
     case 'certificates':
       return <Certificates key={`cert-${tenant}`} tenant={tenant} selected={arg} />;
+    case 'explain':
+      return <Explain key={`explain-${tenant}`} tenant={tenant} />;
     case 'publish':
       return <Publish tenant={tenant} />;
     case 'keys':

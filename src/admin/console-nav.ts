@@ -34,6 +34,7 @@ export const CONSOLE_VIEWS: readonly ViewDef[] = [
   { id: 'routes', label: 'Routes', read: 'config.list' },
   { id: 'chains', label: 'Chains', read: 'config.list' },
   { id: 'certificates', label: 'Certificates', read: 'config.list' },
+  { id: 'explain', label: 'Explain', read: 'config.explain' },
   { id: 'publish', label: 'Publish', read: 'publish.history' },
   { id: 'keys', label: 'Keys', read: 'key.list' },
   { id: 'plugins', label: 'Plugins', read: 'plugin.list' },
@@ -54,6 +55,7 @@ export const CONSOLE_FEATURES: readonly FeatureDef[] = [
   { id: 'overview.history', op: 'publish.history', view: 'overview' },
   { id: 'designer.palette', op: 'plugin.list', view: 'chains' },
   { id: 'cluster.health', op: 'clusters.health', view: 'clusters' },
+  { id: 'publish.diff', op: 'config.diff', view: 'publish' },
 ];
 
 const byId = new Map(OPERATIONS.map((o) => [o.id, o]));

@@ -33,7 +33,7 @@ test('a * system key sees every view with every feature enabled, on the tenant i
 test('config:read + publish:read: entities and publish read-only, no keys, plugins or audit, no overview', () => {
   const m = consoleModel(who(['config:read', 'publish:read']), null);
   assert.equal(m.tenant, 'default');
-  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'publish']);
+  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'explain', 'publish']);
   assert.equal(m.features['config.set'], 'disabled');
   assert.equal(m.features['config.delete'], 'disabled');
   assert.equal(m.features['publish.dry-run'], 'enabled', 'dry-run is a read');
@@ -41,6 +41,7 @@ test('config:read + publish:read: entities and publish read-only, no keys, plugi
   assert.equal(m.features['key.issue'], 'hidden');
   assert.equal(m.features['plugin.toggle'], 'hidden');
   assert.equal(m.features['cluster.health'], 'disabled', 'target health is a read of its own');
+  assert.equal(m.features['publish.diff'], 'enabled', 'the diff is a config read');
 });
 
 test('a tenant key: its own tenant whatever is asked, no instance-level views', () => {
@@ -48,7 +49,7 @@ test('a tenant key: its own tenant whatever is asked, no instance-level views', 
   assert.equal(m.tenant, 'acme');
   assert.equal(m.tenantSelectable, false);
   assert.ok(!m.nav.some((n) => n.id === 'overview'), 'overview reads cluster.status, instance-level');
-  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'publish', 'keys', 'plugins', 'audit']);
+  assert.deepEqual(m.nav.map((n) => n.id), ['clusters', 'routes', 'chains', 'certificates', 'explain', 'publish', 'keys', 'plugins', 'audit']);
   assert.equal(m.features['key.issue'], 'enabled');
 });
 

@@ -3,10 +3,12 @@ import { api, ApiError, tpath, type CompileIssue, type DryRun } from '../api';
 import { VIEW_OF_KIND } from '../hash-route';
 import { ErrorBox, Table, Section, useLoad, when } from '../components';
 import { GatedButton } from '../gate';
+import { DiffResult, loadDiff, type DiffAnswer } from './PublishDiff';
 
-/** Dry-run (planned changes, issues and warnings linked to their entities), then go; history and rollback. */
+/** Dry-run (planned changes, issues and warnings linked to their entities), the diff of each entity's fields, then go; history and rollback. */
 export function Publish({ tenant }: { tenant: string }) {
   const [dry, setDry] = useState<DryRun | null>(null);
+  const [diff, setDiff] = useState<DiffAnswer | null>(null);
   const [published, setPublished] = useState<{ generation: number; planned: string[] } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const history = useLoad(() => api<{ current: number; items: { generation: number; action: string; planned: string[]; createdAt: string }[] }>('GET', tpath(tenant, 'publish/history?limit=20')), [tenant]);
@@ -21,12 +23,23 @@ export function Publish({ tenant }: { tenant: string }) {
       else setError(e);
     }
   };
+  const showDiff = async () => {
+    setError(null);
+    setPublished(null);
+    setDiff(null); // a diff left on screen under an error would read as the current one
+    try {
+      setDiff(await loadDiff(tenant));
+    } catch (e) {
+      setError(e);
+    }
+  };
   const publish = async () => {
     setError(null);
     try {
       const r = await api<{ generation: number; planned: string[] }>('POST', tpath(tenant, 'publish/go'), {});
       setPublished(r);
       setDry(null);
+      setDiff(null);
       history.reload();
     } catch (e) {
       if (e instanceof ApiError && e.status === 422) setDry(e.body as unknown as DryRun);
@@ -37,6 +50,7 @@ export function Publish({ tenant }: { tenant: string }) {
     setError(null);
     try {
       setPublished(await api<{ generation: number; planned: string[] }>('POST', tpath(tenant, `publish/rollback/${generation}`), {}));
+      setDiff(null);
       history.reload();
     } catch (e) {
       setError(e);
@@ -52,6 +66,9 @@ export function Publish({ tenant }: { tenant: string }) {
             <GatedButton feature="publish.dry-run" onClick={dryRun} data-testid="dry-run">
               Dry-run
             </GatedButton>
+            <GatedButton feature="publish.diff" onClick={showDiff} data-testid="diff-show">
+              Diff
+            </GatedButton>
             <GatedButton feature="publish.go" onClick={publish} data-testid="publish-go" className="primary">
               Publish
             </GatedButton>
@@ -64,6 +81,7 @@ export function Publish({ tenant }: { tenant: string }) {
             Generation <strong data-testid="published-generation">{published.generation}</strong> is serving. Changed: {published.planned.join(', ') || 'nothing'}.
           </p>
         )}
+        {diff && <DiffResult diff={diff} />}
         {dry && (
           <div data-testid="dry-run-result">
             <p>

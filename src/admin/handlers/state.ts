@@ -46,7 +46,9 @@ function planOf(services: Services, tenant: string, state: unknown, against: Aga
     throw new SvcError('Svc.Config.Invalid', `Invalid state document at ${first.path || '/'}: ${first.message}`, { errors: parsed.errors });
   }
   const current = currentState(services, tenant, against);
-  const desired = resolveKeys(services, tenant, parsed.entities, current);
+  // "(write-only)" keys the stored one: a key the drafts hold counts too (an export of drafts diffed against what serves).
+  const keysFrom = against === 'drafts' ? current : [...current, ...currentState(services, tenant, 'drafts')];
+  const desired = resolveKeys(services, tenant, parsed.entities, keysFrom);
   const plan = planState(current, desired, prune);
   for (const item of plan.items) {
     for (const c of item.changes ?? []) {
