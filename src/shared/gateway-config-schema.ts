@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isIP } from 'node:net';
+import { parsePgVolume } from './pg-volume-url.js';
 import { LimitsSchema } from './gateway-config-limits.js';
 import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
 import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
@@ -9,10 +10,21 @@ import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, T
  * so the two can never disagree. Unknown fields anywhere are errors (a typo must not
  * silently fall back to a default).
  */
+/** Why a postgres:// volume cannot be used as written (a password in it, a bad schema name), or null. */
+function pgVolumeProblem(spec: string): string | null {
+  try {
+    parsePgVolume(spec);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 export const GatewayConfigSchema = v.strictObject({
   volume: v.pipe(
     v.string(),
-    v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s), 'must be memory: or virtual://<path>'),
+    v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s) || /^postgres(ql)?:\/\//.test(s), 'must be memory:, virtual://<path> or postgres://…'),
+    v.check((s) => !/^postgres(ql)?:\/\//.test(s) || pgVolumeProblem(s) === null, (issue) => pgVolumeProblem(issue.input as string) ?? ''),
   ),
   listen: v.strictObject({
     port: Port,

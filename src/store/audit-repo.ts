@@ -34,10 +34,10 @@ export class AuditRepo {
     const r = this.db
       .prepare(
         `INSERT INTO audit_log (at, identity_id, identity_kind, tenant, operation, target, status, trace_id, generation)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
       )
-      .run(e.at, e.identityId, e.identityKind, e.tenant, e.operation, e.target, e.status, e.traceId, e.generation);
-    return Number(r.lastInsertRowid);
+      .get(e.at, e.identityId, e.identityKind, e.tenant, e.operation, e.target, e.status, e.traceId, e.generation) as { id: number };
+    return Number(r.id);
   }
 
   /** The answer of a write whose record was appended with its commit came out different (a publish some worker did not acknowledge). */

@@ -50,12 +50,12 @@ export class EntityRepo {
   usage(tenant: string, kind: Kind, name: string): { others: { entities: number; bytes: number }; self: number | null } {
     const rows = this.db
       .prepare(
-        `SELECT kind = ? AND name = ? AS self, COUNT(*) AS n, COALESCE(SUM(len), 0) AS bytes FROM (
-           SELECT kind, name, length(CAST(doc AS BLOB)) AS len FROM entity_draft WHERE tenant = ? AND doc IS NOT NULL
+        `SELECT CASE WHEN kind = ? AND name = ? THEN 1 ELSE 0 END AS self, COUNT(*) AS n, COALESCE(SUM(len), 0) AS bytes FROM (
+           SELECT kind, name, octet_length(doc) AS len FROM entity_draft WHERE tenant = ? AND doc IS NOT NULL
            UNION ALL
-           SELECT kind, name, length(CAST(doc AS BLOB)) FROM entity_published p WHERE tenant = ?
+           SELECT kind, name, octet_length(doc) FROM entity_published p WHERE tenant = ?
              AND NOT EXISTS (SELECT 1 FROM entity_draft d WHERE d.tenant = p.tenant AND d.kind = p.kind AND d.name = p.name)
-         ) GROUP BY 1`,
+         ) AS usage GROUP BY 1`,
       )
       .all(kind, name, tenant, tenant) as { self: number; n: number; bytes: number }[];
     const others = rows.find((r) => r.self === 0);

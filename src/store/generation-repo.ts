@@ -49,7 +49,7 @@ export class GenerationRepo {
    */
   private prune(tenant: string): void {
     this.db
-      .prepare('DELETE FROM generation WHERE tenant = ? AND id < (SELECT MIN(id) FROM (SELECT id FROM generation WHERE tenant = ? ORDER BY id DESC LIMIT ?))')
+      .prepare('DELETE FROM generation WHERE tenant = ? AND id < (SELECT MIN(id) FROM (SELECT id FROM generation WHERE tenant = ? ORDER BY id DESC LIMIT ?) AS kept)')
       .run(tenant, tenant, this.keep);
   }
 

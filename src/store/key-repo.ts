@@ -123,8 +123,9 @@ export class KeyRepo {
     if (batch.size === 0) return;
     const stmt = this.db.prepare(
       // Only for keys that still exist: a use noted just before a delete must not leave an orphan row.
-      `INSERT INTO admin_key_usage (key_id, last_used_at) SELECT id, ? FROM admin_key WHERE id = ?
-       ON CONFLICT (key_id) DO UPDATE SET last_used_at = MAX(last_used_at, excluded.last_used_at)`,
+      `INSERT INTO admin_key_usage (key_id, last_used_at) SELECT id, CAST(? AS BIGINT) FROM admin_key WHERE id = ?
+       ON CONFLICT (key_id) DO UPDATE SET last_used_at = CASE WHEN excluded.last_used_at > admin_key_usage.last_used_at
+         THEN excluded.last_used_at ELSE admin_key_usage.last_used_at END`,
     );
     this.db.transaction(() => {
       for (const [id, at] of batch) stmt.run(at, id);

@@ -2,19 +2,25 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { migrate } from './migrations.js';
+import type { FleetHooks, StoreDb } from '../contracts/store-db.js';
+import { openPgVolume } from './pg/pg-volume.js';
 
-export type Db = Database.Database;
+export type Db = StoreDb;
 
 export interface Volume {
   db: Db;
-  /** Absolute file path, or null for memory:. */
+  /** Absolute file path, or null for memory: and postgres://. */
   file: string | null;
+  /** What the volume is, for status and logs (a postgres:// URL without its password). */
+  shown: string;
+  /** Several nodes on one store (postgres://); null for SQLite, which one node holds. */
+  fleet: (FleetHooks & { url: string; schema: string }) | null;
   close(): void;
 }
 
 /** Resolves a volume spec to a file path (null for memory:). virtual:// paths are relative to baseDir. */
 export function volumeFile(spec: string, baseDir: string): string | null {
-  if (spec === 'memory:') return null;
+  if (spec === 'memory:' || spec.startsWith('postgres://') || spec.startsWith('postgresql://')) return null;
   if (!spec.startsWith('virtual://')) throw new Error(`unknown volume kind: ${spec}`);
   const path = spec.slice('virtual://'.length);
   if (!path) throw new Error('virtual:// needs a path');
@@ -29,6 +35,7 @@ export function volumeFile(spec: string, baseDir: string): string | null {
  * writable: a read-only one fails here (exit 10), not at the first `config set`.
  */
 export function openVolume(spec: string, baseDir: string): Volume {
+  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) return openPgVolume(spec);
   const file = volumeFile(spec, baseDir);
   if (file) mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file ?? ':memory:', { timeout: 2_000 });
@@ -51,7 +58,7 @@ export function openVolume(spec: string, baseDir: string): Volume {
     if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') throw new Error(`volume ${file} cannot be written: ${(err as Error).message}`);
     throw err;
   }
-  return { db, file, close: () => db.close() };
+  return { db, file, shown: file ?? spec, fleet: null, close: () => db.close() };
 }
 
 /**

@@ -1,0 +1,27 @@
+import type { Volume } from '../volume.js';
+import { migrate } from '../migrations.js';
+import { MIGRATE_LOCK, PgDb } from './pg-db.js';
+import { parsePgVolume } from '../../shared/pg-volume-url.js';
+import { SyncPg } from './sync-pg.js';
+
+/**
+ * A postgres:// volume: the schema made and migrated (one node at a time), shared by every
+ * node that names it. Not held exclusively, unlike a SQLite file: that is its purpose.
+ */
+export function openPgVolume(spec: string): Volume {
+  const { url, schema, shown } = parsePgVolume(spec);
+  const db = new PgDb(new SyncPg(url, schema));
+  try {
+    migrate(db, 'postgres', () => db.pg.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]));
+  } catch (err) {
+    db.close();
+    throw new Error(`volume ${shown} cannot be opened: ${(err as Error).message}`);
+  }
+  return {
+    db,
+    file: null,
+    shown,
+    fleet: { url, schema, lockPublish: () => db.lockPublish(), announce: (g) => db.announce(g) },
+    close: () => db.close(),
+  };
+}
