@@ -66,7 +66,12 @@ export abstract class AdminCommand extends Command {
     }
     this.flags = parsed.flags as unknown as AdminFlags;
     this.args = parsed.args as Record<string, string | undefined>;
-    this.printer = Printer.of(this.flags.json, process.stdout.isTTY === true, (this.constructor as typeof AdminCommand).view);
+    this.printer = Printer.of(this.flags.json, process.stdout.isTTY === true, this.viewFor((this.constructor as typeof AdminCommand).view));
+  }
+
+  /** The view this run prints with: the command's own, unless its flags choose another. */
+  protected viewFor(view: View | undefined): View | undefined {
+    return view;
   }
 
   protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {

@@ -9,6 +9,7 @@ import type { EntityRepo } from '../store/entity-repo.js';
 import type { GenerationRepo } from '../store/generation-repo.js';
 import type { PluginRepo } from '../store/plugin-repo.js';
 import type { Db } from '../store/volume.js';
+import type { FleetHooks } from '../contracts/store-db.js';
 import type { GenerationMessage } from '../contracts/ipc.js';
 import { SvcError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -64,6 +65,9 @@ export class Publisher {
   /** How the publishing tenant's certificates are checked: its stored keys opened, and whether a TLS port listens. */
   tls: { openKey: (stored: string, context: string) => string; listening: boolean } | null = null;
 
+  /** Several nodes on one store: publishes serialised across them and announced to them. */
+  fleet: FleetHooks | null = null;
+
   /** Told of each generation as it becomes the served one (the health checks follow it). */
   onServed: ((gen: GenerationMessage) => void) | null = null;
 
@@ -114,44 +118,67 @@ export class Publisher {
    */
   go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult> {
     return this.serial(async () => {
-      const candidate = this.generations.current() + 1;
+      // One transaction from the drafts to the generation row: on a shared store the fleet
+      // lock makes the number, the state compiled and the commit one step across nodes.
       const r = this.db.transaction(() => {
+        this.fleet?.lockPublish();
         apply?.();
+        const candidate = this.generations.current() + 1;
         const compiled = compile(this.snapshot(tenant), this.parts);
         if (!compiled.ok) throw rejected(candidate, compiled.issues, compiled.planned);
-        return compiled;
-      })();
-      if (r.planned.length === 0) {
-        this.db.transaction(() => {
-          this.entities.replacePublished(tenant, r.entities, new Set(), 0, true); // drop no-op drafts
+        if (compiled.planned.length === 0) {
+          this.entities.replacePublished(tenant, compiled.entities, new Set(), 0, true); // drop no-op drafts
           onCommit?.(this.currentId());
-        })();
-        return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.warnings };
-      }
-      return { ...(await this.commit(tenant, 'publish', candidate, r.generation, r.planned, r.entities, true, onCommit)), warnings: r.warnings };
+          return { compiled, id: null };
+        }
+        this.record(tenant, 'publish', candidate, compiled.generation, compiled.planned, compiled.entities, true, onCommit);
+        return { compiled, id: candidate };
+      })();
+      if (r.id === null) return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.compiled.warnings };
+      return { ...(await this.serve(tenant, 'publish', r.id, r.compiled.generation, r.compiled.planned)), warnings: r.compiled.warnings };
     });
   }
 
   rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
-      const state = this.generations.tenantState(tenant, to);
-      if (!state && this.generations.pruned(tenant, to)) {
-        throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
-          keep: this.generations.keep,
-        });
-      }
-      if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
-      const all = this.entities.published();
-      const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-      const r = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks() }, this.parts);
-      const candidate = this.generations.current() + 1;
-      if (!r.ok) throw rejected(candidate, r.issues, []);
-      const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
-      const target = new Map(state.map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
-      const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
-      // The content already serving: nothing to publish, as for a go without changes.
-      if (planned.length === 0) return { ok: true as const, generation: this.currentId(), planned: [] };
-      return this.commit(tenant, 'rollback', candidate, r.generation, planned, published, false, onCommit);
+      const r = this.db.transaction(() => {
+        this.fleet?.lockPublish();
+        const state = this.generations.tenantState(tenant, to);
+        if (!state && this.generations.pruned(tenant, to)) {
+          throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
+            keep: this.generations.keep,
+          });
+        }
+        if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
+        const all = this.entities.published();
+        const published = [...all.filter((e) => e.tenant !== tenant), ...state];
+        const compiled = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks() }, this.parts);
+        const candidate = this.generations.current() + 1;
+        if (!compiled.ok) throw rejected(candidate, compiled.issues, []);
+        const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
+        const target = new Map(state.map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
+        const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
+        // The content already serving: nothing to publish, as for a go without changes.
+        if (planned.length === 0) return null;
+        this.record(tenant, 'rollback', candidate, compiled.generation, planned, published, false, onCommit);
+        return { id: candidate, payload: compiled.generation, planned };
+      })();
+      if (r === null) return { ok: true as const, generation: this.currentId(), planned: [] };
+      return this.serve(tenant, 'rollback', r.id, r.payload, r.planned);
+    });
+  }
+
+  /**
+   * A generation another node committed (fleet-follower.ts): served here too, in the publish
+   * queue so it never crosses one of this node's own; an older one than served is ignored.
+   */
+  follow(gen: GenerationMessage): Promise<void> {
+    return this.serial(async () => {
+      if (gen.id <= this.currentId()) return;
+      this.served = gen;
+      this.onServed?.(gen);
+      const b = await broadcastGeneration(this.pool(), gen, this.ackTimeoutMs, this.log);
+      this.log.info({ generation: gen.id, acked: b.acked }, 'following the fleet');
     });
   }
 
@@ -164,7 +191,8 @@ export class Publisher {
     return this.tls ? { now: Date.now(), ...this.tls } : undefined;
   }
 
-  private async commit(
+  /** The generation row and the tenant's published state, in the caller's transaction. */
+  private record(
     tenant: string,
     action: 'publish' | 'rollback',
     id: number,
@@ -173,13 +201,16 @@ export class Publisher {
     effective: EntityRow[],
     clearDrafts: boolean,
     onCommit?: (generation: number) => void,
-  ): Promise<PublishResult> {
+  ): void {
     const tenantState = effective.filter((e) => e.tenant === tenant);
-    this.db.transaction(() => {
-      this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
-      this.entities.replacePublished(tenant, tenantState, new Set(planned), id, clearDrafts);
-      onCommit?.(id);
-    })();
+    this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
+    this.entities.replacePublished(tenant, tenantState, new Set(planned), id, clearDrafts);
+    this.fleet?.announce(id);
+    onCommit?.(id);
+  }
+
+  /** A committed generation to every worker; the answer waits for every ack. */
+  private async serve(tenant: string, action: 'publish' | 'rollback', id: number, payload: CompiledGeneration, planned: string[]): Promise<PublishResult> {
     this.served = { id, payload };
     this.onServed?.(this.served);
     const b = await broadcastGeneration(this.pool(), this.served, this.ackTimeoutMs, this.log);

@@ -1,4 +1,5 @@
 import type { Volume } from '../store/volume.js';
+import type { FleetFollower } from './fleet-follower.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { Logger } from '../shared/logger.js';
 import type { EntityRepo } from '../store/entity-repo.js';
@@ -50,4 +51,6 @@ export interface Services {
   quotas: TenantQuotas;
   /** How request paths are normalised before routing (worker.json paths), for explain. */
   paths: PathPolicy;
+  /** This node among the nodes of a postgres:// volume; null on SQLite (one node). */
+  fleet: FleetFollower | null;
 }

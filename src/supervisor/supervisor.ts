@@ -17,6 +17,7 @@ import { KeyUsage } from '../admin/keys/key-usage.js';
 import { AuthThrottle } from '../admin/auth-throttle.js';
 import { TenantQuotas } from '../admin/tenant-quotas.js';
 import { KeyRepo } from '../store/key-repo.js';
+import { FleetFollower } from './fleet-follower.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
@@ -81,6 +82,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const reserved = [...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])), ...(keyEnv === undefined ? [] : [keyEnv])];
   const secrets = { env: config.secrets.env, reserved };
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
+  publisher.fleet = volume.fleet;
+  const fleet = volume.fleet ? new FleetFollower(volume.fleet, publisher, config.admin.listen, log) : null;
   // Health probes go through the same upstream policy as the workers' connections.
   installUpstreamPolicy(upstreams);
   const sendTable = () => pool.broadcast({ type: 'health', unhealthy: outOfRotation() });
@@ -129,7 +132,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -172,6 +175,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
     `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   keyUsage.start();
+  fleet?.start();
   outliers.update(publisher.current()?.payload ?? null);
   health.update(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
@@ -183,7 +187,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     }
   }, 60_000);
   purge.unref();
-  const beforeClose = () => {
+  const beforeClose = async () => {
+    await fleet?.stop();
     clearInterval(purge);
     health.stop();
     outliers.stop();
@@ -194,7 +199,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
 const EXPIRED_KEY_RETENTION_MS = 24 * 3600 * 1000;
 
-function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => void): Running {
+function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => Promise<void>): Running {
   let resolveStopped!: (code: number) => void;
   const stopped = new Promise<number>((r) => (resolveStopped = r));
   let stopping: Promise<number> | null = null;
@@ -204,7 +209,7 @@ function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: Work
       admin.close();
       admin.closeIdleConnections();
       await pool.stop(config.drain.graceMs);
-      beforeClose();
+      await beforeClose();
       volume.close();
       log.info('stopped');
       resolveStopped(EXIT.ok);

@@ -33,8 +33,9 @@ export const clusterStatus: OpHandler<Services> = async ({ services }) => {
       version: services.version,
     },
     generation: services.publisher.currentId(),
-    volume: services.volume.file ? 'virtual' : 'memory',
+    volume: services.volume.fleet ? 'postgres' : services.volume.file ? 'virtual' : 'memory',
     workers: services.pool.status().map((w) => ({ ...w, ...loads.get(w.slot) })),
+    ...(services.fleet ? { node: services.fleet.nodeId, fleet: await services.fleet.nodes().catch(() => null) } : {}),
   };
 };
 

@@ -1,3 +1,4 @@
+import { Flags } from '@oclif/core';
 import { AdminCommand } from '../admin-command.js';
 import type { View } from '../output/human.js';
 
@@ -6,7 +7,16 @@ export default class Status extends AdminCommand {
   static override examples = [
     '<%= config.bin %> status',
     '<%= config.bin %> status --json generation',
+    '<%= config.bin %> status --fleet',
   ];
+  static override flags = {
+    fleet: Flags.boolean({ description: 'list every node on the shared postgres:// volume with the generation it serves and its last heartbeat' }),
+  };
+  private static readonly fleetView: View = {
+    list: 'fleet',
+    hide: ['workers', 'supervisor'],
+    columns: ['id', 'admin', 'generation', 'seenAt', 'startedAt', { path: 'self', title: 'THIS NODE', format: (v) => (v === true ? 'yes' : '') }],
+  };
   static override view: View = {
     list: 'workers',
     columns: [
@@ -20,6 +30,10 @@ export default class Status extends AdminCommand {
       'startedAt',
     ],
   };
+
+  protected override viewFor(view: View | undefined): View | undefined {
+    return this.argv.includes('--fleet') ? Status.fleetView : view;
+  }
 
   async run(): Promise<unknown> {
     return this.call('GET', '/api/v1/sys/cluster/status');

@@ -1,0 +1,131 @@
+import pg from 'pg';
+import { hostname } from 'node:os';
+import type { GenerationMessage } from '../contracts/ipc.js';
+import type { CompiledGeneration } from '../contracts/generation.js';
+import type { Logger } from '../shared/logger.js';
+import { GENERATION_CHANNEL } from '../store/pg/pg-db.js';
+
+
+export interface FleetNode {
+  id: string;
+  admin: string;
+  generation: number;
+  startedAt: string;
+  seenAt: string;
+  self: boolean;
+}
+
+interface Follows {
+  currentId(): number;
+  follow(gen: GenerationMessage): Promise<void>;
+}
+
+/**
+ * One node of several on a postgres:// volume. It LISTENs for committed generations and
+ * polls every `pollMs` as well (a notification lost with a connection), loads a newer
+ * generation than it serves and hands it to the publisher; each poll is also its heartbeat
+ * row. Its own connection, off the supervisor's synchronous one: waiting on the fleet never
+ * blocks an admin call.
+ */
+export class FleetFollower {
+  readonly nodeId = `${hostname()}:${process.pid}:${Date.now().toString(36)}`;
+  private client: Promise<pg.Client> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private checking: Promise<void> | null = null;
+  private readonly startedAt = Date.now();
+  private stopped = false;
+
+  constructor(
+    private readonly db: { url: string; schema: string },
+    private readonly publisher: Follows,
+    private readonly admin: string,
+    private readonly log: Logger,
+    private readonly pollMs = 1_000,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.pollMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    const c = await this.client?.catch(() => null);
+    this.client = null;
+    if (c) {
+      await c.query('DELETE FROM fleet_node WHERE id = $1', [this.nodeId]).catch(() => {});
+      await c.end().catch(() => {});
+    }
+  }
+
+  /** Every node that heartbeat within the last minute, this one marked. */
+  async nodes(): Promise<FleetNode[]> {
+    const c = await this.connected();
+    const r = await c.query('SELECT id, admin, generation, started_at, seen_at FROM fleet_node WHERE seen_at > $1 ORDER BY started_at, id', [Date.now() - 60_000]);
+    return r.rows.map((n: { id: string; admin: string; generation: string; started_at: string; seen_at: string }) => ({
+      id: n.id,
+      admin: n.admin,
+      generation: Number(n.generation),
+      startedAt: new Date(Number(n.started_at)).toISOString(),
+      seenAt: new Date(Number(n.seen_at)).toISOString(),
+      self: n.id === this.nodeId,
+    }));
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.check();
+      const c = await this.connected();
+      await c.query(
+        `INSERT INTO fleet_node (id, admin, generation, started_at, seen_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, seen_at = excluded.seen_at`,
+        [this.nodeId, this.admin, this.publisher.currentId(), this.startedAt, Date.now()],
+      );
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'fleet: the store cannot be reached; serving the last generation');
+    }
+  }
+
+  /** Loads and serves the newest generation when it is newer than the one served (one check at a time). */
+  private check(): Promise<void> {
+    this.checking ??= (async () => {
+      try {
+        const c = await this.connected();
+        const r = await c.query('SELECT id, payload FROM generation WHERE id > $1 ORDER BY id DESC LIMIT 1', [this.publisher.currentId()]);
+        const row = r.rows[0] as { id: string; payload: string } | undefined;
+        if (row) await this.publisher.follow({ id: Number(row.id), payload: JSON.parse(row.payload) as CompiledGeneration });
+      } finally {
+        this.checking = null;
+      }
+    })();
+    return this.checking;
+  }
+
+  private connected(): Promise<pg.Client> {
+    if (this.stopped) return Promise.reject(new Error('stopped'));
+    this.client ??= this.connect().catch((err: unknown) => {
+      this.client = null;
+      throw err;
+    });
+    return this.client;
+  }
+
+  private async connect(): Promise<pg.Client> {
+    const c = new pg.Client({ connectionString: this.db.url, connectionTimeoutMillis: 2_000, application_name: 'switchyard-fleet' });
+    const drop = () => {
+      void this.client?.then((mine) => {
+        if (mine === c) this.client = null;
+      }, () => {});
+      c.end().catch(() => {});
+    };
+    c.on('error', drop);
+    c.on('end', drop);
+    c.on('notification', () => void this.check().catch(() => {}));
+    await c.connect();
+    await c.query(`SET search_path TO "${this.db.schema}"`);
+    await c.query(`LISTEN ${GENERATION_CHANNEL}`);
+    return c;
+  }
+}
