@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { startFleet } from './helpers/fleet.js';
 import { publish, setEntity, history } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { issueKey, revokeKeyRaw } from './helpers/keys.js';
 import { BOUNDED } from './helpers/wait.js';
-import type { Gateway } from './helpers/gateway.js';
+import { startGateway, type Gateway } from './helpers/gateway.js';
 
 /** Polls `gw`'s data port until `path` answers `body`; the milliseconds it took. */
 async function servedWithin(gw: Gateway, path: string, body: string, limitMs: number, host?: string): Promise<number> {
@@ -73,4 +74,87 @@ test('two nodes publishing at once, 20 times each: 40 generations, strictly incr
     const s = await request(`${gw.adminUrl}/api/v1/sys/cluster/status`, { token: fleet.token });
     assert.equal(s.json.generation, 40);
   }
+});
+
+test('a node killed during a publish storm and started again serves the current generation before it listens, and follows', BOUNDED, async (t) => {
+  const fleet = await startFleet(t, 2);
+  const [a, b] = fleet.nodes as [Gateway, Gateway];
+  for (const gw of fleet.nodes) gw.tokens.root = fleet.token;
+  let last = 0;
+  let storming = true;
+  const storm = (async () => {
+    // Under the default quota of 30 publishes a minute, spread over the restart.
+    for (let i = 1; storming && i <= 25; i++) {
+      await setEntity(a, 'route', 'ver', { pathPrefix: '/ver', directResponse: { statusCode: 200, body: `v${i}` } });
+      last = (await publish(a)).generation;
+      await new Promise((r) => setTimeout(r, 40));
+    }
+  })();
+  while (last < 5) await new Promise((r) => setTimeout(r, 10));
+  b.kill();
+  await b.exited;
+  const before = last;
+  const again = await startGateway(t, { dir: b.dir, dataPort: b.dataPort, adminPort: b.adminPort, volume: fleet.volume, keys: [{ id: 'root', scopes: ['*'], token: fleet.token }] });
+  const readyGeneration = Number(/generation=(\d+)/.exec(again.readyLine)![1]);
+  assert.ok(readyGeneration >= before, `ready on generation ${readyGeneration}, committed before it started: ${before}`);
+  await new Promise((r) => setTimeout(r, 300));
+  storming = false;
+  await storm;
+  await servedWithin(again, '/ver', `v${last}`, 1_000);
+  t.diagnostic(`killed at generation ${before}, ready on ${readyGeneration}, the storm ended on ${last}`);
+});
+
+const PG_VERSION = '15';
+/** Stops or starts the machine's PostgreSQL cluster; starting one that runs is a no-op. */
+function pgctl(action: 'stop' | 'start'): void {
+  if (action === 'start' && spawnSync('pg_isready', ['-h', '127.0.0.1', '-q']).status === 0) return;
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, 'main', action], { stdio: 'pipe' });
+}
+
+test('PostgreSQL stopped: every node keeps serving with no failed request, admin writes answer 503 Svc.Store.Unavailable; started again, publishes flow without a restart', { timeout: 120_000 }, async (t) => {
+  const fleet = await startFleet(t, 2);
+  const [a, b] = fleet.nodes as [Gateway, Gateway];
+  for (const gw of fleet.nodes) gw.tokens.root = fleet.token;
+  await setEntity(a, 'route', 'ver', { pathPrefix: '/ver', directResponse: { statusCode: 200, body: 'v1' } });
+  await publish(a);
+  await servedWithin(b, '/ver', 'v1', 1_000);
+
+  let sent = 0;
+  const failed: string[] = [];
+  let loading = true;
+  const load = Promise.all(
+    [a, b].map(async (gw) => {
+      while (loading) {
+        const r = await request(`${gw.dataUrl}/ver`).catch((e: Error) => ({ status: 0, text: e.message }));
+        sent++;
+        if (r.status !== 200) failed.push(`${r.status} ${r.text}`);
+      }
+    }),
+  );
+  t.after(() => pgctl('start')); // whatever happens, the machine's PostgreSQL comes back
+  pgctl('stop');
+  try {
+    const write = await request(`${a.adminUrl}/api/v1/default/config/set/route/ver`, { method: 'POST', token: fleet.token, body: { pathPrefix: '/ver', directResponse: { statusCode: 200, body: 'v2' } } });
+    assert.equal(write.status, 503, write.text);
+    assert.equal(write.json.code, 'Svc.Store.Unavailable');
+    const go = await request(`${b.adminUrl}/api/v1/default/publish/go`, { method: 'POST', token: fleet.token, body: {} });
+    assert.equal(go.status, 503, go.text);
+    await new Promise((r) => setTimeout(r, 1_500)); // a few fleet polls with the store down
+  } finally {
+    pgctl('start');
+  }
+  const t0 = performance.now();
+  for (;;) {
+    const w = await request(`${a.adminUrl}/api/v1/default/config/set/route/ver`, { method: 'POST', token: fleet.token, body: { pathPrefix: '/ver', directResponse: { statusCode: 200, body: 'v2' } } });
+    if (w.status === 200 || w.status === 201) break;
+    assert.ok(performance.now() - t0 < 20_000, `admin writes still fail ${w.status} ${w.text}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await publish(a);
+  await servedWithin(b, '/ver', 'v2', 2_000);
+  loading = false;
+  await load;
+  t.diagnostic(`${sent} data-plane requests while PostgreSQL was stopped and started; failed: ${failed.length}`);
+  assert.deepEqual(failed, []);
+  assert.ok(sent > 100);
 });

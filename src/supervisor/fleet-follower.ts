@@ -34,6 +34,8 @@ export class FleetFollower {
   private checking: Promise<void> | null = null;
   private readonly startedAt = Date.now();
   private stopped = false;
+  /** The store was unreachable at the last tick: said once, and once again when it is back. */
+  private down = false;
 
   constructor(
     private readonly db: { url: string; schema: string },
@@ -83,8 +85,11 @@ export class FleetFollower {
          ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, seen_at = excluded.seen_at`,
         [this.nodeId, this.admin, this.publisher.currentId(), this.startedAt, Date.now()],
       );
+      if (this.down) this.log.info({ generation: this.publisher.currentId() }, 'fleet: the store is back');
+      this.down = false;
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'fleet: the store cannot be reached; serving the last generation');
+      if (!this.down && !this.stopped) this.log.warn({ err: (err as Error).message, generation: this.publisher.currentId() }, 'fleet: the store cannot be reached; serving the last generation');
+      this.down = true;
     }
   }
 
