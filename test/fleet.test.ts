@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { startFleet } from './helpers/fleet.js';
+import { createServer } from 'node:http';
+import { startFleet, startRedis } from './helpers/fleet.js';
 import { publish, setEntity, history } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { issueKey, revokeKeyRaw } from './helpers/keys.js';
@@ -16,6 +17,15 @@ async function servedWithin(gw: Gateway, path: string, body: string, limitMs: nu
     if (r.text === body) return performance.now() - t0;
     if (performance.now() - t0 > limitMs) throw new Error(`${gw.dataUrl}${path} still answers ${r.status} ${r.text.slice(0, 80)} after ${limitMs} ms (want ${body})`);
     await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Waits until `gw`'s workers serve `generation`. */
+async function onGeneration(gw: Gateway, token: string, generation: number, limitMs: number): Promise<void> {
+  const t0 = performance.now();
+  while ((await request(`${gw.adminUrl}/api/v1/sys/cluster/status`, { token })).json.generation !== generation) {
+    if (performance.now() - t0 > limitMs) throw new Error(`${gw.adminUrl} is not on generation ${generation} after ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
@@ -157,4 +167,63 @@ test('PostgreSQL stopped: every node keeps serving with no failed request, admin
   t.diagnostic(`${sent} data-plane requests while PostgreSQL was stopped and started; failed: ${failed.length}`);
   assert.deepEqual(failed, []);
   assert.ok(sent > 100);
+});
+
+/** An upstream that answers every request with 200. */
+async function okUpstream(t: { after(fn: () => void): void }): Promise<string> {
+  const srv = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => srv.close());
+  return `127.0.0.1:${(srv.address() as { port: number }).port}`;
+}
+
+/** Sends `total` requests spread in turn over the nodes, `parallel` at a time; the statuses counted. */
+async function spread(nodes: Gateway[], path: string, total: number, parallel = 12): Promise<Record<number, number>> {
+  const counts: Record<number, number> = {};
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < total) {
+        const i = next++;
+        const r = await request(`${nodes[i % nodes.length]!.dataUrl}${path}`);
+        counts[r.status] = (counts[r.status] ?? 0) + 1;
+      }
+    }),
+  );
+  return counts;
+}
+
+test('rate-limit scope cluster, burst 30, 3 nodes x 2 workers: exactly 30 of 200 pass; Redis stopped: allow lets traffic through, deny answers 503, both counted', { timeout: 120_000 }, async (t) => {
+  const redis = await startRedis(t);
+  const fleet = await startFleet(t, 3, 2, (c) => (c.redis = { url: redis.url, keyPrefix: `sy-${process.pid}:` }));
+  const [a] = fleet.nodes as [Gateway];
+  for (const gw of fleet.nodes) gw.tokens.root = fleet.token;
+  await setEntity(a, 'cluster', 'up', { targets: [await okUpstream(t)] });
+  const limited = (onStoreDown: string) => [{ code: 'rate-limit', settings: { requestsPerSecond: 0.001, burst: 30, scope: 'cluster', onStoreDown } }];
+  await setEntity(a, 'route', 'exact', { pathPrefix: '/exact', cluster: 'up', steps: limited('allow') });
+  await setEntity(a, 'route', 'open', { pathPrefix: '/open', cluster: 'up', steps: limited('allow') });
+  await setEntity(a, 'route', 'shut', { pathPrefix: '/shut', cluster: 'up', steps: limited('deny') });
+  const { generation } = await publish(a);
+  for (const gw of fleet.nodes) await onGeneration(gw, fleet.token, generation, 1_000);
+
+  const counts = await spread(fleet.nodes, '/exact', 200);
+  t.diagnostic(`scope cluster, burst 30, 200 requests over 3 nodes x 2 workers: ${JSON.stringify(counts)}`);
+  assert.equal(counts[200], 30, JSON.stringify(counts));
+  assert.equal(counts[429], 170);
+
+  // Buckets nobody has used yet: an exhausted one keeps refusing from its workers' cache, Redis or not.
+  await redis.stop();
+  const open = await spread(fleet.nodes, '/open', 60);
+  const shut = await spread(fleet.nodes, '/shut', 60);
+  t.diagnostic(`Redis down: allow ${JSON.stringify(open)}, deny ${JSON.stringify(shut)}`);
+  assert.equal(open[200], 60, `allow: ${JSON.stringify(open)}`);
+  assert.equal(shut[503], 60, `deny: ${JSON.stringify(shut)}`);
+  let allow = 0;
+  let deny = 0;
+  for (const gw of fleet.nodes) {
+    const text = (await request(`${gw.adminUrl}/metrics`, { token: fleet.token })).text;
+    allow += Number(/switchyard_rate_limit_store_down_total\{on_store_down="allow"\} (\d+)/.exec(text)?.[1] ?? 0);
+    deny += Number(/switchyard_rate_limit_store_down_total\{on_store_down="deny"\} (\d+)/.exec(text)?.[1] ?? 0);
+  }
+  assert.ok(allow > 0 && deny > 0, `counted: allow ${allow}, deny ${deny}`);
 });

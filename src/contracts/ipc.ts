@@ -90,8 +90,8 @@ export type ToWorker =
   | { type: 'in-flight'; id: number; cluster: string }
   /** Asks for the worker's WorkerLoad (cluster status). */
   | { type: 'status'; id: number }
-  /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). */
-  | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number };
+  /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now; `unavailable`: because a cluster bucket's store is down). */
+  | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number; unavailable?: true };
 
 export type FromWorker =
   /** The worker's message handler is in place (ESM loads async, so 'online' is too early). */
@@ -99,9 +99,11 @@ export type FromWorker =
   | { type: 'listening' }
   | { type: 'listen-failed'; error: { code: ErrorCode | 'Bind'; message: string } }
   | { type: 'ack'; generation: number }
-  /** Asks for tokens of a node-wide rate-limit bucket. */
-  /** `returned`: tokens of this worker's lapsed lease it did not spend, back to the bucket. */
-  | { type: 'lease'; id: number; bucket: string; rps: number; burst: number; returned: number }
+  /**
+   * Asks for tokens of a rate-limit bucket: node-wide, or with `cluster` fleet-wide (Redis).
+   * `returned`: tokens of this worker's lapsed lease it did not spend, back to the bucket.
+   */
+  | { type: 'lease'; id: number; bucket: string; rps: number; burst: number; returned: number; cluster?: { onStoreDown: 'allow' | 'deny' } }
   | { type: 'nack'; generation: number; error: { code: ErrorCode; message: string } }
   /** A target of `cluster` failed `consecutiveFailures` requests in a row in this worker. */
   | { type: 'outlier'; cluster: string; target: string }

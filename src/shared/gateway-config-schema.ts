@@ -95,6 +95,21 @@ export const GatewayConfigSchema = v.strictObject({
     }),
     {},
   ),
+  /**
+   * The Redis that `rate-limit` steps with `scope: "cluster"` count in, shared by every node
+   * (docs/fleet.md). No password in the file: `passwordEnv` names the variable holding it.
+   */
+  redis: v.optional(
+    v.strictObject({
+      url: v.pipe(
+        v.string(),
+        v.regex(/^rediss?:\/\/[^/@:]+(:\d+)?(\/\d+)?$/, 'must be redis://host:port[/db] (no user or password: give it by passwordEnv)'),
+      ),
+      passwordEnv: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
+      /** Prefix of every key the gateway writes (one Redis may serve several fleets). */
+      keyPrefix: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9:_.-]{1,64}$/)), 'switchyard:'),
+    }),
+  ),
   /** What one tenant may store and how often it may publish (see docs/reference.md "Quotas and history"). */
   quotas: v.optional(
     v.strictObject({

@@ -55,6 +55,7 @@ export const ERRORS = {
   'Svc.Data.RequestTimeout': { status: 408, message: "The request body did not arrive within the cluster's bodyMs" },
   'Svc.Data.UpstreamTimeout': { status: 504, message: 'The upstream did not answer in time' },
   'Svc.Data.RateLimited': { status: 429, message: 'Rate limit exceeded' },
+  'Svc.Data.RateLimitUnavailable': { status: 503, message: "The rate limit's shared store cannot be reached and the route refuses requests without it" },
   // Step answers: a step may pass a more precise message; the status is always this one.
   'Svc.Data.Unauthenticated': { status: 401, message: 'Valid credentials are required' },
   'Svc.Data.IpDenied': { status: 403, message: 'The client address is not allowed' },

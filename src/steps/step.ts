@@ -174,11 +174,14 @@ export interface StepEnv {
 export interface RateLimitDenied {
   ok: false;
   retryAfterSeconds: number;
+  /** A cluster-wide bucket whose store (Redis) could not be asked, with onStoreDown "deny": 503, not 429. */
+  unavailable?: true;
 }
 
-/** Node-wide token buckets, leased from the supervisor (see supervisor/rate-limit-leases.ts). */
+/** Token buckets leased from the supervisor: node-wide (supervisor/rate-limit-leases.ts) or, with `cluster`, fleet-wide in Redis. */
 export interface RateLimitClient {
-  acquire(bucket: string, requestsPerSecond: number, burst: number): true | RateLimitDenied | Promise<true | RateLimitDenied>;
+  /** `cluster`: the bucket is fleet-wide, and what to do when its store cannot be asked. */
+  acquire(bucket: string, requestsPerSecond: number, burst: number, cluster?: { onStoreDown: 'allow' | 'deny' }): true | RateLimitDenied | Promise<true | RateLimitDenied>;
   /** Tokens left in the node-wide bucket as last seen by this worker (an estimate between leases). */
   remaining(bucket: string): number;
 }

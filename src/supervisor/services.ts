@@ -1,5 +1,6 @@
 import type { Volume } from '../store/volume.js';
 import type { FleetFollower } from './fleet-follower.js';
+import type { ClusterRateLimits } from './cluster-rate-limits.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { Logger } from '../shared/logger.js';
 import type { EntityRepo } from '../store/entity-repo.js';
@@ -53,4 +54,6 @@ export interface Services {
   paths: PathPolicy;
   /** This node among the nodes of a postgres:// volume; null on SQLite (one node). */
   fleet: FleetFollower | null;
+  /** Fleet-wide rate-limit buckets in worker.json's Redis; null without it. */
+  clusterLimits: ClusterRateLimits | null;
 }

@@ -18,6 +18,7 @@ import { AuthThrottle } from '../admin/auth-throttle.js';
 import { TenantQuotas } from '../admin/tenant-quotas.js';
 import { KeyRepo } from '../store/key-repo.js';
 import { FleetFollower } from './fleet-follower.js';
+import { ClusterRateLimits } from './cluster-rate-limits.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
@@ -124,7 +125,10 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     if (msg.type === 'outlier') outliers.report(msg.cluster, msg.target);
     else if (msg.type === 'metrics') dataMetrics.add(msg.delta);
   });
-  serveLeases(pool, new RateLimitLeases(() => pool.live().length));
+  const clusterLimits = config.redis
+    ? new ClusterRateLimits(config.redis.url, config.redis.passwordEnv ? process.env[config.redis.passwordEnv] : undefined, config.redis.keyPrefix, () => pool.live().length, log)
+    : null;
+  serveLeases(pool, new RateLimitLeases(() => pool.live().length), clusterLimits, log);
   const keys = new KeyRepo(volume.db);
   const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
   const subKeys = new SubKeyRing(keys, keyUsage);
@@ -132,7 +136,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -189,6 +193,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   purge.unref();
   const beforeClose = async () => {
     await fleet?.stop();
+    clusterLimits?.close();
     clearInterval(purge);
     health.stop();
     outliers.stop();
@@ -248,12 +253,20 @@ function mergeTables(a: HealthTable, b: HealthTable): HealthTable {
   return out;
 }
 
-function serveLeases(pool: WorkerPool, leases: RateLimitLeases): void {
+function serveLeases(pool: WorkerPool, leases: RateLimitLeases, cluster: ClusterRateLimits | null, log: Logger): void {
+  let warned = false;
   pool.onWorkerMessage((slot, msg) => {
     if (msg.type !== 'lease') return;
-    const r = leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0);
-    const s = pool.slots[slot];
-    if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining });
+    const answer = (r: { granted: number; retryAfterMs: number; remaining: number; unavailable?: true }) => {
+      const s = pool.slots[slot];
+      if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...(r.unavailable ? { unavailable: true as const } : {}) });
+    };
+    if (!msg.cluster) return answer(leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0));
+    if (cluster) return void cluster.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0, msg.cluster.onStoreDown).then(answer);
+    // A cluster bucket on a gateway without worker.json redis: as if Redis were down.
+    if (!warned) log.warn('rate-limit: a route counts with scope cluster, and worker.json has no redis; it follows its onStoreDown');
+    warned = true;
+    answer(msg.cluster.onStoreDown === 'allow' ? { granted: 10, retryAfterMs: 0, remaining: 0 } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true });
   });
   setInterval(() => leases.sweep(60_000), 30_000).unref();
 }

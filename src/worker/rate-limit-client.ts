@@ -10,6 +10,10 @@ interface Local {
   /** Leased tokens are used soon or dropped, so an idle worker does not sit on them. */
   expires: number;
   deniedUntil: number;
+  /** The denial is the store's (a cluster bucket with onStoreDown deny), not an empty bucket. */
+  unavailable: boolean;
+  /** Fleet-wide (Redis) and what to do without it; undefined: node-wide. */
+  cluster: { onStoreDown: 'allow' | 'deny' } | undefined;
   /** The size of the last grant: 1 means the bucket is near empty. */
   lastGrant: number;
   /** A lease request is on its way: every other request of this bucket waits for it. */
@@ -35,7 +39,7 @@ const RENEW_AHEAD_MS = 250;
  */
 export class LeasedRateLimits implements RateLimitClient {
   private readonly local = new Map<string, Local>();
-  private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number; remaining: number }) => void>();
+  private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number; remaining: number; unavailable: boolean }) => void>();
   private nextId = 1;
 
   constructor(
@@ -43,14 +47,14 @@ export class LeasedRateLimits implements RateLimitClient {
     private readonly answerTimeoutMs = ANSWER_TIMEOUT_MS,
   ) {}
 
-  acquire(bucket: string, rps: number, burst: number): Verdict | Promise<Verdict> {
+  acquire(bucket: string, rps: number, burst: number, cluster?: { onStoreDown: 'allow' | 'deny' }): Verdict | Promise<Verdict> {
     const now = performance.now();
     let l = this.local.get(bucket);
     if (!l) {
       // Per-client keys: forget idle ones first, and bound the count whatever happens.
       if (this.local.size >= SWEEP_AT) this.sweep(now);
       if (this.local.size >= 100_000) this.local.clear();
-      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0, lastGrant: 0, asking: false, waiters: null }));
+      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0, unavailable: false, cluster, lastGrant: 0, asking: false, waiters: null }));
     }
     if (l.tokens > 0 && now < l.expires) {
       l.tokens--;
@@ -59,7 +63,7 @@ export class LeasedRateLimits implements RateLimitClient {
       if (!l.asking && l.lastGrant > 1 && l.expires - now < RENEW_AHEAD_MS) this.ask(l, bucket, rps, burst);
       return true;
     }
-    if (now < l.deniedUntil) return { ok: false, retryAfterSeconds: (l.deniedUntil - now) / 1000 };
+    if (now < l.deniedUntil) return denial(l, now);
     const entry = l;
     return new Promise((resolve) => {
       (entry.waiters ??= []).push(resolve);
@@ -78,11 +82,11 @@ export class LeasedRateLimits implements RateLimitClient {
   }
 
   /** The supervisor's answer to a lease. */
-  answer(id: number, granted: number, retryAfterMs: number, remaining: number): void {
+  answer(id: number, granted: number, retryAfterMs: number, remaining: number, unavailable = false): void {
     const w = this.waiting.get(id);
     if (!w) return;
     this.waiting.delete(id);
-    w({ granted, retryAfterMs, remaining });
+    w({ granted, retryAfterMs, remaining, unavailable });
   }
 
   private ask(l: Local, bucket: string, rps: number, burst: number): void {
@@ -91,7 +95,7 @@ export class LeasedRateLimits implements RateLimitClient {
     // The requests of this bucket all wait on this one answer: if it is lost, they are
     // refused for a second instead of waiting forever.
     const lost = setTimeout(() => this.answer(id, 0, 1000, l.pool), this.answerTimeoutMs);
-    this.waiting.set(id, ({ granted, retryAfterMs, remaining }) => {
+    this.waiting.set(id, ({ granted, retryAfterMs, remaining, unavailable }) => {
       clearTimeout(lost);
       l.asking = false;
       const at = performance.now();
@@ -103,7 +107,10 @@ export class LeasedRateLimits implements RateLimitClient {
         l.lastGrant = granted;
       } else {
         l.tokens = kept;
-        if (kept === 0) l.deniedUntil = at + retryAfterMs;
+        if (kept === 0) {
+          l.deniedUntil = at + retryAfterMs;
+          l.unavailable = unavailable;
+        }
       }
       const queued = l.waiters;
       l.waiters = null;
@@ -112,7 +119,7 @@ export class LeasedRateLimits implements RateLimitClient {
         if (l.tokens > 0) {
           l.tokens--;
           resolve(true);
-        } else if (at < l.deniedUntil) resolve({ ok: false, retryAfterSeconds: (l.deniedUntil - at) / 1000 });
+        } else if (at < l.deniedUntil) resolve(denial(l, at));
         else (l.waiters ??= []).push(resolve); // the grant ran out before this one: ask again
       }
       if (l.waiters !== null) this.ask(l, bucket, rps, burst);
@@ -124,6 +131,12 @@ export class LeasedRateLimits implements RateLimitClient {
       returned = l.tokens;
       l.tokens = 0;
     }
-    this.send({ type: 'lease', id, bucket, rps, burst, returned });
+    this.send({ type: 'lease', id, bucket, rps, burst, returned, ...(l.cluster ? { cluster: l.cluster } : {}) });
   }
+}
+
+function denial(l: Local, now: number): RateLimitDenied {
+  const d: RateLimitDenied = { ok: false, retryAfterSeconds: (l.deniedUntil - now) / 1000 };
+  if (l.unavailable) d.unavailable = true;
+  return d;
 }

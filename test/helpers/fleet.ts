@@ -1,7 +1,10 @@
 import pg from 'pg';
+import { spawn, spawnSync } from 'node:child_process';
+import { freePorts } from './ports.js';
 import type { TestContext } from 'node:test';
 import { startGateway, newToken, type Gateway } from './gateway.js';
 import { freshSchema, pgVolumeUrl } from './volumes.js';
+import type { Json } from './json.js';
 
 /** Runs SQL on the machine's PostgreSQL, outside any gateway. */
 export async function pgRun(sql: string): Promise<void> {
@@ -24,13 +27,13 @@ export interface Fleet {
 }
 
 /** `n` gateway nodes on one fresh PostgreSQL schema, each with `workers` workers; the schema is dropped afterwards. */
-export async function startFleet(t: TestContext, n: number, workers = 1): Promise<Fleet> {
+export async function startFleet(t: TestContext, n: number, workers = 1, edit?: (config: Record<string, Json>) => void): Promise<Fleet> {
   const schema = freshSchema();
   const volume = pgVolumeUrl(schema);
   const token = newToken();
   const nodes: Gateway[] = [];
   const add = async () => {
-    const gw = await startGateway(t, { volume, workers, keys: [{ id: 'root', scopes: ['*'], token }] });
+    const gw = await startGateway(t, { volume, workers, keys: [{ id: 'root', scopes: ['*'], token }], ...(edit ? { edit } : {}) });
     nodes.push(gw);
     return gw;
   };
@@ -41,4 +44,27 @@ export async function startFleet(t: TestContext, n: number, workers = 1): Promis
   });
   for (let i = 0; i < n; i++) await add();
   return { schema, volume, token, nodes, add };
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A redis-server of the test's own on a free port, nothing on disk: stopping it touches no other test. */
+export async function startRedis(t: TestContext): Promise<RedisServer> {
+  const [port] = await freePorts(1);
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  const stop = async () => {
+    proc.kill('SIGKILL');
+    await exited;
+  };
+  t.after(stop);
+  for (let i = 0; i < 100; i++) {
+    if (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG') return { url: `redis://127.0.0.1:${port}`, port: port!, stop };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server on ${port} did not answer`);
 }

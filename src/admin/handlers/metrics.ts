@@ -23,6 +23,9 @@ export const metrics: OpHandler<Services> = async ({ services }) => {
   out
     .family('switchyard_admin_auth_failures_total', 'counter', 'Admin calls refused with 401: no token, or one no key matches.')
     .sample('switchyard_admin_auth_failures_total', {}, services.throttle.unauthenticated);
+  const down = services.clusterLimits?.downAnswers ?? { allow: 0, deny: 0 };
+  out.family('switchyard_rate_limit_store_down_total', 'counter', 'Token leases of scope-cluster rate limits answered without Redis, by the step\'s onStoreDown (allow: a batch of 10 tokens; deny: 503 for 1 s).');
+  for (const o of ['allow', 'deny'] as const) out.sample('switchyard_rate_limit_store_down_total', { on_store_down: o }, down[o]);
   services.dataMetrics.write(out);
   await writeWorkerLoad(services, out);
   writeTargetHealth(services, out);
