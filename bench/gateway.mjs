@@ -33,9 +33,10 @@ export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra
 
 /**
  * Resolves with { data, tls, generation, pid } once the routes are published (`tls`: the TLS
- * port's base URL, null without `cert`: {certificate, privateKey}); `extra`: worker.json fields.
+ * port's base URL, null without `cert`: {certificate, privateKey}); `extra`: worker.json fields;
+ * `routes`: more [name, document] routes to the upstream cluster (`bench-upstream`).
  */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, extra = {} }) {
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, extra = {}, routes = [] }) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
   const tlsPort = cert ? await freePort() : null;
   const token = randomBytes(30).toString('base64url'); // 40 characters
@@ -73,6 +74,7 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
     await api('config/set/cluster/bench-ws', { targets: [`${host}:${wsUpstreamPort}`] });
     await api('config/set/route/bench-ws', { cluster: 'bench-ws', pathPrefix: '/ws', order: 10, websocket: true });
   }
+  for (const [name, doc] of routes) await api(`config/set/route/${name}`, doc);
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
   return { data, tls: tlsPort ? `https://${host}:${tlsPort}` : null, generation: published.generation, pid: child.pid };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 export class Processes {
   #children = new Set();
   #tmps = [];
+  #onStop = [];
   /** A signal arrived: everything is already being stopped. */
   signalled = false;
 
@@ -105,5 +106,11 @@ export class Processes {
     );
     await Promise.all(waiting);
     for (const t of this.#tmps.splice(0)) rmSync(t, { recursive: true, force: true });
+    for (const fn of this.#onStop.splice(0)) fn();
+  }
+
+  /** Runs `fn` once every child has stopped (what they leave outside a temporary folder: a database schema). */
+  onStop(fn) {
+    this.#onStop.push(fn);
   }
 }

@@ -3,12 +3,14 @@
 import { fmt, maxOrNull, median, table } from './table.mjs';
 
 /**
- * Acceptance targets: issue 3 item 9 (cluster, directResponse), issue 4 item 4 (five steps)
- * and issue 25 item 7 (TLS against nginx, WebSocket echo against the echo upstream direct).
+ * Acceptance targets: the cluster route and directResponse, five steps, TLS against nginx,
+ * WebSocket echo against the echo upstream direct, observability, and the fleet's volume and
+ * cluster-wide rate limits.
  */
 export const TARGETS = {
   ...{ clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 },
   ...{ defaultsVsOff: 0.95, accessLogVsOff: 0.9, tracingVsOff: 0.8 },
+  ...{ postgresVsVirtual: 0.98, clusterVsNodeRateLimit: 0.8 },
 };
 
 // [key, label, numerator, denominator, target]
@@ -29,6 +31,8 @@ const RATIOS = [
   ['observeDefaultsVsOff', 'cluster route: metrics + request id (defaults) / all off', 'gatewayCluster', 'observeOff', TARGETS.defaultsVsOff],
   ['observeAccessLogVsOff', 'cluster route: access log on / all off', 'observeAccessLog', 'observeOff', TARGETS.accessLogVsOff],
   ['observeTracingVsOff', 'cluster route: tracing at 1.0 / all off', 'observeTracing', 'observeOff', TARGETS.tracingVsOff],
+  ['fleetPostgresVsVirtual', 'cluster route: postgres:// volume / virtual:// volume', 'fleetPostgres', 'fleetVirtual', TARGETS.postgresVsVirtual],
+  ['rateLimitClusterVsNode', 'rate-limit route: scope cluster (Redis) / scope node', 'rateLimitCluster', 'rateLimitNode', TARGETS.clusterVsNodeRateLimit],
   ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
   ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
   ['directVsCompare', 'directResponse: this checkout / compare', 'gatewayDirect', 'compareDirect', null],

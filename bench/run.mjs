@@ -40,6 +40,7 @@ import { Processes } from './processes.mjs';
 import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
 import { expectBody, expectEcho } from './sanity-checks.mjs';
 import { observeVariants } from './observe-variants.mjs';
+import { fleetVariants } from './fleet-variants.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
@@ -174,6 +175,8 @@ async function main() {
   if (compare) log(`compare gateway (${COMPARE}) ${compare.data} generation=${compare.generation}`);
   const wantsVariants = !ONLY || [...ONLY].some((k) => k.startsWith('observe'));
   const variants = wantsVariants ? await observeVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort }) : [];
+  const wantsFleet = !ONLY || [...ONLY].some((k) => k.startsWith('fleet') || k.startsWith('rateLimit'));
+  const fleet = wantsFleet ? await fleetVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, log }) : [];
 
   // Within a round, the targets of each ratio run back to back (the ratios are per-round pairs).
   const PROXIED = UPSTREAM_BODY.toString(); // what the upstream and every proxy in front of it answer
@@ -184,6 +187,7 @@ async function main() {
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },
     ...variants.map((v) => ({ ...v, expect: PROXIED })),
+    ...fleet.map((v) => ({ ...v, expect: PROXIED })),
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayChecked', label: 'gateway cluster, 2 targets, health checks on', url: `${gateway.data}/checked`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },

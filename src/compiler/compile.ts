@@ -60,7 +60,7 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     const key = cache ? TenantPartCache.key(rows) : '';
     let part = own ? undefined : cache?.get(tenant, key);
     if (!part) {
-      const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS, certs: snapshot.tls ?? null } : null;
+      const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS, certs: snapshot.tls ?? null, redis: snapshot.redis ?? true } : null;
       part = compileTenant(tenant, rows, checks);
       if (!own || part.issues.length === 0) cache?.set(tenant, key, part);
     }
@@ -89,7 +89,7 @@ function compileTenant(
   tenant: string,
   entities: readonly EntityRow[],
   /** The publishing tenant's checks (its disabled steps, upstream addresses, the secrets it may name); null for the others. */
-  own: { disabled: readonly string[]; check: UpstreamCheck | null; secrets: SecretPolicy; certs: CertChecks | null } | null,
+  own: { disabled: readonly string[]; check: UpstreamCheck | null; secrets: SecretPolicy; certs: CertChecks | null; redis: boolean } | null,
 ): TenantPart {
   const issues: CompileIssue[] = [];
   const rows: EntityRow[] = [];
@@ -115,7 +115,7 @@ function compileTenant(
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
-  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied);
+  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied, own?.redis ?? true);
   steps.checkChains();
   const routes: CompiledRoute[] = [];
   for (const [name, doc] of of<RouteDoc>('route')) {

@@ -13,6 +13,8 @@ export interface Snapshot {
   upstreams?: UpstreamRules;
   /** The environment variables steps may name (worker.json secrets.env); absent: none. */
   secrets?: SecretPolicy;
+  /** Whether worker.json has `redis` (rate-limit scope cluster counts there); absent: not checked. */
+  redis?: boolean;
   /** For the publishing tenant's certificates: the clock, the key opener, and whether a TLS port listens. Absent: not checked. */
   tls?: { now: number; openKey: (stored: string, context: string) => string; listening: boolean };
 }

@@ -49,6 +49,8 @@ export class StepCompiler {
     private readonly secrets: SecretPolicy | null = null,
     /** The rule refusing a service URL's literal address (forward-auth, http-callout), or null. */
     private readonly urlDenied?: (url: string) => string | null,
+    /** Whether worker.json has `redis`: without it a step that counts there is an issue. */
+    private readonly redis = true,
   ) {}
 
   /** Checks every orch entity on its own, referenced or not: structure, settings, and its refs (missing, cyclic). */
@@ -188,6 +190,10 @@ export class StepCompiler {
       this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.SecretNotAllowed', `${code}: this environment variable is not allowed for tenant ${this.tenant} (worker.json secrets.env lists the ones it may name)`);
     }
     if (refused.length) return undefined;
+    if (!this.redis && def.needsRedis?.(r.output)) {
+      this.issue(owner, `${at}/settings/scope`, 'Compile.Step.Settings', `${code}: scope cluster counts in worker.json redis, which this gateway does not have`);
+      return undefined;
+    }
     // The service-calling steps' `url`: the same upstream policy as clusters' targets.
     const url = (r.output as { url?: unknown }).url;
     const denied = typeof url === 'string' ? this.urlDenied?.(url) : null;

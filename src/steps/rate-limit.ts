@@ -46,6 +46,7 @@ export const rateLimit = defineStep({
   ],
   example: { requestsPerSecond: 10, burst: 20, key: 'ip' },
   schema: Settings,
+  needsRedis: (s) => s.scope === 'cluster',
   create(settings, { bucket, env }) {
     const { requestsPerSecond, burst, key, headers, scope, onStoreDown } = settings;
     const cluster = scope === 'cluster' ? { onStoreDown } : undefined;

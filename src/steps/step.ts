@@ -217,6 +217,8 @@ export interface StepDefinition<S = unknown> {
    * name worker.json `secrets.env` does not allow the tenant, before the trial build reads it.
    */
   envRefs?(settings: S): { pointer: string; name: string }[];
+  /** Whether the settings count in worker.json's `redis` (rate-limit scope cluster): a compile issue without it. */
+  needsRedis?(settings: S): boolean;
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
   compileTime?: boolean;
 }

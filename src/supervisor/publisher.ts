@@ -65,6 +65,9 @@ export class Publisher {
   /** How the publishing tenant's certificates are checked: its stored keys opened, and whether a TLS port listens. */
   tls: { openKey: (stored: string, context: string) => string; listening: boolean } | null = null;
 
+  /** Whether worker.json has `redis` (rate-limit scope cluster compiles only with it). */
+  redis = false;
+
   /** Several nodes on one store: publishes serialised across them and announced to them. */
   fleet: FleetHooks | null = null;
 
@@ -152,7 +155,7 @@ export class Publisher {
         if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
         const all = this.entities.published();
         const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-        const compiled = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks() }, this.parts);
+        const compiled = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis }, this.parts);
         const candidate = this.generations.current() + 1;
         if (!compiled.ok) throw rejected(candidate, compiled.issues, []);
         const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -184,7 +187,7 @@ export class Publisher {
 
   /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps, the secret policy. */
   private snapshot(tenant: string) {
-    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks() };
+    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis };
   }
 
   private tlsChecks() {

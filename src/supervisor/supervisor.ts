@@ -84,6 +84,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const secrets = { env: config.secrets.env, reserved };
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   publisher.fleet = volume.fleet;
+  publisher.redis = config.redis !== undefined;
   const fleet = volume.fleet ? new FleetFollower(volume.fleet, publisher, config.admin.listen, log) : null;
   // Health probes go through the same upstream policy as the workers' connections.
   installUpstreamPolicy(upstreams);

@@ -292,3 +292,16 @@ test('warnings: a protected case-sensitive prefix whose upper-case variant reach
   assert.ok(viaChain.ok, JSON.stringify(viaChain.issues));
   assert.equal(viaChain.warnings.length, 1, JSON.stringify(viaChain.warnings));
 });
+
+test('rate-limit scope cluster compiles only on a gateway with worker.json redis', () => {
+  const drafts = [
+    { kind: 'cluster', name: 'c', doc: { targets: ['127.0.0.1:1'] } },
+    { kind: 'route', name: 'r', doc: { cluster: 'c', pathPrefix: '/', steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 1, scope: 'cluster' } }] } },
+  ] as DraftRow[];
+  const without = compile({ tenant: 'default', published: [], drafts, redis: false });
+  assert.equal(without.ok, false);
+  assert.deepEqual(without.issues.map((i) => [i.code, i.pointer]), [['Compile.Step.Settings', '/steps/0/settings/scope']]);
+  assert.equal(compile({ tenant: 'default', published: [], drafts, redis: true }).ok, true);
+  const node = drafts.map((d) => (d.kind === 'route' ? { ...d, doc: { cluster: 'c', pathPrefix: '/', steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 1 } }] } } : d));
+  assert.equal(compile({ tenant: 'default', published: [], drafts: node, redis: false }).ok, true, 'scope node needs nothing');
+});
