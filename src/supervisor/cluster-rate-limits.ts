@@ -12,8 +12,11 @@ export interface ClusterLease {
  * A token bucket in Redis, taken from atomically by every node: refill by the server's clock
  * (one clock for the fleet), unspent tokens given back, and a batch of a share of what is
  * left (one token near empty, so the count is exact). Returns {granted, retryAfterMs, remaining}.
+ * A key lives until its bucket would be full again (then it is the same as no key), at most an
+ * hour: per-client keys (ip, a header) cannot pile up in Redis whatever clients send.
  */
 const TAKE = `
+local MAX_TTL_MS = 3600000
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local returned = tonumber(ARGV[3])
@@ -28,7 +31,8 @@ tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000 + returned
 local granted = math.min(math.floor(tokens), math.max(1, math.floor(tokens / divisor)))
 tokens = tokens - granted
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 60000)
+local ttl = math.min(MAX_TTL_MS, math.ceil((burst - tokens) * 1000 / rate) + 1000)
+redis.call('PEXPIRE', KEYS[1], ttl)
 local retry = 0
 if granted == 0 then retry = math.ceil((1 - tokens) * 1000 / rate) end
 return {granted, retry, math.floor(tokens)}
