@@ -1,26 +1,11 @@
 import { api, tpath } from '../api';
+import type { FieldChange, Plan } from '../../../src/contracts/state-plan';
 import { Table } from '../components';
 import { VIEW_OF_KIND } from '../hash-route';
 
-/** One field that differs (src/admin/state/state-plan.ts): absent `old` is a field added, absent `new` one removed. */
-export interface FieldChange {
-  pointer: string;
-  old?: unknown;
-  new?: unknown;
-}
-
-export interface PlanItem {
-  kind: string;
-  name: string;
-  action: 'create' | 'update' | 'delete' | 'unchanged';
-  changes?: FieldChange[];
-}
-
-export interface DiffAnswer {
-  items: PlanItem[];
-  counts: Record<PlanItem['action'], number>;
-  changed: boolean;
-}
+/** The diff's answer: its types live with the server's (src/contracts/state-plan.ts). */
+export type { FieldChange, PlanItem } from '../../../src/contracts/state-plan';
+export type DiffAnswer = Plan;
 
 /**
  * What a publish would change: the state the next publish would make (the drafts over the

@@ -5,6 +5,7 @@ import { coversHost, prefixMatches } from '../../shared/route-match.js';
 import { dryFlow } from './dry-flow.js';
 import { stepVerdicts } from './step-verdicts.js';
 import { upstreamPick } from './upstream-pick.js';
+import type { Candidate } from '../../contracts/explain.js';
 
 export interface ExplainRequest {
   method: string;
@@ -14,17 +15,6 @@ export interface ExplainRequest {
   headers: Record<string, string>;
   /** The client's address, for steps and hashing that read it; null: not given. */
   clientAddress: string | null;
-}
-
-export interface Candidate {
-  route: string;
-  order: number;
-  pathPrefix: string;
-  hosts: string[] | null;
-  methods: string[] | null;
-  /** `wins`, or why the route did not take the request. */
-  outcome: 'wins' | 'path' | 'host' | 'method' | 'outranked';
-  reason: string;
 }
 
 /**

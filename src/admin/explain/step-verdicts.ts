@@ -1,20 +1,7 @@
 import type { CompiledStep } from '../../contracts/generation.js';
 import type { Flow, StepEnv, StepOutcome } from '../../steps/step.js';
 import { STEPS } from '../../steps/registry.js';
-
-export type Verdict = 'passes' | 'refuses' | 'answers' | 'at run time' | 'not reached';
-
-export interface StepView {
-  code: string;
-  failureStrategy: 'FailFast' | 'Continue';
-  verdict: Verdict;
-  /** What the step would answer (refuses, answers): its status and error code. */
-  status?: number;
-  error?: string;
-  reason: string;
-  /** Group members run concurrently; their results merge by `merge`. */
-  group?: { id: string; merge: string; members: StepView[][] };
-}
+import type { StepView, Verdict } from '../../contracts/explain.js';
 
 /**
  * Steps whose decision reads the request alone: explain runs them for real on a dry flow.

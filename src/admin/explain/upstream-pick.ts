@@ -2,17 +2,7 @@ import type { CompiledCluster } from '../../contracts/generation.js';
 import type { Flow } from '../../steps/step.js';
 import { hashKey } from '../../shared/balance/hash-key.js';
 import { targetChoice } from '../../shared/balance/target-choice.js';
-
-export interface UpstreamView {
-  cluster: string;
-  balance: 'round-robin' | 'least-request' | 'hash';
-  /** The target balancing picks for this request; null when it depends on other requests. */
-  target: string | null;
-  reason: string;
-  /** The path and query the upstream receives, after the steps' rewrites. */
-  path: string;
-  query: string | null;
-}
+import type { UpstreamView } from '../../contracts/explain.js';
 
 /**
  * Where the proxy stage would send the request, chosen by the workers' own balancing code:

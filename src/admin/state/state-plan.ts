@@ -1,29 +1,8 @@
 import { entityKey, isObject, type StateEntity } from './state-document.js';
 import { pointerToken as escape } from '../../compiler/documents.js';
-import type { Kind } from '../../contracts/entities.js';
+import type { FieldChange, Plan, PlanItem } from '../../contracts/state-plan.js';
 
-/** One field that differs: where (a JSON pointer into the entity), and its values (absent: no such field). */
-export interface FieldChange {
-  pointer: string;
-  old?: unknown;
-  new?: unknown;
-}
-
-export interface PlanItem {
-  kind: Kind;
-  name: string;
-  action: 'create' | 'update' | 'delete' | 'unchanged';
-  /** For an update: the fields that differ. */
-  changes?: FieldChange[];
-}
-
-export interface Plan {
-  items: PlanItem[];
-  counts: Record<PlanItem['action'], number>;
-  /** Whether applying the state would change anything. */
-  changed: boolean;
-}
-
+export type { FieldChange, Plan, PlanItem } from '../../contracts/state-plan.js';
 
 /**
  * The fields that differ between two documents, as JSON pointers: objects compared field by
