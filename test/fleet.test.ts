@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
+import pg from 'pg';
 import { startFleet, startRedis } from './helpers/fleet.js';
+import { pgVolumeUrl } from './helpers/volumes.js';
 import { publish, setEntity, history } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { issueKey, revokeKeyRaw } from './helpers/keys.js';
@@ -226,4 +228,61 @@ test('rate-limit scope cluster, burst 30, 3 nodes x 2 workers: exactly 30 of 200
     deny += Number(/switchyard_rate_limit_store_down_total\{on_store_down="deny"\} (\d+)/.exec(text)?.[1] ?? 0);
   }
   assert.ok(allow > 0 && deny > 0, `counted: allow ${allow}, deny ${deny}`);
+});
+
+test('regression: drafts written on B while A publishes are never lost (a publish clears only the drafts it read)', BOUNDED, async (t) => {
+  const fleet = await startFleet(t, 2);
+  const [a, b] = fleet.nodes as [Gateway, Gateway];
+  for (const gw of fleet.nodes) gw.tokens.root = fleet.token;
+  for (let i = 0; i < 40; i++) await setEntity(a, 'route', `base${i}`, { pathPrefix: `/base${i}`, directResponse: { statusCode: 200 } });
+  let publishing = true;
+  const publishes = (async () => {
+    for (let i = 0; publishing && i < 25; i++) {
+      await setEntity(a, 'route', 'tick', { pathPrefix: '/tick', directResponse: { statusCode: 200, body: `t${i}` } });
+      await publish(a);
+    }
+  })();
+  const written: string[] = [];
+  for (let i = 0; i < 150; i++) {
+    await setEntity(b, 'route', `b${i}`, { pathPrefix: `/b${i}`, directResponse: { statusCode: 200 } });
+    written.push(`b${i}`);
+  }
+  publishing = false;
+  await publishes;
+  const routes = await request(`${a.adminUrl}/api/v1/default/config/list/route`, { token: fleet.token });
+  const known = new Set((routes.json.items as { name: string }[]).map((r) => r.name));
+  const lost = written.filter((n) => !known.has(n));
+  assert.deepEqual(lost, [], `${lost.length} of ${written.length} drafts written on B are in neither drafts nor published`);
+});
+
+test('a publish waiting for another node holds nothing: traffic, rate limits and admin reads go on, and it publishes once the lock is free', BOUNDED, async (t) => {
+  const fleet = await startFleet(t, 1);
+  const [a] = fleet.nodes as [Gateway];
+  a.tokens.root = fleet.token;
+  await setEntity(a, 'cluster', 'up', { targets: [await okUpstream(t)] });
+  await setEntity(a, 'route', 'rl', { pathPrefix: '/rl', cluster: 'up', steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1000, burst: 1000, key: { header: 'x-k' } } }] });
+  await publish(a);
+  // Another node's publish, as PostgreSQL sees it: the fleet's publish lock held for 3 s.
+  const holder = new pg.Client({ connectionString: pgVolumeUrl('x').replace(/\?.*$/, '') });
+  await holder.connect();
+  t.after(() => holder.end());
+  await holder.query('BEGIN');
+  await holder.query('SELECT pg_advisory_xact_lock($1)', [0x5357_0001]);
+  await setEntity(a, 'route', 'later', { pathPrefix: '/later', directResponse: { statusCode: 200, body: 'later' } });
+  const t0 = performance.now();
+  const go = publish(a).then(() => performance.now() - t0);
+  const statuses: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    statuses.push((await request(`${a.dataUrl}/rl`, { headers: { 'x-k': `k${i}` } })).status);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const read = await request(`${a.adminUrl}/api/v1/default/config/list/route`, { token: fleet.token });
+  assert.equal(read.status, 200, read.text);
+  assert.deepEqual([...new Set(statuses)], [200], `fresh rate-limit buckets while the publish waits: ${statuses.join(' ')}`);
+  await new Promise((r) => setTimeout(r, 3_000 - (performance.now() - t0)));
+  await holder.query('COMMIT');
+  const waited = await go;
+  t.diagnostic(`the publish waited ${waited.toFixed(0)} ms for the lock`);
+  assert.ok(waited >= 2_900, `it waited for the other publish (${waited} ms)`);
+  assert.equal((await request(`${a.dataUrl}/later`)).text, 'later');
 });

@@ -21,4 +21,6 @@ export interface DraftRow {
   name: string;
   /** null: a staged delete. */
   doc: unknown | null;
+  /** The row as read from the store: a publish clears exactly the drafts it read, not one written since (another node's). */
+  stored?: { text: string | null; updatedAt: number };
 }

@@ -90,8 +90,12 @@ export type ToWorker =
   | { type: 'in-flight'; id: number; cluster: string }
   /** Asks for the worker's WorkerLoad (cluster status). */
   | { type: 'status'; id: number }
-  /** Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now; `unavailable`: because a cluster bucket's store is down). */
-  | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number; unavailable?: true };
+  /**
+   * Answer to a lease: `granted` tokens (0: denied until `retryAfterMs` from now). A cluster
+   * bucket whose store is down: `unavailable` (denied, onStoreDown deny) or `unbacked` (tokens
+   * not taken from the store, onStoreDown allow: never given back to it).
+   */
+  | { type: 'lease'; id: number; granted: number; retryAfterMs: number; remaining: number; unavailable?: true; unbacked?: true };
 
 export type FromWorker =
   /** The worker's message handler is in place (ESM loads async, so 'online' is too early). */

@@ -19,8 +19,12 @@ export interface StoreDb {
 
 /** What several gateway nodes on one database need beyond SQL (the postgres:// volume). */
 export interface FleetHooks {
-  /** Serialises publishes across nodes: held until the enclosing transaction ends. */
-  lockPublish(): void;
+  /**
+   * Serialises publishes across nodes: true when this transaction now holds the lock (until it
+   * ends), false at once when another node's publish holds it (the caller waits asynchronously
+   * and tries again: a synchronous wait would hold the supervisor).
+   */
+  tryLockPublish(): boolean;
   /** Tells every node a generation was committed (delivered at commit). */
   announce(generation: number): void;
 }

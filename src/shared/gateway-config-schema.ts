@@ -103,7 +103,7 @@ export const GatewayConfigSchema = v.strictObject({
     v.strictObject({
       url: v.pipe(
         v.string(),
-        v.regex(/^rediss?:\/\/[^/@:]+(:\d+)?(\/\d+)?$/, 'must be redis://host:port[/db] (no user or password: give it by passwordEnv)'),
+        v.regex(/^rediss?:\/\/[A-Za-z0-9.-]+(:\d+)?(\/\d+)?$/, 'must be redis://host:port[/db] (no user, password or options: the password by passwordEnv)'),
       ),
       passwordEnv: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))),
       /** Prefix of every key the gateway writes (one Redis may serve several fleets). */

@@ -10,7 +10,7 @@ export function parsePgVolume(spec: string): { url: string; schema: string; show
   } catch {
     throw new Error(`volume ${JSON.stringify(spec)} is not a postgres:// URL`);
   }
-  if (u.password !== '') throw new Error('the postgres:// volume holds a password: give it by PGPASSWORD (or ~/.pgpass), never in worker.json');
+  if (u.password !== '' || u.searchParams.has('password')) throw new Error('the postgres:// volume holds a password: give it by PGPASSWORD (or ~/.pgpass), never in worker.json');
   const schema = u.searchParams.get('schema') ?? 'switchyard';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`volume schema ${JSON.stringify(schema)}: lower-case letters, digits and _, starting with a letter or _`);
   u.searchParams.delete('schema');

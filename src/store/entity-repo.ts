@@ -102,16 +102,16 @@ export class EntityRepo {
   }
 
   drafts(tenant: string): DraftRow[] {
-    return (this.db.prepare('SELECT kind, name, doc FROM entity_draft WHERE tenant = ?').all(tenant) as { kind: Kind; name: string; doc: string | null }[]).map(
-      (r) => ({ kind: r.kind, name: r.name, doc: r.doc === null ? null : JSON.parse(r.doc) }),
-    );
+    const rows = this.db.prepare('SELECT kind, name, doc, updated_at FROM entity_draft WHERE tenant = ?').all(tenant) as { kind: Kind; name: string; doc: string | null; updated_at: number }[];
+    return rows.map((r) => ({ kind: r.kind, name: r.name, doc: r.doc === null ? null : JSON.parse(r.doc), stored: { text: r.doc, updatedAt: r.updated_at } }));
   }
 
   /**
-   * Makes `entities` the tenant's published state as of `generation` and clears the
-   * drafts that produced it. Runs inside the publisher's transaction.
+   * Makes `entities` the tenant's published state as of `generation` and clears `consumed`,
+   * the drafts that produced it, as they were read: a draft written since (on another node of
+   * a shared store) stays a draft. Runs inside the publisher's transaction.
    */
-  replacePublished(tenant: string, entities: readonly EntityRow[], changed: ReadonlySet<string>, generation: number, clearDrafts: boolean): void {
+  replacePublished(tenant: string, entities: readonly EntityRow[], changed: ReadonlySet<string>, generation: number, consumed: readonly DraftRow[] | null): void {
     const prior = new Map(
       (this.db.prepare('SELECT kind, name, generation FROM entity_published WHERE tenant = ?').all(tenant) as { kind: string; name: string; generation: number }[]).map(
         (r) => [`${r.kind}/${r.name}`, r.generation],
@@ -124,7 +124,10 @@ export class EntityRepo {
       const key = `${e.kind}/${e.name}`;
       insert.run(tenant, e.kind, e.name, JSON.stringify(e.doc), changed.has(key) ? generation : (prior.get(key) ?? generation));
     }
-    if (clearDrafts) this.db.prepare('DELETE FROM entity_draft WHERE tenant = ?').run(tenant);
+    if (consumed) {
+      const clear = this.db.prepare('DELETE FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ? AND updated_at = ? AND doc IS NOT DISTINCT FROM ?');
+      for (const d of consumed) if (d.stored) clear.run(tenant, d.kind, d.name, d.stored.updatedAt, d.stored.text);
+    }
     // A staged delete of something no longer published (a rollback removed it) stages nothing.
     else {
       this.db

@@ -48,13 +48,23 @@ export class KeyRepo {
 
   constructor(private readonly db: Db) {}
 
-  insert(k: KeyRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO admin_key (id, tenant, name, fingerprint, scopes, issuer, created_at, expires_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-      )
-      .run(k.id, k.tenant, k.name, k.fingerprint, JSON.stringify(k.scopes), k.issuer, k.createdAt, k.expiresAt);
+  /**
+   * Stores a key. `fromSubKey`: its issuer is a stored key, which must still be live; its row
+   * is locked (a no-op update) in the same transaction, so a revocation of the issuer on
+   * another node either waits and then finds this key among its descendants, or came first
+   * and this insert is refused (false).
+   */
+  insert(k: KeyRecord, fromSubKey = false): boolean {
+    return this.db.transaction(() => {
+      if (fromSubKey && this.db.prepare('UPDATE admin_key SET revoked_at = revoked_at WHERE id = ? AND revoked_at IS NULL').run(k.issuer).changes === 0) return false;
+      this.db
+        .prepare(
+          `INSERT INTO admin_key (id, tenant, name, fingerprint, scopes, issuer, created_at, expires_at, revoked_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+        )
+        .run(k.id, k.tenant, k.name, k.fingerprint, JSON.stringify(k.scopes), k.issuer, k.createdAt, k.expiresAt);
+      return true;
+    })();
   }
 
   byFingerprint(fingerprint: string): KeyRecord | null {
@@ -127,8 +137,9 @@ export class KeyRepo {
        ON CONFLICT (key_id) DO UPDATE SET last_used_at = CASE WHEN excluded.last_used_at > admin_key_usage.last_used_at
          THEN excluded.last_used_at ELSE admin_key_usage.last_used_at END`,
     );
+    // In id order: two nodes writing the same keys' uses lock their rows in one order (no deadlock).
     this.db.transaction(() => {
-      for (const [id, at] of batch) stmt.run(at, id);
+      for (const [id, at] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) stmt.run(at, id);
     })();
   }
 

@@ -4,6 +4,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { migrate } from './migrations.js';
 import type { FleetHooks, StoreDb } from '../contracts/store-db.js';
 import { openPgVolume } from './pg/pg-volume.js';
+import { parsePgVolume } from '../shared/pg-volume-url.js';
+import type { Logger } from '../shared/logger.js';
 
 export type Db = StoreDb;
 
@@ -34,8 +36,10 @@ export function volumeFile(spec: string, baseDir: string): string | null {
  * instead of serving and publishing beside the first. That write also proves the volume
  * writable: a read-only one fails here (exit 10), not at the first `config set`.
  */
-export function openVolume(spec: string, baseDir: string): Volume {
-  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) return openPgVolume(spec);
+export function openVolume(spec: string, baseDir: string, log?: Pick<Logger, 'warn' | 'info'>): Volume {
+  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) {
+    return openPgVolume(spec, (down, cause) => (down ? log?.warn({ cause }, 'store: PostgreSQL cannot be reached; admin calls answer 503, traffic is served') : log?.info('store: PostgreSQL answers again')));
+  }
   const file = volumeFile(spec, baseDir);
   if (file) mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file ?? ':memory:', { timeout: 2_000 });
@@ -79,5 +83,15 @@ export function checkVolume(spec: string, baseDir: string): string | null {
     return `volume ${file} cannot be opened: ${(err as Error).message}`;
   } finally {
     db?.close();
+  }
+}
+
+/** A volume spec as it may be shown (logs, errors): a postgres:// URL without anything secret in it. */
+export function shownVolume(spec: string): string {
+  if (!spec.startsWith('postgres://') && !spec.startsWith('postgresql://')) return spec;
+  try {
+    return parsePgVolume(spec).shown;
+  } catch {
+    return 'postgres://(not a usable URL)';
   }
 }

@@ -6,6 +6,8 @@ export interface ClusterLease {
   retryAfterMs: number;
   remaining: number;
   unavailable?: true;
+  /** Tokens handed out without Redis (onStoreDown allow): the worker never gives them back to the bucket. */
+  unbacked?: true;
 }
 
 /**
@@ -86,7 +88,7 @@ export class ClusterRateLimits {
       if (!this.down) this.log.warn({ err: (err as Error).message, onStoreDown }, 'rate-limit: Redis cannot be asked; cluster buckets follow onStoreDown');
       this.down = true;
       this.downAnswers[onStoreDown]++;
-      return onStoreDown === 'allow' ? { granted: ALLOW_BATCH, retryAfterMs: 0, remaining: 0 } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true };
+      return onStoreDown === 'allow' ? { granted: ALLOW_BATCH, retryAfterMs: 0, remaining: 0, unbacked: true } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true };
     }
   }
 

@@ -36,6 +36,9 @@ export class FleetFollower {
   private stopped = false;
   /** The store was unreachable at the last tick: said once, and once again when it is back. */
   private down = false;
+  /** One query at a time on the follower's connection (pg queues them, but will stop doing so). */
+  private queue: Promise<unknown> = Promise.resolve();
+  private ticks = 0;
 
   constructor(
     private readonly db: { url: string; schema: string },
@@ -55,17 +58,17 @@ export class FleetFollower {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     const c = await this.client?.catch(() => null);
-    this.client = null;
     if (c) {
-      await c.query('DELETE FROM fleet_node WHERE id = $1', [this.nodeId]).catch(() => {});
+      // Bounded by the client's query_timeout: a silent store never holds the shutdown.
+      await this.run('DELETE FROM fleet_node WHERE id = $1', [this.nodeId]).catch(() => {});
       await c.end().catch(() => {});
     }
+    this.client = null;
   }
 
   /** Every node that heartbeat within the last minute, this one marked. */
   async nodes(): Promise<FleetNode[]> {
-    const c = await this.connected();
-    const r = await c.query('SELECT id, admin, generation, started_at, seen_at FROM fleet_node WHERE seen_at > $1 ORDER BY started_at, id', [Date.now() - 60_000]);
+    const r = await this.run('SELECT id, admin, generation, started_at, seen_at FROM fleet_node WHERE seen_at > $1 ORDER BY started_at, id', [Date.now() - 60_000]);
     return r.rows.map((n: { id: string; admin: string; generation: string; started_at: string; seen_at: string }) => ({
       id: n.id,
       admin: n.admin,
@@ -79,12 +82,13 @@ export class FleetFollower {
   private async tick(): Promise<void> {
     try {
       await this.check();
-      const c = await this.connected();
-      await c.query(
+      await this.run(
         `INSERT INTO fleet_node (id, admin, generation, started_at, seen_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, seen_at = excluded.seen_at`,
         [this.nodeId, this.admin, this.publisher.currentId(), this.startedAt, Date.now()],
       );
+      // The rows of nodes that died without saying so go after a day.
+      if (++this.ticks % 600 === 1) await this.run('DELETE FROM fleet_node WHERE seen_at < $1', [Date.now() - 86_400_000]);
       if (this.down) this.log.info({ generation: this.publisher.currentId() }, 'fleet: the store is back');
       this.down = false;
     } catch (err) {
@@ -97,8 +101,7 @@ export class FleetFollower {
   private check(): Promise<void> {
     this.checking ??= (async () => {
       try {
-        const c = await this.connected();
-        const r = await c.query('SELECT id, payload FROM generation WHERE id > $1 ORDER BY id DESC LIMIT 1', [this.publisher.currentId()]);
+        const r = await this.run('SELECT id, payload FROM generation WHERE id > $1 ORDER BY id DESC LIMIT 1', [this.publisher.currentId()]);
         const row = r.rows[0] as { id: string; payload: string } | undefined;
         if (row) await this.publisher.follow({ id: Number(row.id), payload: JSON.parse(row.payload) as CompiledGeneration });
       } finally {
@@ -106,6 +109,28 @@ export class FleetFollower {
       }
     })();
     return this.checking;
+  }
+
+  /** A query on the follower's connection, after the one before it; a failure gives the connection up (the next one makes another). */
+  private run(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    const next = this.queue.then(async () => {
+      const c = await this.connected();
+      try {
+        return await c.query(sql, params);
+      } catch (err) {
+        if (!/^[0-9A-Z]{5}$/.test((err as { code?: string }).code ?? '')) this.forget(c);
+        throw err;
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private forget(c: pg.Client): void {
+    void this.client?.then((mine) => {
+      if (mine === c) this.client = null;
+    }, () => {});
+    c.end().catch(() => {});
   }
 
   private connected(): Promise<pg.Client> {
@@ -118,19 +143,19 @@ export class FleetFollower {
   }
 
   private async connect(): Promise<pg.Client> {
-    const c = new pg.Client({ connectionString: this.db.url, connectionTimeoutMillis: 2_000, application_name: 'switchyard-fleet' });
-    const drop = () => {
-      void this.client?.then((mine) => {
-        if (mine === c) this.client = null;
-      }, () => {});
-      c.end().catch(() => {});
-    };
-    c.on('error', drop);
-    c.on('end', drop);
+    // Every query bounded (a silent connection must not hold the follower, the status or the shutdown).
+    const c = new pg.Client({ connectionString: this.db.url, connectionTimeoutMillis: 2_000, query_timeout: 2_000, keepAlive: true, application_name: 'switchyard-fleet' });
+    c.on('error', () => this.forget(c));
+    c.on('end', () => this.forget(c));
     c.on('notification', () => void this.check().catch(() => {}));
-    await c.connect();
-    await c.query(`SET search_path TO "${this.db.schema}"`);
-    await c.query(`LISTEN ${GENERATION_CHANNEL}`);
-    return c;
+    try {
+      await c.connect();
+      await c.query(`SET search_path TO "${this.db.schema}"`);
+      await c.query(`LISTEN ${GENERATION_CHANNEL}`);
+      return c;
+    } catch (err) {
+      c.end().catch(() => {});
+      throw err;
+    }
   }
 }

@@ -2,7 +2,7 @@ import type { CompiledGeneration } from '../contracts/generation.js';
 import { compile } from '../compiler/compile.js';
 import { TenantPartCache } from '../compiler/tenant-parts.js';
 import { takeoverWarnings } from '../compiler/takeover-warnings.js';
-import type { EntityRow } from '../contracts/entities.js';
+import type { DraftRow, EntityRow } from '../contracts/entities.js';
 import type { CompileIssue } from '../contracts/generation.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
 import type { EntityRepo } from '../store/entity-repo.js';
@@ -123,20 +123,20 @@ export class Publisher {
     return this.serial(async () => {
       // One transaction from the drafts to the generation row: on a shared store the fleet
       // lock makes the number, the state compiled and the commit one step across nodes.
-      const r = this.db.transaction(() => {
-        this.fleet?.lockPublish();
+      const r = await this.fleetLocked(() => {
         apply?.();
         const candidate = this.generations.current() + 1;
-        const compiled = compile(this.snapshot(tenant), this.parts);
+        const snapshot = this.snapshot(tenant);
+        const compiled = compile(snapshot, this.parts);
         if (!compiled.ok) throw rejected(candidate, compiled.issues, compiled.planned);
         if (compiled.planned.length === 0) {
-          this.entities.replacePublished(tenant, compiled.entities, new Set(), 0, true); // drop no-op drafts
+          this.entities.replacePublished(tenant, compiled.entities, new Set(), 0, snapshot.drafts); // drop no-op drafts
           onCommit?.(this.currentId());
           return { compiled, id: null };
         }
-        this.record(tenant, 'publish', candidate, compiled.generation, compiled.planned, compiled.entities, true, onCommit);
+        this.record(tenant, 'publish', candidate, compiled.generation, compiled.planned, compiled.entities, snapshot.drafts, onCommit);
         return { compiled, id: candidate };
-      })();
+      });
       if (r.id === null) return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.compiled.warnings };
       return { ...(await this.serve(tenant, 'publish', r.id, r.compiled.generation, r.compiled.planned)), warnings: r.compiled.warnings };
     });
@@ -144,8 +144,7 @@ export class Publisher {
 
   rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
-      const r = this.db.transaction(() => {
-        this.fleet?.lockPublish();
+      const r = await this.fleetLocked(() => {
         const state = this.generations.tenantState(tenant, to);
         if (!state && this.generations.pruned(tenant, to)) {
           throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
@@ -163,9 +162,9 @@ export class Publisher {
         const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
         // The content already serving: nothing to publish, as for a go without changes.
         if (planned.length === 0) return null;
-        this.record(tenant, 'rollback', candidate, compiled.generation, planned, published, false, onCommit);
+        this.record(tenant, 'rollback', candidate, compiled.generation, planned, published, null, onCommit);
         return { id: candidate, payload: compiled.generation, planned };
-      })();
+      });
       if (r === null) return { ok: true as const, generation: this.currentId(), planned: [] };
       return this.serve(tenant, 'rollback', r.id, r.payload, r.planned);
     });
@@ -194,6 +193,27 @@ export class Publisher {
     return this.tls ? { now: Date.now(), ...this.tls } : undefined;
   }
 
+  /**
+   * `fn` in one transaction holding the fleet's publish lock (on a shared store): while another
+   * node's publish holds it, the transaction is given up and tried again a few ms later,
+   * waiting asynchronously, for at most FLEET_LOCK_WAIT_MS.
+   */
+  private async fleetLocked<T>(fn: () => T): Promise<T> {
+    const giveUpAt = Date.now() + FLEET_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        return this.db.transaction(() => {
+          if (this.fleet && !this.fleet.tryLockPublish()) throw FLEET_BUSY;
+          return fn();
+        })();
+      } catch (err) {
+        if (err !== FLEET_BUSY) throw err;
+        if (Date.now() > giveUpAt) throw new SvcError('Svc.Store.Unavailable', `Another node has been publishing for ${FLEET_LOCK_WAIT_MS / 1000} s; try again`);
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 30));
+      }
+    }
+  }
+
   /** The generation row and the tenant's published state, in the caller's transaction. */
   private record(
     tenant: string,
@@ -202,12 +222,13 @@ export class Publisher {
     payload: CompiledGeneration,
     planned: string[],
     effective: EntityRow[],
-    clearDrafts: boolean,
+    /** The drafts the publish read, cleared as read; null (a rollback) clears none. */
+    consumed: readonly DraftRow[] | null,
     onCommit?: (generation: number) => void,
   ): void {
     const tenantState = effective.filter((e) => e.tenant === tenant);
     this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
-    this.entities.replacePublished(tenant, tenantState, new Set(planned), id, clearDrafts);
+    this.entities.replacePublished(tenant, tenantState, new Set(planned), id, consumed);
     this.fleet?.announce(id);
     onCommit?.(id);
   }
@@ -238,6 +259,10 @@ export class Publisher {
 export function rejectedMessage(issues: number): string {
   return `The candidate configuration has ${issues} issue(s); the previous generation keeps serving`;
 }
+
+/** Thrown to give up a transaction that did not get the fleet's publish lock. */
+const FLEET_BUSY = Symbol('fleet busy');
+const FLEET_LOCK_WAIT_MS = 30_000;
 
 /** Thrown to roll back a transaction whose work was only a trial. */
 const UNDO = Symbol('undo');

@@ -7,7 +7,7 @@ import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
 import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import { parseHostPort } from '../shared/host-port.js';
 import { createLogger, type Logger } from '../shared/logger.js';
-import { openVolume, type Volume } from '../store/volume.js';
+import { openVolume, shownVolume, type Volume } from '../store/volume.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { OPERATIONS } from '../admin/contract.js';
 import { HANDLERS } from '../admin/handlers/index.js';
@@ -65,9 +65,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
   let volume: Volume;
   try {
-    volume = openVolume(config.volume, loaded.baseDir);
+    volume = openVolume(config.volume, loaded.baseDir, log);
   } catch (err) {
-    throw new BootError(EXIT.bootstrap, `cannot open volume ${config.volume}: ${(err as Error).message}`);
+    throw new BootError(EXIT.bootstrap, `cannot open volume ${shownVolume(config.volume)}: ${(err as Error).message}`);
   }
 
   const workers = config.workers ?? availableParallelism();
@@ -80,7 +80,13 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const secretBox = keyEnv === undefined ? null : new SecretBox(parseSealingKey(process.env[keyEnv])!);
   installSecretBox(secretBox); // health probes open the keys of the certs clusters name
   // No tenant step may name the admin keys' tokens or the sealing key.
-  const reserved = [...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])), ...(keyEnv === undefined ? [] : [keyEnv])];
+  // Nor the store's and Redis's passwords.
+  const reserved = [
+    ...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])),
+    ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...['PGPASSWORD', 'PGPASSFILE'],
+    ...(config.redis?.passwordEnv === undefined ? [] : [config.redis.passwordEnv]),
+  ];
   const secrets = { env: config.secrets.env, reserved };
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   publisher.fleet = volume.fleet;
@@ -258,16 +264,17 @@ function serveLeases(pool: WorkerPool, leases: RateLimitLeases, cluster: Cluster
   let warned = false;
   pool.onWorkerMessage((slot, msg) => {
     if (msg.type !== 'lease') return;
-    const answer = (r: { granted: number; retryAfterMs: number; remaining: number; unavailable?: true }) => {
+    const answer = (r: { granted: number; retryAfterMs: number; remaining: number; unavailable?: true; unbacked?: true }) => {
       const s = pool.slots[slot];
-      if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...(r.unavailable ? { unavailable: true as const } : {}) });
+      const flags = { ...(r.unavailable ? { unavailable: true as const } : {}), ...(r.unbacked ? { unbacked: true as const } : {}) };
+      if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...flags });
     };
     if (!msg.cluster) return answer(leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0));
     if (cluster) return void cluster.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0, msg.cluster.onStoreDown).then(answer);
     // A cluster bucket on a gateway without worker.json redis: as if Redis were down.
     if (!warned) log.warn('rate-limit: a route counts with scope cluster, and worker.json has no redis; it follows its onStoreDown');
     warned = true;
-    answer(msg.cluster.onStoreDown === 'allow' ? { granted: 10, retryAfterMs: 0, remaining: 0 } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true });
+    answer(msg.cluster.onStoreDown === 'allow' ? { granted: 10, retryAfterMs: 0, remaining: 0, unbacked: true } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true });
   });
   setInterval(() => leases.sweep(60_000), 30_000).unref();
 }

@@ -62,7 +62,7 @@ process.on('message', (msg: ToWorker) => {
     if (msg.type === 'init') void init(msg);
     else if (msg.type === 'generation') swap(msg.generation.id, msg.generation.payload);
     else if (msg.type === 'health') targetHealth.set(msg.unhealthy);
-    else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining, msg.unavailable === true);
+    else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining, msg.unavailable === true, msg.unbacked === true);
     else if (msg.type === 'drain') void drain(msg.graceMs);
     else if (msg.type === 'reopen-logs') accessLog?.reopen();
     else if (msg.type === 'in-flight') send({ type: 'in-flight', id: msg.id, counts: current?.inFlight(msg.cluster) ?? {} });

@@ -12,6 +12,8 @@ interface Local {
   deniedUntil: number;
   /** The denial is the store's (a cluster bucket with onStoreDown deny), not an empty bucket. */
   unavailable: boolean;
+  /** The tokens held did not come from the store (Redis down, onStoreDown allow): dropped at lapse, never given back. */
+  unbacked: boolean;
   /** Fleet-wide (Redis) and what to do without it; undefined: node-wide. */
   cluster: { onStoreDown: 'allow' | 'deny' } | undefined;
   /** The size of the last grant: 1 means the bucket is near empty. */
@@ -39,7 +41,7 @@ const RENEW_AHEAD_MS = 250;
  */
 export class LeasedRateLimits implements RateLimitClient {
   private readonly local = new Map<string, Local>();
-  private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number; remaining: number; unavailable: boolean }) => void>();
+  private readonly waiting = new Map<number, (r: { granted: number; retryAfterMs: number; remaining: number; unavailable: boolean; unbacked: boolean }) => void>();
   private nextId = 1;
 
   constructor(
@@ -54,7 +56,7 @@ export class LeasedRateLimits implements RateLimitClient {
       // Per-client keys: forget idle ones first, and bound the count whatever happens.
       if (this.local.size >= SWEEP_AT) this.sweep(now);
       if (this.local.size >= 100_000) this.local.clear();
-      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0, unavailable: false, cluster, lastGrant: 0, asking: false, waiters: null }));
+      this.local.set(bucket, (l = { tokens: 0, pool: 0, expires: 0, deniedUntil: 0, unavailable: false, unbacked: false, cluster, lastGrant: 0, asking: false, waiters: null }));
     }
     if (l.tokens > 0 && now < l.expires) {
       l.tokens--;
@@ -82,11 +84,11 @@ export class LeasedRateLimits implements RateLimitClient {
   }
 
   /** The supervisor's answer to a lease. */
-  answer(id: number, granted: number, retryAfterMs: number, remaining: number, unavailable = false): void {
+  answer(id: number, granted: number, retryAfterMs: number, remaining: number, unavailable = false, unbacked = false): void {
     const w = this.waiting.get(id);
     if (!w) return;
     this.waiting.delete(id);
-    w({ granted, retryAfterMs, remaining, unavailable });
+    w({ granted, retryAfterMs, remaining, unavailable, unbacked });
   }
 
   private ask(l: Local, bucket: string, rps: number, burst: number): void {
@@ -95,13 +97,15 @@ export class LeasedRateLimits implements RateLimitClient {
     // The requests of this bucket all wait on this one answer: if it is lost, they are
     // refused for a second instead of waiting forever.
     const lost = setTimeout(() => this.answer(id, 0, 1000, l.pool), this.answerTimeoutMs);
-    this.waiting.set(id, ({ granted, retryAfterMs, remaining, unavailable }) => {
+    this.waiting.set(id, ({ granted, retryAfterMs, remaining, unavailable, unbacked }) => {
       clearTimeout(lost);
       l.asking = false;
       const at = performance.now();
       const kept = at < l.expires ? l.tokens : 0;
       l.pool = remaining;
       if (granted > 0) {
+        // Kept tokens mixed with unbacked ones count as unbacked: none of them goes back.
+        l.unbacked = unbacked || (kept > 0 && l.unbacked);
         l.tokens = kept + granted;
         l.expires = at + LEASE_TTL_MS;
         l.lastGrant = granted;
@@ -128,7 +132,7 @@ export class LeasedRateLimits implements RateLimitClient {
     // drained the node's bucket under light traffic (a quarter of it per lapse).
     let returned = 0;
     if (l.tokens > 0 && performance.now() >= l.expires) {
-      returned = l.tokens;
+      returned = l.unbacked ? 0 : l.tokens;
       l.tokens = 0;
     }
     this.send({ type: 'lease', id, bucket, rps, burst, returned, ...(l.cluster ? { cluster: l.cluster } : {}) });

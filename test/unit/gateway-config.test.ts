@@ -300,3 +300,14 @@ test('requestId.header: a header of its own; one that frames, routes or authenti
   const { loaded } = load({ ...base(), requestId: { header: 'X-Correlation-Id' } });
   assert.equal(loaded.ok, true, JSON.stringify(loaded.errors));
 });
+
+test('postgres:// and redis: no password in worker.json, in the URL or its query; a bad schema name is refused', () => {
+  const ok = (volume: string, redis?: Record<string, Json>) => load({ ...base(), volume, ...(redis ? { redis } : {}) }).loaded.ok;
+  assert.equal(ok('postgres://gw@db.internal:5432/gateway?schema=prod', { url: 'redis://redis.internal:6379/2', passwordEnv: 'REDIS_PASSWORD' }), true);
+  assert.deepEqual(paths({ ...base(), volume: 'postgres://gw:hunter2@db/gateway' }), ['volume']);
+  assert.deepEqual(paths({ ...base(), volume: 'postgres://gw@db/gateway?password=hunter2' }), ['volume']);
+  assert.deepEqual(paths({ ...base(), volume: 'postgres://gw@db/gateway?schema=Robert;drop' }), ['volume']);
+  for (const url of ['redis://:hunter2@redis:6379', 'redis://redis.internal?password=hunter2', 'redis://u:p@redis', 'http://redis:6379']) {
+    assert.deepEqual(paths({ ...base(), redis: { url } }), ['redis.url'], url);
+  }
+});

@@ -98,3 +98,21 @@ test('tokens of a lapsed lease go back to the bucket: a barely used bucket keeps
     performance.now = realNow;
   }
 });
+
+test('regression: tokens handed out while Redis was down (unbacked) are never given back to the cluster bucket', async () => {
+  const sent: FromWorker[] = [];
+  let storeDown = true;
+  const client: LeasedRateLimits = new LeasedRateLimits((msg) => {
+    sent.push(msg);
+    if (msg.type !== 'lease') return;
+    // Down: 10 tokens not taken from the store; up: one backed token.
+    setImmediate(() => (storeDown ? client.answer(msg.id, 10, 0, 0, false, true) : client.answer(msg.id, 1, 0, 0)));
+  });
+  const cluster = { onStoreDown: 'allow' as const };
+  assert.equal(await client.acquire('b', 1, 5, cluster), true);
+  storeDown = false;
+  await new Promise((r) => setTimeout(r, 1_050)); // the lease lapses with 9 unspent
+  assert.equal(await client.acquire('b', 1, 5, cluster), true);
+  const asks = sent.filter((m) => m.type === 'lease');
+  assert.deepEqual(asks.map((m) => [m.returned, m.cluster]), [[0, cluster], [0, cluster]], 'the 9 unbacked tokens were dropped, not returned');
+});

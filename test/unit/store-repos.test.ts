@@ -13,9 +13,13 @@ for (const kind of VOLUME_KINDS) {
     e.setDraft('acme', 'cluster', 'c', { targets: ['127.0.0.1:1'] }, 1000);
     e.setDraft('other', 'route', 'x', { pathPrefix: '/x' }, 1000);
     assert.deepEqual(e.usage('acme', 'route', 'a'), { others: { entities: 1, bytes: 27 }, self: 19 });
-    const rows: EntityRow[] = e.drafts('acme').map((d) => ({ tenant: 'acme', kind: d.kind, name: d.name, doc: d.doc }));
-    e.replacePublished('acme', rows, new Set(['route/a', 'cluster/c']), 7, true);
-    assert.deepEqual(e.drafts('acme'), []);
+    const read = e.drafts('acme');
+    const rows: EntityRow[] = read.map((d) => ({ tenant: 'acme', kind: d.kind, name: d.name, doc: d.doc }));
+    // Written after the publish read the drafts (another node, on a shared store): it stays a draft.
+    e.setDraft('acme', 'route', 'late', { pathPrefix: '/late' }, 1500);
+    e.replacePublished('acme', rows, new Set(['route/a', 'cluster/c']), 7, read);
+    assert.deepEqual(e.drafts('acme').map((d) => [d.name, d.doc]), [['late', { pathPrefix: '/late' }]]);
+    assert.ok(e.stageDelete('acme', 'route', 'late', 1600), 'dropped again, never published');
     assert.deepEqual(e.get('acme', 'route', 'a'), { tenant: 'acme', kind: 'route', name: 'a', state: 'published', pending: null, draft: null, published: { doc: { pathPrefix: '/a' }, generation: 7 } });
     assert.equal(e.published('acme').length, 2);
     assert.equal(e.published().length, 2, "the other tenant's draft is not published");

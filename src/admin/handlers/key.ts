@@ -66,8 +66,8 @@ export const issue: OpHandler<Services> = ({ params, body, identity, services, a
     expiresAt: cappedExpiry(ttlSeconds === undefined ? null : now + ttlSeconds * 1000, identity!.expiresAt ?? null),
     revokedAt: null,
   };
-  services.keys.insert(record);
   audit.target = record.id;
+  if (!services.keys.insert(record, identity!.kind === 'tenant')) throw new SvcError('Svc.Auth.Unauthenticated', 'The issuing key was revoked');
   return new Reply(201, { ...view(record, now, null), token, tokenNote: 'Shown once: only a fingerprint is stored' });
 };
 

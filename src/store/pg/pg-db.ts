@@ -22,9 +22,9 @@ export class PgDb implements StoreDb, FleetHooks {
     if (!s) {
       const text = numbered(sql);
       s = {
-        run: (...p) => ({ changes: this.pg.query(text, p).changes }),
-        get: (...p) => this.pg.query(text, p).rows[0],
-        all: (...p) => this.pg.query(text, p).rows,
+        run: (...p) => ({ changes: this.pg.query(text, p, undefined, this.depth).changes }),
+        get: (...p) => this.pg.query(text, p, undefined, this.depth).rows[0],
+        all: (...p) => this.pg.query(text, p, undefined, this.depth).rows,
       };
       this.statements.set(sql, s);
     }
@@ -32,14 +32,14 @@ export class PgDb implements StoreDb, FleetHooks {
   }
 
   exec(sql: string): void {
-    this.pg.query(sql, []);
+    this.pg.query(sql, [], undefined, this.depth);
   }
 
   transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
     return (...args) => {
       const outer = this.depth === 0;
       const name = `sp${this.depth}`;
-      this.pg.query(outer ? 'BEGIN' : `SAVEPOINT ${name}`, [], outer ? 1 : undefined);
+      this.pg.query(outer ? 'BEGIN' : `SAVEPOINT ${name}`, [], outer ? 1 : undefined, this.depth);
       this.depth++;
       let result: R;
       try {
@@ -47,25 +47,25 @@ export class PgDb implements StoreDb, FleetHooks {
       } catch (err) {
         this.depth--;
         try {
-          this.pg.query(outer ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${name}`, [], outer ? -1 : undefined);
+          this.pg.query(outer ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${name}`, [], outer ? -1 : undefined, this.depth + 1);
         } catch {
           // the connection is gone: the server rolled the transaction back itself
         }
         throw err;
       }
       this.depth--;
-      if (outer) this.pg.query('COMMIT', [], -1);
-      else this.pg.query(`RELEASE SAVEPOINT ${name}`, []);
+      if (outer) this.pg.query('COMMIT', [], -1, 1);
+      else this.pg.query(`RELEASE SAVEPOINT ${name}`, [], undefined, this.depth + 1);
       return result;
     };
   }
 
-  lockPublish(): void {
-    this.pg.query('SELECT pg_advisory_xact_lock($1)', [PUBLISH_LOCK]);
+  tryLockPublish(): boolean {
+    return (this.pg.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [PUBLISH_LOCK], undefined, this.depth).rows[0] as { locked: boolean }).locked;
   }
 
   announce(generation: number): void {
-    this.pg.query('SELECT pg_notify($1, $2)', [GENERATION_CHANNEL, String(generation)]);
+    this.pg.query('SELECT pg_notify($1, $2)', [GENERATION_CHANNEL, String(generation)], undefined, this.depth);
   }
 
   close(): void {

@@ -6,10 +6,10 @@ import { ANSWERS, DOWN } from './signal.js';
 /**
  * The PostgreSQL volume's connection, in a thread of its own so the supervisor can wait for
  * an answer synchronously (sync-pg.ts). One client, one query at a time, in order. A lost
- * connection (or a query over the time limit) raises the shared DOWN flag and is made again
- * in the background every half second; the flag drops once it works, so meanwhile the
- * supervisor refuses store calls at once instead of waiting on each. A transaction whose
- * connection was lost fails until it is rolled back (its statements went with it).
+ * connection raises the shared DOWN flag and is made again in the background every half
+ * second, one attempt at a time; the flag drops once one works, so meanwhile the supervisor
+ * refuses store calls at once instead of waiting on each. Statements and lock waits are
+ * bounded by the server (statement_timeout, lock_timeout): an SQL error, not an outage.
  */
 const { url, schema, signal, port, timeoutMs } = workerData as { url: string; schema: string; signal: SharedArrayBuffer; port: MessagePort; timeoutMs: number };
 const shared = new Int32Array(signal);
@@ -21,58 +21,74 @@ const types = {
 };
 
 let client: pg.Client | null = null;
+let connecting: Promise<pg.Client> | null = null;
+/** The statements of an open transaction went with a lost connection: it fails until rolled back. */
 let broken = false;
+/** Transactions open on `client`, as this thread counts them (BEGIN and its end). */
 let depth = 0;
 let reconnecting: NodeJS.Timeout | null = null;
+let lastCause = '';
 
-async function connect(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: Math.min(2_000, timeoutMs), query_timeout: timeoutMs, keepAlive: true, types, application_name: 'switchyard' });
-  c.on('error', () => lost(c));
-  c.on('end', () => lost(c));
-  await c.connect();
-  await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-  await c.query(`SET search_path TO ${ident(schema)}`);
-  return c;
+/** One connection attempt at a time; a client that fails after connecting is closed, never left open. */
+function connect(): Promise<pg.Client> {
+  connecting ??= (async () => {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: Math.min(2_000, timeoutMs), query_timeout: timeoutMs + 1_000, keepAlive: true, types, application_name: 'switchyard' });
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
+    try {
+      await c.connect();
+      await c.query(`SET statement_timeout = ${timeoutMs}; SET lock_timeout = ${Math.min(2_000, timeoutMs)}`);
+      // Made here only when missing: CREATE SCHEMA needs a privilege a role that owns a ready schema may lack.
+      const has = await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+      if (has.rowCount === 0) await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`).catch((e: { code?: string }) => {
+        if (e.code !== '23505' && e.code !== '42P06') throw e; // another node made it meanwhile
+      });
+      await c.query(`SET search_path TO ${ident(schema)}`);
+      return c;
+    } catch (err) {
+      c.end().catch(() => {});
+      throw err;
+    }
+  })().finally(() => (connecting = null));
+  return connecting;
 }
 
 async function connected(): Promise<pg.Client> {
-  client ??= await connect();
+  if (!client) {
+    const c = await connect();
+    if (client) void c.end();
+    else client = c;
+  }
   Atomics.store(shared, DOWN, 0);
-  return client;
+  return client!;
 }
 
 function lost(c: pg.Client): void {
   if (client !== c) return;
-  client = null;
-  if (depth > 0) broken = true;
-  c.end().catch(() => {});
-  down();
+  drop('the connection ended');
 }
 
 /** Gives up the connection (a transaction on it is lost) and goes down until a new one works. */
-function drop(): void {
+function drop(cause: string): void {
   const c = client;
   client = null;
   if (depth > 0) broken = true;
+  depth = 0;
   c?.end().catch(() => {});
-  down();
-}
-
-/** Raises DOWN and tries the connection again until it works. */
-function down(): void {
+  lastCause = cause;
   Atomics.store(shared, DOWN, 1);
-  if (reconnecting) return;
-  reconnecting = setInterval(() => {
-    if (client) return stopTrying();
+  reconnecting ??= setInterval(() => {
+    if (client) return up();
+    if (connecting) return;
     connect().then((c) => {
       if (client) void c.end();
       else client = c;
-      stopTrying();
-    }, () => {});
+      up();
+    }, (err: Error) => (lastCause = err.message));
   }, 500);
 }
 
-function stopTrying(): void {
+function up(): void {
   if (reconnecting) clearInterval(reconnecting);
   reconnecting = null;
   Atomics.store(shared, DOWN, 0);
@@ -84,11 +100,13 @@ interface Ask {
   params: unknown[];
   /** 1: this statement opens a transaction, -1: it ends one. */
   tx?: 1 | -1;
+  /** The supervisor's count of open transactions when it asked. */
+  depth: number;
 }
 
 port.on('message', (m: Ask | { suspect: true }) => {
   // The supervisor gave up waiting: this connection is not to be trusted; make another.
-  if ('suspect' in m) return drop();
+  if ('suspect' in m) return drop('an answer took too long');
   void answer(m).then((reply) => {
     port.postMessage(reply);
     Atomics.add(shared, ANSWERS, 1);
@@ -97,22 +115,27 @@ port.on('message', (m: Ask | { suspect: true }) => {
 });
 
 async function answer(m: Ask): Promise<object> {
-  if (m.tx === -1) depth = Math.max(0, depth - 1);
   try {
-    if (broken) {
-      if (m.tx === -1 && depth === 0) broken = false;
-      throw Object.assign(new Error('the connection to PostgreSQL was lost inside a transaction'), { code: 'ECONNRESET' });
+    // The supervisor outside any transaction while this connection is inside one (an answer it
+    // gave up on opened it): end it, so nothing of the supervisor's runs in a stale transaction.
+    if (m.depth === 0 && depth > 0 && client) {
+      await client.query('ROLLBACK').catch(() => {});
+      depth = 0;
     }
+    if (m.depth === 0) broken = false;
+    if (broken) return { id: m.id, error: { message: 'the connection to PostgreSQL was lost inside this transaction', code: 'LOST_IN_TRANSACTION' } };
     const c = await connected();
     // Without values a text may hold several statements (a migration); with them it is one.
     const r = m.params.length > 0 ? await c.query({ text: m.sql, values: m.params }) : await c.query(m.sql);
     if (m.tx === 1) depth++;
+    if (m.tx === -1) depth = Math.max(0, depth - 1);
     const rows = Array.isArray(r) ? [] : r.rows;
     return { id: m.id, rows, changes: Array.isArray(r) ? 0 : (r.rowCount ?? 0) };
   } catch (err) {
     const e = err as { message?: string; code?: string };
-    // Not an SQL error (those have a five-character SQLSTATE): the connection is in doubt.
-    if (!/^[0-9A-Z]{5}$/.test(e.code ?? '') || /^(08|57P)/.test(e.code ?? '')) drop();
-    return { id: m.id, error: { message: e.message ?? String(err), code: e.code ?? '' } };
+    if (m.tx === -1) depth = Math.max(0, depth - 1);
+    // Not an SQL error (those have a five-character SQLSTATE), or a connection class: the connection is in doubt.
+    if (!/^[0-9A-Z]{5}$/.test(e.code ?? '') || /^(08|57P)/.test(e.code ?? '')) drop(e.message ?? String(err));
+    return { id: m.id, error: { message: e.message ?? String(err), code: e.code ?? '' }, cause: lastCause };
   }
 }

@@ -8,11 +8,11 @@ import { SyncPg } from './sync-pg.js';
  * A postgres:// volume: the schema made and migrated (one node at a time), shared by every
  * node that names it. Not held exclusively, unlike a SQLite file: that is its purpose.
  */
-export function openPgVolume(spec: string): Volume {
+export function openPgVolume(spec: string, onState?: (down: boolean, cause: string) => void): Volume {
   const { url, schema, shown } = parsePgVolume(spec);
-  const db = new PgDb(new SyncPg(url, schema));
+  const db = new PgDb(new SyncPg(url, schema, undefined, onState));
   try {
-    migrate(db, 'postgres', () => db.pg.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]));
+    migrate(db, 'postgres', () => db.prepare('SELECT pg_advisory_xact_lock(?)').get(MIGRATE_LOCK));
   } catch (err) {
     db.close();
     throw new Error(`volume ${shown} cannot be opened: ${(err as Error).message}`);
@@ -21,7 +21,7 @@ export function openPgVolume(spec: string): Volume {
     db,
     file: null,
     shown,
-    fleet: { url, schema, lockPublish: () => db.lockPublish(), announce: (g) => db.announce(g) },
+    fleet: { url, schema, tryLockPublish: () => db.tryLockPublish(), announce: (g) => db.announce(g) },
     close: () => db.close(),
   };
 }
