@@ -49,14 +49,16 @@ export class KeyRepo {
   constructor(private readonly db: Db) {}
 
   /**
-   * Stores a key. `fromSubKey`: its issuer is a stored key, which must still be live; its row
-   * is locked (a no-op update) in the same transaction, so a revocation of the issuer on
-   * another node either waits and then finds this key among its descendants, or came first
-   * and this insert is refused (false).
+   * Stores a key. When its issuer is a stored key (a sub-key of the same tenant; a system key
+   * has no row), that row is locked (a no-op update) in the same transaction and must still
+   * be live: a revocation of the issuer on another node either waits and then finds this key
+   * among its descendants, or came first and this insert is refused (false).
    */
-  insert(k: KeyRecord, fromSubKey = false): boolean {
+  insert(k: KeyRecord): boolean {
     return this.db.transaction(() => {
-      if (fromSubKey && this.db.prepare('UPDATE admin_key SET revoked_at = revoked_at WHERE id = ? AND revoked_at IS NULL').run(k.issuer).changes === 0) return false;
+      this.db.prepare('UPDATE admin_key SET revoked_at = revoked_at WHERE tenant = ? AND id = ?').run(k.tenant, k.issuer);
+      const issuer = this.db.prepare('SELECT revoked_at FROM admin_key WHERE tenant = ? AND id = ?').get(k.tenant, k.issuer) as { revoked_at: number | null } | undefined;
+      if (issuer && issuer.revoked_at !== null) return false;
       this.db
         .prepare(
           `INSERT INTO admin_key (id, tenant, name, fingerprint, scopes, issuer, created_at, expires_at, revoked_at)

@@ -67,7 +67,7 @@ export const issue: OpHandler<Services> = ({ params, body, identity, services, a
     revokedAt: null,
   };
   audit.target = record.id;
-  if (!services.keys.insert(record, identity!.kind === 'tenant')) throw new SvcError('Svc.Auth.Unauthenticated', 'The issuing key was revoked');
+  if (!services.keys.insert(record)) throw new SvcError('Svc.Auth.Unauthenticated', 'The issuing key was revoked');
   return new Reply(201, { ...view(record, now, null), token, tokenNote: 'Shown once: only a fingerprint is stored' });
 };
 
