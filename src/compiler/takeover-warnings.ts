@@ -32,18 +32,31 @@ function sameMatch(a: Match, b: Match): boolean {
   return a.order === b.order && a.pathPrefix === b.pathPrefix && a.caseSensitive === b.caseSensitive && JSON.stringify(a.hosts) === JSON.stringify(b.hosts) && JSON.stringify(a.methods) === JSON.stringify(b.methods);
 }
 
+/** The hosts two lists share (null: both match any host). */
+function sharedHosts(a: Match, b: Match): string[] | null {
+  if (a.hosts === null) return b.hosts;
+  if (b.hosts === null) return a.hosts;
+  return a.hosts.filter((x) => b.hosts!.some((y) => coversHost(x, y) || coversHost(y, x)));
+}
+
+/** The methods two lists share (null: both match any method). */
+function sharedMethods(a: Match, b: Match): string[] | null {
+  if (a.methods === null) return b.methods;
+  if (b.methods === null) return a.methods;
+  return a.methods.filter((m) => b.methods!.includes(m));
+}
+
 function overlap(a: Match, b: Match): boolean {
   const fold = !a.caseSensitive || !b.caseSensitive;
   const [p, q] = fold ? [a.pathPrefix.toLowerCase(), b.pathPrefix.toLowerCase()] : [a.pathPrefix, b.pathPrefix];
   if (!p.startsWith(q) && !q.startsWith(p)) return false;
-  if (a.hosts !== null && b.hosts !== null && !a.hosts.some((x) => b.hosts!.some((y) => coversHost(x, y) || coversHost(y, x)))) return false;
-  return a.methods === null || b.methods === null || a.methods.some((m) => b.methods!.includes(m));
+  return sharedHosts(a, b)?.length !== 0 && sharedMethods(a, b)?.length !== 0;
 }
 
 /** The requests both match, in words: the longer prefix, the shared hosts and methods. */
 function region(a: Match, b: Match): string {
   const prefix = a.pathPrefix.length >= b.pathPrefix.length ? a.pathPrefix : b.pathPrefix;
-  const hosts = a.hosts === null ? b.hosts : b.hosts === null ? a.hosts : a.hosts.filter((x) => b.hosts!.some((y) => coversHost(x, y) || coversHost(y, x)));
-  const methods = a.methods === null ? b.methods : b.methods === null ? a.methods : a.methods.filter((m) => b.methods!.includes(m));
+  const hosts = sharedHosts(a, b);
+  const methods = sharedMethods(a, b);
   return `paths under ${JSON.stringify(prefix || '/')}${hosts ? ` on ${hosts.join(', ')}` : ''}${methods ? ` for ${methods.join(', ')}` : ''}`;
 }

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isIP } from 'node:net';
-import { parsePgVolume } from './pg-volume-url.js';
+import { isPgVolume, parsePgVolume } from './pg-volume-url.js';
 import { LimitsSchema } from './gateway-config-limits.js';
 import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
 import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
@@ -23,8 +23,8 @@ function pgVolumeProblem(spec: string): string | null {
 export const GatewayConfigSchema = v.strictObject({
   volume: v.pipe(
     v.string(),
-    v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s) || /^postgres(ql)?:\/\//.test(s), 'must be memory:, virtual://<path> or postgres://…'),
-    v.check((s) => !/^postgres(ql)?:\/\//.test(s) || pgVolumeProblem(s) === null, (issue) => pgVolumeProblem(issue.input as string) ?? ''),
+    v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s) || isPgVolume(s), 'must be memory:, virtual://<path> or postgres://…'),
+    v.check((s) => !isPgVolume(s) || pgVolumeProblem(s) === null, (issue) => pgVolumeProblem(issue.input as string) ?? ''),
   ),
   listen: v.strictObject({
     port: Port,

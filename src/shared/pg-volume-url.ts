@@ -16,3 +16,8 @@ export function parsePgVolume(spec: string): { url: string; schema: string; show
   u.searchParams.delete('schema');
   return { url: u.toString(), schema, shown: `${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}?schema=${schema}` };
 }
+
+/** Whether a volume spec names PostgreSQL. */
+export function isPgVolume(spec: string): boolean {
+  return /^postgres(ql)?:\/\//.test(spec);
+}

@@ -56,8 +56,9 @@ export class KeyRepo {
    */
   insert(k: KeyRecord): boolean {
     return this.db.transaction(() => {
-      this.db.prepare('UPDATE admin_key SET revoked_at = revoked_at WHERE tenant = ? AND id = ?').run(k.tenant, k.issuer);
-      const issuer = this.db.prepare('SELECT revoked_at FROM admin_key WHERE tenant = ? AND id = ?').get(k.tenant, k.issuer) as { revoked_at: number | null } | undefined;
+      const issuer = this.db.prepare('UPDATE admin_key SET revoked_at = revoked_at WHERE tenant = ? AND id = ? RETURNING revoked_at').get(k.tenant, k.issuer) as
+        | { revoked_at: number | null }
+        | undefined;
       if (issuer && issuer.revoked_at !== null) return false;
       this.db
         .prepare(

@@ -4,7 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { migrate } from './migrations.js';
 import type { FleetHooks, StoreDb } from '../contracts/store-db.js';
 import { openPgVolume } from './pg/pg-volume.js';
-import { parsePgVolume } from '../shared/pg-volume-url.js';
+import { isPgVolume, parsePgVolume } from '../shared/pg-volume-url.js';
 import type { Logger } from '../shared/logger.js';
 
 export type Db = StoreDb;
@@ -22,7 +22,7 @@ export interface Volume {
 
 /** Resolves a volume spec to a file path (null for memory:). virtual:// paths are relative to baseDir. */
 export function volumeFile(spec: string, baseDir: string): string | null {
-  if (spec === 'memory:' || spec.startsWith('postgres://') || spec.startsWith('postgresql://')) return null;
+  if (spec === 'memory:' || isPgVolume(spec)) return null;
   if (!spec.startsWith('virtual://')) throw new Error(`unknown volume kind: ${spec}`);
   const path = spec.slice('virtual://'.length);
   if (!path) throw new Error('virtual:// needs a path');
@@ -37,7 +37,7 @@ export function volumeFile(spec: string, baseDir: string): string | null {
  * writable: a read-only one fails here (exit 10), not at the first `config set`.
  */
 export function openVolume(spec: string, baseDir: string, log?: Pick<Logger, 'warn' | 'info'>): Volume {
-  if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) {
+  if (isPgVolume(spec)) {
     return openPgVolume(spec, (down, cause) => (down ? log?.warn({ cause }, 'store: PostgreSQL cannot be reached; admin calls answer 503, traffic is served') : log?.info('store: PostgreSQL answers again')));
   }
   const file = volumeFile(spec, baseDir);
@@ -88,7 +88,7 @@ export function checkVolume(spec: string, baseDir: string): string | null {
 
 /** A volume spec as it may be shown (logs, errors): a postgres:// URL without anything secret in it. */
 export function shownVolume(spec: string): string {
-  if (!spec.startsWith('postgres://') && !spec.startsWith('postgresql://')) return spec;
+  if (!isPgVolume(spec)) return spec;
   try {
     return parsePgVolume(spec).shown;
   } catch {

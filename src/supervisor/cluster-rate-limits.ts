@@ -40,8 +40,13 @@ if granted == 0 then retry = math.ceil((1 - tokens) * 1000 / rate) end
 return {granted, retry, math.floor(tokens)}
 `;
 
-/** Tokens handed out without Redis: with onStoreDown allow, a small batch so workers do not ask per request. */
-const ALLOW_BATCH = 10;
+/**
+ * A lease answered without Redis, by the step's onStoreDown: `allow` hands out a small batch
+ * (so workers do not ask per request) that never goes back to the bucket; `deny` refuses for a second.
+ */
+export function storeDownLease(onStoreDown: 'allow' | 'deny'): ClusterLease {
+  return onStoreDown === 'allow' ? { granted: 10, retryAfterMs: 0, remaining: 0, unbacked: true } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true };
+}
 
 /**
  * Fleet-wide rate-limit buckets (scope cluster): the supervisor takes tokens from Redis in
@@ -88,7 +93,7 @@ export class ClusterRateLimits {
       if (!this.down) this.log.warn({ err: (err as Error).message, onStoreDown }, 'rate-limit: Redis cannot be asked; cluster buckets follow onStoreDown');
       this.down = true;
       this.downAnswers[onStoreDown]++;
-      return onStoreDown === 'allow' ? { granted: ALLOW_BATCH, retryAfterMs: 0, remaining: 0, unbacked: true } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true };
+      return storeDownLease(onStoreDown);
     }
   }
 

@@ -4,6 +4,7 @@ import type { GenerationMessage } from '../contracts/ipc.js';
 import type { CompiledGeneration } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { GENERATION_CHANNEL } from '../store/pg/pg-db.js';
+import { connectPg, isSqlError } from '../store/pg/pg-client.js';
 
 
 export interface FleetNode {
@@ -69,12 +70,12 @@ export class FleetFollower {
   /** Every node that heartbeat within the last minute, this one marked. */
   async nodes(): Promise<FleetNode[]> {
     const r = await this.run('SELECT id, admin, generation, started_at, seen_at FROM fleet_node WHERE seen_at > $1 ORDER BY started_at, id', [Date.now() - 60_000]);
-    return r.rows.map((n: { id: string; admin: string; generation: string; started_at: string; seen_at: string }) => ({
+    return r.rows.map((n: { id: string; admin: string; generation: number; started_at: number; seen_at: number }) => ({
       id: n.id,
       admin: n.admin,
-      generation: Number(n.generation),
-      startedAt: new Date(Number(n.started_at)).toISOString(),
-      seenAt: new Date(Number(n.seen_at)).toISOString(),
+      generation: n.generation,
+      startedAt: new Date(n.started_at).toISOString(),
+      seenAt: new Date(n.seen_at).toISOString(),
       self: n.id === this.nodeId,
     }));
   }
@@ -102,8 +103,8 @@ export class FleetFollower {
     this.checking ??= (async () => {
       try {
         const r = await this.run('SELECT id, payload FROM generation WHERE id > $1 ORDER BY id DESC LIMIT 1', [this.publisher.currentId()]);
-        const row = r.rows[0] as { id: string; payload: string } | undefined;
-        if (row) await this.publisher.follow({ id: Number(row.id), payload: JSON.parse(row.payload) as CompiledGeneration });
+        const row = r.rows[0] as { id: number; payload: string } | undefined;
+        if (row) await this.publisher.follow({ id: row.id, payload: JSON.parse(row.payload) as CompiledGeneration });
       } finally {
         this.checking = null;
       }
@@ -118,7 +119,7 @@ export class FleetFollower {
       try {
         return await c.query(sql, params);
       } catch (err) {
-        if (!/^[0-9A-Z]{5}$/.test((err as { code?: string }).code ?? '')) this.forget(c);
+        if (!isSqlError((err as { code?: string }).code)) this.forget(c);
         throw err;
       }
     });
@@ -142,20 +143,16 @@ export class FleetFollower {
     return this.client;
   }
 
-  private async connect(): Promise<pg.Client> {
-    // Every query bounded (a silent connection must not hold the follower, the status or the shutdown).
-    const c = new pg.Client({ connectionString: this.db.url, connectionTimeoutMillis: 2_000, query_timeout: 2_000, keepAlive: true, application_name: 'switchyard-fleet' });
-    c.on('error', () => this.forget(c));
-    c.on('end', () => this.forget(c));
-    c.on('notification', () => void this.check().catch(() => {}));
-    try {
-      await c.connect();
-      await c.query(`SET search_path TO "${this.db.schema}"`);
-      await c.query(`LISTEN ${GENERATION_CHANNEL}`);
-      return c;
-    } catch (err) {
-      c.end().catch(() => {});
-      throw err;
-    }
+  private connect(): Promise<pg.Client> {
+    // Every query bounded: a silent connection must not hold the follower, the status or the shutdown.
+    return connectPg(this.db.url, this.db.schema, {
+      applicationName: 'switchyard-fleet',
+      queryTimeoutMs: 2_000,
+      lost: (lost) => this.forget(lost),
+      setup: async (c) => {
+        c.on('notification', () => void this.check().catch(() => {}));
+        await c.query(`LISTEN ${GENERATION_CHANNEL}`);
+      },
+    });
   }
 }

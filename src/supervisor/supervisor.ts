@@ -18,7 +18,7 @@ import { AuthThrottle } from '../admin/auth-throttle.js';
 import { TenantQuotas } from '../admin/tenant-quotas.js';
 import { KeyRepo } from '../store/key-repo.js';
 import { FleetFollower } from './fleet-follower.js';
-import { ClusterRateLimits } from './cluster-rate-limits.js';
+import { ClusterRateLimits, storeDownLease, type ClusterLease } from './cluster-rate-limits.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
@@ -264,7 +264,7 @@ function serveLeases(pool: WorkerPool, leases: RateLimitLeases, cluster: Cluster
   let warned = false;
   pool.onWorkerMessage((slot, msg) => {
     if (msg.type !== 'lease') return;
-    const answer = (r: { granted: number; retryAfterMs: number; remaining: number; unavailable?: true; unbacked?: true }) => {
+    const answer = (r: ClusterLease) => {
       const s = pool.slots[slot];
       const flags = { ...(r.unavailable ? { unavailable: true as const } : {}), ...(r.unbacked ? { unbacked: true as const } : {}) };
       if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...flags });
@@ -274,7 +274,7 @@ function serveLeases(pool: WorkerPool, leases: RateLimitLeases, cluster: Cluster
     // A cluster bucket on a gateway without worker.json redis: as if Redis were down.
     if (!warned) log.warn('rate-limit: a route counts with scope cluster, and worker.json has no redis; it follows its onStoreDown');
     warned = true;
-    answer(msg.cluster.onStoreDown === 'allow' ? { granted: 10, retryAfterMs: 0, remaining: 0, unbacked: true } : { granted: 0, retryAfterMs: 1_000, remaining: 0, unavailable: true });
+    answer(storeDownLease(msg.cluster.onStoreDown));
   });
   setInterval(() => leases.sweep(60_000), 30_000).unref();
 }

@@ -32,7 +32,7 @@ export default class Status extends AdminCommand {
   };
 
   protected override viewFor(view: View | undefined): View | undefined {
-    return this.argv.includes('--fleet') ? Status.fleetView : view;
+    return (this.flags as { fleet?: boolean }).fleet ? Status.fleetView : view;
   }
 
   async run(): Promise<unknown> {

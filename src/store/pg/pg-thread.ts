@@ -1,7 +1,8 @@
 import { workerData, type MessagePort } from 'node:worker_threads';
-import pg from 'pg';
+import type pg from 'pg';
 import { ident } from './pg-url.js';
 import { ANSWERS, DOWN } from './signal.js';
+import { connectPg, isSqlError } from './pg-client.js';
 
 /**
  * The PostgreSQL volume's connection, in a thread of its own so the supervisor can wait for
@@ -14,12 +15,6 @@ import { ANSWERS, DOWN } from './signal.js';
 const { url, schema, signal, port, timeoutMs } = workerData as { url: string; schema: string; signal: SharedArrayBuffer; port: MessagePort; timeoutMs: number };
 const shared = new Int32Array(signal);
 
-// BIGINT (timestamps in ms, counts, ids) and NUMERIC (sums) as numbers, as SQLite returns them.
-const asNumber = (v: string) => Number(v);
-const types = {
-  getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 || oid === 1700 ? asNumber : pg.types.getTypeParser(oid, format as 'text')),
-};
-
 let client: pg.Client | null = null;
 let connecting: Promise<pg.Client> | null = null;
 /** The statements of an open transaction went with a lost connection: it fails until rolled back. */
@@ -29,27 +24,23 @@ let depth = 0;
 let reconnecting: NodeJS.Timeout | null = null;
 let lastCause = '';
 
-/** One connection attempt at a time; a client that fails after connecting is closed, never left open. */
+/** One connection attempt at a time. */
 function connect(): Promise<pg.Client> {
-  connecting ??= (async () => {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: Math.min(2_000, timeoutMs), query_timeout: timeoutMs + 1_000, keepAlive: true, types, application_name: 'switchyard' });
-    c.on('error', () => lost(c));
-    c.on('end', () => lost(c));
-    try {
-      await c.connect();
+  connecting ??= connectPg(url, schema, {
+    applicationName: 'switchyard',
+    queryTimeoutMs: timeoutMs + 1_000,
+    lost,
+    setup: async (c) => {
       await c.query(`SET statement_timeout = ${timeoutMs}; SET lock_timeout = ${Math.min(2_000, timeoutMs)}`);
       // Made here only when missing: CREATE SCHEMA needs a privilege a role that owns a ready schema may lack.
       const has = await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-      if (has.rowCount === 0) await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`).catch((e: { code?: string }) => {
-        if (e.code !== '23505' && e.code !== '42P06') throw e; // another node made it meanwhile
-      });
-      await c.query(`SET search_path TO ${ident(schema)}`);
-      return c;
-    } catch (err) {
-      c.end().catch(() => {});
-      throw err;
-    }
-  })().finally(() => (connecting = null));
+      if (has.rowCount === 0) {
+        await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`).catch((e: { code?: string }) => {
+          if (e.code !== '23505' && e.code !== '42P06') throw e; // another node made it meanwhile
+        });
+      }
+    },
+  }).finally(() => (connecting = null));
   return connecting;
 }
 
@@ -134,8 +125,7 @@ async function answer(m: Ask): Promise<object> {
   } catch (err) {
     const e = err as { message?: string; code?: string };
     if (m.tx === -1) depth = Math.max(0, depth - 1);
-    // Not an SQL error (those have a five-character SQLSTATE), or a connection class: the connection is in doubt.
-    if (!/^[0-9A-Z]{5}$/.test(e.code ?? '') || /^(08|57P)/.test(e.code ?? '')) drop(e.message ?? String(err));
+    if (!isSqlError(e.code)) drop(e.message ?? String(err));
     return { id: m.id, error: { message: e.message ?? String(err), code: e.code ?? '' }, cause: lastCause };
   }
 }

@@ -1,6 +1,7 @@
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { SvcError } from '../../shared/errors.js';
 import { ANSWERS, DOWN, SLOTS } from './signal.js';
+import { isSqlError } from './pg-client.js';
 
 interface Reply {
   id: number;
@@ -9,12 +10,6 @@ interface Reply {
   error?: { message: string; code: string };
 }
 
-/**
- * An SQL error has a five-character SQLSTATE; anything else (ECONNREFUSED, a connect timeout,
- * a connection ended) and the connection classes 08 and 57P are the server being down, gone
- * or unreachable: 503 Svc.Store.Unavailable, not a 500.
- */
-const sqlError = (code: string) => /^[0-9A-Z]{5}$/.test(code) && !/^(08|57P)/.test(code);
 
 /**
  * Synchronous queries to PostgreSQL: the question goes to pg-thread.ts, and this thread waits
@@ -88,7 +83,7 @@ export class SyncPg {
         const r = m.message as Reply;
         if (r.id !== id) continue;
         if (r.error) {
-          if (!sqlError(r.error.code)) {
+          if (!isSqlError(r.error.code)) {
             this.report(true, r.error.message);
             throw unavailable();
           }
