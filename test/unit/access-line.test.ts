@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessLineFormat, combinedTime, escapeLogValue, type AccessLogSettings } from '../../src/worker/observe/access-line.js';
+import { accessLineFormat, combinedTime, escapeLogValue, isoTime, ms, type AccessLogSettings } from '../../src/worker/observe/access-line.js';
 import type { RequestRecord } from '../../src/worker/observe/request-record.js';
 import { ACCESS_LOG_FIELDS, REDACT_QUERY_DEFAULT } from '../../src/shared/gateway-config-observability.js';
 
@@ -129,4 +129,14 @@ test('escapeLogValue leaves printable ASCII as is and the combined time is UTC i
   assert.equal(escapeLogValue('Mozilla/5.0 (X11; Linux) ~!'), 'Mozilla/5.0 (X11; Linux) ~!');
   assert.equal(escapeLogValue('\x7f"'), '\\x7F\\x22');
   assert.equal(combinedTime(Date.UTC(2026, 0, 3, 4, 5, 6)), '03/Jan/2026:04:05:06 +0000');
+});
+
+test('times and durations written from integers read as toISOString and String(Math.round(n * 1000) / 1000) would write them', () => {
+  const time = isoTime();
+  let at = Date.UTC(2026, 11, 31, 23, 59, 58, 990);
+  for (let i = 0; i < 3000; i++, at += 0.7) assert.equal(time(at), `"${new Date(Math.floor(at)).toISOString()}"`, `at ${at}`);
+  const samples = [0, 0.0004, 0.0005, 0.001, 0.01, 0.1, 0.5, 1, 4.5, 12.3456789, 999.9995, 1000, 65_535.25, 1_073_741.823, 1_073_741.824, 1e7 + 0.123, 2 ** 40];
+  for (let i = 0; i < 5000; i++) samples.push(Math.random() * 10 ** Math.floor(Math.random() * 8));
+  for (const n of samples) assert.equal(ms(n), String(Math.round(n * 1000) / 1000), `duration ${n}`);
+  for (const n of [null, NaN, Infinity, -Infinity]) assert.equal(ms(n), 'null');
 });
