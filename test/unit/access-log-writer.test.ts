@@ -71,3 +71,20 @@ test('reopen after logrotate renamed the file: earlier lines stay in the renamed
   assert.ok(before.length >= 250 && after.length >= 500, `${before.length} lines before, ${after.length} after`);
   assert.deepEqual([...before, ...after], Array.from({ length: 1000 }, (_, i) => `r${i}`), 'every line once, in order');
 });
+
+test('lines are written byte for byte as formatted: multi-byte characters, lone surrogates, and a line longer than a chunk', async (t) => {
+  const file = join(tempDir(t), 'access.log');
+  const log = new AccessLog(settings(file, { fields: ['requestId', 'userAgent'] }), silent);
+  const agents = ['plain', 'é ü ß', '日本語のエージェント', 'emoji 🚀', 'lone \ud800 surrogate', 'x'.repeat(40_000), '€'.repeat(12_000), 'after'];
+  const expected: string[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const userAgent = agents[i % agents.length]!;
+    log.write({ ...record(i), userAgent });
+    expected.push(JSON.stringify({ requestId: `r${i}`, userAgent }));
+  }
+  await log.flush(5_000);
+  const lines = readFileSync(file, 'utf8').split('\n');
+  assert.equal(lines.pop(), '', 'the file ends with a newline');
+  assert.equal(lines.length, expected.length);
+  for (let i = 0; i < lines.length; i++) assert.deepEqual(JSON.parse(lines[i]!), JSON.parse(expected[i]!), `line ${i}`);
+});
