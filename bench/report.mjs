@@ -82,7 +82,7 @@ export function renderTables(targets, results, ratios) {
   }
   const rrows = [['ratio (requests/s)', 'value', 'per round', 'target', 'verdict']];
   for (const r of Object.values(ratios)) {
-    rrows.push([r.label, fmt(r.value, 2), r.perRound.map((x) => fmt(x, 2)).join(' '), r.target === null ? '-' : `>= ${fmt(r.target, 2)}`, r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL']);
+    rrows.push([r.label, r.value === null ? '?' : fmt(r.value, 2), r.perRound.map((x) => (x === null ? '?' : fmt(x, 2))).join(' '), r.target === null ? '-' : `>= ${fmt(r.target, 2)}`, r.pass === null ? '-' : r.pass ? 'pass' : 'FAIL']);
   }
   return `${table(rows)}\n\n${table(rrows)}`;
 }

@@ -41,6 +41,7 @@ import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
 import { expectBody, expectEcho } from './sanity-checks.mjs';
 import { observeVariants } from './observe-variants.mjs';
 import { fleetVariants } from './fleet-variants.mjs';
+import { concurrentPairsOf, concurrentRatios, measureConcurrently } from './concurrent-pairs.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
@@ -215,6 +216,9 @@ async function main() {
   for (const t of targets) await (t.ws ? expectEcho(t.label, t.url) : expectBody(t.label, t.url, t.expect, REQUEST_HEADERS));
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
+  // The observability pairs are also measured with both sides loaded at once (concurrent-pairs.mjs).
+  const pairs = TOOL === 'wrk' ? concurrentPairsOf(targets) : [];
+  const together = Object.fromEntries(pairs.map((p) => [p.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     // Rounds alternate direction (A B, then B A): a neighbour's load that rises or falls
     // over a pair's few seconds favours each side of the pair equally often.
@@ -239,11 +243,18 @@ async function main() {
       log(`  ${fmt(r.rps)} req/s, p99 ${fmt(r.p99Ms, 2)} ms, server CPU ${r.serverCpuUsPerRequest === null ? '?' : fmt(r.serverCpuUsPerRequest, 1)} µs/req, steal ${steal}, non-2xx ${r.non2xx}, errors ${r.errors}`);
       samples[t.key].push(r);
     }
+    for (const p of pairs) {
+      log(`round ${round}/${ROUNDS}: ${p.a.label} and ${p.b.label}, loaded at once (warm-up ${warmup} s, then ${SECONDS} s)`);
+      const r = await measureConcurrently(load, p, warmup, SECONDS, REQUEST_HEADERS);
+      const us = (x) => (x.serverCpuUsPerRequest === null ? '?' : fmt(x.serverCpuUsPerRequest, 1));
+      log(`  ${fmt(r.a.rps)} and ${fmt(r.b.rps)} req/s, server CPU ${us(r.a)} and ${us(r.b)} µs/req: ${r.perCpu === null ? '?' : fmt(r.perCpu, 2)} per CPU-second`);
+      together[p.key].push(r);
+    }
   }
   await procs.stopAll();
 
   const results = summarize(targets, samples);
-  const ratios = pairedRatios(results);
+  const ratios = { ...pairedRatios(results), ...concurrentRatios(pairs, together) };
 
   const report = {
     date: startedAt.toISOString(),

@@ -1,0 +1,52 @@
+// The observability pairs measured a second way: both gateways of a pair loaded at the same
+// time, each by its own load generator, while they share the server's CPU. Measured one after
+// the other, two 2-second windows of this VM differ by up to ±30 % in speed (the same server
+// reads 80 to 120 µs a request from one window to the next), which buries a 5 or 10 % cost;
+// measured together, both sides see the same moments. The ratio is requests per CPU-second:
+// the server CPU per request of the denominator over that of the numerator, which is what a
+// requests/s ratio on a saturated core reads (the share of the core each side got does not
+// enter it). The sequential ratios stay in the table beside these.
+import { median } from './table.mjs';
+import { treeCpuMs } from './process-cpu.mjs';
+import { TARGETS } from './report.mjs';
+
+// [key, label, numerator, denominator, target]
+export const CONCURRENT_PAIRS = [
+  ['observeDefaultsVsOffConcurrent', 'cluster route: defaults / all off, concurrent (per CPU-s)', 'gatewayCluster', 'observeOff', TARGETS.defaultsVsOff],
+  ['observeAccessLogVsOffConcurrent', 'cluster route: access log / all off, concurrent (per CPU-s)', 'observeAccessLog', 'observeOff', TARGETS.accessLogVsOff],
+  ['observeTracingVsOffConcurrent', 'cluster route: tracing 1.0 / all off, concurrent (per CPU-s)', 'observeTracing', 'observeOff', TARGETS.tracingVsOff],
+];
+
+/** The concurrent pairs whose two targets are both being measured. */
+export function concurrentPairsOf(targets) {
+  const byKey = new Map(targets.map((t) => [t.key, t]));
+  return CONCURRENT_PAIRS.filter(([, , a, b]) => byKey.has(a) && byKey.has(b)).map(([key, label, a, b, target]) => ({ key, label, a: byKey.get(a), b: byKey.get(b), target }));
+}
+
+/**
+ * Loads both targets of `pair` at once (`warmup` seconds, then `seconds` measured) and returns
+ * each side's requests/s and server CPU per request, and the pair's ratio per CPU-second.
+ */
+export async function measureConcurrently(load, pair, warmup, seconds, headers) {
+  const both = () => Promise.all([load(pair.a.url, seconds, headers), load(pair.b.url, seconds, headers)]);
+  await Promise.all([load(pair.a.url, warmup, headers), load(pair.b.url, warmup, headers)]);
+  const before = [treeCpuMs(pair.a.pid), treeCpuMs(pair.b.pid)];
+  const [ra, rb] = await both();
+  const after = [treeCpuMs(pair.a.pid), treeCpuMs(pair.b.pid)];
+  const cpu = (i, r) => (before[i] === null || after[i] === null || !r.requests ? null : ((after[i] - before[i]) * 1000) / r.requests);
+  const a = { rps: ra.rps, requests: ra.requests, serverCpuUsPerRequest: cpu(0, ra), non2xx: ra.non2xx, errors: ra.errors };
+  const b = { rps: rb.rps, requests: rb.requests, serverCpuUsPerRequest: cpu(1, rb), non2xx: rb.non2xx, errors: rb.errors };
+  const perCpu = a.serverCpuUsPerRequest && b.serverCpuUsPerRequest ? b.serverCpuUsPerRequest / a.serverCpuUsPerRequest : null;
+  return { a, b, perCpu, rps: a.rps / b.rps };
+}
+
+/** Each pair's ratio: the median of its rounds (null without /proc, where CPU time cannot be read). */
+export function concurrentRatios(pairs, rounds) {
+  const ratios = {};
+  for (const p of pairs) {
+    const perRound = rounds[p.key].map((r) => r.perCpu);
+    const value = perRound.includes(null) ? null : median(perRound);
+    ratios[p.key] = { label: p.label, value, perRound, rpsPerRound: rounds[p.key].map((r) => r.rps), target: p.target, pass: value === null ? null : value >= p.target, rounds: rounds[p.key] };
+  }
+  return ratios;
+}
