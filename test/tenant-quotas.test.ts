@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway } from './helpers/gateway.js';
-import { ROOT_KEY, publish, publishRaw, rollbackRaw, setEntity, setEntityRaw } from './helpers/admin.js';
+import { ROOT_KEY, dryRun, publish, publishRaw, rollbackRaw, setEntity, setEntityRaw } from './helpers/admin.js';
+import { request } from './helpers/http.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -70,4 +71,35 @@ test('per-tenant overrides: the entity count counts drafts and published entitie
   const rb = await rollbackRaw(gw, 1, 'small');
   assert.equal(rb.status, 429, 'a rollback takes from the same budget');
   assert.equal((await publishRaw(gw, 'default')).status, 200, "another tenant's publishes are not limited by small's");
+});
+
+test('dry-runs, explains against the drafts and sync dry-runs with publish share a dryRunsPerMinute budget per tenant (429 Svc.Quota.DryRuns with Retry-After); publishes and other tenants are not charged', async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY], edit: (c) => (c.quotas = { tenants: { small: { dryRunsPerMinute: 3 } } }) });
+  const token = gw.tokens.root!;
+  const post = (tenant: string, path: string, body?: unknown) => request(`${gw.adminUrl}/api/v1/${tenant}/${path}`, { method: 'POST', token, body });
+  await setEntity(gw, 'route', 'r', bigRoute('small.example', 1), 'small');
+  assert.equal((await dryRun(gw, 'small')).status, 200);
+  const explained = await post('small', 'explain', { method: 'GET', url: 'http://small.example/', draft: true });
+  assert.equal(explained.status, 200, explained.text);
+  const state = await request(`${gw.adminUrl}/api/v1/small/export?state=drafts`, { token });
+  assert.equal(state.status, 200, state.text);
+  const synced = await post('small', 'sync', { state: state.json, publish: true, dryRun: true });
+  assert.equal(synced.status, 200, synced.text);
+  // The budget of 3 is spent: each of the three ways answers 429.
+  for (const [what, r] of [
+    ['dry-run', await dryRun(gw, 'small')],
+    ['explain --draft', await post('small', 'explain', { method: 'GET', url: 'http://small.example/', draft: true })],
+    ['sync --dry-run --publish', await post('small', 'sync', { state: state.json, publish: true, dryRun: true })],
+  ] as const) {
+    assert.equal(r.status, 429, `${what}: ${r.text}`);
+    assert.equal(r.json.code, 'Svc.Quota.DryRuns', what);
+    assert.equal(r.json.limit, 3, what);
+    assert.ok(Number(r.headers['retry-after']) >= 1, `${what}: retry-after ${r.headers['retry-after']}`);
+  }
+  // Reads that compile nothing, a publish, and another tenant's dry-runs still go through.
+  assert.equal((await post('small', 'explain', { method: 'GET', url: 'http://small.example/' })).status, 200);
+  assert.equal((await post('small', 'sync', { state: state.json, dryRun: true })).status, 200);
+  assert.equal((await publishRaw(gw, 'small')).status, 200);
+  await setEntity(gw, 'route', 'r', bigRoute('d.example', 1));
+  for (let i = 0; i < 5; i++) assert.equal((await dryRun(gw)).status, 200, 'the default tenant has the instance-wide budget of 60');
 });

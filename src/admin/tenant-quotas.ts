@@ -9,6 +9,7 @@ export interface QuotaLimits {
   documentBytes: number;
   totalBytes: number;
   publishesPerMinute: number;
+  dryRunsPerMinute: number;
 }
 
 /**
@@ -54,10 +55,27 @@ export class TenantQuotas {
   /** Takes one publish (or rollback) from the tenant's per-minute budget, or throws 429 with retryAfter. */
   takePublish(tenant: string, now = Date.now()): void {
     const perMinute = this.limits(tenant).publishesPerMinute;
-    let b = this.buckets.get(tenant);
-    if (!b || b.capacity !== perMinute) this.buckets.set(tenant, (b = new TokenBucket(perMinute / 60, perMinute, now)));
-    if (b.take(1, now) === 1) return;
-    const retryAfter = Math.max(1, Math.ceil(b.msUntilToken(now) / 1000));
-    throw new SvcError('Svc.Quota.Publishes', `Tenant ${tenant} may publish ${perMinute} times a minute; retry in ${retryAfter} s`, { limit: perMinute, retryAfter });
+    const wait = this.take('publish', tenant, perMinute, now);
+    if (wait > 0) throw new SvcError('Svc.Quota.Publishes', `Tenant ${tenant} may publish ${perMinute} times a minute; retry in ${wait} s`, { limit: perMinute, retryAfter: wait });
+  }
+
+  /**
+   * Takes one compile of the drafts that publishes nothing (a dry-run, an explain against the
+   * drafts, a sync's dry-run with publish): each compiles the tenant's whole state on the
+   * supervisor, so they are budgeted like publishes, with a budget of their own.
+   */
+  takeDryRun(tenant: string, now = Date.now()): void {
+    const perMinute = this.limits(tenant).dryRunsPerMinute;
+    const wait = this.take('dry-run', tenant, perMinute, now);
+    if (wait > 0) throw new SvcError('Svc.Quota.DryRuns', `Tenant ${tenant} may compile its drafts ${perMinute} times a minute; retry in ${wait} s`, { limit: perMinute, retryAfter: wait });
+  }
+
+  /** One token from the tenant's bucket of `what`: 0, or the seconds until one is back. */
+  private take(what: string, tenant: string, perMinute: number, now: number): number {
+    const key = `${what} ${tenant}`;
+    let b = this.buckets.get(key);
+    if (!b || b.capacity !== perMinute) this.buckets.set(key, (b = new TokenBucket(perMinute / 60, perMinute, now)));
+    if (b.take(1, now) === 1) return 0;
+    return Math.max(1, Math.ceil(b.msUntilToken(now) / 1000));
   }
 }

@@ -31,7 +31,7 @@ export const AdminKey = v.pipe(
   ),
 );
 
-export const QUOTA_DEFAULTS = { entities: 1_000, documentBytes: 256 * 1024, totalBytes: 16 * 1024 * 1024, publishesPerMinute: 30 } as const;
+export const QUOTA_DEFAULTS = { entities: 1_000, documentBytes: 256 * 1024, totalBytes: 16 * 1024 * 1024, publishesPerMinute: 30, dryRunsPerMinute: 60 } as const;
 
 const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max));
 
@@ -40,6 +40,7 @@ export const QuotaLimitFields = {
   documentBytes: Count(1024 * 1024),
   totalBytes: Count(2 ** 40),
   publishesPerMinute: Count(1_000_000),
+  dryRunsPerMinute: Count(1_000_000),
 };
 
 /** `a.b.c.d`, `a.b.c.d/n`, an IPv6 address or `v6/n`, with n in range for the family: what the workers' matcher takes. */

@@ -117,6 +117,7 @@ export const GatewayConfigSchema = v.strictObject({
       documentBytes: v.optional(QuotaLimitFields.documentBytes, QUOTA_DEFAULTS.documentBytes),
       totalBytes: v.optional(QuotaLimitFields.totalBytes, QUOTA_DEFAULTS.totalBytes),
       publishesPerMinute: v.optional(QuotaLimitFields.publishesPerMinute, QUOTA_DEFAULTS.publishesPerMinute),
+      dryRunsPerMinute: v.optional(QuotaLimitFields.dryRunsPerMinute, QUOTA_DEFAULTS.dryRunsPerMinute),
       /** Per-tenant overrides; a field left out takes the instance-wide value. */
       tenants: v.optional(
         v.record(
@@ -126,6 +127,7 @@ export const GatewayConfigSchema = v.strictObject({
             documentBytes: v.optional(QuotaLimitFields.documentBytes),
             totalBytes: v.optional(QuotaLimitFields.totalBytes),
             publishesPerMinute: v.optional(QuotaLimitFields.publishesPerMinute),
+            dryRunsPerMinute: v.optional(QuotaLimitFields.dryRunsPerMinute),
           }),
         ),
         {},

@@ -23,6 +23,7 @@ export const ERRORS = {
   'Svc.Quota.Entities': { status: 413, message: "The write would take the tenant past its entities quota" },
   'Svc.Quota.Bytes': { status: 413, message: "The write would take the tenant past its totalBytes quota" },
   'Svc.Quota.Publishes': { status: 429, message: "The tenant has used its publishesPerMinute quota; retry later" },
+  'Svc.Quota.DryRuns': { status: 429, message: "The tenant has used its dryRunsPerMinute quota; retry later" },
   'Svc.Store.Unavailable': { status: 503, message: "The gateway's store (PostgreSQL) cannot be reached; the data port keeps serving the last generation" },
   'Svc.Publish.Pruned': { status: 410, message: 'The generation is older than the history the gateway keeps' },
   'Svc.Plugin.NotFound': { status: 404, message: 'No such step code' },

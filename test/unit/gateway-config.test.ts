@@ -250,7 +250,7 @@ test('secrets.env: tenant -> variable names, default none; `*` only for the defa
 test('quotas and history: documented defaults, per-tenant overrides, unknown fields and bad tenant names refused', () => {
   const d = load(base()).loaded;
   assert.ok(d.ok, JSON.stringify(d.errors));
-  assert.deepEqual(d.config!.quotas, { entities: 1000, documentBytes: 262144, totalBytes: 16777216, publishesPerMinute: 30, tenants: {} });
+  assert.deepEqual(d.config!.quotas, { entities: 1000, documentBytes: 262144, totalBytes: 16777216, publishesPerMinute: 30, dryRunsPerMinute: 60, tenants: {} });
   assert.deepEqual(d.config!.history, { keep: 50 });
   const o = load({ ...base(), quotas: { entities: 10, tenants: { acme: { totalBytes: 1000 } } }, history: { keep: 3 } }).loaded;
   assert.ok(o.ok, JSON.stringify(o.errors));

@@ -6,6 +6,7 @@ import { errorEnvelope } from '../../shared/errors.js';
 import { intQuery, intSegment } from '../int-param.js';
 
 export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {
+  services.quotas.takeDryRun(params.tenant!);
   const r = services.publisher.dryRun(params.tenant!);
   if (r.success) return r;
   return new Reply(422, errorEnvelope('Svc.Publish.Rejected', traceId, rejectedMessage(r.issues.length), { ...r }));

@@ -123,6 +123,7 @@ export const sync: OpHandler<Services> = async ({ params, body, services, identi
     counted();
   };
   if (dryRun) {
+    if (publish) services.quotas.takeDryRun(tenant);
     const verdict = publish ? { publish: services.publisher.tryApply(tenant, apply) } : {};
     return { tenant, dryRun: true, ...plan, ...verdict };
   }
