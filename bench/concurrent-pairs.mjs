@@ -7,20 +7,22 @@
 // requests/s ratio on a saturated core reads (the share of the core each side got does not
 // enter it). The sequential ratios stay in the table beside these.
 import { median } from './table.mjs';
-import { treeCpuMs } from './process-cpu.mjs';
-import { TARGETS } from './report.mjs';
+import { cpuUsPerRequest, treeCpuMs } from './process-cpu.mjs';
+import { RATIOS } from './report.mjs';
 
-// [key, label, numerator, denominator, target]
-export const CONCURRENT_PAIRS = [
-  ['observeDefaultsVsOffConcurrent', 'cluster route: defaults / all off, concurrent (per CPU-s)', 'gatewayCluster', 'observeOff', TARGETS.defaultsVsOff],
-  ['observeAccessLogVsOffConcurrent', 'cluster route: access log / all off, concurrent (per CPU-s)', 'observeAccessLog', 'observeOff', TARGETS.accessLogVsOff],
-  ['observeTracingVsOffConcurrent', 'cluster route: tracing 1.0 / all off, concurrent (per CPU-s)', 'observeTracing', 'observeOff', TARGETS.tracingVsOff],
-];
+/** The sequential ratios measured again loaded at once: the observability pairs. */
+const AT_ONCE = ['observeDefaultsVsOff', 'observeAccessLogVsOff', 'observeTracingVsOff'];
 
-/** The concurrent pairs whose two targets are both being measured. */
+/** The pairs of AT_ONCE whose two targets are both being measured (label, sides and target as in RATIOS). */
 export function concurrentPairsOf(targets) {
   const byKey = new Map(targets.map((t) => [t.key, t]));
-  return CONCURRENT_PAIRS.filter(([, , a, b]) => byKey.has(a) && byKey.has(b)).map(([key, label, a, b, target]) => ({ key, label, a: byKey.get(a), b: byKey.get(b), target }));
+  return RATIOS.filter(([key, , a, b]) => AT_ONCE.includes(key) && byKey.has(a) && byKey.has(b)).map(([key, label, a, b, target]) => ({
+    key: `${key}Concurrent`,
+    label: `${label}, at once (per CPU-s)`,
+    a: byKey.get(a),
+    b: byKey.get(b),
+    target,
+  }));
 }
 
 /**
@@ -28,14 +30,13 @@ export function concurrentPairsOf(targets) {
  * each side's requests/s and server CPU per request, and the pair's ratio per CPU-second.
  */
 export async function measureConcurrently(load, pair, warmup, seconds, headers) {
-  const both = () => Promise.all([load(pair.a.url, seconds, headers), load(pair.b.url, seconds, headers)]);
   await Promise.all([load(pair.a.url, warmup, headers), load(pair.b.url, warmup, headers)]);
   const before = [treeCpuMs(pair.a.pid), treeCpuMs(pair.b.pid)];
-  const [ra, rb] = await both();
+  const [ra, rb] = await Promise.all([load(pair.a.url, seconds, headers), load(pair.b.url, seconds, headers)]);
   const after = [treeCpuMs(pair.a.pid), treeCpuMs(pair.b.pid)];
-  const cpu = (i, r) => (before[i] === null || after[i] === null || !r.requests ? null : ((after[i] - before[i]) * 1000) / r.requests);
-  const a = { rps: ra.rps, requests: ra.requests, serverCpuUsPerRequest: cpu(0, ra), non2xx: ra.non2xx, errors: ra.errors };
-  const b = { rps: rb.rps, requests: rb.requests, serverCpuUsPerRequest: cpu(1, rb), non2xx: rb.non2xx, errors: rb.errors };
+  const side = (i, r) => ({ rps: r.rps, requests: r.requests, serverCpuUsPerRequest: cpuUsPerRequest(before[i], after[i], r.requests), non2xx: r.non2xx, errors: r.errors });
+  const a = side(0, ra);
+  const b = side(1, rb);
   const perCpu = a.serverCpuUsPerRequest && b.serverCpuUsPerRequest ? b.serverCpuUsPerRequest / a.serverCpuUsPerRequest : null;
   return { a, b, perCpu, rps: a.rps / b.rps };
 }

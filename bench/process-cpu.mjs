@@ -17,6 +17,11 @@ function stat(pid) {
   }
 }
 
+/** Server CPU µs a request between two treeCpuMs readings, or null when either is missing or nothing was answered. */
+export function cpuUsPerRequest(beforeMs, afterMs, requests) {
+  return beforeMs === null || afterMs === null || !requests ? null : ((afterMs - beforeMs) * 1000) / requests;
+}
+
 /** Milliseconds of CPU used so far by `root` and its live descendants, or null without /proc. */
 export function treeCpuMs(root) {
   let pids;

@@ -14,7 +14,7 @@ export const TARGETS = {
 };
 
 // [key, label, numerator, denominator, target]
-const RATIOS = [
+export const RATIOS = [
   ['gatewayClusterVsBaseline', 'gateway cluster / fastify baseline', 'gatewayCluster', 'baseline', TARGETS.clusterVsBaseline],
   ['gatewayClusterVsFloor', 'gateway cluster / floor (uWS + undici)', 'gatewayCluster', 'floor', null],
   ['floorVsBaseline', 'floor (uWS + undici) / fastify baseline', 'floor', 'baseline', null],

@@ -30,7 +30,7 @@ import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuTicks, stealPercent, treeCpuMs } from './process-cpu.mjs';
+import { cpuTicks, cpuUsPerRequest, stealPercent, treeCpuMs } from './process-cpu.mjs';
 import { loadGenerator, wsEchoLoad } from './load-generators.mjs';
 import { fmt } from './table.mjs';
 import { pairedRatios, renderTables, summarize } from './report.mjs';
@@ -234,7 +234,7 @@ async function main() {
       const cpuAfter = treeCpuMs(t.pid);
       const ticksAfter = cpuTicks();
       // The server's own CPU per request (µs), whatever the neighbours did meanwhile.
-      r.serverCpuUsPerRequest = cpuBefore === null || cpuAfter === null || !r.requests ? null : ((cpuAfter - cpuBefore) * 1000) / r.requests;
+      r.serverCpuUsPerRequest = cpuUsPerRequest(cpuBefore, cpuAfter, r.requests);
       // Time the hypervisor took from our CPUs meanwhile: a round with much of it was disturbed from outside.
       r.stealPercent = PIN
         ? { server: stealPercent(ticksBefore, ticksAfter, CPU_SERVER), load: stealPercent(ticksBefore, ticksAfter, CPU_LOAD) }

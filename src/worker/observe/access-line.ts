@@ -88,26 +88,26 @@ export function ms(n: number | null): string {
 function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLineFormat {
   const time = isoTime();
   const chosen = ACCESS_LOG_FIELDS.filter((f) => fields.includes(f));
-  const on = Object.fromEntries(ACCESS_LOG_FIELDS.map((f) => [f, chosen.includes(f)])) as Record<AccessLogField, boolean>;
-  const key = Object.fromEntries(chosen.map((f, i) => [f, `${i === 0 ? '{' : ','}"${f}":`])) as Record<AccessLogField, string>;
+  // A chosen field's key, its separator included; a field left out has none.
+  const key: Partial<Record<AccessLogField, string>> = Object.fromEntries(chosen.map((f, i) => [f, `${i === 0 ? '{' : ','}"${f}":`]));
   return (r) => {
     let line = '';
-    if (on.time) line += key.time + time(r.startedAt);
-    if (on.requestId) line += key.requestId + checked(r.requestId);
-    if (on.tenant) line += key.tenant + checked(r.tenant);
-    if (on.route) line += key.route + checked(r.route);
-    if (on.method) line += key.method + str(r.method);
-    if (on.path) line += key.path + str(target(r));
-    if (on.status) line += key.status + num(r.status);
-    if (on.bytesReceived) line += key.bytesReceived + num(r.bytesReceived);
-    if (on.bytesSent) line += key.bytesSent + num(r.bytesSent);
-    if (on.durationMs) line += key.durationMs + ms(r.durationMs);
-    if (on.upstream) line += key.upstream + checked(r.upstream);
-    if (on.upstreamMs) line += key.upstreamMs + ms(r.upstreamMs);
-    if (on.client) line += key.client + checked(r.client);
-    if (on.userAgent) line += key.userAgent + str(r.userAgent);
-    if (on.referer) line += key.referer + str(r.referer);
-    if (on.traceId) line += key.traceId + checked(r.traceId);
+    if (key.time) line += key.time + time(r.startedAt);
+    if (key.requestId) line += key.requestId + checked(r.requestId);
+    if (key.tenant) line += key.tenant + checked(r.tenant);
+    if (key.route) line += key.route + checked(r.route);
+    if (key.method) line += key.method + str(r.method);
+    if (key.path) line += key.path + str(target(r));
+    if (key.status) line += key.status + num(r.status);
+    if (key.bytesReceived) line += key.bytesReceived + num(r.bytesReceived);
+    if (key.bytesSent) line += key.bytesSent + num(r.bytesSent);
+    if (key.durationMs) line += key.durationMs + ms(r.durationMs);
+    if (key.upstream) line += key.upstream + checked(r.upstream);
+    if (key.upstreamMs) line += key.upstreamMs + ms(r.upstreamMs);
+    if (key.client) line += key.client + checked(r.client);
+    if (key.userAgent) line += key.userAgent + str(r.userAgent);
+    if (key.referer) line += key.referer + str(r.referer);
+    if (key.traceId) line += key.traceId + checked(r.traceId);
     return `${line}}\n`;
   };
 }
