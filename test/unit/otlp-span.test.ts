@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLIENT, OtlpSpan, SERVER } from '../../src/worker/observe/otlp-span.js';
+import { CLIENT, OtlpSpan, SERVER, serverAttributes } from '../../src/worker/observe/otlp-span.js';
 import { ProtoWriter, varintSize } from '../../src/worker/observe/proto-writer.js';
 import { sampledByRatio } from '../../src/worker/observe/tracer.js';
 import { decodeSpans } from '../helpers/otlp-receiver.js';
@@ -52,8 +52,7 @@ test('a span is a valid OTLP protobuf Span whatever its path or error text holds
   const span = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', '', 'GET r', SERVER, 'vendor="q"');
   span.method = 'GET';
   span.path = hostile;
-  span.serverAddress = 'shop.example';
-  span.serverPort = 8080.9;
+  span.serverAttributes = serverAttributes('shop.example', 8080.9);
   span.errorType = 'x"\n';
   span.failed = true;
   span.end();

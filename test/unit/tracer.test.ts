@@ -160,6 +160,33 @@ test('batches: a span larger than a batch buffer gets one of its own, and every 
   assert.ok(rx.exports.length >= 4, `${rx.exports.length} exports: 1,800 spans go in batches of at most 512`);
 });
 
+test('ids written from the random pool are the ids sent upstream, for spans ended after their pool was used up and refilled', async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const tracing = tracingFor(settings(rx.url), quiet);
+  // 400 traces open at once (64 hex digits each, a pool holds 8,192): the last ends several refills after the first began.
+  const open = Array.from({ length: 400 }, (_, i) => {
+    const tr = tracing.start({ ...req(), path: `/ids/${i}` });
+    const call = tr.call('GET', '127.0.0.1:9');
+    return { tr, call, sent: parseTraceparent(call.traceparent)!, i };
+  });
+  for (const o of open.reverse()) {
+    o.call.end(200);
+    o.tr.end(200, `ids-${o.i}`);
+  }
+  await tracing.flush(5_000);
+  const spans = await rx.waitForSpans('800 spans', (s) => s.length >= 800);
+  for (const o of open) {
+    const server = spans.find((s) => s.kind === SERVER && s.attributes['switchyard.request_id'] === `ids-${o.i}`)!;
+    const client = spans.find((s) => s.kind === CLIENT && s.spanId === o.sent.spanId);
+    assert.ok(client, `the call's span is the one its traceparent names (request ${o.i})`);
+    assert.equal(server.traceId, o.tr.traceId);
+    assert.equal(client.traceId, o.tr.traceId);
+    assert.equal(o.sent.traceId, o.tr.traceId);
+    assert.equal(client.parentSpanId, server.spanId, `the call's parent is its request's span (request ${o.i})`);
+  }
+  assert.equal(new Set(spans.map((s) => s.spanId)).size, 800, 'every span id differs');
+});
+
 test('a trace does not hold its request: what keeps a trace keeps none of the request', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;

@@ -1,4 +1,5 @@
-import { ProtoWriter, stringField, tag, varintSize } from './proto-writer.js';
+import { isAscii, ProtoWriter, stringField, tag, varintSize } from './proto-writer.js';
+import type { IdBytes } from './traceparent.js';
 
 /**
  * One span as OTLP's protobuf `Span` writes it. While it runs it keeps references (ids,
@@ -33,6 +34,8 @@ const KEY = {
 const KEYS_BYTES = Object.values(KEY).reduce((n, k) => n + k.length, 0);
 
 const ORIGIN = performance.timeOrigin;
+/** `performance` is an accessor on the global object: read once, not per span. */
+const clock = performance;
 
 /** Bytes a span takes besides its strings and keys: ids, kind, times, status, field tags and lengths. */
 const SPAN_FIXED = 96 + 12 * 16;
@@ -45,12 +48,10 @@ export class OtlpSpan {
   /** `url.scheme`, `client.address` (a SERVER span). */
   scheme = '';
   client = '';
-  /** `http.route` and `switchyard.route`, `switchyard.tenant`: '' when no route took the request. */
-  route = '';
-  tenant = '';
-  /** `server.address` and `server.port`: '' and 0 when unknown. */
-  serverAddress = '';
-  serverPort = 0;
+  /** `http.route`, `switchyard.tenant` and `switchyard.route` (routeAttributes): null when no route took the request. */
+  routeAttributes: Uint8Array | null = null;
+  /** `server.address` and `server.port` (serverAttributes): null when unknown. */
+  serverAttributes: Uint8Array | null = null;
   /** `switchyard.request_id`: '' without one. */
   requestId = '';
   /** `http.response.status_code`: 0 until answered. */
@@ -59,8 +60,15 @@ export class OtlpSpan {
   errorType = '';
   /** The span's status is ERROR (OTLP STATUS_CODE_ERROR). */
   failed = false;
-  private readonly startedAt = performance.now();
+  private readonly startedAt = clock.now();
   private endedAt = 0;
+  /** Where the ids' bytes are when the gateway made them (TraceIds): copied when written, not decoded from hex. */
+  private traceBytes: Buffer | null = null;
+  private traceAt = 0;
+  private spanBytes: Buffer | null = null;
+  private spanAt = 0;
+  private parentBytes: Buffer | null = null;
+  private parentAt = 0;
 
   constructor(
     readonly traceId: string,
@@ -72,9 +80,29 @@ export class OtlpSpan {
     private readonly traceState: string | undefined,
   ) {}
 
+  /** The span's id is `span`'s bytes; its trace id is `trace`'s when the gateway started the trace. */
+  madeIds(span: IdBytes, trace: IdBytes | null): this {
+    this.spanBytes = span.bytes;
+    this.spanAt = span.at;
+    if (trace !== null) {
+      this.traceBytes = trace.bytes;
+      this.traceAt = trace.at;
+    }
+    return this;
+  }
+
+  /** A child of `parent` (a call of its request): their trace id's and the parent's id's bytes are the parent's. */
+  childOf(parent: OtlpSpan): this {
+    this.traceBytes = parent.traceBytes;
+    this.traceAt = parent.traceAt;
+    this.parentBytes = parent.spanBytes;
+    this.parentAt = parent.spanAt;
+    return this;
+  }
+
   /** The span ended now. */
   end(): this {
-    this.endedAt = performance.now();
+    this.endedAt = clock.now();
     return this;
   }
 
@@ -82,8 +110,8 @@ export class OtlpSpan {
   maxBytes(): number {
     const chars =
       this.name.length + (this.traceState?.length ?? 0) + this.method.length + this.path.length + this.scheme.length + this.client.length +
-      2 * this.route.length + this.tenant.length + this.serverAddress.length + this.requestId.length + this.errorType.length;
-    return SPAN_FIXED + KEYS_BYTES + 3 * chars;
+      this.requestId.length + this.errorType.length;
+    return SPAN_FIXED + KEYS_BYTES + 3 * chars + (this.routeAttributes?.length ?? 0) + (this.serverAttributes?.length ?? 0);
   }
 
   /**
@@ -92,43 +120,89 @@ export class OtlpSpan {
    * checked or made; the path, a call's target and an error's text may be any text.
    */
   writeTo(w: ProtoWriter, field: number): void {
-    const start = w.open(field);
-    w.hex(1, this.traceId);
-    w.hex(2, this.spanId);
+    const max = this.maxBytes();
+    const start = w.open(field, max);
+    if (this.traceBytes !== null) w.slice(1, this.traceBytes, this.traceAt, 16);
+    else w.hex(1, this.traceId);
+    if (this.spanBytes !== null) w.slice(2, this.spanBytes, this.spanAt, 8);
+    else w.hex(2, this.spanId);
     if (this.traceState !== undefined) w.text(3, this.traceState);
-    if (this.parentSpanId !== '') w.hex(4, this.parentSpanId);
+    if (this.parentBytes !== null) w.slice(4, this.parentBytes, this.parentAt, 8);
+    else if (this.parentSpanId !== '') w.hex(4, this.parentSpanId);
     w.text(5, this.name);
     w.byte(tag(6, 0));
     w.byte(this.kind);
     w.nanos(7, ORIGIN + this.startedAt);
-    w.nanos(8, ORIGIN + (this.endedAt || performance.now()));
-    const server = this.kind === SERVER;
-    if (this.method !== '') writeString(w, KEY.method, this.method, server);
+    w.nanos(8, ORIGIN + (this.endedAt || clock.now()));
+    if (this.method !== '') w.bytes(METHOD.of(this.method));
     if (this.path !== '') writeString(w, KEY.path, this.path, false);
-    if (this.scheme !== '') writeString(w, KEY.scheme, this.scheme, true);
+    if (this.scheme !== '') w.bytes(SCHEME.of(this.scheme));
     if (this.client !== '') writeString(w, KEY.client, this.client, true);
-    if (this.route !== '') {
-      writeString(w, KEY.route, this.route, true);
-      writeString(w, KEY.tenant, this.tenant, true);
-      writeString(w, KEY.routeName, this.route, true);
-    }
-    if (this.serverAddress !== '') {
-      // A Host the data server let in has host-name or IP characters only; a call's target is configuration.
-      writeString(w, KEY.serverAddress, this.serverAddress, server);
-      writeInt(w, KEY.serverPort, this.serverPort);
-    }
+    if (this.routeAttributes !== null) w.bytes(this.routeAttributes);
+    if (this.serverAttributes !== null) w.bytes(this.serverAttributes);
     if (this.requestId !== '') writeString(w, KEY.requestId, this.requestId, true);
-    if (this.status !== 0) writeInt(w, KEY.status, this.status);
+    if (this.status !== 0) w.bytes(statusAttribute(this.status));
     if (this.errorType !== '') writeString(w, KEY.errorType, this.errorType, false);
     if (this.failed) w.bytes(ERROR_STATUS);
-    w.close(start);
+    w.close(start, max);
   }
 }
 
 const ERROR_STATUS = Buffer.from([tag(15, 2), 2, tag(3, 0), 2]);
 
+/** A string attribute whose few values repeat (a method, a scheme): each value encoded once, the last one kept. */
+class RepeatedAttribute {
+  private value = '';
+  private bytes: Buffer = Buffer.alloc(0);
+  constructor(private readonly key: Buffer) {}
+
+  of(value: string): Buffer {
+    if (value !== this.value) {
+      const w = new ProtoWriter(Buffer.allocUnsafe(this.key.length + 3 * value.length + 16));
+      writeString(w, this.key, value, false);
+      this.bytes = Buffer.from(w.buf.subarray(0, w.pos));
+      this.value = value;
+    }
+    return this.bytes;
+  }
+}
+const METHOD = new RepeatedAttribute(KEY.method);
+const SCHEME = new RepeatedAttribute(KEY.scheme);
+
+/** `http.response.status_code` by status, encoded when first seen. */
+const STATUS: (Buffer | undefined)[] = Array.from({ length: 1000 }, () => undefined);
+function statusAttribute(status: number): Buffer {
+  const n = Math.max(0, Math.trunc(status));
+  let b = n < 1000 ? STATUS[n] : undefined;
+  if (b === undefined) {
+    const w = new ProtoWriter(Buffer.allocUnsafe(KEY.status.length + 16));
+    writeInt(w, KEY.status, n);
+    b = Buffer.from(w.buf.subarray(0, w.pos));
+    if (n < 1000) STATUS[n] = b;
+  }
+  return b;
+}
+
+/** A route's attributes, the same on every span of its requests: encoded once per route (tracer.ts keeps them). */
+export function routeAttributes(route: string, tenant: string): Buffer {
+  const w = new ProtoWriter(Buffer.allocUnsafe(3 * KEYS_BYTES + 6 * (route.length + tenant.length) + 64));
+  writeString(w, KEY.route, route, false);
+  writeString(w, KEY.tenant, tenant, false);
+  writeString(w, KEY.routeName, route, false);
+  return Buffer.from(w.buf.subarray(0, w.pos));
+}
+
+/** `server.address` and `server.port` of a Host or a call's target, encoded once per address (a port is cut to an integer). */
+export function serverAttributes(address: string, port: number): Buffer {
+  const w = new ProtoWriter(Buffer.allocUnsafe(2 * KEYS_BYTES + 3 * address.length + 64));
+  writeString(w, KEY.serverAddress, address, false);
+  writeInt(w, KEY.serverPort, port);
+  return Buffer.from(w.buf.subarray(0, w.pos));
+}
+
 /** Span.attributes (field 9): KeyValue { key, value: AnyValue { string_value (1) } }, lengths known before writing. */
 function writeString(w: ProtoWriter, key: Buffer, value: string, ascii: boolean): void {
+  ascii ||= value.length < 128 && isAscii(value);
   const bytes = ascii ? value.length : Buffer.byteLength(value, 'utf8');
   const any = 1 + varintSize(bytes) + bytes;
   w.byte(tag(9, 2));

@@ -9,13 +9,14 @@ export function tag(field: number, wire: 0 | 1 | 2): number {
   return (field << 3) | wire;
 }
 
-/** Bytes a varint of `n` (0 ≤ n < 2^53) takes. */
+/** Bytes a varint of `n` (0 ≤ n < 2^53) takes (comparisons: a division per byte cost more). */
 export function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    size++;
-  }
+  if (n < 0x80) return 1;
+  if (n < 0x4000) return 2;
+  if (n < 0x20_0000) return 3;
+  if (n < 0x1000_0000) return 4;
+  let size = 5;
+  for (n = Math.floor(n / 0x8_0000_0000); n > 0; n = Math.floor(n / 128)) size++;
   return size;
 }
 
@@ -34,7 +35,13 @@ export function stringField(field: number, value: string): Buffer {
 }
 
 /** A nested message's length is written in this many bytes at most: up to 256 MiB. */
-const HOLE = 4;
+const MAX_HOLE = 4;
+
+/** Whether every UTF-16 unit of `s` is ASCII: its UTF-8 bytes are its char codes. */
+export function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
+  return true;
+}
 
 /** A hex digit's value by char code (lower-case digits only reach here). */
 const HEX = new Uint8Array(128);
@@ -52,19 +59,35 @@ export class ProtoWriter {
 
   varint(n: number): void {
     const buf = this.buf;
-    while (n >= 128) {
-      buf[this.pos++] = (n & 127) | 128;
+    let pos = this.pos;
+    // Below 2^31 the bit operations are exact; above, divisions.
+    while (n >= 0x8000_0000) {
+      buf[pos++] = (n % 128) | 128;
       n = Math.floor(n / 128);
     }
-    buf[this.pos++] = n;
+    while (n >= 128) {
+      buf[pos++] = (n & 127) | 128;
+      n >>>= 7;
+    }
+    buf[pos++] = n;
+    this.pos = pos;
   }
 
+  /** Bytes encoded once (a key, a resource): a short run by hand, as a call into TypedArray's set costs more. */
   bytes(b: Uint8Array): void {
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
+    const n = b.length;
+    if (n > 48) {
+      this.buf.set(b, this.pos);
+      this.pos += n;
+      return;
+    }
+    const buf = this.buf;
+    const pos = this.pos;
+    for (let i = 0; i < n; i++) buf[pos + i] = b[i]!;
+    this.pos = pos + n;
   }
 
-  /** A bytes field from lower-case hex (trace and span ids, checked or made by the gateway). */
+  /** A bytes field from lower-case hex (trace and span ids a client sent, checked by the gateway). */
   hex(field: number, hex: string): void {
     const buf = this.buf;
     let pos = this.pos;
@@ -72,6 +95,16 @@ export class ProtoWriter {
     buf[pos++] = hex.length >> 1;
     for (let i = 0; i < hex.length; i += 2) buf[pos++] = (HEX[hex.charCodeAt(i)]! << 4) | HEX[hex.charCodeAt(i + 1)]!;
     this.pos = pos;
+  }
+
+  /** A bytes field of `n` bytes at `at` in `from` (an id the gateway made, where its random bytes are). */
+  slice(field: number, from: Uint8Array, at: number, n: number): void {
+    const buf = this.buf;
+    let pos = this.pos;
+    buf[pos++] = tag(field, 2);
+    buf[pos++] = n;
+    for (let i = 0; i < n; i++) buf[pos + i] = from[at + i]!;
+    this.pos = pos + n;
   }
 
   /**
@@ -93,6 +126,16 @@ export class ProtoWriter {
   /** A string field of any text (a path, a trace state, an error). */
   text(field: number, s: string): void {
     this.buf[this.pos++] = tag(field, 2);
+    this.utf8(s);
+  }
+
+  /** A string's UTF-8 length as a varint, then its bytes: ASCII without a call into Buffer's native code. */
+  utf8(s: string): void {
+    if (s.length < 128 && isAscii(s)) {
+      this.buf[this.pos++] = s.length;
+      this.asciiBytes(s);
+      return;
+    }
     this.varint(Buffer.byteLength(s, 'utf8'));
     this.pos += this.buf.write(s, this.pos, 'utf8');
   }
@@ -105,27 +148,42 @@ export class ProtoWriter {
     const high = Math.floor(whole / 0x1_0000_0000);
     const low = (whole - high * 0x1_0000_0000) * 1e6 + sub;
     const carry = Math.floor(low / 0x1_0000_0000);
-    this.buf[this.pos++] = tag(field, 1);
-    this.buf.writeUInt32LE(low - carry * 0x1_0000_0000, this.pos);
-    this.buf.writeUInt32LE(high * 1e6 + carry, this.pos + 4);
-    this.pos += 8;
+    const buf = this.buf;
+    let pos = this.pos;
+    buf[pos++] = tag(field, 1);
+    pos = le32(buf, pos, low - carry * 0x1_0000_0000);
+    this.pos = le32(buf, pos, high * 1e6 + carry);
   }
 
-  /** Opens a nested message of field `field`: returns where its content starts, for `close`. */
-  open(field: number): number {
+  /**
+   * Opens a nested message of field `field` whose content takes `maxLength` bytes at most:
+   * returns where its content starts, for `close`. The hole for its length is sized for
+   * that bound, so `close` moves the content only when it came out shorter than that.
+   */
+  open(field: number, maxLength = 0x0fff_ffff): number {
     this.buf[this.pos++] = tag(field, 2);
-    this.pos += HOLE;
+    this.pos += Math.min(varintSize(maxLength), MAX_HOLE);
     return this.pos;
   }
 
-  /** Closes the message opened at `start`: writes its length and moves its content back over the unused hole. */
-  close(start: number): void {
+  /** Closes the message opened at `start` with the same `maxLength`: writes its length, moving its content back over what the length left unused. */
+  close(start: number, maxLength = 0x0fff_ffff): void {
     const length = this.pos - start;
     const size = varintSize(length);
-    const at = start - HOLE;
-    if (size < HOLE) this.buf.copyWithin(at + size, start, this.pos);
+    const hole = Math.min(varintSize(maxLength), MAX_HOLE);
+    const at = start - hole;
+    if (size < hole) this.buf.copyWithin(at + size, start, this.pos);
     this.pos = at;
     this.varint(length);
     this.pos += length;
   }
+}
+
+/** A little-endian 32-bit unsigned integer at `pos`; returns the position after it. */
+function le32(buf: Buffer, pos: number, v: number): number {
+  buf[pos] = v & 0xff;
+  buf[pos + 1] = (v >>> 8) & 0xff;
+  buf[pos + 2] = (v >>> 16) & 0xff;
+  buf[pos + 3] = v >>> 24;
+  return pos + 4;
 }

@@ -1,5 +1,5 @@
 import type { CallTrace, RequestTrace } from './request-trace.js';
-import { CLIENT, OtlpSpan } from './otlp-span.js';
+import { CLIENT, OtlpSpan, serverAttributes } from './otlp-span.js';
 import { formatTraceparent, type TraceIds } from './traceparent.js';
 
 /**
@@ -33,11 +33,9 @@ export class RecordedTrace implements RequestTrace {
   }
 
   call(method: string, server: string): CallTrace {
-    const address = addressOf(server);
-    const span = new OtlpSpan(this.span.traceId, this.ids.spanId(), this.span.spanId, method, CLIENT, undefined);
+    const span = new OtlpSpan(this.span.traceId, this.ids.spanId(), this.span.spanId, method, CLIENT, undefined).madeIds(this.ids.lastSpan, null).childOf(this.span);
     span.method = method;
-    span.serverAddress = address[0];
-    span.serverPort = address[1];
+    span.serverAttributes = attributesOf(server);
     const c = new RecordedCall(span, formatTraceparent(span.traceId, span.spanId, true), this);
     c.next = this.open;
     if (this.open !== null) this.open.prev = c;
@@ -106,13 +104,14 @@ class RecordedCall implements CallTrace {
   }
 }
 
-/** Call targets' addresses, parsed once each (targets and service URLs are few; the map is bounded). */
-const addresses = new Map<string, [string, number]>();
-function addressOf(server: string): [string, number] {
+/** Call targets' address attributes, parsed and encoded once each (targets and service URLs are few; the map is bounded). */
+const addresses = new Map<string, Buffer>();
+function attributesOf(server: string): Buffer {
   let a = addresses.get(server);
   if (a === undefined) {
     if (addresses.size >= 1024) addresses.clear();
-    addresses.set(server, (a = serverAddress(server)));
+    const [host, port] = serverAddress(server);
+    addresses.set(server, (a = serverAttributes(host, port)));
   }
   return a;
 }

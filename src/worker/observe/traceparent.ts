@@ -66,37 +66,49 @@ export function formatTraceparent(traceId: string, spanId: string, sampled: bool
   return `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`;
 }
 
+/** Where a made id's bytes are: in the pool it was cut from (a pool is never written again once used up). */
+export interface IdBytes {
+  bytes: Buffer | null;
+  at: number;
+}
+
 /**
- * Random trace and span ids, cut from a pool of random hex that crypto.randomFillSync
- * refills once used up: one system call and one hex conversion per few hundred ids.
+ * Random trace and span ids, cut from a pool of random bytes and its hex that
+ * crypto.randomFillSync refills once used up: one system call and one hex conversion per
+ * few hundred ids. A used-up pool is left to the spans that still point into it
+ * (`lastTrace`, `lastSpan`), so they copy their ids' bytes rather than decode hex.
  */
 export class TraceIds {
-  private readonly pool: Buffer;
+  private pool: Buffer = Buffer.alloc(0);
   private hexPool = '';
   private at = 0;
+  /** The bytes of the trace id and of the span id last made. */
+  readonly lastTrace: IdBytes = { bytes: null, at: 0 };
+  readonly lastSpan: IdBytes = { bytes: null, at: 0 };
 
-  constructor(poolBytes = 4096) {
-    this.pool = Buffer.allocUnsafe(poolBytes);
-  }
+  constructor(private readonly poolBytes = 4096) {}
 
-  /** `digits` random hex digits. */
-  private hex(digits: number): string {
+  /** `digits` random hex digits; `into`: where their bytes are. */
+  private hex(digits: number, into: IdBytes): string {
     if (this.at + digits > this.hexPool.length) {
-      this.hexPool = randomFillSync(this.pool).toString('hex');
+      this.pool = randomFillSync(Buffer.allocUnsafeSlow(this.poolBytes));
+      this.hexPool = this.pool.toString('hex');
       this.at = 0;
     }
     const s = this.hexPool.slice(this.at, this.at + digits);
+    into.bytes = this.pool;
+    into.at = this.at >> 1;
     this.at += digits;
     return s;
   }
 
   traceId(): string {
-    const id = this.hex(32);
+    const id = this.hex(32, this.lastTrace);
     return id === ZERO_TRACE ? this.traceId() : id;
   }
 
   spanId(): string {
-    const id = this.hex(16);
+    const id = this.hex(16, this.lastSpan);
     return id === ZERO_SPAN ? this.spanId() : id;
   }
 

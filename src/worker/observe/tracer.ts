@@ -3,10 +3,31 @@ import { PropagatedTrace, PropagationOnly, type RequestTrace, type TracedRequest
 import { RecordedTrace, serverAddress } from './recorded-trace.js';
 import { formatTraceparent, parseTraceparent, TraceIds } from './traceparent.js';
 import { throttledWarn } from './export-warnings.js';
-import { OtlpSpan, SERVER } from './otlp-span.js';
+import { OtlpSpan, routeAttributes, SERVER, serverAttributes } from './otlp-span.js';
 import { OtlpExporter } from './otlp-exporter.js';
 
 export type TracingSettings = NonNullable<ObserveSettings['tracing']>;
+
+type RouteKey = NonNullable<TracedRequest['meter']>;
+
+/** What every SERVER span of one route repeats, made once: its attributes, and its name for the method last seen. */
+class RouteSpans {
+  readonly attributes: Buffer;
+  private method = '';
+  private spanName = '';
+
+  constructor(private readonly meter: RouteKey) {
+    this.attributes = routeAttributes(meter.route, meter.tenant);
+  }
+
+  name(method: string): string {
+    if (method !== this.method) {
+      this.method = method;
+      this.spanName = `${method} ${this.meter.route}`;
+    }
+    return this.spanName;
+  }
+}
 
 /** The tracing of a worker: propagation only without `tracing` in worker.json, spans over OTLP/HTTP with it. */
 export function tracingFor(settings: TracingSettings | null, log: { warn(obj: object, msg: string): void }, env: NodeJS.ProcessEnv = process.env): Tracing {
@@ -29,9 +50,11 @@ class OtlpTracing implements Tracing {
   private readonly ids = new TraceIds();
   private readonly exporter: OtlpExporter;
   private readonly exportSpan: (span: OtlpSpan) => void;
-  /** The last Host's address and port: most requests repeat it. */
+  /** The last Host's address attributes: most requests repeat it. */
   private lastHost = '';
-  private lastAddress: [string, number] = ['', 0];
+  private lastHostAttributes: Buffer | null = null;
+  /** Per route (its meter, one per route of a generation): its attributes and its span name for the last method. */
+  private readonly routes = new WeakMap<RouteKey, RouteSpans>();
 
   constructor(
     private readonly settings: TracingSettings,
@@ -56,34 +79,40 @@ class OtlpTracing implements Tracing {
       traceId = this.ids.traceId();
       if (!sampledByRatio(traceId, this.settings.sampleRatio)) return new PropagatedTrace(formatTraceparent(traceId, this.ids.spanId(), false), true);
     } else traceId = parent.traceId;
-    const route = req.meter;
-    const name = route === null ? `HTTP ${req.method}` : `${req.method} ${route.route}`;
+    const meter = req.meter;
+    const method = req.method;
+    let name: string;
+    let attributes: Buffer | null = null;
+    if (meter === null) name = `HTTP ${method}`;
+    else {
+      let r = this.routes.get(meter);
+      if (r === undefined) this.routes.set(meter, (r = new RouteSpans(meter)));
+      name = r.name(method);
+      attributes = r.attributes;
+    }
     const state = parent === null ? undefined : req.header('tracestate');
-    const span = new OtlpSpan(traceId, this.ids.spanId(), parent === null ? '' : parent.spanId, name, SERVER, state);
-    span.method = req.method;
+    const span = new OtlpSpan(traceId, this.ids.spanId(), parent === null ? '' : parent.spanId, name, SERVER, state).madeIds(
+      this.ids.lastSpan,
+      parent === null ? this.ids.lastTrace : null,
+    );
+    span.method = method;
     span.path = req.path;
     span.scheme = req.scheme;
     span.client = req.clientAddress;
-    if (route !== null) {
-      span.route = route.route;
-      span.tenant = route.tenant;
-    }
+    span.routeAttributes = attributes;
     const host = req.header('host');
-    if (host !== undefined) {
-      const address = this.hostAddress(req.scheme, host);
-      span.serverAddress = address[0];
-      span.serverPort = address[1];
-    }
+    if (host !== undefined) span.serverAttributes = this.hostAttributes(req.scheme, host);
     return new RecordedTrace(span, parent === null, this.ids, this.exportSpan);
   }
 
-  private hostAddress(scheme: string, host: string): [string, number] {
+  private hostAttributes(scheme: string, host: string): Buffer {
     const key = scheme === 'https' ? `s${host}` : host;
-    if (key !== this.lastHost) {
+    if (key !== this.lastHost || this.lastHostAttributes === null) {
+      const [address, port] = serverAddress(`${scheme}://${host}`);
       this.lastHost = key;
-      this.lastAddress = serverAddress(`${scheme}://${host}`);
+      this.lastHostAttributes = serverAttributes(address, port);
     }
-    return this.lastAddress;
+    return this.lastHostAttributes;
   }
 
   flush(timeoutMs: number): Promise<void> {
