@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { childOutput } from './child-output.mjs';
 
 const WS_LOAD = join(dirname(fileURLToPath(import.meta.url)), 'ws-load.mjs');
 
@@ -24,23 +25,12 @@ export function loadGenerator({ tool, connections, pipelining, spawnWrk }) {
       });
   }
   if (pipelining !== 1) throw new Error('wrk runs without pipelining: use autocannon for pipelining > 1');
-  return (url, seconds, headers = {}) =>
-    new Promise((resolve, reject) => {
-      const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-      const child = spawnWrk(['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...h, url]);
-      let out = '';
-      child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-      child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
-      child.once('error', reject);
-      child.once('exit', (code) => {
-        if (code !== 0) return reject(new Error(`wrk exited ${code}:\n${out}`));
-        try {
-          resolve(parseWrk(out));
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+  return async (url, seconds, headers = {}) => {
+    const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+    const { code, signal, out, err } = await childOutput(spawnWrk(['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...h, url]));
+    if (code !== 0) throw new Error(`wrk exited ${code ?? signal}:\n${out}${err}`);
+    return parseWrk(out + err);
+  };
 }
 
 /**
@@ -49,24 +39,17 @@ export function loadGenerator({ tool, connections, pipelining, spawnWrk }) {
  * generator's CPU when pinning is on, stdin a pipe so that it stops with run.mjs) and tracks it.
  */
 export function wsEchoLoad({ connections, messageBytes, spawnNode }) {
-  return (url, seconds) =>
-    new Promise((resolve, reject) => {
-      const child = spawnNode([WS_LOAD, url, String(connections), String(seconds), String(messageBytes)]);
-      let out = '';
-      let err = '';
-      child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-      child.stderr.setEncoding('utf8').on('data', (d) => (err = (err + d).slice(-4000)));
-      child.once('error', reject);
-      child.once('exit', (code) => {
-        if (code !== 0) return reject(new Error(`ws-load exited ${code}:\n${err}`));
-        try {
-          const r = JSON.parse(out.trim().split('\n').at(-1));
-          resolve({ rps: r.rps, p99Ms: r.p99Ms, requests: r.messages, non2xx: r.handshakeFailures, errors: r.errors });
-        } catch {
-          reject(new Error(`cannot parse ws-load output:\n${out}${err}`));
-        }
-      });
-    });
+  return async (url, seconds) => {
+    const { code, signal, out, err } = await childOutput(spawnNode([WS_LOAD, url, String(connections), String(seconds), String(messageBytes)]));
+    if (code !== 0) throw new Error(`ws-load exited ${code ?? signal}:\n${err}`);
+    let r;
+    try {
+      r = JSON.parse(out.trim().split('\n').at(-1));
+    } catch {
+      throw new Error(`cannot parse ws-load output:\n${out}${err}`);
+    }
+    return { rps: r.rps, p99Ms: r.p99Ms, requests: r.messages, non2xx: r.handshakeFailures, errors: r.errors };
+  };
 }
 
 /** Parses `wrk --latency` output. */
