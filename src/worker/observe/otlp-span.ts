@@ -1,4 +1,4 @@
-import { isAscii, ProtoWriter, stringField, tag, varintSize } from './proto-writer.js';
+import { encodedOnce, type ProtoWriter, stringField, tag, utf8Length, varintSize } from './proto-writer.js';
 import type { IdBytes } from './traceparent.js';
 
 /**
@@ -158,9 +158,7 @@ class RepeatedAttribute {
 
   of(value: string): Buffer {
     if (value !== this.value) {
-      const w = new ProtoWriter(Buffer.allocUnsafe(this.key.length + 3 * value.length + 16));
-      writeString(w, this.key, value, false);
-      this.bytes = Buffer.from(w.buf.subarray(0, w.pos));
+      this.bytes = encodedOnce(this.key.length + 3 * value.length + 16, (w) => writeString(w, this.key, value, false));
       this.value = value;
     }
     return this.bytes;
@@ -175,9 +173,7 @@ function statusAttribute(status: number): Buffer {
   const n = Math.max(0, Math.trunc(status));
   let b = n < 1000 ? STATUS[n] : undefined;
   if (b === undefined) {
-    const w = new ProtoWriter(Buffer.allocUnsafe(KEY.status.length + 16));
-    writeInt(w, KEY.status, n);
-    b = Buffer.from(w.buf.subarray(0, w.pos));
+    b = encodedOnce(KEY.status.length + 16, (w) => writeInt(w, KEY.status, n));
     if (n < 1000) STATUS[n] = b;
   }
   return b;
@@ -185,25 +181,24 @@ function statusAttribute(status: number): Buffer {
 
 /** A route's attributes, the same on every span of its requests: encoded once per route (tracer.ts keeps them). */
 export function routeAttributes(route: string, tenant: string): Buffer {
-  const w = new ProtoWriter(Buffer.allocUnsafe(3 * KEYS_BYTES + 6 * (route.length + tenant.length) + 64));
-  writeString(w, KEY.route, route, false);
-  writeString(w, KEY.tenant, tenant, false);
-  writeString(w, KEY.routeName, route, false);
-  return Buffer.from(w.buf.subarray(0, w.pos));
+  return encodedOnce(3 * KEYS_BYTES + 6 * (route.length + tenant.length) + 64, (w) => {
+    writeString(w, KEY.route, route, false);
+    writeString(w, KEY.tenant, tenant, false);
+    writeString(w, KEY.routeName, route, false);
+  });
 }
 
 /** `server.address` and `server.port` of a Host or a call's target, encoded once per address (a port is cut to an integer). */
 export function serverAttributes(address: string, port: number): Buffer {
-  const w = new ProtoWriter(Buffer.allocUnsafe(2 * KEYS_BYTES + 3 * address.length + 64));
-  writeString(w, KEY.serverAddress, address, false);
-  writeInt(w, KEY.serverPort, port);
-  return Buffer.from(w.buf.subarray(0, w.pos));
+  return encodedOnce(2 * KEYS_BYTES + 3 * address.length + 64, (w) => {
+    writeString(w, KEY.serverAddress, address, false);
+    writeInt(w, KEY.serverPort, port);
+  });
 }
 
 /** Span.attributes (field 9): KeyValue { key, value: AnyValue { string_value (1) } }, lengths known before writing. */
 function writeString(w: ProtoWriter, key: Buffer, value: string, ascii: boolean): void {
-  ascii ||= value.length < 128 && isAscii(value);
-  const bytes = ascii ? value.length : Buffer.byteLength(value, 'utf8');
+  const bytes = ascii ? value.length : utf8Length(value);
   const any = 1 + varintSize(bytes) + bytes;
   w.byte(tag(9, 2));
   w.varint(key.length + 1 + varintSize(any) + any);
@@ -212,8 +207,7 @@ function writeString(w: ProtoWriter, key: Buffer, value: string, ascii: boolean)
   w.varint(any);
   w.byte(tag(1, 2));
   w.varint(bytes);
-  if (ascii) w.asciiBytes(value);
-  else w.pos += w.buf.write(value, w.pos, 'utf8');
+  w.string(value, bytes);
 }
 
 /** KeyValue { key, value: AnyValue { int_value (3) } } of a non-negative integer. */

@@ -38,9 +38,21 @@ export function stringField(field: number, value: string): Buffer {
 const MAX_HOLE = 4;
 
 /** Whether every UTF-16 unit of `s` is ASCII: its UTF-8 bytes are its char codes. */
-export function isAscii(s: string): boolean {
+function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
   return true;
+}
+
+/** The UTF-8 length of `s`; a short ASCII one is checked in JavaScript, without a call into Buffer's native code. */
+export function utf8Length(s: string): number {
+  return s.length < 128 && isAscii(s) ? s.length : Buffer.byteLength(s, 'utf8');
+}
+
+/** A value encoded once into a Buffer of its own (an attribute kept for every span): `write` takes at most `maxBytes`. */
+export function encodedOnce(maxBytes: number, write: (w: ProtoWriter) => void): Buffer {
+  const w = new ProtoWriter(Buffer.allocUnsafe(maxBytes));
+  write(w);
+  return Buffer.from(w.buf.subarray(0, w.pos));
 }
 
 /** A hex digit's value by char code (lower-case digits only reach here). */
@@ -75,15 +87,17 @@ export class ProtoWriter {
 
   /** Bytes encoded once (a key, a resource): a short run by hand, as a call into TypedArray's set costs more. */
   bytes(b: Uint8Array): void {
-    const n = b.length;
-    if (n > 48) {
+    if (b.length > 48) {
       this.buf.set(b, this.pos);
-      this.pos += n;
-      return;
-    }
+      this.pos += b.length;
+    } else this.copy(b, 0, b.length);
+  }
+
+  /** `n` bytes of `from` at `at`, one by one. */
+  private copy(from: Uint8Array, at: number, n: number): void {
     const buf = this.buf;
     const pos = this.pos;
-    for (let i = 0; i < n; i++) buf[pos + i] = b[i]!;
+    for (let i = 0; i < n; i++) buf[pos + i] = from[at + i]!;
     this.pos = pos + n;
   }
 
@@ -99,12 +113,9 @@ export class ProtoWriter {
 
   /** A bytes field of `n` bytes at `at` in `from` (an id the gateway made, where its random bytes are). */
   slice(field: number, from: Uint8Array, at: number, n: number): void {
-    const buf = this.buf;
-    let pos = this.pos;
-    buf[pos++] = tag(field, 2);
-    buf[pos++] = n;
-    for (let i = 0; i < n; i++) buf[pos + i] = from[at + i]!;
-    this.pos = pos + n;
+    this.buf[this.pos++] = tag(field, 2);
+    this.buf[this.pos++] = n;
+    this.copy(from, at, n);
   }
 
   /**
@@ -126,18 +137,15 @@ export class ProtoWriter {
   /** A string field of any text (a path, a trace state, an error). */
   text(field: number, s: string): void {
     this.buf[this.pos++] = tag(field, 2);
-    this.utf8(s);
+    const bytes = utf8Length(s);
+    this.varint(bytes);
+    this.string(s, bytes);
   }
 
-  /** A string's UTF-8 length as a varint, then its bytes: ASCII without a call into Buffer's native code. */
-  utf8(s: string): void {
-    if (s.length < 128 && isAscii(s)) {
-      this.buf[this.pos++] = s.length;
-      this.asciiBytes(s);
-      return;
-    }
-    this.varint(Buffer.byteLength(s, 'utf8'));
-    this.pos += this.buf.write(s, this.pos, 'utf8');
+  /** The UTF-8 bytes of `s`, `bytes` long (utf8Length's): equal to its length only when it is ASCII, then written by hand. */
+  string(s: string, bytes: number): void {
+    if (bytes === s.length) this.asciiBytes(s);
+    else this.pos += this.buf.write(s, this.pos, 'utf8');
   }
 
   /** A fixed64 field of nanoseconds since the epoch, from epoch milliseconds, exact to what a double holds. */
