@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessLineFormat, combinedTime, escapeLogValue, isoTime, ms, type AccessLogSettings } from '../../src/worker/observe/access-line.js';
+import { accessLineFormat, combinedTime, escapeLogValue, isoTime, type AccessLogSettings } from '../../src/worker/observe/access-line.js';
+import { LineBuffer } from '../../src/worker/observe/line-buffer.js';
 import type { RequestRecord } from '../../src/worker/observe/request-record.js';
 import { ACCESS_LOG_FIELDS, REDACT_QUERY_DEFAULT } from '../../src/shared/gateway-config-observability.js';
 
@@ -37,6 +38,21 @@ const settings = (over: Partial<AccessLogSettings> = {}): AccessLogSettings => (
   ...over,
 });
 
+/** What `write` puts in a LineBuffer, as text. */
+function written(write: (out: LineBuffer) => void): string {
+  const parts: Buffer[] = [];
+  const out = new LineBuffer(64, (b) => parts.push(b));
+  write(out);
+  out.hand();
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** The line format of `s`, as a function returning text. */
+const format = (s: AccessLogSettings) => {
+  const line = accessLineFormat(s);
+  return (r: RequestRecord) => written((out) => line(r, out));
+};
+
 /** The line parsed, after checking it is exactly one line. */
 function parseLine(line: string): Record<string, unknown> {
   assert.ok(line.endsWith('\n'), 'a line ends with a newline');
@@ -46,7 +62,7 @@ function parseLine(line: string): Record<string, unknown> {
 }
 
 test('a JSON line has every field, in ACCESS_LOG_FIELDS order, with the values of the record', () => {
-  const line = accessLineFormat(settings())(record());
+  const line = format(settings())(record());
   const parsed = parseLine(line);
   assert.deepEqual(Object.keys(parsed), [...ACCESS_LOG_FIELDS]);
   assert.deepEqual(parsed, {
@@ -71,7 +87,7 @@ test('a JSON line has every field, in ACCESS_LOG_FIELDS order, with the values o
 
 test('a JSON line writes what is absent as null, and non-finite numbers as null (never NaN, which is not JSON)', () => {
   const parsed = parseLine(
-    accessLineFormat(settings())(
+    format(settings())(
       record({ requestId: '', tenant: '', route: '', query: null, upstream: null, upstreamMs: null, userAgent: undefined, referer: undefined, traceId: null, durationMs: NaN, status: 404 }),
     ),
   );
@@ -81,23 +97,23 @@ test('a JSON line writes what is absent as null, and non-finite numbers as null 
 });
 
 test('`fields` keeps only those fields, still in ACCESS_LOG_FIELDS order', () => {
-  const parsed = parseLine(accessLineFormat(settings({ fields: ['status', 'time', 'path'] }))(record()));
+  const parsed = parseLine(format(settings({ fields: ['status', 'time', 'path'] }))(record()));
   assert.deepEqual(Object.keys(parsed), ['time', 'path', 'status']);
 });
 
 test('query values of redactQuery names are redacted: names case-insensitive and percent-decoded, separators and the rest as sent', () => {
-  const line = accessLineFormat(settings({ redactQuery: ['access_token', 'sid'] }));
+  const line = format(settings({ redactQuery: ['access_token', 'sid'] }));
   const path = (query: string | null) => parseLine(line(record({ query }))).path;
   assert.equal(path('ACCESS_TOKEN=a&x=1;Sid=b'), '/v1/items?ACCESS_TOKEN=[redacted]&x=1;Sid=[redacted]');
   assert.equal(path('access%5Ftoken=a&%73id=b&token=c'), '/v1/items?access%5Ftoken=[redacted]&%73id=[redacted]&token=c');
   assert.equal(path('access_token&sid='), '/v1/items?access_token&sid=[redacted]');
   assert.equal(path(''), '/v1/items?', 'a bare ? is kept');
-  assert.equal(parseLine(accessLineFormat(settings({ redactQuery: [] }))(record())).path, '/v1/items?page=2&token=abc', 'an empty list redacts nothing');
+  assert.equal(parseLine(format(settings({ redactQuery: [] }))(record())).path, '/v1/items?page=2&token=abc', 'an empty list redacts nothing');
 });
 
 test('a hostile path, query, user agent or referer stays inside its JSON string: one line, valid JSON, the value intact', () => {
   const hostile = 'a"b\\c\nd\r\n{"status":200}\u0085\u2028\u0000é\ud800';
-  const line = accessLineFormat(settings())(record({ path: `/x"\\\n`, query: 'q="\n"', userAgent: hostile, referer: hostile, method: 'GE"T' }));
+  const line = format(settings())(record({ path: `/x"\\\n`, query: 'q="\n"', userAgent: hostile, referer: hostile, method: 'GE"T' }));
   const parsed = parseLine(line);
   assert.equal(parsed.path, '/x"\\\n?q="\n"');
   assert.equal(parsed.userAgent, JSON.parse(JSON.stringify(hostile)));
@@ -106,18 +122,18 @@ test('a hostile path, query, user agent or referer stays inside its JSON string:
 });
 
 test('a combined line is the Apache/nginx format: client, time, request line, status, bytes, referer, user agent', () => {
-  const line = accessLineFormat(settings({ format: 'combined' }))(record());
+  const line = format(settings({ format: 'combined' }))(record());
   assert.equal(line, '203.0.113.7 - - [27/Nov/2026:15:52:05 +0000] "GET /v1/items?page=2&token=[redacted] HTTP/1.1" 200 123 "https://example.test/" "curl/8.0"\n');
-  const bare = accessLineFormat(settings({ format: 'combined' }))(record({ referer: undefined, userAgent: '', client: '', query: null }));
+  const bare = format(settings({ format: 'combined' }))(record({ referer: undefined, userAgent: '', client: '', query: null }));
   assert.equal(bare, '- - - [27/Nov/2026:15:52:05 +0000] "GET /v1/items HTTP/1.1" 200 123 "-" "-"\n');
-  const untold = accessLineFormat(settings({ format: 'combined' }))(record({ path: '', query: null, status: 414 }));
+  const untold = format(settings({ format: 'combined' }))(record({ path: '', query: null, status: 414 }));
   assert.match(untold, / "GET - HTTP\/1\.1" 414 /, 'a target not logged is `-`, never an empty field');
 });
 
 test('a combined line escapes quotes, backslashes, control and non-ASCII bytes as nginx does (\\xHH), so no client forges a line', () => {
   const COMBINED = /^(\S+) - - \[([^\]]+)\] "((?:[^"\\]|\\x[0-9A-F]{2})*)" (\d{3}) (\d+|-) "((?:[^"\\]|\\x[0-9A-F]{2})*)" "((?:[^"\\]|\\x[0-9A-F]{2})*)"\n$/;
   const forged = 'x" 200 1 "-" "-"\n127.0.0.1 - - [01/Jan/2026:00:00:00 +0000] "GET /admin HTTP/1.1" 200 1 "-" "\\';
-  const line = accessLineFormat(settings({ format: 'combined' }))(record({ userAgent: forged, referer: 'é\t', path: '/p"q\\' }));
+  const line = format(settings({ format: 'combined' }))(record({ userAgent: forged, referer: 'é\t', path: '/p"q\\' }));
   const m = COMBINED.exec(line);
   assert.ok(m, `parses as one combined line: ${line}`);
   assert.equal(m[3], 'GET /p\\x22q\\x5C?page=2&token=[redacted] HTTP/1.1');
@@ -134,7 +150,8 @@ test('escapeLogValue leaves printable ASCII as is and the combined time is UTC i
 test('times and durations written from integers read as toISOString and String(Math.round(n * 1000) / 1000) would write them', () => {
   const time = isoTime();
   let at = Date.UTC(2026, 11, 31, 23, 59, 58, 990);
-  for (let i = 0; i < 3000; i++, at += 0.7) assert.equal(time(at), `"${new Date(Math.floor(at)).toISOString()}"`, `at ${at}`);
+  for (let i = 0; i < 3000; i++, at += 0.7) assert.equal(written((out) => time(at, out)), `"${new Date(Math.floor(at)).toISOString()}"`, `at ${at}`);
+  const ms = (n: number | null) => written((out) => out.ms(n));
   const samples = [0, 0.0004, 0.0005, 0.001, 0.01, 0.1, 0.5, 1, 4.5, 12.3456789, 999.9995, 1000, 65_535.25, 1_073_741.823, 1_073_741.824, 1e7 + 0.123, 2 ** 40];
   for (let i = 0; i < 5000; i++) samples.push(Math.random() * 10 ** Math.floor(Math.random() * 8));
   for (const n of samples) assert.equal(ms(n), String(Math.round(n * 1000) / 1000), `duration ${n}`);

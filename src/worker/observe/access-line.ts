@@ -1,13 +1,14 @@
 import type { ObserveSettings } from '../../contracts/ipc.js';
 import { ACCESS_LOG_FIELDS, type AccessLogField } from '../../shared/gateway-config-observability.js';
 import { redactQuery } from '../../shared/redact-query.js';
+import { MAX_BYTES_PER_CHAR, type LineBuffer } from './line-buffer.js';
 import type { RequestRecord } from './request-record.js';
 
 /** worker.json `log.access` as a worker gets it (enabled). */
 export type AccessLogSettings = NonNullable<ObserveSettings['accessLog']>;
 
-/** Formats one finished request as one access log line, `\n` included. */
-export type AccessLineFormat = (r: RequestRecord) => string;
+/** Writes one finished request as one access log line, `\n` included, into `out`. */
+export type AccessLineFormat = (r: RequestRecord, out: LineBuffer) => void;
 
 /**
  * The line format of `settings`: a JSON object (the configured fields, in ACCESS_LOG_FIELDS
@@ -23,63 +24,30 @@ export function accessLineFormat(settings: AccessLogSettings): AccessLineFormat 
 
 type Target = (r: RequestRecord) => string;
 
-// Valid in a JSON string, but line breaks to some readers (Python's splitlines, for one).
-const UNICODE_BREAK = /[\u0085\u2028\u2029]/;
-const UNICODE_BREAKS = /[\u0085\u2028\u2029]/g;
-const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-// Printable ASCII but `"` and `\`: what JSON.stringify would only wrap in quotes.
-const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/** A JSON string for any input: values clients choose go through JSON.stringify unless plain. */
-function str(s: string | null | undefined): string {
-  if (s === null || s === undefined || s === '') return 'null';
-  if (JSON_PLAIN.test(s)) return `"${s}"`;
-  const json = JSON.stringify(s);
-  return UNICODE_BREAK.test(json) ? json.replace(UNICODE_BREAKS, unicodeEscape) : json;
-}
 /**
- * A value the gateway made or checked (an id it generated or found well formed, an entity
- * name, a method token, a configured target, an IP address, hex): nothing in it needs
- * escaping, so it is quoted as it is.
+ * `time`: the ISO time of the request's arrival, quoted. toISOString runs once per second
+ * (it is slow: V8 asks the OS for the local offset); the milliseconds are written as digits.
  */
-const checked = (s: string | null | undefined): string => (s === null || s === undefined || s === '' ? 'null' : `"${s}"`);
-
-/** '000' to '999': a time's milliseconds. */
-const MILLIS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
-/** '' and '.001' to '.999' without trailing zeros: a duration's fraction of a millisecond. */
-const FRACTIONS = MILLIS.map((m, i) => (i === 0 ? '' : `.${m.replace(/0+$/, '')}`));
-
-/**
- * `time`: the ISO string of the request's arrival. toISOString runs once per second (it is
- * slow: V8 asks the OS for the local offset); the milliseconds come from a table.
- */
-export function isoTime(): (epochMs: number) => string {
+export function isoTime(): (epochMs: number, out: LineBuffer) => void {
   let second = -1;
-  let prefix = '';
-  return (epochMs) => {
+  let prefix = Buffer.alloc(0);
+  return (epochMs, out) => {
     const whole = Math.floor(epochMs);
     const s = Math.floor(whole / 1000);
     if (s !== second) {
       second = s;
-      prefix = `"${new Date(s * 1000).toISOString().slice(0, 20)}`; // "2026-11-27T15:52:05.
+      prefix = Buffer.from(`"${new Date(s * 1000).toISOString().slice(0, 20)}`); // "2026-11-27T15:52:05.
     }
-    return `${prefix}${MILLIS[whole - s * 1000]}Z"`;
+    out.bytes(prefix);
+    out.digits(whole - s * 1000, 3);
+    out.byte(0x5a); // Z
+    out.byte(0x22);
   };
 }
 
-/** A JSON number; NaN and the infinities are not JSON, so they are written as null. */
-const num = (n: number | null): string => (n === null || !Number.isFinite(n) ? 'null' : String(n));
-/**
- * Milliseconds rounded to the microsecond, as String(Math.round(n * 1000) / 1000) writes them,
- * from integers: formatting a double costs more than the rest of the line.
- */
-export function ms(n: number | null): string {
-  if (n === null || !Number.isFinite(n)) return 'null';
-  const us = Math.round(n * 1000);
-  if (us < 0 || us > 0x3fffffff) return num(us / 1000);
-  const whole = Math.floor(us / 1000);
-  return `${whole}${FRACTIONS[us - whole * 1000]}`;
-}
+/** A line's bytes apart from its strings: keys, time, numbers and punctuation of every field. */
+const FIXED_BOUND = 512;
+const len = (s: string | null | undefined) => (s === null || s === undefined ? 0 : s.length);
 
 /**
  * One function for every field set (a loop over per-field closures was a polymorphic call
@@ -89,26 +57,80 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
   const time = isoTime();
   const chosen = ACCESS_LOG_FIELDS.filter((f) => fields.includes(f));
   // A chosen field's key, its separator included; a field left out has none.
-  const key: Partial<Record<AccessLogField, string>> = Object.fromEntries(chosen.map((f, i) => [f, `${i === 0 ? '{' : ','}"${f}":`]));
-  return (r) => {
-    let line = '';
-    if (key.time) line += key.time + time(r.startedAt);
-    if (key.requestId) line += key.requestId + checked(r.requestId);
-    if (key.tenant) line += key.tenant + checked(r.tenant);
-    if (key.route) line += key.route + checked(r.route);
-    if (key.method) line += key.method + str(r.method);
-    if (key.path) line += key.path + str(target(r));
-    if (key.status) line += key.status + num(r.status);
-    if (key.bytesReceived) line += key.bytesReceived + num(r.bytesReceived);
-    if (key.bytesSent) line += key.bytesSent + num(r.bytesSent);
-    if (key.durationMs) line += key.durationMs + ms(r.durationMs);
-    if (key.upstream) line += key.upstream + checked(r.upstream);
-    if (key.upstreamMs) line += key.upstreamMs + ms(r.upstreamMs);
-    if (key.client) line += key.client + checked(r.client);
-    if (key.userAgent) line += key.userAgent + str(r.userAgent);
-    if (key.referer) line += key.referer + str(r.referer);
-    if (key.traceId) line += key.traceId + checked(r.traceId);
-    return `${line}}\n`;
+  const key: Partial<Record<AccessLogField, Buffer>> = Object.fromEntries(chosen.map((f, i) => [f, Buffer.from(`${i === 0 ? '{' : ','}"${f}":`)]));
+  return (r, out) => {
+    // Read once: a record's header fields are lookups.
+    const path = key.path ? target(r) : '';
+    const userAgent = key.userAgent ? r.userAgent : undefined;
+    const referer = key.referer ? r.referer : undefined;
+    const strings = len(path) + len(userAgent) + len(referer) + len(r.method) + len(r.requestId) + len(r.tenant) + len(r.route) + len(r.upstream) + len(r.client) + len(r.traceId);
+    out.reserve(FIXED_BOUND + MAX_BYTES_PER_CHAR * strings);
+    if (key.time) {
+      out.bytes(key.time);
+      time(r.startedAt, out);
+    }
+    if (key.requestId) {
+      out.bytes(key.requestId);
+      out.quoted(r.requestId);
+    }
+    if (key.tenant) {
+      out.bytes(key.tenant);
+      out.quoted(r.tenant);
+    }
+    if (key.route) {
+      out.bytes(key.route);
+      out.quoted(r.route);
+    }
+    if (key.method) {
+      out.bytes(key.method);
+      out.json(r.method);
+    }
+    if (key.path) {
+      out.bytes(key.path);
+      out.json(path);
+    }
+    if (key.status) {
+      out.bytes(key.status);
+      out.number(r.status);
+    }
+    if (key.bytesReceived) {
+      out.bytes(key.bytesReceived);
+      out.number(r.bytesReceived);
+    }
+    if (key.bytesSent) {
+      out.bytes(key.bytesSent);
+      out.number(r.bytesSent);
+    }
+    if (key.durationMs) {
+      out.bytes(key.durationMs);
+      out.ms(r.durationMs);
+    }
+    if (key.upstream) {
+      out.bytes(key.upstream);
+      out.quoted(r.upstream);
+    }
+    if (key.upstreamMs) {
+      out.bytes(key.upstreamMs);
+      out.ms(r.upstreamMs);
+    }
+    if (key.client) {
+      out.bytes(key.client);
+      out.quoted(r.client);
+    }
+    if (key.userAgent) {
+      out.bytes(key.userAgent);
+      out.json(userAgent);
+    }
+    if (key.referer) {
+      out.bytes(key.referer);
+      out.json(referer);
+    }
+    if (key.traceId) {
+      out.bytes(key.traceId);
+      out.quoted(r.traceId);
+    }
+    out.byte(0x7d); // }
+    out.byte(0x0a);
   };
 }
 
@@ -151,7 +173,7 @@ function combinedLine(target: Target): AccessLineFormat {
   // One Date per second of arrival, not one per line.
   let second = -1;
   let time = '';
-  return (r) => {
+  return (r, out) => {
     const s = Math.floor(r.startedAt / 1000);
     if (s !== second) {
       second = s;
@@ -159,6 +181,8 @@ function combinedLine(target: Target): AccessLineFormat {
     }
     const t = target(r);
     const request = `${escapeLogValue(r.method)} ${t === '' ? '-' : escapeLogValue(t)} HTTP/1.1`;
-    return `${bare(r.client)} - - [${time}] "${request}" ${count(r.status)} ${count(r.bytesSent)} "${quoted(r.referer)}" "${quoted(r.userAgent)}"\n`;
+    const line = `${bare(r.client)} - - [${time}] "${request}" ${count(r.status)} ${count(r.bytesSent)} "${quoted(r.referer)}" "${quoted(r.userAgent)}"\n`;
+    out.reserve(3 * line.length); // escaped to ASCII but for the client address: at most 3 bytes a character
+    out.utf8(line);
   };
 }

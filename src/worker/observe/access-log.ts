@@ -6,6 +6,10 @@ import type { Logger } from '../../shared/logger.js';
 import { accessLineFormat, type AccessLineFormat, type AccessLogSettings } from './access-line.js';
 import type { RecordSink } from './observer.js';
 import type { RequestRecord } from './request-record.js';
+import { LineBuffer } from './line-buffer.js';
+
+/** SonicBoom in buffer mode takes Buffers (its typings know only strings). */
+type ByteSink = { write(bytes: Buffer): boolean };
 
 /** Writes at most this many bytes at once to a pipe: Linux's PIPE_BUF, the size the kernel writes whole. */
 const PIPE_BUF = 4096;
@@ -13,12 +17,11 @@ const PIPE_BUF = 4096;
 const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
 const WARN_EVERY_MS = 10_000;
 /**
- * Lines are handed to SonicBoom in chunks of about this many characters: its cost is per
- * write (about 2 µs), so one write per line would cost more than formatting the line.
- * On stdout a chunk stays under PIPE_BUF in bytes (at most 3 bytes a character).
+ * Lines are handed to SonicBoom in chunks of at most this many bytes: its cost is per write
+ * (about 2 µs), so one write per line would cost more than writing the line. On stdout a
+ * chunk is at most PIPE_BUF.
  */
-const FILE_CHUNK_CHARS = 32 * 1024;
-const PIPE_CHUNK_CHARS = 1_024;
+const FILE_CHUNK_BYTES = 64 * 1024;
 /** A chunk still gathering reaches the file or pipe at least this often. */
 const GATHER_MS = 200;
 
@@ -43,10 +46,8 @@ export class AccessLog implements RecordSink {
   private dropped = 0;
   private failures = 0;
   private lastWarn = 0;
-  /** Lines gathered for the next write, and their length in characters. */
-  private gathered: string[] = [];
-  private gatheredChars = 0;
-  private readonly chunkChars: number;
+  /** Lines gathered for the next write. */
+  private readonly lines: LineBuffer;
 
   constructor(
     private readonly settings: AccessLogSettings,
@@ -59,12 +60,13 @@ export class AccessLog implements RecordSink {
     this.out = new SonicBoom({
       dest: file ?? 1,
       sync: false,
+      contentMode: 'buffer',
       mkdir: file !== undefined,
       ...(file === undefined ? { maxWrite: PIPE_BUF } : {}),
       maxLength: MAX_BUFFERED_BYTES,
       retryEAGAIN: () => Date.now() < this.giveUpAt,
     });
-    this.chunkChars = file === undefined ? PIPE_CHUNK_CHARS : FILE_CHUNK_CHARS;
+    this.lines = new LineBuffer(file === undefined ? PIPE_BUF : FILE_CHUNK_BYTES, (bytes) => this.hand(bytes));
     setInterval(() => this.writeGathered(), GATHER_MS).unref();
     this.out.on('drain', () => (this.idle = true));
     this.out.on('drop', () => {
@@ -86,20 +88,17 @@ export class AccessLog implements RecordSink {
   /** Writes a sampled request's line. Never throws and never waits. */
   write(r: RequestRecord): void {
     this.idle = false;
-    const line = this.line(r);
-    if (this.gatheredChars + line.length > this.chunkChars) this.writeGathered();
-    this.gathered.push(line);
-    this.gatheredChars += line.length;
+    this.line(r, this.lines);
   }
 
   /** The gathered lines, as one write. */
   private writeGathered(): void {
-    if (this.gathered.length === 0) return;
-    const chunk = this.gathered.length === 1 ? this.gathered[0]! : this.gathered.join('');
-    this.gathered = [];
-    this.gatheredChars = 0;
+    this.lines.hand();
+  }
+
+  private hand(bytes: Buffer): void {
     try {
-      this.out.write(chunk);
+      (this.out as unknown as ByteSink).write(bytes);
     } catch (err) {
       // SonicBoom throws when its file never opened (fd -1) or it was destroyed
       this.failures++;
