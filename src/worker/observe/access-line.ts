@@ -59,11 +59,18 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
   // A chosen field's key, its separator included; a field left out has none.
   const key: Partial<Record<AccessLogField, Buffer>> = Object.fromEntries(chosen.map((f, i) => [f, Buffer.from(`${i === 0 ? '{' : ','}"${f}":`)]));
   return (r, out) => {
-    // Read once: a record's header fields are lookups.
+    // Each value read once: some are lookups (headers) or slices (the trace id).
+    const requestId = r.requestId;
+    const tenant = r.tenant;
+    const route = r.route;
+    const method = r.method;
     const path = key.path ? target(r) : '';
+    const upstream = r.upstream;
+    const client = r.client;
     const userAgent = key.userAgent ? r.userAgent : undefined;
     const referer = key.referer ? r.referer : undefined;
-    const strings = len(path) + len(userAgent) + len(referer) + len(r.method) + len(r.requestId) + len(r.tenant) + len(r.route) + len(r.upstream) + len(r.client) + len(r.traceId);
+    const traceId = key.traceId ? r.traceId : null;
+    const strings = len(requestId) + len(tenant) + len(route) + len(method) + len(path) + len(upstream) + len(client) + len(userAgent) + len(referer) + len(traceId);
     out.reserve(FIXED_BOUND + MAX_BYTES_PER_CHAR * strings);
     if (key.time) {
       out.bytes(key.time);
@@ -71,19 +78,19 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
     }
     if (key.requestId) {
       out.bytes(key.requestId);
-      out.quoted(r.requestId);
+      out.quoted(requestId);
     }
     if (key.tenant) {
       out.bytes(key.tenant);
-      out.quoted(r.tenant);
+      out.quoted(tenant);
     }
     if (key.route) {
       out.bytes(key.route);
-      out.quoted(r.route);
+      out.quoted(route);
     }
     if (key.method) {
       out.bytes(key.method);
-      out.json(r.method);
+      out.json(method);
     }
     if (key.path) {
       out.bytes(key.path);
@@ -107,7 +114,7 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
     }
     if (key.upstream) {
       out.bytes(key.upstream);
-      out.quoted(r.upstream);
+      out.quoted(upstream);
     }
     if (key.upstreamMs) {
       out.bytes(key.upstreamMs);
@@ -115,7 +122,7 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
     }
     if (key.client) {
       out.bytes(key.client);
-      out.quoted(r.client);
+      out.quoted(client);
     }
     if (key.userAgent) {
       out.bytes(key.userAgent);
@@ -127,7 +134,7 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
     }
     if (key.traceId) {
       out.bytes(key.traceId);
-      out.quoted(r.traceId);
+      out.quoted(traceId);
     }
     out.byte(0x7d); // }
     out.byte(0x0a);
