@@ -32,7 +32,7 @@ export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra
 }
 
 /**
- * Resolves with { data, tls, generation, pid } once the routes are published (`tls`: the TLS
+ * Resolves with { data, tls, generation, pid, child } once the routes are published (`tls`: the TLS
  * port's base URL, null without `cert`: {certificate, privateKey}); `extra`: worker.json fields;
  * `routes`: more [name, document] routes to the upstream cluster (`bench-upstream`).
  */
@@ -77,5 +77,5 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
   for (const [name, doc] of routes) await api(`config/set/route/${name}`, doc);
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);
-  return { data, tls: tlsPort ? `https://${host}:${tlsPort}` : null, generation: published.generation, pid: child.pid };
+  return { data, tls: tlsPort ? `https://${host}:${tlsPort}` : null, generation: published.generation, pid: child.pid, child };
 }

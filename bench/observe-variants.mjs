@@ -1,20 +1,59 @@
 // The same gateway cluster route with the observability settings switched: everything
-// off (no metrics, no request id), the access log on (to a file), tracing at sample 1.0
-// (to an OTLP/HTTP sink). Each is its own one-worker gateway on the server's CPU; the
-// default gateway (metrics and request id on) is run.mjs's `gatewayCluster`.
+// off (no metrics, no request id), the defaults (metrics and request id on), the access log
+// on (to a file), tracing at sample 1.0 (to an OTLP/HTTP sink). Each is its own one-worker
+// gateway on the server's CPU. A second all-off gateway is the control: that pair differs
+// by nothing but its processes.
+//
+// Two processes of one build and one config differ by up to about 6 % in CPU per request
+// for their whole life (the control pair read 0.92–0.95 in every round of one run), as much
+// as the costs measured here. So every round after the first runs on fresh processes: the
+// median over rounds is over ten pairs of processes, not one.
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGateway } from './gateway.mjs';
 
-export async function observeVariants(procs, { root, benchDir, host, upstreamPort, cpu, loadCpu, freePort }) {
-  const sink = await procs.startNode('otlp-sink', [join(benchDir, 'otlp-sink.mjs'), String(await freePort())], { cpu: loadCpu });
-  const variant = (extra) => startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, extra });
-  const off = await variant({ metrics: { enabled: false }, requestId: { enabled: false } });
-  const accessFile = join(procs.tmp('switchyard-bench-access-'), 'access.log');
-  const logged = await variant({ log: { level: 'warn', access: { enabled: true, path: accessFile } } });
-  const traced = await variant({ tracing: { endpoint: `http://${host}:${sink.match[1]}/v1/traces`, sampleRatio: 1 } });
-  return [
-    { key: 'observeOff', label: 'gateway cluster route, metrics and request id off', url: `${off.data}/`, pid: off.pid },
-    { key: 'observeAccessLog', label: 'gateway cluster route, access log on (file)', url: `${logged.data}/`, pid: logged.pid },
-    { key: 'observeTracing', label: 'gateway cluster route, tracing at sample 1.0', url: `${traced.data}/`, pid: traced.pid },
-  ];
+const ALL_OFF = { metrics: { enabled: false }, requestId: { enabled: false } };
+
+/** [key, label, worker.json fields] of each variant, given the access log's file and the tracing endpoint. */
+const VARIANTS = [
+  ['observeOff', 'gateway cluster route, metrics and request id off', () => ALL_OFF],
+  ['observeOffTwin', 'the same, a second gateway (control)', () => ALL_OFF],
+  ['observeDefaults', 'gateway cluster route, defaults (metrics, request id)', () => ({})],
+  ['observeAccessLog', 'gateway cluster route, access log on (file)', ({ accessLog }) => ({ log: { level: 'warn', access: { enabled: true, path: accessLog } } })],
+  ['observeTracing', 'gateway cluster route, tracing at sample 1.0', ({ sink }) => ({ tracing: { endpoint: sink, sampleRatio: 1 } })],
+];
+
+/** The variants' target keys, in the order they run. */
+export const OBSERVE_KEYS = VARIANTS.map(([key]) => key);
+
+/**
+ * The variants `wanted(key)` asks for, as run.mjs targets ({ key, label, url, pid }), and
+ * `restart()`: every variant stopped and started again, its target updated in place.
+ */
+export async function observeVariants(procs, { root, benchDir, host, upstreamPort, cpu, loadCpu, freePort, wanted }) {
+  const sinkProcess = await procs.startNode('otlp-sink', [join(benchDir, 'otlp-sink.mjs'), String(await freePort())], { cpu: loadCpu });
+  const sink = `http://${host}:${sinkProcess.match[1]}/v1/traces`;
+  // One file for each start of the access log gateway, removed when it stopped (a round writes tens of MB).
+  const logDir = procs.tmp('switchyard-bench-access-');
+  let accessLog = null;
+  const configs = VARIANTS.filter(([key]) => wanted(key));
+  const targets = configs.map(([key, label]) => ({ key, label, url: null, pid: null, fresh: true }));
+  const children = [];
+  const startAll = async () => {
+    accessLog = join(logDir, `access-${Date.now()}.log`);
+    for (const [i, [, , extra]] of configs.entries()) {
+      const g = await startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, extra: extra({ accessLog, sink }) });
+      Object.assign(targets[i], { url: `${g.data}/`, pid: g.pid });
+      children[i] = g.child;
+    }
+  };
+  await startAll();
+  return {
+    targets,
+    async restart() {
+      await Promise.all(children.map((c) => procs.stop(c)));
+      rmSync(accessLog, { force: true });
+      await startAll();
+    },
+  };
 }

@@ -90,21 +90,22 @@ export class Processes {
     });
   }
 
+  /** SIGTERM to `child` (SIGKILL after 15 s); resolves once it exited. */
+  stop(child) {
+    return new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const hard = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => {
+        clearTimeout(hard);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  }
+
   /** SIGTERM to every child (SIGKILL after 15 s), then the temporary folders go. */
   async stopAll() {
-    const waiting = [...this.#children].map(
-      (c) =>
-        new Promise((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          const hard = setTimeout(() => c.kill('SIGKILL'), 15_000);
-          c.once('exit', () => {
-            clearTimeout(hard);
-            resolve();
-          });
-          c.kill('SIGTERM');
-        }),
-    );
-    await Promise.all(waiting);
+    await Promise.all([...this.#children].map((c) => this.stop(c)));
     for (const t of this.#tmps.splice(0)) rmSync(t, { recursive: true, force: true });
     for (const fn of this.#onStop.splice(0)) fn();
   }

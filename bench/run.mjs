@@ -39,7 +39,7 @@ import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
 import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
 import { expectBody, expectEcho } from './sanity-checks.mjs';
-import { observeVariants } from './observe-variants.mjs';
+import { OBSERVE_KEYS, observeVariants } from './observe-variants.mjs';
 import { fleetVariants } from './fleet-variants.mjs';
 import { concurrentPairsOf, concurrentRatios, measureConcurrently } from './concurrent-pairs.mjs';
 
@@ -174,8 +174,11 @@ async function main() {
   // an A/B of a change that the machine's drift cannot fake.
   const compare = COMPARE ? await gatewayAt(upstreamPort, COMPARE) : null;
   if (compare) log(`compare gateway (${COMPARE}) ${compare.data} generation=${compare.generation}`);
-  const wantsVariants = !ONLY || [...ONLY].some((k) => k.startsWith('observe'));
-  const variants = wantsVariants ? await observeVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort }) : [];
+  const wantsVariant = (key) => !ONLY || ONLY.has(key);
+  const variants = OBSERVE_KEYS.some(wantsVariant)
+    ? await observeVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort, wanted: wantsVariant })
+    : null;
+  for (const t of variants?.targets ?? []) t.expect = UPSTREAM_BODY.toString();
   const wantsFleet = !ONLY || [...ONLY].some((k) => k.startsWith('fleet') || k.startsWith('rateLimit'));
   const fleet = wantsFleet ? await fleetVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, log }) : [];
 
@@ -187,7 +190,8 @@ async function main() {
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: PROXIED, pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },
-    ...variants.map((v) => ({ ...v, expect: PROXIED })),
+    // The same objects as variants.targets: a restart updates their url and pid.
+    ...(variants?.targets ?? []),
     ...fleet.map((v) => ({ ...v, expect: PROXIED })),
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayChecked', label: 'gateway cluster, 2 targets, health checks on', url: `${gateway.data}/checked`, expect: PROXIED, pid: gateway.pid },
@@ -209,7 +213,8 @@ async function main() {
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
   if (ONLY) {
     const unknown = [...ONLY].filter((k) => !allTargets.some((t) => t.key === k));
-    if (unknown.length) throw new Error(`BENCH_ONLY: unknown target ${unknown.join(', ')}; known: ${allTargets.map((t) => t.key).join(', ')}`);
+    const known = new Set([...allTargets.map((t) => t.key), ...OBSERVE_KEYS]);
+    if (unknown.length) throw new Error(`BENCH_ONLY: unknown target ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
   }
   // Every target gets the same request: the headers the five-step route needs (an API key
   // and an allowed Origin) go to all of them, so a ratio compares servers or routes, never loads.
@@ -220,14 +225,22 @@ async function main() {
   const pairs = TOOL === 'wrk' ? concurrentPairsOf(targets) : [];
   const together = Object.fromEntries(pairs.map((p) => [p.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
+    // The observability variants run on fresh processes in every round (observe-variants.mjs).
+    if (round > 1 && variants) {
+      log(`round ${round}/${ROUNDS}: fresh processes for the observability variants`);
+      await variants.restart();
+      for (const t of variants.targets) if (targets.includes(t)) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
+    }
     // Rounds alternate direction (A B, then B A): a neighbour's load that rises or falls
     // over a pair's few seconds favours each side of the pair equally often.
     const order = round % 2 === 1 ? targets : [...targets].reverse();
     const warmup = round === 1 ? WARMUP_FIRST_SECONDS : WARMUP_SECONDS;
     for (const t of order) {
-      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${warmup} s, then ${SECONDS} s)`);
+      // A fresh process's JIT is cold: the first round's warm-up.
+      const w = t.fresh ? WARMUP_FIRST_SECONDS : warmup;
+      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${SECONDS} s)`);
       const drive = t.ws ? wsLoad : load;
-      await drive(t.url, warmup, REQUEST_HEADERS);
+      await drive(t.url, w, REQUEST_HEADERS);
       const cpuBefore = treeCpuMs(t.pid);
       const ticksBefore = cpuTicks();
       const r = await drive(t.url, SECONDS, REQUEST_HEADERS);
