@@ -76,66 +76,21 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
       out.bytes(key.time);
       time(r.startedAt, out);
     }
-    if (key.requestId) {
-      out.bytes(key.requestId);
-      out.quoted(requestId);
-    }
-    if (key.tenant) {
-      out.bytes(key.tenant);
-      out.quoted(tenant);
-    }
-    if (key.route) {
-      out.bytes(key.route);
-      out.quoted(route);
-    }
-    if (key.method) {
-      out.bytes(key.method);
-      out.json(method);
-    }
-    if (key.path) {
-      out.bytes(key.path);
-      out.json(path);
-    }
-    if (key.status) {
-      out.bytes(key.status);
-      out.number(r.status);
-    }
-    if (key.bytesReceived) {
-      out.bytes(key.bytesReceived);
-      out.number(r.bytesReceived);
-    }
-    if (key.bytesSent) {
-      out.bytes(key.bytesSent);
-      out.number(r.bytesSent);
-    }
-    if (key.durationMs) {
-      out.bytes(key.durationMs);
-      out.ms(r.durationMs);
-    }
-    if (key.upstream) {
-      out.bytes(key.upstream);
-      out.quoted(upstream);
-    }
-    if (key.upstreamMs) {
-      out.bytes(key.upstreamMs);
-      out.ms(r.upstreamMs);
-    }
-    if (key.client) {
-      out.bytes(key.client);
-      out.quoted(client);
-    }
-    if (key.userAgent) {
-      out.bytes(key.userAgent);
-      out.json(userAgent);
-    }
-    if (key.referer) {
-      out.bytes(key.referer);
-      out.json(referer);
-    }
-    if (key.traceId) {
-      out.bytes(key.traceId);
-      out.quoted(traceId);
-    }
+    out.quotedField(key.requestId, requestId);
+    out.quotedField(key.tenant, tenant);
+    out.quotedField(key.route, route);
+    out.jsonField(key.method, method);
+    out.jsonField(key.path, path);
+    out.numberField(key.status, r.status);
+    out.numberField(key.bytesReceived, r.bytesReceived);
+    out.numberField(key.bytesSent, r.bytesSent);
+    out.msField(key.durationMs, r.durationMs);
+    out.quotedField(key.upstream, upstream);
+    out.msField(key.upstreamMs, r.upstreamMs);
+    out.quotedField(key.client, client);
+    out.jsonField(key.userAgent, userAgent);
+    out.jsonField(key.referer, referer);
+    out.quotedField(key.traceId, traceId);
     out.byte(0x7d); // }
     out.byte(0x0a);
   };

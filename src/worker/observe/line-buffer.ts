@@ -144,6 +144,31 @@ export class LineBuffer {
     }
   }
 
+  // A JSON line's fields: the key (its separator included) and the value; nothing for a field left out (no key).
+  quotedField(key: Buffer | undefined, s: string | null | undefined): void {
+    if (key === undefined) return;
+    this.bytes(key);
+    this.quoted(s);
+  }
+
+  jsonField(key: Buffer | undefined, s: string | null | undefined): void {
+    if (key === undefined) return;
+    this.bytes(key);
+    this.json(s);
+  }
+
+  numberField(key: Buffer | undefined, n: number | null): void {
+    if (key === undefined) return;
+    this.bytes(key);
+    this.number(n);
+  }
+
+  msField(key: Buffer | undefined, n: number | null): void {
+    if (key === undefined) return;
+    this.bytes(key);
+    this.ms(n);
+  }
+
   /** A non-negative integer's decimal digits, at least `width` of them (zero-padded). */
   digits(n: number, width: number): void {
     let d = 1;
