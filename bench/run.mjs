@@ -178,12 +178,12 @@ async function main() {
   const variants = OBSERVE_KEYS.some(wantsVariant)
     ? await observeVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort, wanted: wantsVariant })
     : null;
-  for (const t of variants?.targets ?? []) t.expect = UPSTREAM_BODY.toString();
   const wantsFleet = !ONLY || [...ONLY].some((k) => k.startsWith('fleet') || k.startsWith('rateLimit'));
   const fleet = wantsFleet ? await fleetVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, log }) : [];
 
   // Within a round, the targets of each ratio run back to back (the ratios are per-round pairs).
   const PROXIED = UPSTREAM_BODY.toString(); // what the upstream and every proxy in front of it answer
+  for (const t of variants?.targets ?? []) t.expect = PROXIED;
   const allTargets = [
     { key: 'upstream', label: `upstream direct (${UPSTREAM === 'uws' ? 'uWS' : 'node:http'})`, url: `${upstreamUrl}/`, expect: PROXIED, pid: upstream.child.pid },
     ...(nginx ? [{ key: 'nginx', label: 'nginx, 1 worker (reference)', url: `http://${HOST}:${nginx.match[1]}/`, expect: PROXIED, pid: nginx.child.pid }] : []),
@@ -229,7 +229,7 @@ async function main() {
     if (round > 1 && variants) {
       log(`round ${round}/${ROUNDS}: fresh processes for the observability variants`);
       await variants.restart();
-      for (const t of variants.targets) if (targets.includes(t)) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
+      for (const t of variants.targets) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
     }
     // Rounds alternate direction (A B, then B A): a neighbour's load that rises or falls
     // over a pair's few seconds favours each side of the pair equally often.

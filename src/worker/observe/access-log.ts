@@ -46,8 +46,10 @@ export class AccessLog implements RecordSink {
   private dropped = 0;
   private failures = 0;
   private lastWarn = 0;
-  /** Lines gathered for the next write. */
+  /** Lines gathered for the next write; `hand()` makes them one write. */
   private readonly lines: LineBuffer;
+  /** `out`, as the Buffers it takes in buffer mode. */
+  private readonly bytesOut: ByteSink;
 
   constructor(
     private readonly settings: AccessLogSettings,
@@ -66,8 +68,9 @@ export class AccessLog implements RecordSink {
       maxLength: MAX_BUFFERED_BYTES,
       retryEAGAIN: () => Date.now() < this.giveUpAt,
     });
+    this.bytesOut = this.out as unknown as ByteSink;
     this.lines = new LineBuffer(file === undefined ? PIPE_BUF : FILE_CHUNK_BYTES, (bytes) => this.hand(bytes));
-    setInterval(() => this.writeGathered(), GATHER_MS).unref();
+    setInterval(() => this.lines.hand(), GATHER_MS).unref();
     this.out.on('drain', () => (this.idle = true));
     this.out.on('drop', () => {
       this.dropped++;
@@ -91,14 +94,9 @@ export class AccessLog implements RecordSink {
     this.line(r, this.lines);
   }
 
-  /** The gathered lines, as one write. */
-  private writeGathered(): void {
-    this.lines.hand();
-  }
-
   private hand(bytes: Buffer): void {
     try {
-      (this.out as unknown as ByteSink).write(bytes);
+      this.bytesOut.write(bytes);
     } catch (err) {
       // SonicBoom throws when its file never opened (fd -1) or it was destroyed
       this.failures++;
@@ -109,7 +107,7 @@ export class AccessLog implements RecordSink {
   /** logrotate renamed the file: later lines go to a new one at the configured path. */
   reopen(): void {
     if (this.settings.path === undefined) return;
-    this.writeGathered(); // lines of requests before the signal belong to the renamed file
+    this.lines.hand(); // lines of requests before the signal belong to the renamed file
     try {
       this.out.once('ready', () => this.log.info({ path: this.settings.path }, 'access log reopened'));
       this.out.reopen();
@@ -120,7 +118,7 @@ export class AccessLog implements RecordSink {
 
   /** Resolves once every line written so far reached the file, or after `timeoutMs` (then writes what is left at once). */
   async flush(timeoutMs: number): Promise<void> {
-    this.writeGathered();
+    this.lines.hand();
     if (!this.idle) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -137,7 +135,7 @@ export class AccessLog implements RecordSink {
 
   /** Writes what is left synchronously, giving up on a full pipe after `timeoutMs` (the process is exiting). */
   flushSync(timeoutMs: number): void {
-    this.writeGathered();
+    this.lines.hand();
     if (this.idle) return;
     this.giveUpAt = Date.now() + timeoutMs;
     try {

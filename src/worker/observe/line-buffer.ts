@@ -33,11 +33,6 @@ export class LineBuffer {
     this.buf = Buffer.allocUnsafeSlow(size);
   }
 
-  /** Bytes gathered and not yet handed. */
-  get length(): number {
-    return this.at;
-  }
-
   /**
    * Room for `bound` more bytes: what is gathered goes first when they might not fit in `size`;
    * a longer line gets a buffer of its own, handed before the next line (a write stays at most
@@ -70,7 +65,7 @@ export class LineBuffer {
     this.at = at;
   }
 
-  null(): void {
+  private null(): void {
     this.bytes(NULL);
   }
 
