@@ -4,10 +4,12 @@
 // gateway on the server's CPU. A second all-off gateway is the control: that pair differs
 // by nothing but its processes.
 //
-// Two processes of one build and one config differ by up to about 6 % in CPU per request
-// for their whole life (the control pair read 0.92–0.95 in every round of one run), as much
-// as the costs measured here. So every round after the first runs on fresh processes: the
-// median over rounds is over ten pairs of processes, not one.
+// A process's first load sets its speed for its life: of two gateways of one build and one
+// config, started together, the one loaded first read about 20 % less CPU per request
+// afterwards, loaded at once, in 4 of 4 rounds (the other way round when the other went
+// first); warmed up at once, the same pairs read 0.99–1.02. So every round runs on fresh
+// processes, all warmed up at the same time before any is measured (`warm()`), and a
+// ratio's median is over as many pairs of processes as rounds.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGateway } from './gateway.mjs';
@@ -26,9 +28,13 @@ const VARIANTS = [
 /** The variants' target keys, in the order they run. */
 export const OBSERVE_KEYS = VARIANTS.map(([key]) => key);
 
+/** Seconds of the at-once warm-up per variant (five gateways share one core: each gets about this much of it). */
+export const WARM_SECONDS_PER_VARIANT = 2;
+
 /**
- * The variants `wanted(key)` asks for, as run.mjs targets ({ key, label, url, pid }), and
- * `restart()`: every variant stopped and started again, its target updated in place.
+ * The variants `wanted(key)` asks for, as run.mjs targets ({ key, label, url, pid });
+ * `warm(load, headers)`: all of them loaded at once, none measured; `restart()`: every
+ * variant stopped and started again, its target updated in place.
  */
 export async function observeVariants(procs, { root, benchDir, host, upstreamPort, cpu, loadCpu, freePort, wanted }) {
   const sinkProcess = await procs.startNode('otlp-sink', [join(benchDir, 'otlp-sink.mjs'), String(await freePort())], { cpu: loadCpu });
@@ -37,7 +43,7 @@ export async function observeVariants(procs, { root, benchDir, host, upstreamPor
   const logDir = procs.tmp('switchyard-bench-access-');
   let accessLog = null;
   const configs = VARIANTS.filter(([key]) => wanted(key));
-  const targets = configs.map(([key, label]) => ({ key, label, url: null, pid: null, fresh: true }));
+  const targets = configs.map(([key, label]) => ({ key, label, url: null, pid: null }));
   const children = [];
   const startAll = async () => {
     accessLog = join(logDir, `access-${Date.now()}.log`);
@@ -50,6 +56,11 @@ export async function observeVariants(procs, { root, benchDir, host, upstreamPor
   await startAll();
   return {
     targets,
+    async warm(load, headers) {
+      const seconds = WARM_SECONDS_PER_VARIANT * targets.length;
+      await Promise.all(targets.map((t) => load(t.url, seconds, headers)));
+      return seconds;
+    },
     async restart() {
       await Promise.all(children.map((c) => procs.stop(c)));
       rmSync(accessLog, { force: true });

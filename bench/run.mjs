@@ -224,20 +224,25 @@ async function main() {
   // The observability pairs are also measured with both sides loaded at once (concurrent-pairs.mjs).
   const pairs = TOOL === 'wrk' ? concurrentPairsOf(targets) : [];
   const together = Object.fromEntries(pairs.map((p) => [p.key, []]));
+  const variantTargets = new Set(variants?.targets ?? []);
   for (let round = 1; round <= ROUNDS; round++) {
-    // The observability variants run on fresh processes in every round (observe-variants.mjs).
-    if (round > 1 && variants) {
-      log(`round ${round}/${ROUNDS}: fresh processes for the observability variants`);
-      await variants.restart();
-      for (const t of variants.targets) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
+    // The observability variants run on fresh processes in every round, warmed up at once (observe-variants.mjs).
+    if (variants) {
+      if (round > 1) {
+        log(`round ${round}/${ROUNDS}: fresh processes for the observability variants`);
+        await variants.restart();
+        for (const t of variants.targets) await expectBody(t.label, t.url, t.expect, REQUEST_HEADERS);
+      }
+      const s = await variants.warm(load, REQUEST_HEADERS);
+      log(`round ${round}/${ROUNDS}: the observability variants warmed up at once (${s} s)`);
     }
     // Rounds alternate direction (A B, then B A): a neighbour's load that rises or falls
     // over a pair's few seconds favours each side of the pair equally often.
     const order = round % 2 === 1 ? targets : [...targets].reverse();
     const warmup = round === 1 ? WARMUP_FIRST_SECONDS : WARMUP_SECONDS;
     for (const t of order) {
-      // A fresh process's JIT is cold: the first round's warm-up.
-      const w = t.fresh ? WARMUP_FIRST_SECONDS : warmup;
+      // The variants were warmed up at once (above): one more second alone each.
+      const w = variantTargets.has(t) ? WARMUP_SECONDS : warmup;
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${SECONDS} s)`);
       const drive = t.ws ? wsLoad : load;
       await drive(t.url, w, REQUEST_HEADERS);
