@@ -88,3 +88,13 @@ test('lines are written byte for byte as formatted: multi-byte characters, lone 
   assert.equal(lines.length, expected.length);
   for (let i = 0; i < lines.length; i++) assert.deepEqual(JSON.parse(lines[i]!), JSON.parse(expected[i]!), `line ${i}`);
 });
+
+test('lines written in a turn of the event loop reach the file through flushSync in that same turn (the exit hook loses none)', async (t) => {
+  const file = join(tempDir(t), 'access.log');
+  const log = new AccessLog(settings(file), silent);
+  log.write(record(0));
+  await log.flush(5_000); // the file is open
+  for (let i = 1; i < 4; i++) log.write(record(i));
+  log.flushSync(1_000);
+  assert.deepEqual(ids(file), ['r0', 'r1', 'r2', 'r3']);
+});

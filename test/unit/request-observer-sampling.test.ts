@@ -35,3 +35,14 @@ test('an exchange is written only when it was sampled at its start', () => {
   observer.exchangeEnded(ex);
   assert.equal(s.written.length, 1);
 });
+
+test("an exchange's record keeps the counters and upstream it ended with (its line is written later in the turn)", () => {
+  const s = sink(true);
+  const observer = new RequestObserver(new DataMetrics(), false, s);
+  const ex = { logged: true, aborted: false, headersSent: true, status: 200, startedAt: performance.now(), bytesReceived: 10, bytesSent: 20, upstream: '127.0.0.1:1', upstreamMs: 3 };
+  observer.exchangeEnded(ex as unknown as Exchange);
+  // Bytes of a request body that arrive after the answer must not change the line.
+  Object.assign(ex, { bytesReceived: 99, bytesSent: 99, upstream: null, upstreamMs: null });
+  const r = s.written[0]!;
+  assert.deepEqual([r.bytesReceived, r.bytesSent, r.upstream, r.upstreamMs], [10, 20, '127.0.0.1:1', 3]);
+});

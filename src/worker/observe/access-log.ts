@@ -50,6 +50,14 @@ export class AccessLog implements RecordSink {
   private readonly lines: LineBuffer;
   /** `out`, as the Buffers it takes in buffer mode. */
   private readonly bytesOut: ByteSink;
+  /**
+   * Records of this turn of the event loop, formatted together after its requests: one line
+   * at a time between requests cost the worker about 3 % more CPU per request (two builds
+   * loaded at once) than the same lines in one pass, whose code and data stay in the caches.
+   */
+  private readonly queued: RequestRecord[] = [];
+  /** A pass over `queued` is scheduled (setImmediate). */
+  private formatting = false;
 
   constructor(
     private readonly settings: AccessLogSettings,
@@ -88,11 +96,23 @@ export class AccessLog implements RecordSink {
     return this.sample >= 1 || this.random() < this.sample;
   }
 
-  /** Writes a sampled request's line. Never throws and never waits. */
+  /** Writes a sampled request's line (at the end of this turn of the event loop). Never throws and never waits. */
   write(r: RequestRecord): void {
     this.idle = false;
-    this.line(r, this.lines);
+    this.queued.push(r);
+    if (!this.formatting) {
+      this.formatting = true;
+      setImmediate(this.formatQueued);
+    }
   }
+
+  /** The turn's records as lines, in the order written. */
+  private readonly formatQueued = () => {
+    this.formatting = false;
+    const q = this.queued;
+    for (let i = 0; i < q.length; i++) this.line(q[i]!, this.lines);
+    q.length = 0;
+  };
 
   private hand(bytes: Buffer): void {
     try {
@@ -107,6 +127,7 @@ export class AccessLog implements RecordSink {
   /** logrotate renamed the file: later lines go to a new one at the configured path. */
   reopen(): void {
     if (this.settings.path === undefined) return;
+    this.formatQueued();
     this.lines.hand(); // lines of requests before the signal belong to the renamed file
     try {
       this.out.once('ready', () => this.log.info({ path: this.settings.path }, 'access log reopened'));
@@ -118,6 +139,7 @@ export class AccessLog implements RecordSink {
 
   /** Resolves once every line written so far reached the file, or after `timeoutMs` (then writes what is left at once). */
   async flush(timeoutMs: number): Promise<void> {
+    this.formatQueued();
     this.lines.hand();
     if (!this.idle) {
       await new Promise<void>((resolve) => {
@@ -135,6 +157,7 @@ export class AccessLog implements RecordSink {
 
   /** Writes what is left synchronously, giving up on a full pipe after `timeoutMs` (the process is exiting). */
   flushSync(timeoutMs: number): void {
+    this.formatQueued();
     this.lines.hand();
     if (this.idle) return;
     this.giveUpAt = Date.now() + timeoutMs;

@@ -4,9 +4,17 @@ import type { StaticReply } from '../response-head.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import type { RequestRecord } from './request-record.js';
 
-/** An exchange's record, read from it when it ended (its client address was read at its start). */
+/**
+ * An exchange's record, made when it ended (its client address was read at its start). Its
+ * line is written later in the same turn: what may still move (a body's bytes that arrive
+ * after the answer) is copied now; the rest is read from the exchange, which no longer changes it.
+ */
 export class ExchangeRecord implements RequestRecord {
   readonly startedAt: number;
+  readonly bytesReceived: number;
+  readonly bytesSent: number;
+  readonly upstream: string | null;
+  readonly upstreamMs: number | null;
 
   constructor(
     private readonly ex: Exchange,
@@ -14,6 +22,10 @@ export class ExchangeRecord implements RequestRecord {
     readonly durationMs: number,
   ) {
     this.startedAt = Date.now() - durationMs;
+    this.bytesReceived = ex.bytesReceived;
+    this.bytesSent = ex.bytesSent;
+    this.upstream = ex.upstream;
+    this.upstreamMs = ex.upstreamMs;
   }
 
   get requestId(): string {
@@ -36,18 +48,6 @@ export class ExchangeRecord implements RequestRecord {
   }
   get query(): string | null {
     return this.ex.query;
-  }
-  get bytesReceived(): number {
-    return this.ex.bytesReceived;
-  }
-  get bytesSent(): number {
-    return this.ex.bytesSent;
-  }
-  get upstream(): string | null {
-    return this.ex.upstream;
-  }
-  get upstreamMs(): number | null {
-    return this.ex.upstreamMs;
   }
   get client(): string {
     return this.ex.clientAddress;
