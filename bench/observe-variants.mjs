@@ -29,7 +29,7 @@ const VARIANTS = [
 export const OBSERVE_KEYS = VARIANTS.map(([key]) => key);
 
 /** Seconds of the at-once warm-up per variant (five gateways share one core: each gets about this much of it). */
-export const WARM_SECONDS_PER_VARIANT = 2;
+const WARM_SECONDS_PER_VARIANT = 2;
 
 /**
  * The variants `wanted(key)` asks for, as run.mjs targets ({ key, label, url, pid });

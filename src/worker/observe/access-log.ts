@@ -56,7 +56,7 @@ export class AccessLog implements RecordSink {
    * loaded at once) than the same lines in one pass, whose code and data stay in the caches.
    */
   private readonly queued: RequestRecord[] = [];
-  /** A pass over `queued` is scheduled (setImmediate). */
+  /** A pass over `queued` is scheduled (setImmediate); only that pass clears it. */
   private formatting = false;
 
   constructor(
@@ -102,17 +102,27 @@ export class AccessLog implements RecordSink {
     this.queued.push(r);
     if (!this.formatting) {
       this.formatting = true;
-      setImmediate(this.formatQueued);
+      setImmediate(this.formatTurn);
     }
   }
 
-  /** The turn's records as lines, in the order written. */
-  private readonly formatQueued = () => {
+  private readonly formatTurn = () => {
     this.formatting = false;
+    this.formatQueued();
+  };
+
+  /** The queued records as lines, in the order written. */
+  private formatQueued(): void {
     const q = this.queued;
     for (let i = 0; i < q.length; i++) this.line(q[i]!, this.lines);
     q.length = 0;
-  };
+  }
+
+  /** Every record written so far, as lines handed to `out` (before a reopen or a flush). */
+  private handAll(): void {
+    this.formatQueued();
+    this.lines.hand();
+  }
 
   private hand(bytes: Buffer): void {
     try {
@@ -127,8 +137,7 @@ export class AccessLog implements RecordSink {
   /** logrotate renamed the file: later lines go to a new one at the configured path. */
   reopen(): void {
     if (this.settings.path === undefined) return;
-    this.formatQueued();
-    this.lines.hand(); // lines of requests before the signal belong to the renamed file
+    this.handAll(); // lines of requests before the signal belong to the renamed file
     try {
       this.out.once('ready', () => this.log.info({ path: this.settings.path }, 'access log reopened'));
       this.out.reopen();
@@ -139,8 +148,7 @@ export class AccessLog implements RecordSink {
 
   /** Resolves once every line written so far reached the file, or after `timeoutMs` (then writes what is left at once). */
   async flush(timeoutMs: number): Promise<void> {
-    this.formatQueued();
-    this.lines.hand();
+    this.handAll();
     if (!this.idle) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -157,8 +165,7 @@ export class AccessLog implements RecordSink {
 
   /** Writes what is left synchronously, giving up on a full pipe after `timeoutMs` (the process is exiting). */
   flushSync(timeoutMs: number): void {
-    this.formatQueued();
-    this.lines.hand();
+    this.handAll();
     if (this.idle) return;
     this.giveUpAt = Date.now() + timeoutMs;
     try {
