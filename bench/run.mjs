@@ -11,6 +11,9 @@
 // Environment:
 //   BENCH_SECONDS  measured seconds per target and round (default 2); a warm-up precedes
 //                  each (3 s in the first round, when the JIT is cold; 1 s after that)
+//   BENCH_OBSERVE_SECONDS  measured seconds of each observability variant and pair loaded at
+//                  once, per round (default 6: two 2-second windows of the same pair of twins
+//                  read 0.89 to 1.16 apart, two 6-second ones 0.96 to 1.04)
 //   BENCH_TOOL     autocannon | wrk (default: wrk when on PATH, else autocannon)
 //   BENCH_ROUNDS   run every target this many times, report medians (default 10: ratios are
 //                  medians of per-round pairs; rounds alternate direction, A B then B A)
@@ -53,6 +56,7 @@ const WARMUP_FIRST_SECONDS = 3;
 const WARMUP_SECONDS = 1;
 const SECONDS = positiveInt(process.env.BENCH_SECONDS, 2);
 const ROUNDS = positiveInt(process.env.BENCH_ROUNDS, 10);
+const OBSERVE_SECONDS = positiveInt(process.env.BENCH_OBSERVE_SECONDS, 6);
 const TOOL = chooseTool(process.env.BENCH_TOOL);
 const PIN = choosePin(process.env.BENCH_PIN);
 const COMPARE = process.env.BENCH_COMPARE || null;
@@ -243,12 +247,13 @@ async function main() {
     for (const t of order) {
       // The variants were warmed up at once (above): one more second alone each.
       const w = variantTargets.has(t) ? WARMUP_SECONDS : warmup;
-      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${SECONDS} s)`);
+      const seconds = variantTargets.has(t) ? OBSERVE_SECONDS : SECONDS;
+      log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${seconds} s)`);
       const drive = t.ws ? wsLoad : load;
       await drive(t.url, w, REQUEST_HEADERS);
       const cpuBefore = treeCpuMs(t.pid);
       const ticksBefore = cpuTicks();
-      const r = await drive(t.url, SECONDS, REQUEST_HEADERS);
+      const r = await drive(t.url, seconds, REQUEST_HEADERS);
       const cpuAfter = treeCpuMs(t.pid);
       const ticksAfter = cpuTicks();
       // The server's own CPU per request (µs), whatever the neighbours did meanwhile.
@@ -264,8 +269,8 @@ async function main() {
     for (const p of pairs) {
       // A variant idle since its own target (the others ran meanwhile) is loaded at once with
       // observeOff, just measured: the first round's warm-up, for both, evens them out again.
-      log(`round ${round}/${ROUNDS}: ${p.a.label} and ${p.b.label}, loaded at once (warm-up ${WARMUP_FIRST_SECONDS} s, then ${SECONDS} s)`);
-      const r = await measureConcurrently(load, p, WARMUP_FIRST_SECONDS, SECONDS, REQUEST_HEADERS);
+      log(`round ${round}/${ROUNDS}: ${p.a.label} and ${p.b.label}, loaded at once (warm-up ${WARMUP_FIRST_SECONDS} s, then ${OBSERVE_SECONDS} s)`);
+      const r = await measureConcurrently(load, p, WARMUP_FIRST_SECONDS, OBSERVE_SECONDS, REQUEST_HEADERS);
       const us = (x) => (x.serverCpuUsPerRequest === null ? '?' : fmt(x.serverCpuUsPerRequest, 1));
       log(`  ${fmt(r.a.rps)} and ${fmt(r.b.rps)} req/s, server CPU ${us(r.a)} and ${us(r.b)} µs/req: ${r.perCpu === null ? '?' : fmt(r.perCpu, 2)} per CPU-second`);
       together[p.key].push(r);
@@ -283,7 +288,7 @@ async function main() {
     tool: TOOL,
     upstream: UPSTREAM,
     pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
-    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, seconds: SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
+    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, seconds: SECONDS, observeSeconds: OBSERVE_SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
     results,
     ratios,
   };

@@ -4,6 +4,14 @@ import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToW
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 
+/**
+ * V8 flags every worker runs with. Allocation-site pretenuring: after a worker's first full
+ * collection V8 could start allocating a per-request site in the old generation, and every
+ * young object such a dead object pointed to then survived until the next full collection;
+ * with tracing on, most workers fell into that state for life (docs/design.md, Measures).
+ */
+export const WORKER_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
+
 export type WorkerState = 'starting' | 'listening' | 'draining' | 'exited';
 
 export interface WorkerSlot {
@@ -49,7 +57,7 @@ export class WorkerPool {
     // SWITCHYARD_WORKER_NODE_ARGS: extra node flags for workers only, for profiling
     // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; node refuses those in NODE_OPTIONS).
     const extra = process.env.SWITCHYARD_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-    cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false, execArgv: [...process.execArgv, ...extra] });
+    cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false, execArgv: [...process.execArgv, ...WORKER_V8_FLAGS, ...extra] });
   }
 
   /** Forks every worker; resolves once all listen, rejects with BindError if any cannot bind. */
