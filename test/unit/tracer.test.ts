@@ -160,6 +160,26 @@ test('batches: a span larger than a batch buffer gets one of its own, and every 
   assert.ok(rx.exports.length >= 4, `${rx.exports.length} exports: 1,800 spans go in batches of at most 512`);
 });
 
+test('spans ended in one turn are encoded after it and count against the export queue before that: 1,100 traced requests in one turn export 2,048 spans, and the rest are dropped with a warning', async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const warnings: string[] = [];
+  const tracing = tracingFor(settings(rx.url), { warn: (o: object) => void warnings.push((o as { detail: string }).detail) });
+  for (let i = 0; i < 1_100; i++) {
+    const tr = tracing.start(req());
+    tr.call('GET', '127.0.0.1:9').end(200);
+    tr.end(200, `req-${i}`);
+  }
+  await tracing.flush(5_000);
+  const spans = await rx.waitForSpans('2,048 spans', (s) => s.length >= 2_048);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(rx.spans.length, 2_048);
+  assert.ok(
+    warnings.some((w) => w.includes('152 spans dropped')),
+    warnings.join('\n'),
+  );
+  assert.equal(spans.filter((s) => s.kind === SERVER).length, 1_024);
+});
+
 test('ids written from the random pool are the ids sent upstream, for spans ended after their pool was used up and refilled', async (t) => {
   const rx = await startOtlpReceiver(t);
   const tracing = tracingFor(settings(rx.url), quiet);

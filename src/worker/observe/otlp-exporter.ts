@@ -15,7 +15,7 @@ export const EXPORT = {
 };
 
 /**
- * Ended spans, encoded into batches as they end (span-batches.ts), sent to an OTLP/HTTP
+ * Ended spans, encoded into batches once per turn of the event loop (span-batches.ts), sent to an OTLP/HTTP
  * traces endpoint over keep-alive connections: at most EXPORT.inFlight requests at once,
  * each bounded by EXPORT.timeoutMs; what the queue cannot hold is dropped and reported
  * through `warn` (throttled by its maker). Nothing here waits on the request path.
@@ -24,7 +24,8 @@ export class OtlpExporter {
   private readonly batches: SpanBatches;
   private inFlight = 0;
   private dropped = 0;
-  private scheduled = false;
+  /** Spans ended in this turn, not encoded yet. */
+  private readonly ended: OtlpSpan[] = [];
   private readonly client: Client;
   private readonly path: string;
   private readonly headers: Record<string, string>;
@@ -44,19 +45,31 @@ export class OtlpExporter {
     setInterval(() => this.send(true), EXPORT.intervalMs).unref();
   }
 
-  /** An ended span, encoded into the batch being filled; a full batch leaves on the next turn of the event loop. */
+  /**
+   * An ended span: queued, and encoded with the rest of its turn's spans after that turn's
+   * requests (one pass over the encoder instead of one between each two requests); a full
+   * batch leaves at the end of that pass.
+   */
   add(span: OtlpSpan): void {
-    if (this.batches.queued >= EXPORT.maxQueue) {
+    if (this.batches.queued + this.ended.length >= EXPORT.maxQueue) {
       this.dropped++;
       return;
     }
-    if (this.batches.add(span) && !this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        this.send(false);
-      });
-    }
+    if (this.ended.push(span) === 1) setImmediate(this.encodeTurn);
+  }
+
+  /** The queued spans, encoded into batches; sends what that filled. */
+  private readonly encodeTurn = (): void => {
+    if (this.encodeEnded()) this.send(false);
+  };
+
+  /** Encodes the queued spans; returns whether a batch filled. */
+  private encodeEnded(): boolean {
+    const spans = this.ended;
+    let full = false;
+    for (let i = 0; i < spans.length; i++) if (this.batches.add(spans[i]!)) full = true;
+    spans.length = 0;
+    return full;
   }
 
   /** Sends ready batches while an export slot is free; `all`: the batch being filled too. */
@@ -65,6 +78,7 @@ export class OtlpExporter {
       this.warn(`${this.dropped} spans dropped: the export queue was full`);
       this.dropped = 0;
     }
+    this.encodeEnded();
     if (all) this.batches.sealFilling();
     while (this.inFlight < EXPORT.inFlight) {
       const b = this.batches.take();
