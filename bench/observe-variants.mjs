@@ -32,7 +32,7 @@ export const OBSERVE_KEYS = VARIANTS.map(([key]) => key);
 const WARM_SECONDS_PER_VARIANT = 2;
 
 /**
- * The variants `wanted(key)` asks for, as run.mjs targets ({ key, label, url, pid });
+ * The variants `wanted(key)` asks for, as run.mjs targets ({ key, label, url, pid, observe });
  * `warm(load, headers)`: all of them loaded at once, none measured; `restart()`: every
  * variant stopped and started again, its target updated in place.
  */
@@ -43,7 +43,8 @@ export async function observeVariants(procs, { root, benchDir, host, upstreamPor
   const logDir = procs.tmp('switchyard-bench-access-');
   let accessLog = null;
   const configs = VARIANTS.filter(([key]) => wanted(key));
-  const targets = configs.map(([key, label]) => ({ key, label, url: null, pid: null }));
+  // `observe`: run.mjs measures these over BENCH_OBSERVE_SECONDS, after a warm-up at once.
+  const targets = configs.map(([key, label]) => ({ key, label, url: null, pid: null, observe: true }));
   const children = [];
   const startAll = async () => {
     accessLog = join(logDir, `access-${Date.now()}.log`);

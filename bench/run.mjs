@@ -228,7 +228,6 @@ async function main() {
   // The observability pairs are also measured with both sides loaded at once (concurrent-pairs.mjs).
   const pairs = TOOL === 'wrk' ? concurrentPairsOf(targets) : [];
   const together = Object.fromEntries(pairs.map((p) => [p.key, []]));
-  const variantTargets = new Set(variants?.targets ?? []);
   for (let round = 1; round <= ROUNDS; round++) {
     // The observability variants run on fresh processes in every round, warmed up at once (observe-variants.mjs).
     if (variants) {
@@ -246,8 +245,8 @@ async function main() {
     const warmup = round === 1 ? WARMUP_FIRST_SECONDS : WARMUP_SECONDS;
     for (const t of order) {
       // The variants were warmed up at once (above): one more second alone each.
-      const w = variantTargets.has(t) ? WARMUP_SECONDS : warmup;
-      const seconds = variantTargets.has(t) ? OBSERVE_SECONDS : SECONDS;
+      const w = t.observe ? WARMUP_SECONDS : warmup;
+      const seconds = t.observe ? OBSERVE_SECONDS : SECONDS;
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${seconds} s)`);
       const drive = t.ws ? wsLoad : load;
       await drive(t.url, w, REQUEST_HEADERS);
