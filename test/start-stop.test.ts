@@ -1,32 +1,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, buildConfig, childEnv, tempDir, writeJson } from './helpers/gateway.js';
 import { canBind, freePorts } from './helpers/ports.js';
+import { childrenOf, commandOf } from './helpers/proc.js';
 import { isRunning, waitFor } from './helpers/wait.js';
 
 const DRAIN_MS = 1_000;
-
-/** The running children of `pid`, from /proc (each task's `children` list). */
-function childrenOf(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-    );
-  } catch {
-    return [];
-  }
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-  } catch {
-    return '';
-  }
-}
 
 /**
  * `npm start -- --config <free ports>` in its own process group; resolves once the ready line

@@ -5,10 +5,9 @@ import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 
 /**
- * V8 flags every worker runs with. Allocation-site pretenuring: after a worker's first full
- * collection V8 could start allocating a per-request site in the old generation, and every
- * young object such a dead object pointed to then survived until the next full collection;
- * with tracing on, most workers fell into that state for life (docs/design.md, Measures).
+ * V8 flags every worker runs with. Without `--no-allocation-site-pretenuring`, V8 may move a
+ * per-request allocation site to the old generation after a full collection, and what those
+ * dead objects point to then survives every young collection (docs/design.md, Process shape).
  */
 export const WORKER_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
 /** VmRSS of a process in bytes (Linux /proc), 0 when the process is gone. */
 export function rssBytes(pid: number): number {
@@ -36,3 +36,28 @@ export function sampleRss(pids: readonly number[], intervalMs = 50): { stop(): {
 }
 
 export const MiB = 1 << 20;
+
+/** The running children of `pid`, from /proc (each task's `children` list); [] when it is gone. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** A process's command line as its arguments; [] when it is gone. */
+export function argvOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** A process's command line as one string; '' when it is gone. */
+export function commandOf(pid: number): string {
+  return argvOf(pid).join(' ');
+}

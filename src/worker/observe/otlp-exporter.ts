@@ -15,8 +15,8 @@ export const EXPORT = {
 };
 
 /**
- * Ended spans, encoded into batches once per turn of the event loop (span-batches.ts), sent to an OTLP/HTTP
- * traces endpoint over keep-alive connections: at most EXPORT.inFlight requests at once,
+ * Ended spans, encoded into batches once per turn of the event loop (span-batches.ts), sent
+ * to an OTLP/HTTP traces endpoint over keep-alive connections: at most EXPORT.inFlight requests at once,
  * each bounded by EXPORT.timeoutMs; what the queue cannot hold is dropped and reported
  * through `warn` (throttled by its maker). Nothing here waits on the request path.
  */
@@ -72,14 +72,16 @@ export class OtlpExporter {
     return full;
   }
 
-  /** Sends ready batches while an export slot is free; `all`: the batch being filled too. */
+  /** Sends ready batches while an export slot is free; `all`: this turn's spans and the batch being filled too. */
   private send(all: boolean): void {
     if (this.dropped > 0) {
       this.warn(`${this.dropped} spans dropped: the export queue was full`);
       this.dropped = 0;
     }
-    this.encodeEnded();
-    if (all) this.batches.sealFilling();
+    if (all) {
+      this.encodeEnded();
+      this.batches.sealFilling();
+    }
     while (this.inFlight < EXPORT.inFlight) {
       const b = this.batches.take();
       if (b === null) break;
