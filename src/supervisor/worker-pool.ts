@@ -7,7 +7,8 @@ import { RespawnBackoff } from './respawn-backoff.js';
 /**
  * V8 flags every worker runs with. Without `--no-allocation-site-pretenuring`, V8 may move a
  * per-request allocation site to the old generation after a full collection, and what those
- * dead objects point to then survives every young collection (docs/design.md, Process shape).
+ * dead objects point to then survives every young collection; a traced worker can stay in
+ * that costly state for the rest of its life.
  */
 export const WORKER_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
 
