@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import sonicBoom, { type SonicBoom as SonicBoomType } from 'sonic-boom';
 
 // sonic-boom is CommonJS: its class is the module itself (a type-only named export in its typings).
@@ -8,8 +9,8 @@ import type { RecordSink } from './observer.js';
 import type { RequestRecord } from './request-record.js';
 import { LineBuffer } from './line-buffer.js';
 
-/** SonicBoom in buffer mode takes Buffers (its typings know only strings). */
-type ByteSink = { write(bytes: Buffer): boolean };
+/** SonicBoom in buffer mode takes Buffers (its typings know only strings); `fd`: its file, -1 until open. */
+type ByteSink = { write(bytes: Buffer): boolean; readonly fd: number };
 
 /** Writes at most this many bytes at once to a pipe: Linux's PIPE_BUF, the size the kernel writes whole. */
 const PIPE_BUF = 4096;
@@ -41,6 +42,10 @@ export class AccessLog implements RecordSink {
   private readonly sample: number;
   /** Nothing written to `out` is still waiting to reach the file. */
   private idle = true;
+  /** A write handed to SonicBoom may still be on libuv's thread pool (no 'drain' or 'error' since). */
+  private writing = false;
+  /** `hand` writes synchronously (flushSync with no write under way). */
+  private writingNow = false;
   /** EAGAIN on a full pipe is retried until then (a bound only while the worker exits). */
   private giveUpAt = Infinity;
   private dropped = 0;
@@ -79,13 +84,17 @@ export class AccessLog implements RecordSink {
     this.bytesOut = this.out as unknown as ByteSink;
     this.lines = new LineBuffer(file === undefined ? PIPE_BUF : FILE_CHUNK_BYTES, (bytes) => this.hand(bytes));
     setInterval(() => this.lines.hand(), GATHER_MS).unref();
-    this.out.on('drain', () => (this.idle = true));
+    this.out.on('drain', () => {
+      this.idle = true;
+      this.writing = false;
+    });
     this.out.on('drop', () => {
       this.dropped++;
       this.warn();
     });
     // Unheard, an 'error' would end the worker: a full disk or a removed folder costs lines, never requests.
     this.out.on('error', (err: Error) => {
+      this.writing = false; // SonicBoom keeps the failed bytes and writes them first on a flush
       this.failures++;
       this.warn(err);
     });
@@ -126,7 +135,11 @@ export class AccessLog implements RecordSink {
 
   private hand(bytes: Buffer): void {
     try {
-      this.bytesOut.write(bytes);
+      if (this.writingNow) writeWhole(this.bytesOut.fd, bytes, this.giveUpAt);
+      else {
+        this.bytesOut.write(bytes);
+        this.writing = true;
+      }
     } catch (err) {
       // SonicBoom throws when its file never opened (fd -1) or it was destroyed
       this.failures++;
@@ -163,16 +176,26 @@ export class AccessLog implements RecordSink {
     this.flushSync(timeoutMs);
   }
 
-  /** Writes what is left synchronously, giving up on a full pipe after `timeoutMs` (the process is exiting). */
+  /**
+   * Writes what is left synchronously, giving up on a full pipe after `timeoutMs` (the process
+   * is exiting). SonicBoom's own flushSync leaves out a write already handed to the thread
+   * pool, so lines gathered since are written here, after what SonicBoom holds; only while one
+   * of its writes is still under way do they queue behind it instead.
+   */
   flushSync(timeoutMs: number): void {
-    this.handAll();
+    this.formatQueued();
     if (this.idle) return;
     this.giveUpAt = Date.now() + timeoutMs;
     try {
+      if (this.writing) this.lines.hand();
       this.out.flushSync();
+      this.writingNow = true;
+      this.lines.hand();
       this.idle = true;
     } catch {
       // not open yet, or the pipe stayed full: those lines are lost
+    } finally {
+      this.writingNow = false;
     }
   }
 
@@ -181,5 +204,20 @@ export class AccessLog implements RecordSink {
     if (now - this.lastWarn < WARN_EVERY_MS) return;
     this.lastWarn = now;
     this.log.warn({ err, path: this.settings.path ?? 'stdout', writeErrors: this.failures, droppedLines: this.dropped }, 'access log: lines cannot be written');
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** All of `bytes` to `fd` synchronously; a full pipe (EAGAIN) is waited on in 10 ms steps until `giveUpAt`. */
+function writeWhole(fd: number, bytes: Buffer, giveUpAt: number): void {
+  for (let at = 0; at < bytes.length; ) {
+    try {
+      at += writeSync(fd, bytes, at);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code !== 'EAGAIN' && code !== 'EBUSY') || Date.now() >= giveUpAt) throw err;
+      Atomics.wait(pause, 0, 0, 10);
+    }
   }
 }
