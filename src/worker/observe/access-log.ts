@@ -44,8 +44,6 @@ export class AccessLog implements RecordSink {
   private idle = true;
   /** A write handed to SonicBoom may still be on libuv's thread pool (no 'drain' or 'error' since). */
   private writing = false;
-  /** `hand` writes synchronously (flushSync with no write under way). */
-  private writingNow = false;
   /** EAGAIN on a full pipe is retried until then (a bound only while the worker exits). */
   private giveUpAt = Infinity;
   private dropped = 0;
@@ -95,8 +93,7 @@ export class AccessLog implements RecordSink {
     // Unheard, an 'error' would end the worker: a full disk or a removed folder costs lines, never requests.
     this.out.on('error', (err: Error) => {
       this.writing = false; // SonicBoom keeps the failed bytes and writes them first on a flush
-      this.failures++;
-      this.warn(err);
+      this.failed(err);
     });
   }
 
@@ -135,16 +132,17 @@ export class AccessLog implements RecordSink {
 
   private hand(bytes: Buffer): void {
     try {
-      if (this.writingNow) writeWhole(this.bytesOut.fd, bytes, this.giveUpAt);
-      else {
-        this.bytesOut.write(bytes);
-        this.writing = true;
-      }
+      this.bytesOut.write(bytes);
+      this.writing = true;
     } catch (err) {
       // SonicBoom throws when its file never opened (fd -1) or it was destroyed
-      this.failures++;
-      this.warn(err as Error);
+      this.failed(err as Error);
     }
+  }
+
+  private failed(err: Error): void {
+    this.failures++;
+    this.warn(err);
   }
 
   /** logrotate renamed the file: later lines go to a new one at the configured path. */
@@ -189,14 +187,16 @@ export class AccessLog implements RecordSink {
     try {
       if (this.writing) this.lines.hand();
       this.out.flushSync();
-      this.writingNow = true;
-      this.lines.hand();
-      this.idle = true;
     } catch {
-      // not open yet, or the pipe stayed full: those lines are lost
-    } finally {
-      this.writingNow = false;
+      return; // not open yet, or the pipe stayed full: those lines are lost
     }
+    const rest = this.lines.take();
+    try {
+      if (rest !== null) writeWhole(this.bytesOut.fd, rest, this.giveUpAt);
+    } catch (err) {
+      this.failed(err as Error);
+    }
+    this.idle = true;
   }
 
   private warn(err?: Error): void {

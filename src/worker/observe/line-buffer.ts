@@ -46,11 +46,17 @@ export class LineBuffer {
 
   /** Hands what is gathered to `full` (nothing when empty) and starts a new buffer. */
   hand(): void {
-    if (this.at === 0) return;
+    const bytes = this.take();
+    if (bytes !== null) this.full(bytes);
+  }
+
+  /** What is gathered (null when empty), for its owner to write itself; a new buffer starts. */
+  take(): Buffer | null {
+    if (this.at === 0) return null;
     const bytes = this.buf.subarray(0, this.at);
     this.buf = Buffer.allocUnsafeSlow(this.size);
     this.at = 0;
-    this.full(bytes);
+    return bytes;
   }
 
   byte(c: number): void {
