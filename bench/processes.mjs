@@ -77,14 +77,19 @@ export class Processes {
         reject(new Error(`${err.message}\n--- ${name} stderr ---\n${stderr}`));
       };
       child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (d) => {
+      const watch = (d) => {
         out += d;
         const m = ready.exec(out);
         if (m) {
           clearTimeout(timer);
+          // From now on its output is read and dropped: a gateway logging every request to
+          // stdout writes tens of MB a round, which must neither pile up here nor block it.
+          child.stdout.off('data', watch);
+          child.stdout.on('data', () => {});
           resolve({ child, match: m });
         }
-      });
+      };
+      child.stdout.on('data', watch);
       child.once('error', fail);
       child.once('exit', (code, signal) => fail(new Error(`${name}: exited early (code ${code}, signal ${signal})`)));
     });

@@ -17,7 +17,7 @@ function req(headers: Record<string, string> = {}): TracedRequest {
     path: '/orders/7',
     scheme: 'http',
     clientAddress: '10.1.2.3',
-    meter: { tenant: 'default', route: 'orders' },
+    meter: { tenant: 'default', route: 'orders', spans: null },
     header: (n) => ({ host: 'shop.example:8080', ...headers })[n],
   };
 }

@@ -1,3 +1,4 @@
+import type { RouteSpans } from './route-spans.js';
 import { DURATION_BUCKETS, METRIC_METHODS, UPSTREAM_ERROR_KINDS, type HistogramDelta, type UpstreamErrorKind } from '../../contracts/metrics.js';
 
 const BOUNDS = DURATION_BUCKETS;
@@ -49,7 +50,7 @@ export function methodIndex(method: string): number {
   }
 }
 
-/** What the metrics and the access log know of a route: its names, and its counters in this worker. */
+/** What the metrics, the access log and the tracer know of a route: its names, and its counters in this worker. */
 export class RouteMeter {
   /** Per method index * 5 + status class. */
   requests: number[] = new Array<number>(METRIC_METHODS.length * 5).fill(0);
@@ -60,6 +61,8 @@ export class RouteMeter {
   rejections: Map<string, number> | null = null;
   /** Moved since the last shipment (it is in the registry's list of those). */
   moved = false;
+  /** The tracer's attributes and span name of this route, made at its first recorded span. */
+  spans: RouteSpans | null = null;
 
   constructor(
     /** '' for requests no route took. */

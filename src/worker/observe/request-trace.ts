@@ -1,4 +1,5 @@
 import type { CallTrace } from '../../steps/step.js';
+import type { RouteSpans } from './route-spans.js';
 import { TraceIds, validTraceparent } from './traceparent.js';
 
 export type { CallTrace };
@@ -9,8 +10,8 @@ export interface TracedRequest {
   readonly path: string;
   readonly scheme: 'http' | 'https';
   readonly clientAddress: string;
-  /** The route that took the request (its meter); null: none. */
-  readonly meter: { readonly tenant: string; readonly route: string } | null;
+  /** The route that took the request (its meter, which keeps the route's span parts); null: none. */
+  readonly meter: { readonly tenant: string; readonly route: string; spans: RouteSpans | null } | null;
   header(name: string): string | undefined;
 }
 

@@ -3,31 +3,11 @@ import { PropagatedTrace, PropagationOnly, type RequestTrace, type TracedRequest
 import { RecordedTrace, serverAddress } from './recorded-trace.js';
 import { formatTraceparent, parseTraceparent, TraceIds } from './traceparent.js';
 import { throttledWarn } from './export-warnings.js';
-import { OtlpSpan, routeAttributes, SERVER, serverAttributes } from './otlp-span.js';
+import { OtlpSpan, SERVER, serverAttributes } from './otlp-span.js';
+import { RouteSpans } from './route-spans.js';
 import { OtlpExporter } from './otlp-exporter.js';
 
 export type TracingSettings = NonNullable<ObserveSettings['tracing']>;
-
-type RouteKey = NonNullable<TracedRequest['meter']>;
-
-/** What every SERVER span of one route repeats, made once: its attributes, and its name for the method last seen. */
-class RouteSpans {
-  readonly attributes: Buffer;
-  private method = '';
-  private spanName = '';
-
-  constructor(private readonly meter: RouteKey) {
-    this.attributes = routeAttributes(meter.route, meter.tenant);
-  }
-
-  name(method: string): string {
-    if (method !== this.method) {
-      this.method = method;
-      this.spanName = `${method} ${this.meter.route}`;
-    }
-    return this.spanName;
-  }
-}
 
 /** The tracing of a worker: propagation only without `tracing` in worker.json, spans over OTLP/HTTP with it. */
 export function tracingFor(settings: TracingSettings | null, log: { warn(obj: object, msg: string): void }, env: NodeJS.ProcessEnv = process.env): Tracing {
@@ -53,8 +33,6 @@ class OtlpTracing implements Tracing {
   /** The last Host's address attributes: most requests repeat it. */
   private lastHost = '';
   private lastHostAttributes: Buffer | null = null;
-  /** Per route (its meter, one per route of a generation): its attributes and its span name for the last method. */
-  private readonly routes = new WeakMap<RouteKey, RouteSpans>();
 
   constructor(
     private readonly settings: TracingSettings,
@@ -85,8 +63,7 @@ class OtlpTracing implements Tracing {
     let attributes: Buffer | null = null;
     if (meter === null) name = `HTTP ${method}`;
     else {
-      let r = this.routes.get(meter);
-      if (r === undefined) this.routes.set(meter, (r = new RouteSpans(meter)));
+      const r = (meter.spans ??= new RouteSpans(meter.route, meter.tenant));
       name = r.name(method);
       attributes = r.attributes;
     }
