@@ -11,8 +11,8 @@ import { median } from './table.mjs';
 import { cpuUsPerRequest, treeCpuMs } from './process-cpu.mjs';
 import { RATIOS } from './report.mjs';
 
-/** The sequential ratios measured again loaded at once: the observability pairs. */
-const AT_ONCE = ['observeOffTwinVsOff', 'observeDefaultsVsOff', 'observeAccessLogVsOff', 'observeTracingVsOff'];
+/** The sequential ratios measured again loaded at once: the observability pairs, and nginx's access log for reference. */
+const AT_ONCE = ['observeOffTwinVsOff', 'observeDefaultsVsOff', 'observeAccessLogVsOff', 'observeTracingVsOff', 'nginxAccessLogVsNginx'];
 
 /** The pairs of AT_ONCE whose two targets are both being measured (label, sides and target as in RATIOS). */
 export function concurrentPairsOf(targets) {

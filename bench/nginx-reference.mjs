@@ -1,6 +1,6 @@
 // A reference point, not a target: nginx (C, one worker process) proxying to the same
 // upstream with the same job as the gateway's cluster route (HTTP/1.1 keep-alive pool,
-// X-Forwarded-For/Proto/Host set, no access log). It tells what a proxy costs on this
+// X-Forwarded-For/Proto/Host set, no access log unless asked for). It tells what a proxy costs on this
 // machine when almost all of its time is the kernel's: the fastify ratio of issue 3
 // item 9 reads differently on machines where system calls are cheap or dear against
 // JavaScript, and nginx / fastify in the same run shows which kind of machine it is.
@@ -36,6 +36,18 @@ const tls = tlsPort
     ssl_protocols TLSv1.2 TLSv1.3;`
   : '';
 
+// SY_BENCH_NGINX_ACCESS_LOG=<file>: one JSON line per request to that file, buffered as the
+// gateway's access log is (256 KiB, written at least every 200 ms), with the fields nginx
+// has of the gateway's (no tenant, route or trace id): what an access log costs nginx here.
+const accessLogFile = process.env.SY_BENCH_NGINX_ACCESS_LOG;
+const accessLog = accessLogFile
+  ? `log_format bench_json escape=json '{"time":"$time_iso8601","requestId":"$request_id","method":"$request_method",'
+      '"path":"$request_uri","status":$status,"bytesReceived":$request_length,"bytesSent":$bytes_sent,'
+      '"durationMs":$request_time,"upstream":"$upstream_addr","upstreamMs":$upstream_response_time,'
+      '"client":"$remote_addr","userAgent":"$http_user_agent","referer":"$http_referer"}';
+  access_log ${accessLogFile} bench_json buffer=256k flush=200ms;`
+  : 'access_log off;';
+
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-nginx-'));
 const temp = (name) => `${name}_temp_path ${join(dir, name)};`;
 writeFileSync(
@@ -46,7 +58,7 @@ pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'error.log')} warn;
 events { worker_connections 4096; }
 http {
-  access_log off;
+  ${accessLog}
   ${temp('client_body')} ${temp('proxy')} ${temp('fastcgi')} ${temp('uwsgi')} ${temp('scgi')}
   upstream bench_upstream { server ${upstream}; keepalive 64; }
   server {

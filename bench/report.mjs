@@ -32,6 +32,7 @@ export const RATIOS = [
   ['observeDefaultsVsOff', 'cluster route: metrics + request id (defaults) / all off', 'observeDefaults', 'observeOff', TARGETS.defaultsVsOff],
   ['observeAccessLogVsOff', 'cluster route: access log on / all off', 'observeAccessLog', 'observeOff', TARGETS.accessLogVsOff],
   ['observeTracingVsOff', 'cluster route: tracing at 1.0 / all off', 'observeTracing', 'observeOff', TARGETS.tracingVsOff],
+  ['nginxAccessLogVsNginx', 'nginx: JSON access log on / off (reference)', 'nginxAccessLog', 'nginx', null],
   ['fleetPostgresVsVirtual', 'cluster route: postgres:// volume / virtual:// volume', 'fleetPostgres', 'fleetVirtual', TARGETS.postgresVsVirtual],
   ['rateLimitClusterVsNode', 'rate-limit route: scope cluster (Redis) / scope node', 'rateLimitCluster', 'rateLimitNode', TARGETS.clusterVsNodeRateLimit],
   ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],

@@ -28,7 +28,7 @@
 //   BENCH_NGINX    0: leave out the nginx reference targets, plain and TLS (default: run them
 //                  when nginx is installed; see nginx-reference.mjs)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -171,6 +171,15 @@ async function main() {
     ? await procs.startNode('nginx', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort()), ...nginxTlsArgs], { cpu: CPU_SERVER })
     : null;
   if (!nginx) log('nginx is not installed (apt-get install nginx-light): no nginx reference target');
+  // A second nginx, the same but for its JSON access log: what logging every request costs a C
+  // proxy on this machine. Its file is emptied every round (it appends: O_APPEND).
+  const nginxLogFile = nginx ? join(procs.tmp('switchyard-bench-nginx-log-'), 'access.log') : null;
+  const nginxLogged = nginx
+    ? await procs.startNode('nginx-access-log', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort())], {
+        cpu: CPU_SERVER,
+        env: { SY_BENCH_NGINX_ACCESS_LOG: nginxLogFile },
+      })
+    : null;
   const bare = await procs.startNode('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
   const gateway = await gatewayAt(upstreamPort, ROOT, { cert, wsUpstreamPort: wsEchoPort });
   log(`gateway ${gateway.data}${gateway.tls ? ` tls=${gateway.tls}` : ''} generation=${gateway.generation}`);
@@ -191,6 +200,7 @@ async function main() {
   const allTargets = [
     { key: 'upstream', label: `upstream direct (${UPSTREAM === 'uws' ? 'uWS' : 'node:http'})`, url: `${upstreamUrl}/`, expect: PROXIED, pid: upstream.child.pid },
     ...(nginx ? [{ key: 'nginx', label: 'nginx, 1 worker (reference)', url: `http://${HOST}:${nginx.match[1]}/`, expect: PROXIED, pid: nginx.child.pid }] : []),
+    ...(nginxLogged ? [{ key: 'nginxAccessLog', label: 'nginx, JSON access log on (reference)', url: `http://${HOST}:${nginxLogged.match[1]}/`, expect: PROXIED, pid: nginxLogged.child.pid }] : []),
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: PROXIED, pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },
@@ -239,6 +249,7 @@ async function main() {
       const s = await variants.warm(load, REQUEST_HEADERS);
       log(`round ${round}/${ROUNDS}: the observability variants warmed up at once (${s} s)`);
     }
+    if (nginxLogFile) truncateSync(nginxLogFile, 0);
     // Rounds alternate direction (A B, then B A): a neighbour's load that rises or falls
     // over a pair's few seconds favours each side of the pair equally often.
     const order = round % 2 === 1 ? targets : [...targets].reverse();
