@@ -21,3 +21,12 @@ test('the control pair, which has no target, neither passes nor fails; a pair wi
   const unread = concurrentRatios(pairs, { ...rounds, observeAccessLogVsOffConcurrent: [round(0.9), round(null)] }) as Record<string, Ratio>;
   assert.deepEqual([unread.observeAccessLogVsOffConcurrent!.value, unread.observeAccessLogVsOffConcurrent!.pass], [null, null], 'without /proc there is no figure');
 });
+
+test('with both nginx targets measured, their access log pair is loaded at once too, as a reference without a target', () => {
+  const keys = (ts: string[]) => (concurrentPairsOf(ts.map(target)) as { key: string; target: number | null }[]).map((p) => [p.key, p.target]);
+  assert.deepEqual(keys(['nginx', 'nginxAccessLog', 'observeOff', 'observeDefaults']), [
+    ['observeDefaultsVsOffConcurrent', 0.95],
+    ['nginxAccessLogVsNginxConcurrent', null],
+  ]);
+  assert.deepEqual(keys(['nginx', 'observeOff', 'observeDefaults']), [['observeDefaultsVsOffConcurrent', 0.95]], 'without the logged nginx there is no pair');
+});
