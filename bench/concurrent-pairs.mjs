@@ -1,5 +1,6 @@
-// The observability pairs measured a second way: both gateways of a pair loaded at the same
-// time, each by its own load generator, while they share the server's CPU. Measured one after
+// The observability pairs (and nginx's access log pair, for reference) measured a second
+// way: both servers of a pair loaded at the same time, each by its own load generator,
+// while they share the server's CPU. Measured one after
 // the other, two 2-second windows of this VM differ by up to ±30 % in speed (the same server
 // reads 80 to 120 µs a request from one window to the next), which buries a 5 or 10 % cost;
 // measured together, both sides see the same moments. The ratio is requests per CPU-second:

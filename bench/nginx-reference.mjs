@@ -1,8 +1,8 @@
 // A reference point, not a target: nginx (C, one worker process) proxying to the same
 // upstream with the same job as the gateway's cluster route (HTTP/1.1 keep-alive pool,
-// X-Forwarded-For/Proto/Host set, no access log unless asked for). It tells what a proxy costs on this
-// machine when almost all of its time is the kernel's: the fastify ratio of issue 3
-// item 9 reads differently on machines where system calls are cheap or dear against
+// X-Forwarded-For/Proto/Host set, no access log unless asked). It tells what a proxy
+// costs on this machine when almost all of its time is the kernel's: the fastify ratio
+// of issue 3 item 9 reads differently on machines where system calls are cheap or dear against
 // JavaScript, and nginx / fastify in the same run shows which kind of machine it is.
 // Runs only when `nginx` is installed (`apt-get install nginx-light`); the bench does
 // not install it (Debian's package starts a system service on port 80).
@@ -38,12 +38,13 @@ const tls = tlsPort
 
 // SY_BENCH_NGINX_ACCESS_LOG=<file>: one JSON line per request to that file, buffered as the
 // gateway's access log is (256 KiB, written at least every 200 ms), with the fields nginx
-// has of the gateway's (no tenant, route or trace id): what an access log costs nginx here.
+// has of the gateway's (no tenant, route or trace id; its times in seconds, the upstream's
+// quoted: it may list several): what an access log costs nginx here.
 const accessLogFile = process.env.SY_BENCH_NGINX_ACCESS_LOG;
 const accessLog = accessLogFile
   ? `log_format bench_json escape=json '{"time":"$time_iso8601","requestId":"$request_id","method":"$request_method",'
       '"path":"$request_uri","status":$status,"bytesReceived":$request_length,"bytesSent":$bytes_sent,'
-      '"durationMs":$request_time,"upstream":"$upstream_addr","upstreamMs":$upstream_response_time,'
+      '"durationS":$request_time,"upstream":"$upstream_addr","upstreamS":"$upstream_response_time",'
       '"client":"$remote_addr","userAgent":"$http_user_agent","referer":"$http_referer"}';
   access_log ${accessLogFile} bench_json buffer=256k flush=200ms;`
   : 'access_log off;';

@@ -82,8 +82,8 @@ export class Processes {
         const m = ready.exec(out);
         if (m) {
           clearTimeout(timer);
-          // From now on its output is read and dropped: a gateway logging every request to
-          // stdout writes tens of MB a round, which must neither pile up here nor block it.
+          // From now on its output is read and dropped: kept, `out` would grow and be rescanned
+          // on every chunk of a child that logs a lot, and unread, a full pipe would block it.
           child.stdout.off('data', watch);
           child.stdout.on('data', () => {});
           resolve({ child, match: m });

@@ -25,7 +25,7 @@
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster, compareSteps and compareDirect, in the same rounds (an A/B)
 //   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
-//   BENCH_NGINX    0: leave out the nginx reference targets, plain and TLS (default: run them
+//   BENCH_NGINX    0: leave out the nginx reference targets, plain, TLS and access log (default: run them
 //                  when nginx is installed; see nginx-reference.mjs)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
@@ -235,7 +235,7 @@ async function main() {
   for (const t of targets) await (t.ws ? expectEcho(t.label, t.url) : expectBody(t.label, t.url, t.expect, REQUEST_HEADERS));
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
-  // The observability pairs are also measured with both sides loaded at once (concurrent-pairs.mjs).
+  // The observability pairs and the nginx access log pair are also measured loaded at once (concurrent-pairs.mjs).
   const pairs = TOOL === 'wrk' ? concurrentPairsOf(targets) : [];
   const together = Object.fromEntries(pairs.map((p) => [p.key, []]));
   for (let round = 1; round <= ROUNDS; round++) {
