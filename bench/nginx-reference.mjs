@@ -2,15 +2,15 @@
 // upstream with the same job as the gateway's cluster route (HTTP/1.1 keep-alive pool,
 // X-Forwarded-For/Proto/Host set, no access log unless asked). It tells what a proxy
 // costs on this machine when almost all of its time is the kernel's: the fastify ratio
-// of issue 3 item 9 reads differently on machines where system calls are cheap or dear against
-// JavaScript, and nginx / fastify in the same run shows which kind of machine it is.
+// of issue 3 item 9 reads differently on machines where system calls are cheap or dear
+// against JavaScript, and nginx / fastify in the same run shows which kind of machine it is.
 // Runs only when `nginx` is installed (`apt-get install nginx-light`); the bench does
 // not install it (Debian's package starts a system service on port 80).
 // With a TLS port, certificate and key, the same server also terminates TLS there
 // (`listen ... ssl`, TLS 1.2 and 1.3 like the gateway's TLS port): the reference of the
 // gateway's TLS target, proxying to the same upstream over the same keep-alive pool.
 //
-//   node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem>]
+//   [SY_BENCH_NGINX_ACCESS_LOG=<file>] node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem>]
 //
 // Writes its configuration to a temporary folder, starts `nginx` in the foreground
 // (it inherits this process's CPU pinning), prints `ready port=N` once its ports

@@ -85,7 +85,7 @@ export class Processes {
           // From now on its output is read and dropped: kept, `out` would grow and be rescanned
           // on every chunk of a child that logs a lot, and unread, a full pipe would block it.
           child.stdout.off('data', watch);
-          child.stdout.on('data', () => {});
+          child.stdout.resume();
           resolve({ child, match: m });
         }
       };

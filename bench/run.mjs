@@ -167,19 +167,14 @@ async function main() {
   const floor = await procs.startNode('floor-proxy', [join(HERE, 'floor-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
   // One nginx serves both reference targets: plain on its port, TLS on a second one.
   const nginxTlsArgs = cert ? [String(await freePort()), cert.certFile, cert.keyFile] : [];
-  const nginx = NGINX
-    ? await procs.startNode('nginx', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort()), ...nginxTlsArgs], { cpu: CPU_SERVER })
-    : null;
+  const startNginx = async (name, tlsArgs, env) =>
+    procs.startNode(name, [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort()), ...tlsArgs], { cpu: CPU_SERVER, env });
+  const nginx = NGINX ? await startNginx('nginx', nginxTlsArgs) : null;
   if (!nginx) log('nginx is not installed (apt-get install nginx-light): no nginx reference target');
   // A second nginx, the same but for its JSON access log: what logging every request costs a C
   // proxy on this machine. Its file is emptied every round (it appends: O_APPEND).
   const nginxLogFile = nginx ? join(procs.tmp('switchyard-bench-nginx-log-'), 'access.log') : null;
-  const nginxLogged = nginx
-    ? await procs.startNode('nginx-access-log', [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort())], {
-        cpu: CPU_SERVER,
-        env: { SY_BENCH_NGINX_ACCESS_LOG: nginxLogFile },
-      })
-    : null;
+  const nginxLogged = nginx ? await startNginx('nginx-access-log', [], { SY_BENCH_NGINX_ACCESS_LOG: nginxLogFile }) : null;
   const bare = await procs.startNode('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
   const gateway = await gatewayAt(upstreamPort, ROOT, { cert, wsUpstreamPort: wsEchoPort });
   log(`gateway ${gateway.data}${gateway.tls ? ` tls=${gateway.tls}` : ''} generation=${gateway.generation}`);

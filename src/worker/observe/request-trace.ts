@@ -1,5 +1,5 @@
 import type { CallTrace } from '../../steps/step.js';
-import type { RouteSpans } from './route-spans.js';
+import type { RouteMeter } from './meters.js';
 import { TraceIds, validTraceparent } from './traceparent.js';
 
 export type { CallTrace };
@@ -11,7 +11,7 @@ export interface TracedRequest {
   readonly scheme: 'http' | 'https';
   readonly clientAddress: string;
   /** The route that took the request (its meter, which keeps the route's span parts); null: none. */
-  readonly meter: { readonly tenant: string; readonly route: string; spans: RouteSpans | null } | null;
+  readonly meter: Pick<RouteMeter, 'tenant' | 'route' | 'spans'> | null;
   header(name: string): string | undefined;
 }
 
