@@ -26,7 +26,8 @@ export interface Operation {
 }
 
 export const OPERATIONS: readonly Operation[] = [
-  { id: 'health', method: 'GET', path: '/healthz', family: 'sys', access: 'read', auth: 'none', level: 'instance', summary: 'Admin health probe' },
+  { id: 'health', method: 'GET', path: '/healthz', family: 'sys', access: 'read', auth: 'none', level: 'instance', summary: 'Liveness probe: the process answers' },
+  { id: 'ready', method: 'GET', path: '/readyz', family: 'sys', access: 'read', auth: 'none', level: 'instance', summary: 'Readiness probe: 200 when every worker serves the current generation and the store answers within its bound, else 503; the body says which part is not ready' },
   { id: 'openapi', method: 'GET', path: '/api/v1/openapi.json', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'This contract as OpenAPI 3.1' },
   { id: 'whoami', method: 'GET', path: '/api/v1/sys/whoami', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The calling identity: kind, tenant, masks, scopes' },
   { id: 'cluster.status', method: 'GET', path: '/api/v1/sys/cluster/status', family: 'cluster', access: 'read', auth: 'scope', level: 'instance', summary: 'Supervisor and worker status' },

@@ -23,6 +23,8 @@ export interface DataPlaneSettings {
   sealingKeyEnv?: string;
   /** What the data plane observes of its requests. */
   observe: ObserveSettings;
+  /** worker.json `readiness.dataPath`: answered before routing with the node's readiness (`readiness` messages). */
+  readyPath?: string;
 }
 
 /** worker.json `metrics`, `requestId`, `log.access` and `tracing`, defaults filled. */
@@ -84,6 +86,8 @@ export type ToWorker =
   /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }
+  /** The node's readiness changed (sent only with a `readyPath`); a worker starts not ready. */
+  | { type: 'readiness'; ready: boolean }
   /** The supervisor got SIGHUP (logrotate): reopen the access log file at its path. */
   | { type: 'reopen-logs' }
   /** Asks for the requests in flight at each target of `cluster` (`tenant/name`) in this worker. */

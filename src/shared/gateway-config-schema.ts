@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { isIP } from 'node:net';
 import { isPgVolume, parsePgVolume } from './pg-volume-url.js';
 import { LimitsSchema } from './gateway-config-limits.js';
+import { ReadinessSchema } from './gateway-config-readiness.js';
 import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
 import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
 
@@ -73,6 +74,8 @@ export const GatewayConfigSchema = v.strictObject({
   ),
   /** What one slow or large client may take of a worker (see docs/reference.md "Limits"). */
   limits: LimitsSchema,
+  /** /readyz's store bound and an optional data-port readiness path (docs/reference.md "Liveness and readiness"). */
+  readiness: ReadinessSchema,
   /** How the data port reads request paths (one policy for every route; see docs/reference.md "Paths"). */
   paths: v.optional(
     v.strictObject({

@@ -17,6 +17,13 @@ export interface Volume {
   shown: string;
   /** Several nodes on one store (postgres://); null for SQLite, which one node holds. */
   fleet: (FleetHooks & { url: string; schema: string }) | null;
+  /** A cheap query for the readiness check, each one bounded by `timeoutMs` (rejects when the store does not answer). */
+  pinger(timeoutMs: number): StorePing;
+  close(): void;
+}
+
+export interface StorePing {
+  ping(): Promise<void>;
   close(): void;
 }
 
@@ -62,7 +69,9 @@ export function openVolume(spec: string, baseDir: string, log?: Pick<Logger, 'wa
     if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') throw new Error(`volume ${file} cannot be written: ${(err as Error).message}`);
     throw err;
   }
-  return { db, file, shown: file ?? spec, fleet: null, close: () => db.close() };
+  // In-process and synchronous: a SQLite query cannot outlast its caller's bound unnoticed (the caller times it).
+  const pinger = (): StorePing => ({ ping: async () => void db.prepare('SELECT 1').get(), close: () => {} });
+  return { db, file, shown: file ?? spec, fleet: null, pinger, close: () => db.close() };
 }
 
 /**

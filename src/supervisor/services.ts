@@ -20,6 +20,7 @@ import type { InFlightQuery } from './in-flight-query.js';
 import type { WorkerLoadQuery } from './worker-load-query.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { PathPolicy } from '../shared/normalize-path.js';
+import type { Readiness } from './readiness.js';
 
 /** The supervisor's state, as admin handlers see it. */
 export interface Services {
@@ -56,4 +57,6 @@ export interface Services {
   fleet: FleetFollower | null;
   /** Fleet-wide rate-limit buckets in worker.json's Redis; null without it. */
   clusterLimits: ClusterRateLimits | null;
+  /** The node's readiness (/readyz): its workers on the current generation, its store answering. */
+  readiness: Readiness;
 }

@@ -35,6 +35,10 @@ import { HealthChecks } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
 import { InFlightQuery } from './in-flight-query.js';
 import { WorkerLoadQuery } from './worker-load-query.js';
+import { StoreCheck } from './store-check.js';
+import { Readiness } from './readiness.js';
+import { ReadinessPush } from './readiness-push.js';
+import { shadowedReadyPath } from './ready-path-shadow.js';
 import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { installUpstreamPolicy } from '../shared/upstream-guard.js';
@@ -111,6 +115,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port } } : {}),
       ...(keyEnv === undefined ? {} : { sealingKeyEnv: keyEnv }),
       observe,
+      ...(config.readiness.dataPath === undefined ? {} : { readyPath: config.readiness.dataPath }),
     },
     log,
     currentGeneration: () => publisher.current(),
@@ -123,10 +128,16 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   };
   publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
   const dataMetrics = new DataMetricsTotals();
+  const storePing = volume.pinger(config.readiness.storeTimeoutMs);
+  const readiness = new Readiness(() => pool.slots, () => publisher.currentId(), new StoreCheck(storePing, config.readiness.storeTimeoutMs, log));
+  const readyPath = config.readiness.dataPath;
+  const push = readyPath === undefined ? null : new ReadinessPush(readiness, pool);
   publisher.onServed = (gen) => {
     outliers.update(gen.payload);
     health.update(gen.payload);
     dataMetrics.keepOnly(servedKeys(gen.payload));
+    push?.push(); // not ready until every worker acknowledged it
+    if (readyPath !== undefined) for (const r of shadowedReadyPath(gen.payload, readyPath)) log.warn({ route: r, path: readyPath }, 'readiness.dataPath: the data port answers this path itself; the route never sees it');
   };
   pool.onWorkerMessage((_slot, msg) => {
     if (msg.type === 'outlier') outliers.report(msg.cluster, msg.target);
@@ -143,7 +154,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -187,6 +198,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   keyUsage.start();
   fleet?.start();
+  push?.start();
   outliers.update(publisher.current()?.payload ?? null);
   health.update(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
@@ -200,6 +212,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   purge.unref();
   const beforeClose = async () => {
     await fleet?.stop();
+    push?.stop();
+    storePing.close();
     clusterLimits?.close();
     clearInterval(purge);
     health.stop();

@@ -52,6 +52,7 @@ export class WorkerPool {
   readonly slots: WorkerSlot[] = [];
   private stopping = false;
   private readonly ackWaiters = new Set<(slot: number, msg: FromWorker) => void>();
+  private readonly changeWatchers = new Set<() => void>();
 
   constructor(private readonly opts: PoolOptions) {
     // SWITCHYARD_WORKER_NODE_ARGS: extra node flags for workers only, for profiling
@@ -81,6 +82,7 @@ export class WorkerPool {
     slot.worker = worker;
     slot.state = 'starting';
     slot.startedAt = Date.now();
+    this.changed();
     // A worker's IPC pipe closes a few milliseconds before its exit event: a send in that
     // window fails. The exit handler respawns it; the failure must not end the supervisor.
     worker.on('error', (err) => this.opts.log.warn({ slot: slot.slot, err }, 'worker IPC failed'));
@@ -100,6 +102,7 @@ export class WorkerPool {
         // A publish that ran while this worker started skipped it: catch it up.
         const cur = this.opts.currentGeneration();
         if (cur && cur.id !== slot.generation) this.post(worker, { type: 'generation', generation: cur });
+        this.changed();
         onFirstListen?.();
         onFirstListen = undefined;
       } else if (msg.type === 'listen-failed') {
@@ -108,12 +111,14 @@ export class WorkerPool {
       } else {
         if (msg.type === 'ack') slot.generation = msg.generation;
         for (const w of this.ackWaiters) w(slot.slot, msg);
+        if (msg.type === 'ack') this.changed();
       }
     });
     worker.on('exit', (code, signal) => {
       if (slot.worker !== worker) return;
       slot.state = 'exited';
       slot.worker = null;
+      this.changed();
       if (this.stopping || onFirstListen) {
         onFirstListen?.(new Error(`worker ${slot.slot} exited during startup (code ${code}, signal ${signal})`));
         onFirstListen = undefined;
@@ -159,6 +164,15 @@ export class WorkerPool {
   onWorkerMessage(fn: (slot: number, msg: FromWorker) => void): () => void {
     this.ackWaiters.add(fn);
     return () => this.ackWaiters.delete(fn);
+  }
+
+  /** Told whenever a worker's state or acknowledged generation changes (readiness follows it). */
+  onChange(fn: () => void): void {
+    this.changeWatchers.add(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.changeWatchers) fn();
   }
 
   status() {

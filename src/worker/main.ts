@@ -10,7 +10,7 @@ import type { FromWorker, ToWorker } from '../contracts/ipc.js';
 import { servedKeys, type MetricsDelta } from '../contracts/metrics.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { traceIdFactory } from '../shared/trace-id.js';
-import { DataServer } from './data-server.js';
+import { DataServer, type Router } from './data-server.js';
 import { ServedGenerations } from './served-generations.js';
 import { envelopeReply } from './envelope.js';
 import { buildRuntime, type Runtime, type RuntimeDeps } from './runtime.js';
@@ -23,6 +23,7 @@ import { tracingFor } from './observe/tracer.js';
 import type { Tracing } from './observe/request-trace.js';
 import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import { AccessLog } from './observe/access-log.js';
+import { ReadyPath } from './ready-path.js';
 
 let current: Runtime | null = null;
 const served = new ServedGenerations();
@@ -37,6 +38,8 @@ let currentTls: CompiledGeneration['serverTls'];
 let lastCounts: () => MetricsDelta | null = () => null;
 /** worker.json `log.access`, when enabled. */
 let accessLog: AccessLog | null = null;
+/** worker.json `readiness.dataPath`'s verdict, when the data port answers one. */
+let readyPath: ReadyPath | null = null;
 const rateLimits = new LeasedRateLimits(send);
 
 function send(msg: FromWorker): void {
@@ -64,6 +67,7 @@ process.on('message', (msg: ToWorker) => {
     else if (msg.type === 'health') targetHealth.set(msg.unhealthy);
     else if (msg.type === 'lease') rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining, msg.unavailable === true, msg.unbacked === true);
     else if (msg.type === 'drain') void drain(msg.graceMs);
+    else if (msg.type === 'readiness') readyPath?.set(msg.ready);
     else if (msg.type === 'reopen-logs') accessLog?.reopen();
     else if (msg.type === 'in-flight') send({ type: 'in-flight', id: msg.id, counts: current?.inFlight(msg.cluster) ?? {} });
     else if (msg.type === 'status') send({ type: 'status', id: msg.id, connections: server?.connections ?? 0, generations: served.list(current) });
@@ -100,9 +104,12 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
   installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
   if (msg.generation) current = buildRuntime(msg.generation.id, msg.generation.payload, deps, true);
   currentTls = msg.generation?.payload.serverTls;
+  // `current` is read once: the request keeps that generation to its end.
+  const route: Router = (method, path, host, tls, rid) => (current === null ? envelopeReply('Svc.Data.NotPublished', rid || traceId()) : current.route(method, path, host, tls, rid));
+  const readyAt = msg.dataPlane.readyPath;
+  if (readyAt !== undefined) readyPath = new ReadyPath();
   server = new DataServer(
-    // `current` is read once: the request keeps that generation to its end.
-    (method, path, host, tls, rid) => (current === null ? envelopeReply('Svc.Data.NotPublished', rid || traceId()) : current.route(method, path, host, tls, rid)),
+    readyPath === null || readyAt === undefined ? route : readyPath.wrap(readyAt, route),
     (code, rid) => envelopeReply(code, rid || traceId()),
     log,
     msg.dataPlane,

@@ -13,6 +13,7 @@ import * as explain from './explain.js';
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
   health: sys.health,
+  ready: sys.ready,
   openapi: sys.openapi,
   whoami: sys.whoami,
   'cluster.status': sys.clusterStatus,

@@ -1,4 +1,4 @@
-import type { OpHandler } from '../op-context.js';
+import { Reply, type OpHandler } from '../op-context.js';
 import type { Services } from '../../supervisor/services.js';
 import { OPERATIONS } from '../contract.js';
 import { openApiDocument } from '../openapi.js';
@@ -8,6 +8,12 @@ import { SvcError } from '../../shared/errors.js';
 import { isTenantName } from '../../shared/tenant-name.js';
 
 export const health: OpHandler<Services> = () => ({ ok: true });
+
+/** 503 with the same body when a part is not ready, so a probe needs only the status. */
+export const ready: OpHandler<Services> = async ({ services }) => {
+  const report = await services.readiness.check();
+  return new Reply(report.ready ? 200 : 503, report);
+};
 
 export const openapi: OpHandler<Services> = ({ services }) => openApiDocument(OPERATIONS, services.version);
 

@@ -3,6 +3,7 @@ import { migrate } from '../migrations.js';
 import { MIGRATE_LOCK, PgDb } from './pg-db.js';
 import { parsePgVolume } from '../../shared/pg-volume-url.js';
 import { SyncPg } from './sync-pg.js';
+import { PgPing } from './pg-ping.js';
 
 /**
  * A postgres:// volume: the schema made and migrated (one node at a time), shared by every
@@ -22,6 +23,7 @@ export function openPgVolume(spec: string, onState?: (down: boolean, cause: stri
     file: null,
     shown,
     fleet: { url, schema, tryLockPublish: () => db.tryLockPublish(), announce: (g) => db.announce(g) },
+    pinger: (timeoutMs) => new PgPing(url, schema, timeoutMs),
     close: () => db.close(),
   };
 }
