@@ -281,6 +281,8 @@ export interface GatewayOptions extends Partial<Omit<ConfigOptions, 'dataPort' |
   /** Extra environment for the child. */
   env?: Record<string, string | undefined>;
   readyTimeoutMs?: number;
+  /** Called once the process is spawned, before its ready line: a test may watch the boot. */
+  onSpawn?: (p: RunProcess, ports: { dataPort: number; adminPort: number }) => void;
 }
 
 export interface Gateway extends RunProcess {
@@ -315,6 +317,7 @@ export async function startGateway(t: TestContext, opts: GatewayOptions = {}): P
   const configFile = writeJson(join(dir, 'worker.json'), built.config);
   const env = childEnv({ ...built.env, ...opts.env });
   const p = spawnRun(t, ['run', '--config', configFile], env);
+  opts.onSpawn?.(p, { dataPort: dataPort!, adminPort: adminPort! });
   const readyLine = await p.ready(opts.readyTimeoutMs);
   const m = READY_LINE.exec(readyLine);
   if (!m) throw new Error(`malformed ready line: ${readyLine}`);

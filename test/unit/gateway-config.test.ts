@@ -311,3 +311,19 @@ test('postgres:// and redis: no password in worker.json, in the URL or its query
     assert.deepEqual(paths({ ...base(), redis: { url } }), ['redis.url'], url);
   }
 });
+
+test('readiness: storeTimeoutMs 1000 by default (50..30000); dataPath absent by default, and only a path already in normal form', () => {
+  const c = load(base()).loaded.config!;
+  assert.deepEqual(c.readiness, { storeTimeoutMs: 1_000 });
+  for (const dataPath of ['/readyz', '/_switchyard/ready', '/a.b/c~d-e']) {
+    const { loaded } = load({ ...base(), readiness: { dataPath, storeTimeoutMs: 250 } });
+    assert.equal(loaded.ok, true, `${dataPath}: ${JSON.stringify(loaded.errors)}`);
+    assert.deepEqual(loaded.config!.readiness, { dataPath, storeTimeoutMs: 250 });
+  }
+  // Each would never equal a routed path (not normal form), or is not a path at all.
+  for (const dataPath of ['/', 'readyz', '/readyz/', '//readyz', '/a//b', '/./x', '/x/..', '/ready?z', '/ready%7A', '/a\\b', '/a b', `/${'x'.repeat(300)}`]) {
+    assert.deepEqual(paths({ ...base(), readiness: { dataPath } }), ['readiness.dataPath'], dataPath);
+  }
+  assert.deepEqual(paths({ ...base(), readiness: { storeTimeoutMs: 10 } }), ['readiness.storeTimeoutMs']);
+  assert.deepEqual(paths({ ...base(), readiness: { dataPath: '/readyz', path: '/x' } }), ['readiness.path']);
+});

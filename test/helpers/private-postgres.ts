@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { TestContext } from 'node:test';
+import { freePort } from './ports.js';
+
+const run = promisify(execFile);
+const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/**
+ * A PostgreSQL server of the test's own, in a temporary folder on a free port, that the
+ * test may stop and start again: the machine's shared server is never stopped. initdb
+ * refuses root, so as root the server runs as the `postgres` OS user (runuser).
+ */
+export interface PrivatePostgres {
+  port: number;
+  /** A postgres:// volume URL on this server. */
+  volumeUrl(schema: string): string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** Why a private server cannot run here, or null when it can. */
+export function privatePostgresMissing(): string | null {
+  if (!existsSync(join(BIN, 'initdb')) || !existsSync(join(BIN, 'pg_ctl'))) return `no PostgreSQL server binaries in ${BIN}`;
+  const me = userInfo().username;
+  if (me !== 'postgres' && process.getuid?.() !== 0) return 'initdb needs to run as the postgres user (as root through runuser, or as postgres itself)';
+  return null;
+}
+
+export async function startPrivatePostgres(t: TestContext): Promise<PrivatePostgres> {
+  const asRoot = process.getuid?.() === 0;
+  const pgUser = (cmd: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', cmd, ...args]) : run(cmd, args));
+  const dir = mkdtempSync(join(tmpdir(), 'sy-pg-'));
+  if (asRoot) {
+    const ids = (await run('id', ['-u', 'postgres'])).stdout.trim();
+    const gid = (await run('id', ['-g', 'postgres'])).stdout.trim();
+    chownSync(dir, Number(ids), Number(gid));
+  }
+  const data = join(dir, 'data');
+  const port = await freePort();
+  let started = false;
+  t.after(async () => {
+    if (started) await pgUser(join(BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await pgUser(join(BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  const start = async () => {
+    // Its socket in the temporary folder, TCP on loopback only; durability is not the point here.
+    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    await pgUser(join(BIN, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+    started = true;
+  };
+  const stop = async () => {
+    // fast: the server ends every session and exits, as a database being shut down does.
+    await pgUser(join(BIN, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+    started = false;
+  };
+  await start();
+  return { port, volumeUrl: (schema) => `postgres://postgres@127.0.0.1:${port}/postgres?schema=${schema}`, stop, start };
+}

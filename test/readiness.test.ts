@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway, type Gateway } from './helpers/gateway.js';
+import { request, type HttpResult } from './helpers/http.js';
+import { apply, clusterStatus, ROOT_KEY } from './helpers/admin.js';
+import { BOUNDED, isRunning, sleep, waitFor } from './helpers/wait.js';
+import { freshSchema } from './helpers/volumes.js';
+import { privatePostgresMissing, startPrivatePostgres } from './helpers/private-postgres.js';
+import type { Json } from './helpers/json.js';
+
+const DATA_PATH = '/readyz';
+
+/** The three probes a load balancer or kubelet would make, each on a fresh connection; null: no answer (not listening yet). */
+async function probes(gw: { adminUrl: string; dataUrl: string }) {
+  const get = (url: string) => request(url, { timeoutMs: 3_000 }).catch(() => null);
+  const [live, ready, data] = await Promise.all([get(`${gw.adminUrl}/healthz`), get(`${gw.adminUrl}/readyz`), get(`${gw.dataUrl}${DATA_PATH}`)]);
+  return { live, ready, data };
+}
+
+const withDataPath = (storeTimeoutMs?: number) => (c: Record<string, Json>) => {
+  c.readiness = { dataPath: DATA_PATH, ...(storeTimeoutMs === undefined ? {} : { storeTimeoutMs }) };
+};
+
+test('readiness on a SQLite node: not ready while workers boot or are replaced, ready otherwise; /healthz answers throughout', BOUNDED, async (t) => {
+  // Watch the boot: the admin port is bound before the workers are forked.
+  const boot: HttpResult[] = [];
+  let booting = true;
+  let watcher: Promise<void> = Promise.resolve();
+  const gw: Gateway = await startGateway(t, {
+    workers: 2,
+    volume: 'virtual://store.db',
+    keys: [ROOT_KEY],
+    edit: withDataPath(),
+    onSpawn: (_p, { adminPort }) => {
+      watcher = (async () => {
+        while (booting) {
+          const r = await request(`http://127.0.0.1:${adminPort}/readyz`, { timeoutMs: 2_000 }).catch(() => null);
+          if (r) boot.push(r);
+          if (r?.status === 200) return;
+          await sleep(5);
+        }
+      })();
+    },
+  });
+  booting = false;
+  await watcher;
+
+  await t.test('while the workers boot, /readyz is 503 and names the workers that are not listening yet', () => {
+    assert.ok(boot.length > 0, 'the admin port answered during the boot');
+    const first = boot[0]!;
+    assert.equal(first.status, 503, first.text);
+    assert.equal(first.json.ready, false);
+    assert.equal(first.json.checks.workers.ok, false);
+    assert.match(first.json.checks.workers.detail, /worker \d starting/);
+    // Once 200, it stays 200: no answer flips back during a clean boot.
+    const firstReady = boot.findIndex((r) => r.status === 200);
+    if (firstReady >= 0) assert.deepEqual(boot.slice(firstReady).map((r) => r.status), boot.slice(firstReady).map(() => 200));
+  });
+
+  await t.test('a healthy node: 200 on both ports, the body says why', async () => {
+    const { live, ready, data } = await waitFor('the data port to be told ready', async () => {
+      const p = await probes(gw);
+      return p.data?.status === 200 ? p : undefined;
+    });
+    assert.equal(live!.status, 200);
+    assert.equal(ready!.status, 200, ready!.text);
+    assert.equal(ready!.headers['cache-control'], 'no-store');
+    assert.deepEqual(ready!.json, {
+      ready: true,
+      checks: { workers: { ok: true, ready: 2, total: 2, generation: 0 }, store: { ok: true, ms: ready!.json.checks.store.ms } },
+    });
+    assert.ok(ready!.json.checks.store.ms >= 0 && ready!.json.checks.store.ms < 1_000);
+    assert.equal(data!.text, '{"ready":true}');
+    assert.equal(data!.headers['content-type'], 'application/json');
+    const head = await request(`${gw.dataUrl}${DATA_PATH}`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+  });
+
+  await t.test('a worker killed with SIGKILL: 503 on both ports until its replacement listens, then 200', async () => {
+    const before = await clusterStatus(gw);
+    const victim = before.workers.find((w) => w.slot === 1)!;
+    process.kill(victim.pid!, 'SIGKILL');
+    const seen = { admin: [] as string[], data: [] as string[], live: [] as number[] };
+    await waitFor(
+      'the replacement worker, and /readyz 200 again',
+      async () => {
+        // The status first: a 200 counts only once asked after the replacement was seen listening.
+        const slot = (await clusterStatus(gw)).workers.find((w) => w.slot === 1)!;
+        const replaced = slot.pid !== victim.pid && slot.state === 'listening' && isRunning(slot.pid!);
+        const { live, ready, data } = await probes(gw);
+        seen.live.push(live?.status ?? 0);
+        if (ready) seen.admin.push(ready.status === 200 ? '200' : `${ready.status} ${ready.json.checks.workers.detail}`);
+        if (data) seen.data.push(`${data.status} ${data.text}`);
+        return replaced && ready?.status === 200;
+      },
+      { timeoutMs: 15_000, intervalMs: 10 },
+    );
+    t.diagnostic(`admin /readyz answers: ${[...new Set(seen.admin)].join(' | ')}`);
+    assert.ok(seen.admin.some((a) => /^503 worker 1 (exited, respawning|starting)$/.test(a)), `a 503 naming worker 1 among ${seen.admin.join(', ')}`);
+    assert.ok(seen.data.includes('503 {"ready":false}'), `the surviving worker answered not ready on the data port: ${[...new Set(seen.data)].join(', ')}`);
+    assert.deepEqual([...new Set(seen.live)], [200], '/healthz answered 200 throughout');
+    await waitFor('the data port to be told ready again', async () => (await probes(gw)).data?.status === 200);
+  });
+
+  await t.test('the data path is answered before routing; a route that covers it is warned about and keeps the paths beside it', async () => {
+    const pub = await apply(gw, [
+      ['route', 'all', { directResponse: { statusCode: 200, body: 'catch-all' } }],
+      ['route', 'ready-ish', { pathPrefix: '/ready', directResponse: { statusCode: 200, body: 'route' } }],
+    ]);
+    const ready = await waitFor('/readyz 200 on the new generation', async () => {
+      const r = await request(`${gw.adminUrl}/readyz`);
+      return r.status === 200 ? r : undefined;
+    });
+    assert.equal(ready.json.checks.workers.generation, pub.generation);
+    const own = await request(`${gw.dataUrl}${DATA_PATH}`);
+    assert.equal(own.text, '{"ready":true}');
+    // Only the exact path: with a query it is the same path; beside it, the routes answer.
+    assert.equal((await request(`${gw.dataUrl}${DATA_PATH}?probe=1`)).text, '{"ready":true}');
+    assert.equal((await request(`${gw.dataUrl}/readyz/x`)).text, 'route');
+    assert.equal((await request(`${gw.dataUrl}/ready`)).text, 'route');
+    assert.equal((await request(`${gw.dataUrl}/other`)).text, 'catch-all');
+    const warned = await waitFor('the warning', () => gw.logLines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('readiness.dataPath:')));
+    assert.equal(warned.route, 'default/ready-ish', 'the catch-all route is not warned about, the covering one is');
+  });
+
+  await t.test('a flood of probes: every one answers within the bound', async () => {
+    const t0 = performance.now();
+    const all = await Promise.all(Array.from({ length: 40 }, () => request(`${gw.adminUrl}/readyz`, { timeoutMs: 5_000 })));
+    const ms = performance.now() - t0;
+    assert.deepEqual([...new Set(all.map((r) => r.status))], [200]);
+    t.diagnostic(`40 concurrent probes answered in ${Math.round(ms)} ms`);
+  });
+});
+
+const pgMissing = privatePostgresMissing();
+
+test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: pgMissing ?? false }, async (t) => {
+  const pg = await startPrivatePostgres(t);
+  const bound = 500;
+  const gw = await startGateway(t, { workers: 1, volume: pg.volumeUrl(freshSchema()), keys: [ROOT_KEY], edit: withDataPath(bound) });
+  await waitFor('ready on both ports', async () => {
+    const p = await probes(gw);
+    return p.ready?.status === 200 && p.data?.status === 200;
+  });
+
+  await pg.stop();
+  const slowest = { ms: 0 };
+  const down = await waitFor(
+    '/readyz 503 with the store not ready',
+    async () => {
+      const t0 = performance.now();
+      const { live, ready, data } = await probes(gw);
+      slowest.ms = Math.max(slowest.ms, performance.now() - t0);
+      assert.equal(live?.status, 200, '/healthz answers while the store is down');
+      return ready?.status === 503 && data?.status === 503 ? ready : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  assert.equal(down.json.ready, false);
+  assert.equal(down.json.checks.workers.ok, true, down.text);
+  assert.equal(down.json.checks.store.ok, false);
+  assert.match(down.json.checks.store.detail, /^(the query failed|no answer within 500 ms)$/);
+  // Stays not ready, and answers within its bound, while the store is down.
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const r = await request(`${gw.adminUrl}/readyz`);
+    slowest.ms = Math.max(slowest.ms, performance.now() - t0);
+    assert.equal(r.status, 503);
+    await sleep(100);
+  }
+  assert.ok(slowest.ms < bound + 1_000, `the slowest probe took ${Math.round(slowest.ms)} ms`);
+
+  await pg.start();
+  const back = await waitFor(
+    '/readyz 200 again on both ports',
+    async () => {
+      const { live, ready, data } = await probes(gw);
+      assert.equal(live?.status, 200);
+      return ready?.status === 200 && data?.status === 200 ? ready : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  assert.equal(back.json.checks.store.ok, true);
+});
