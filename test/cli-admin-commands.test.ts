@@ -20,6 +20,8 @@ test('switchyard status prints the cluster status and exits 0 with cluster:read'
   assert.equal(r.json.supervisor.pid, gw.pid);
   assert.equal(r.json.generation, 0);
   assert.equal(r.json.volume, 'memory');
+  assert.equal(r.json.readiness.ready, true, 'the node is ready: what /readyz says');
+  assert.deepEqual(r.json.readiness.checks.workers, { ok: true, ready: 2, total: 2, generation: 0 });
   assert.equal(r.json.workers.length, 2);
   assert.deepEqual(r.json.workers.map((w: { slot: number }) => w.slot).sort(), [0, 1]);
   for (const w of r.json.workers) {

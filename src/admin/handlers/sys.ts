@@ -27,10 +27,10 @@ export const whoami: OpHandler<Services> = ({ identity }) => ({
 /**
  * Each worker's `connections` and `generations` (the current one first, then each replaced
  * one still draining) are asked of the workers per call; one that does not answer in time
- * is shown without them.
+ * is shown without them. `readiness` is /readyz's body.
  */
 export const clusterStatus: OpHandler<Services> = async ({ services }) => {
-  const loads = await services.workerLoad.ask();
+  const [loads, readiness] = await Promise.all([services.workerLoad.ask(), services.readiness.check()]);
   return {
     supervisor: {
       pid: process.pid,
@@ -40,6 +40,7 @@ export const clusterStatus: OpHandler<Services> = async ({ services }) => {
     },
     generation: services.publisher.currentId(),
     volume: services.volume.fleet ? 'postgres' : services.volume.file ? 'virtual' : 'memory',
+    readiness,
     workers: services.pool.status().map((w) => ({ ...w, ...loads.get(w.slot) })),
     ...(services.fleet ? { node: services.fleet.nodeId, fleet: await services.fleet.nodes().catch(() => null) } : {}),
   };

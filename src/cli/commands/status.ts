@@ -3,7 +3,7 @@ import { AdminCommand } from '../admin-command.js';
 import type { View } from '../output/human.js';
 
 export default class Status extends AdminCommand {
-  static override summary = 'Show the supervisor, the generation served and every worker with its open connections and the generations it still serves, with requests in flight (needs cluster:read).';
+  static override summary = 'Show the supervisor, the generation served, whether the node is ready (as /readyz) and every worker with its open connections and the generations it still serves, with requests in flight (needs cluster:read).';
   static override examples = [
     '<%= config.bin %> status',
     '<%= config.bin %> status --json generation',
