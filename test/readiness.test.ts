@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request, type HttpResult } from './helpers/http.js';
-import { apply, clusterStatus, ROOT_KEY } from './helpers/admin.js';
+import { apply, clusterStatus, publishRaw, ROOT_KEY, setEntity } from './helpers/admin.js';
 import { BOUNDED, isRunning, sleep, waitFor } from './helpers/wait.js';
 import { freshSchema } from './helpers/volumes.js';
 import { privatePostgresMissing, startPrivatePostgres } from './helpers/private-postgres.js';
@@ -103,6 +103,39 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     await waitFor('the data port to be told ready again', async () => (await probes(gw)).data?.status === 200);
   });
 
+  await t.test('a publish not yet acknowledged: 503 naming the worker still loading it, 200 once it acknowledged', async (st) => {
+    const before = await clusterStatus(gw);
+    const slow = before.workers.find((w) => w.slot === 0)!;
+    const next = before.generation + 1;
+    // A worker that cannot take the generation yet (busy, as with a large one): it acknowledges once resumed.
+    process.kill(slow.pid!, 'SIGSTOP');
+    let resumed = false;
+    const resume = () => {
+      if (!resumed && isRunning(slow.pid!)) process.kill(slow.pid!, 'SIGCONT');
+      resumed = true;
+    };
+    st.after(resume);
+    await setEntity(gw, 'route', 'slow', { pathPrefix: '/slow', directResponse: { statusCode: 200, body: 'slow' } });
+    const publishing = publishRaw(gw);
+    // Worker 1 acknowledges at once; worker 0 stays named until it is resumed.
+    const waiting = await waitFor('/readyz to name only the worker that has not acknowledged', async () => {
+      const r = await request(`${gw.adminUrl}/readyz`);
+      return r.status === 503 && r.json.checks.workers.ready === 1 ? r : undefined;
+    });
+    assert.equal(waiting.json.checks.workers.detail, `worker 0 loading generation ${next}`);
+    assert.deepEqual(
+      (({ ok, ready, total, generation }) => ({ ok, ready, total, generation }))(waiting.json.checks.workers),
+      { ok: false, ready: 1, total: 2, generation: next },
+    );
+    assert.equal((await request(`${gw.adminUrl}/healthz`)).status, 200);
+    resume();
+    const published = await publishing;
+    assert.equal(published.status, 200, published.text);
+    const ready = await request(`${gw.adminUrl}/readyz`);
+    assert.equal(ready.status, 200, ready.text);
+    assert.equal(ready.json.checks.workers.generation, next);
+  });
+
   await t.test('the data path is answered before routing; a route that covers it is warned about and keeps the paths beside it', async () => {
     const pub = await apply(gw, [
       ['route', 'all', { directResponse: { statusCode: 200, body: 'catch-all' } }],
@@ -146,13 +179,15 @@ test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 
 
   await pg.stop();
   const slowest = { ms: 0 };
+  const live: number[] = [];
   const down = await waitFor(
     '/readyz 503 with the store not ready',
     async () => {
       const t0 = performance.now();
-      const { live, ready, data } = await probes(gw);
+      const p = await probes(gw);
       slowest.ms = Math.max(slowest.ms, performance.now() - t0);
-      assert.equal(live?.status, 200, '/healthz answers while the store is down');
+      live.push(p.live?.status ?? 0);
+      const { ready, data } = p;
       return ready?.status === 503 && data?.status === 503 ? ready : undefined;
     },
     { timeoutMs: 10_000, intervalMs: 50 },
@@ -167,6 +202,7 @@ test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 
     const r = await request(`${gw.adminUrl}/readyz`);
     slowest.ms = Math.max(slowest.ms, performance.now() - t0);
     assert.equal(r.status, 503);
+    live.push((await request(`${gw.adminUrl}/healthz`)).status);
     await sleep(100);
   }
   assert.ok(slowest.ms < bound + 1_000, `the slowest probe took ${Math.round(slowest.ms)} ms`);
@@ -175,11 +211,12 @@ test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 
   const back = await waitFor(
     '/readyz 200 again on both ports',
     async () => {
-      const { live, ready, data } = await probes(gw);
-      assert.equal(live?.status, 200);
-      return ready?.status === 200 && data?.status === 200 ? ready : undefined;
+      const p = await probes(gw);
+      live.push(p.live?.status ?? 0);
+      return p.ready?.status === 200 && p.data?.status === 200 ? p.ready : undefined;
     },
     { timeoutMs: 10_000, intervalMs: 50 },
   );
   assert.equal(back.json.checks.store.ok, true);
+  assert.deepEqual([...new Set(live)], [200], '/healthz answered 200 throughout');
 });
