@@ -15,6 +15,7 @@ import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { workerObservation } from '../dist/worker/observe/observation.js';
 import { tracingFor } from '../dist/worker/observe/tracer.js';
 import { AccessLog } from '../dist/worker/observe/access-log.js';
+import { ReadyPath } from '../dist/worker/ready-path.js';
 import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
 
 const drafts = [
@@ -114,10 +115,13 @@ function reqOf(url, headers) {
   };
 }
 
+// HOT_READY_PATH=/readyz: worker.json readiness.dataPath in front of the routes (what the other paths pay for it).
+const route = (method, path, host, tls, rid) => runtime.route(method, path, host, tls, rid);
+const readyAt = process.env.HOT_READY_PATH;
 // The data port's real per-request callback, called with the fakes instead of by uWS
 // (the server is built but never listens).
 const server = new DataServer(
-  (method, path, host, tls, rid) => runtime.route(method, path, host, tls, rid),
+  readyAt ? new ReadyPath().wrap(readyAt, route) : route,
   () => {
     throw new Error('internal error');
   },
