@@ -83,7 +83,7 @@ function checkAdminKeys(config: GatewayConfig, env: NodeJS.ProcessEnv, errors: C
       if (k.token.length < 32) warnings.push(`admin key ${k.id}: token is shorter than 32 characters`);
     }
   });
-  if (config.admin.keys.length === 0) warnings.push('no admin keys: every admin call but /healthz will be refused');
+  if (config.admin.keys.length === 0) warnings.push('no admin keys: every admin call but /healthz and /readyz will be refused');
 }
 
 function checkAdminAddress(config: GatewayConfig, warnings: string[]): void {
