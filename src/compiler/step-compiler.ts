@@ -10,6 +10,7 @@ import { canonical } from './snapshot.js';
 import { mayName } from './secret-policy.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
 import type { CompileIssueCode } from '../shared/errors.js';
+import { neverRunsWarnings, type RunUnit } from './never-runs-warnings.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 
@@ -37,12 +38,16 @@ interface RawStep {
  */
 export class StepCompiler {
   private readonly orders = new Map<string, ChainUnit[] | null>();
+  /** Chains already checked for nodes that never run (a chain inlined by many routes is checked once). */
+  private readonly reachChecked = new Set<string>();
 
   constructor(
     private readonly tenant: string,
     private readonly clusters: ReadonlySet<string>,
     private readonly orchs: ReadonlyMap<string, OrchDoc>,
     private readonly issues: CompileIssue[],
+    /** Where warnings go: steps and nodes placed after one that answers every request. */
+    private readonly warnings: CompileIssue[],
     /** Codes the tenant disabled: using one is an issue until it is enabled again. */
     private readonly disabled: ReadonlySet<string> = new Set(),
     /** The environment variables the tenant's steps may name; null: not checked (another tenant's published state). */
@@ -83,15 +88,23 @@ export class StepCompiler {
     done.add(name);
   }
 
-  /** Compiles a route's steps into runtime steps; null when any issue was found. */
-  compile(steps: readonly RawStep[], owner: Owner, base: string, bucket: string): CompiledStep[] | null {
+  /**
+   * Compiles a route's steps into runtime steps; null when any issue was found. `runs`:
+   * whether the route runs them (a cluster route), so a step after one that always answers
+   * is worth a warning.
+   */
+  compile(steps: readonly RawStep[], owner: Owner, base: string, bucket: string, runs = true): CompiledStep[] | null {
     const out: CompiledStep[] = [];
+    const units: RunUnit[] = [];
     let ok = true;
     steps.forEach((s, i) => {
       const c = this.compileOne(s, owner, `${base}/${i}`, bucket, []);
-      if (c) out.push(...c);
-      else ok = false;
+      if (!c) return void (ok = false);
+      out.push(...c);
+      const label = `step ${i} (${stepLabel(s.code, s.settings)})`;
+      units.push({ label, code: s.code, parts: [{ pointer: `${base}/${i}`, label }], steps: c });
     });
+    if (ok && runs) this.warnings.push(...neverRunsWarnings(owner, units));
     return ok ? out : null;
   }
 
@@ -128,12 +141,16 @@ export class StepCompiler {
       const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next);
       return c && n.failureStrategy === 'Continue' ? c.map(markContinue) : c;
     };
+    const nodePart = (i: number) => ({ pointer: `/nodes/${i}`, label: `node ${doc.nodes[i]!.id} (${stepLabel(doc.nodes[i]!.step, doc.nodes[i]!.settings)})` });
     const out: CompiledStep[] = [];
+    const runUnits: RunUnit[] = [];
     for (const u of units) {
       if (u.type === 'node') {
         const c = node(u.index);
         if (!c) return null;
         out.push(...c);
+        const part = nodePart(u.index);
+        runUnits.push({ label: part.label, code: doc.nodes[u.index]!.step, parts: [part], steps: c });
         continue;
       }
       const g = doc.groups![u.index]!;
@@ -146,7 +163,13 @@ export class StepCompiler {
         if (!c) return null;
         members.push(c);
       }
-      out.push({ kind: 'group', id: g.id, merge: g.merge ?? 'all', members });
+      const group: CompiledStep = { kind: 'group', id: g.id, merge: g.merge ?? 'all', members };
+      out.push(group);
+      runUnits.push({ label: `group ${g.id} (${g.merge ?? 'all'})`, code: '', parts: indexes.map(nodePart), steps: [group] });
+    }
+    if (!this.reachChecked.has(ref)) {
+      this.reachChecked.add(ref);
+      this.warnings.push(...neverRunsWarnings(chain, runUnits));
     }
     return out;
   }
@@ -218,6 +241,12 @@ export class StepCompiler {
     const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
     if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
   }
+}
+
+/** A step as a warning names it: its code, or `orch <ref>` for a chain binding. */
+function stepLabel(code: string, settings: unknown): string {
+  const ref = code === 'orch' ? (settings as { ref?: unknown } | undefined)?.ref : undefined;
+  return typeof ref === 'string' ? `orch ${ref}` : code;
 }
 
 /** Continue applies to everything a node expands to (a nested chain included). */

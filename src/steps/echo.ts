@@ -9,6 +9,7 @@ export const echo = defineStep({
   statuses: [{ status: 200, when: 'always (or the configured status): the request as the upstream would see it' }],
   example: {},
   schema: v.strictObject({ status: v.optional(v.pipe(v.number(), v.integer(), v.minValue(200), v.maxValue(599)), 200) }),
+  alwaysAnswers: () => 'served',
   create(s) {
     return (flow) => ({
       status: s.status,

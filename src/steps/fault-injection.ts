@@ -17,6 +17,8 @@ export const faultInjection = defineStep({
     }),
     v.check((s) => s.abort !== undefined || s.delay !== undefined, 'needs abort or delay'),
   ),
+  // random() * 100 < 100 holds for every draw: a 100 % abort refuses every request.
+  alwaysAnswers: (s) => (s.abort?.percent === 100 ? 'refusal' : null),
   create(s, { env }) {
     const random = env.random ?? Math.random;
     const abort = s.abort ? { status: s.abort.status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: s.abort.body } : undefined;
