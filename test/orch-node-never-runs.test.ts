@@ -71,8 +71,8 @@ test('a shared gateway', BOUNDED, async (t) => {
     assert.deepEqual(
       neverRuns(dry.json.warnings).map((w) => [w.kind, w.name, w.pointer, w.message]),
       [
-        ['orch', 'debug', '/nodes/2', 'node stamp (response-headers) never runs: node dump (echo) answers every request before it'],
         ['route', 'dbg', '/steps/1', 'step 1 (access-log) never runs: step 0 (orch debug), whose echo step answers every request before it'],
+        ['orch', 'debug', '/nodes/2', 'node stamp (response-headers) never runs: node dump (echo) answers every request before it'],
       ],
     );
 
@@ -81,7 +81,7 @@ test('a shared gateway', BOUNDED, async (t) => {
     const go = await runCli(['publish', 'go'], { env });
     assert.equal(go.code, 0, go.stderr);
     const goWarnings = (go.json as { warnings: CompileIssue[] }).warnings;
-    assert.deepEqual(neverRuns(goWarnings).map((w) => `${w.kind}/${w.name} ${w.pointer}`), ['orch/debug /nodes/2', 'route/dbg /steps/1']);
+    assert.deepEqual(neverRuns(goWarnings).map((w) => `${w.kind}/${w.name} ${w.pointer}`), ['route/dbg /steps/1', 'orch/debug /nodes/2']);
 
     const r = await request(`${gw.dataUrl}/dbg/x`);
     assert.equal(r.status, 200);

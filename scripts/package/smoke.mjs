@@ -29,15 +29,19 @@ let upstream;
 
 const log = (line) => process.stdout.write(`package-smoke: ${line} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
-/** Runs a command to its end within `timeoutMs`; rejects with its output on a non-zero exit. */
+/**
+ * Runs a command to its end within `timeoutMs`; rejects with its output on a non-zero exit.
+ * It runs in a process group of its own, so a timeout also stops what it started (npm's
+ * node-gyp and make).
+ */
 function sh(cmd, args, { cwd = work, env = process.env, input, timeoutMs = STEP_MS } = {}) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(cmd, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let out = '';
     let err = '';
     p.stdout.setEncoding('utf8').on('data', (d) => (out += d));
     p.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => process.kill(-p.pid, 'SIGKILL'), timeoutMs);
     p.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve({ out, err });
@@ -127,6 +131,9 @@ async function firstHour() {
   const body = await res.text();
   if (res.status !== 200 || body !== 'upstream saw GET /api/users?page=2') throw new Error(`proxied request: ${res.status} ${body}`);
   log('a request was proxied to the upstream');
+  const consoleRes = await fetch(`${init.admin}/console/`, { signal: AbortSignal.timeout(STEP_MS) });
+  if (consoleRes.status !== 200 || !(await consoleRes.text()).includes('<div id="root">')) throw new Error(`the console: ${consoleRes.status}`);
+  log('the admin port serves the console');
 }
 
 /** Stops the gateway this script started (SIGTERM drains it; SIGKILL after 15 s), then removes the folder. */
@@ -138,8 +145,17 @@ async function cleanUp() {
     await exited;
     clearTimeout(timer);
   }
+  upstream?.closeAllConnections();
   upstream?.close();
   rmSync(work, { recursive: true, force: true });
+}
+
+// Stopped from outside (Ctrl-C, the CI's timeout): the gateway and the folder go too.
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    process.stderr.write(`package-smoke: ${sig}, cleaning up\n`);
+    void cleanUp().finally(() => process.exit(1));
+  });
 }
 
 try {

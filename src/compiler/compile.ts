@@ -123,6 +123,7 @@ function compileTenant(
     const r = compileRoute(tenant, name, doc, clusters, steps, issues);
     if (r) routes.push(r);
   }
+  warnings.push(...steps.chainWarnings());
   rank(routes);
   const certs = compileCerts(tenant, certDocs, own?.certs ?? null, issues, warnings);
   return { clusters: compiledClusters, routes, issues, certs, warnings };

@@ -38,15 +38,18 @@ interface RawStep {
  */
 export class StepCompiler {
   private readonly orders = new Map<string, ChainUnit[] | null>();
-  /** Chains already checked for nodes that never run (a chain inlined by many routes is checked once). */
-  private readonly reachChecked = new Set<string>();
+  /**
+   * Per chain, its nodes that never run in every place it was inlined so far: under a
+   * Continue node a refusal no longer ends it, so only the warnings all places agree on stay.
+   */
+  private readonly neverRuns = new Map<string, CompileIssue[]>();
 
   constructor(
     private readonly tenant: string,
     private readonly clusters: ReadonlySet<string>,
     private readonly orchs: ReadonlyMap<string, OrchDoc>,
     private readonly issues: CompileIssue[],
-    /** Where warnings go: steps and nodes placed after one that answers every request. */
+    /** Where a route's steps placed after one that answers every request are warned about (a chain's nodes: chainWarnings). */
     private readonly warnings: CompileIssue[],
     /** Codes the tenant disabled: using one is an issue until it is enabled again. */
     private readonly disabled: ReadonlySet<string> = new Set(),
@@ -98,7 +101,7 @@ export class StepCompiler {
     const units: RunUnit[] = [];
     let ok = true;
     steps.forEach((s, i) => {
-      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, []);
+      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, [], false);
       if (!c) return void (ok = false);
       out.push(...c);
       const label = `step ${i} (${stepLabel(s.code, s.settings)})`;
@@ -109,16 +112,17 @@ export class StepCompiler {
   }
 
   /** One step at pointer `at`: a runtime step, or an inlined chain for `orch`. */
-  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
+  /** `continued`: inside a node with failureStrategy Continue (a chain it binds included). */
+  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, stack: string[], continued: boolean): CompiledStep[] | null {
     const codeAt = owner.kind === 'orch' ? `${at}/step` : `${at}/code`;
     const settings = this.checkSettings(owner, at, codeAt, s.code, s.settings);
     if (settings === undefined) return null;
     const b = `${bucket}${at}`;
-    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack);
+    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack, continued);
     return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}` }];
   }
 
-  private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
+  private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[], continued: boolean): CompiledStep[] | null {
     if (stack.includes(ref)) {
       this.issue(owner, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...stack, ref].join(' -> ')}`);
       return null;
@@ -138,8 +142,9 @@ export class StepCompiler {
     const next = [...stack, ref];
     const node = (i: number) => {
       const n = doc.nodes[i]!;
-      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next);
-      return c && n.failureStrategy === 'Continue' ? c.map(markContinue) : c;
+      const goesOn = n.failureStrategy === 'Continue';
+      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next, continued || goesOn);
+      return c && goesOn ? c.map(markContinue) : c;
     };
     const nodePart = (i: number) => ({ pointer: `/nodes/${i}`, label: `node ${doc.nodes[i]!.id} (${stepLabel(doc.nodes[i]!.step, doc.nodes[i]!.settings)})` });
     const out: CompiledStep[] = [];
@@ -167,11 +172,16 @@ export class StepCompiler {
       out.push(group);
       runUnits.push({ label: `group ${g.id} (${g.merge ?? 'all'})`, code: '', parts: indexes.map(nodePart), steps: [group] });
     }
-    if (!this.reachChecked.has(ref)) {
-      this.reachChecked.add(ref);
-      this.warnings.push(...neverRunsWarnings(chain, runUnits));
-    }
+    // Inlined under a Continue node, the chain's own refusals are passed over too.
+    const here = neverRunsWarnings(chain, continued ? runUnits.map((u) => ({ ...u, steps: u.steps.map(markContinue) })) : runUnits);
+    const before = this.neverRuns.get(ref);
+    this.neverRuns.set(ref, before ? before.filter((w) => here.some((h) => h.pointer === w.pointer && h.message === w.message)) : here);
     return out;
+  }
+
+  /** The chains' nodes that never run, wherever the routes compiled so far inline them. */
+  chainWarnings(): CompileIssue[] {
+    return [...this.neverRuns.values()].flat();
   }
 
   private orderOf(name: string, doc: OrchDoc): ChainUnit[] | null {

@@ -96,3 +96,13 @@ test('a chain bound by several routes is warned about once', () => {
   const r = neverRuns([orch('o', [echo('e'), headers('h')]), route('a', [bind('o')]), route('b', [bind('o')])]);
   assert.equal(r.length, 1, r.join('\n'));
 });
+
+test('a chain bound through a Continue node: its refusal is passed over there, so its nodes after it are warned about only where no such binding exists', () => {
+  const inner = orch('inner', [abortAll('f'), headers('h')], [['f', 'h']]);
+  const outer = orch('outer', [{ id: 'x', step: 'orch', settings: { ref: 'inner' }, failureStrategy: 'Continue' }, headers('after')], [['x', 'after']]);
+  const warned = 'orch/inner /nodes/1: node h (request-headers) never runs: node f (fault-injection) answers every request before it';
+  assert.deepEqual(neverRuns([inner, route('direct', [bind('inner')])]), [warned]);
+  assert.deepEqual(neverRuns([inner, outer, route('through', [bind('outer')])]), []);
+  assert.deepEqual(neverRuns([inner, outer, route('direct', [bind('inner')]), route('through', [bind('outer')])]), [], 'h runs on route through');
+  assert.deepEqual(neverRuns([inner, outer, route('through', [bind('outer')]), route('direct', [bind('inner')])]), [], 'whichever route compiles first');
+});
