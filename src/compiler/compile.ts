@@ -115,15 +115,16 @@ function compileTenant(
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
-  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied, own?.redis ?? true);
+  const warnings: CompileIssue[] = [];
+  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, warnings, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied, own?.redis ?? true);
   steps.checkChains();
   const routes: CompiledRoute[] = [];
   for (const [name, doc] of of<RouteDoc>('route')) {
     const r = compileRoute(tenant, name, doc, clusters, steps, issues);
     if (r) routes.push(r);
   }
+  warnings.push(...steps.chainWarnings());
   rank(routes);
-  const warnings: CompileIssue[] = [];
   const certs = compileCerts(tenant, certDocs, own?.certs ?? null, issues, warnings);
   return { clusters: compiledClusters, routes, issues, certs, warnings };
 }
@@ -175,7 +176,7 @@ function compileRoute(
   if (doc.pathPrefix !== undefined) checkPrefix(doc.pathPrefix, issue);
   if (doc.websocket && doc.cluster === undefined) issue('/websocket', 'Compile.Route.Terminal', 'websocket needs a cluster terminal: only a cluster route proxies WebSockets');
   // Steps are checked on every route, but only a cluster route runs them.
-  const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`);
+  const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`, doc.cluster !== undefined);
   let terminal: CompiledTerminal | null = null;
   if (terminals.length === 1) {
     if (doc.cluster !== undefined) {

@@ -10,6 +10,7 @@ import { canonical } from './snapshot.js';
 import { mayName } from './secret-policy.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
 import type { CompileIssueCode } from '../shared/errors.js';
+import { neverRunsWarnings, type RunUnit } from './never-runs-warnings.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 
@@ -37,12 +38,19 @@ interface RawStep {
  */
 export class StepCompiler {
   private readonly orders = new Map<string, ChainUnit[] | null>();
+  /**
+   * Per chain, its nodes that never run in every place it was inlined so far: under a
+   * Continue node a refusal no longer ends it, so only the warnings all places agree on stay.
+   */
+  private readonly neverRuns = new Map<string, CompileIssue[]>();
 
   constructor(
     private readonly tenant: string,
     private readonly clusters: ReadonlySet<string>,
     private readonly orchs: ReadonlyMap<string, OrchDoc>,
     private readonly issues: CompileIssue[],
+    /** Where a route's steps placed after one that answers every request are warned about (a chain's nodes: chainWarnings). */
+    private readonly warnings: CompileIssue[],
     /** Codes the tenant disabled: using one is an issue until it is enabled again. */
     private readonly disabled: ReadonlySet<string> = new Set(),
     /** The environment variables the tenant's steps may name; null: not checked (another tenant's published state). */
@@ -83,29 +91,38 @@ export class StepCompiler {
     done.add(name);
   }
 
-  /** Compiles a route's steps into runtime steps; null when any issue was found. */
-  compile(steps: readonly RawStep[], owner: Owner, base: string, bucket: string): CompiledStep[] | null {
+  /**
+   * Compiles a route's steps into runtime steps; null when any issue was found. `runs`:
+   * whether the route runs them (a cluster route), so a step after one that always answers
+   * is worth a warning.
+   */
+  compile(steps: readonly RawStep[], owner: Owner, base: string, bucket: string, runs = true): CompiledStep[] | null {
     const out: CompiledStep[] = [];
+    const units: RunUnit[] = [];
     let ok = true;
     steps.forEach((s, i) => {
-      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, []);
-      if (c) out.push(...c);
-      else ok = false;
+      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, [], false);
+      if (!c) return void (ok = false);
+      out.push(...c);
+      const label = `step ${i} (${stepLabel(s.code, s.settings)})`;
+      units.push({ label, code: s.code, parts: [{ pointer: `${base}/${i}`, label }], steps: c });
     });
+    if (ok && runs) this.warnings.push(...neverRunsWarnings(owner, units));
     return ok ? out : null;
   }
 
   /** One step at pointer `at`: a runtime step, or an inlined chain for `orch`. */
-  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
+  /** `continued`: inside a node with failureStrategy Continue (a chain it binds included). */
+  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, stack: string[], continued: boolean): CompiledStep[] | null {
     const codeAt = owner.kind === 'orch' ? `${at}/step` : `${at}/code`;
     const settings = this.checkSettings(owner, at, codeAt, s.code, s.settings);
     if (settings === undefined) return null;
     const b = `${bucket}${at}`;
-    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack);
+    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack, continued);
     return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}` }];
   }
 
-  private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[]): CompiledStep[] | null {
+  private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[], continued: boolean): CompiledStep[] | null {
     if (stack.includes(ref)) {
       this.issue(owner, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...stack, ref].join(' -> ')}`);
       return null;
@@ -125,15 +142,20 @@ export class StepCompiler {
     const next = [...stack, ref];
     const node = (i: number) => {
       const n = doc.nodes[i]!;
-      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next);
-      return c && n.failureStrategy === 'Continue' ? c.map(markContinue) : c;
+      const goesOn = n.failureStrategy === 'Continue';
+      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next, continued || goesOn);
+      return c && goesOn ? c.map(markContinue) : c;
     };
+    const nodePart = (i: number) => ({ pointer: `/nodes/${i}`, label: `node ${doc.nodes[i]!.id} (${stepLabel(doc.nodes[i]!.step, doc.nodes[i]!.settings)})` });
     const out: CompiledStep[] = [];
+    const runUnits: RunUnit[] = [];
     for (const u of units) {
       if (u.type === 'node') {
         const c = node(u.index);
         if (!c) return null;
         out.push(...c);
+        const part = nodePart(u.index);
+        runUnits.push({ label: part.label, code: doc.nodes[u.index]!.step, parts: [part], steps: c });
         continue;
       }
       const g = doc.groups![u.index]!;
@@ -146,9 +168,20 @@ export class StepCompiler {
         if (!c) return null;
         members.push(c);
       }
-      out.push({ kind: 'group', id: g.id, merge: g.merge ?? 'all', members });
+      const group: CompiledStep = { kind: 'group', id: g.id, merge: g.merge ?? 'all', members };
+      out.push(group);
+      runUnits.push({ label: `group ${g.id} (${g.merge ?? 'all'})`, code: '', parts: indexes.map(nodePart), steps: [group] });
     }
+    // Inlined under a Continue node, the chain's own refusals are passed over too.
+    const here = neverRunsWarnings(chain, continued ? runUnits.map((u) => ({ ...u, steps: u.steps.map(markContinue) })) : runUnits);
+    const before = this.neverRuns.get(ref);
+    this.neverRuns.set(ref, before ? before.filter((w) => here.some((h) => h.pointer === w.pointer && h.message === w.message)) : here);
     return out;
+  }
+
+  /** The chains' nodes that never run, wherever the routes compiled so far inline them. */
+  chainWarnings(): CompileIssue[] {
+    return [...this.neverRuns.values()].flat();
   }
 
   private orderOf(name: string, doc: OrchDoc): ChainUnit[] | null {
@@ -218,6 +251,12 @@ export class StepCompiler {
     const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
     if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
   }
+}
+
+/** A step as a warning names it: its code, or `orch <ref>` for a chain binding. */
+function stepLabel(code: string, settings: unknown): string {
+  const ref = code === 'orch' ? (settings as { ref?: unknown } | undefined)?.ref : undefined;
+  return typeof ref === 'string' ? `orch ${ref}` : code;
 }
 
 /** Continue applies to everything a node expands to (a nested chain included). */

@@ -34,6 +34,7 @@ export const COMPILE_ISSUES = {
   'Compile.Orch.LinkCycle': { message: 'The links form a cycle' },
   'Compile.Orch.FailureStrategy': { message: 'Unknown failureStrategy' },
   'Compile.Orch.Unused': { message: 'Warning: no route runs the chain' },
+  'Compile.Orch.NodeNeverRuns': { message: 'Warning: a step or node comes after one that answers every request (echo): it never runs' },
   'Compile.Cert.Invalid': { message: 'The certificate or the private key cannot be read' },
   'Compile.Cert.KeyMismatch': { message: "The private key is not the certificate's" },
   'Compile.Cert.Expired': { message: 'The certificate is expired or not yet valid' },

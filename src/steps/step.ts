@@ -219,6 +219,13 @@ export interface StepDefinition<S = unknown> {
   envRefs?(settings: S): { pointer: string; name: string }[];
   /** Whether the settings count in worker.json's `redis` (rate-limit scope cluster): a compile issue without it. */
   needsRedis?(settings: S): boolean;
+  /**
+   * Whether these settings answer every request, and as what: 'served' (echo: its answer
+   * ends the chain under any failure strategy) or 'refusal' (fault-injection aborting 100 %,
+   * which failureStrategy Continue passes over); null or absent: not every request. The
+   * compiler warns about the steps placed after one (Compile.Orch.NodeNeverRuns).
+   */
+  alwaysAnswers?(settings: S): 'served' | 'refusal' | null;
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
   compileTime?: boolean;
 }

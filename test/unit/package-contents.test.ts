@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+
+/**
+ * What `npm pack` puts in the tarball, from package.json `files` (scripts skipped: the build
+ * ran before the tests). scripts/package/smoke.mjs installs the real tarball; this is the
+ * quick check of its list.
+ */
+function packedFiles(): string[] {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const [info] = JSON.parse(out.slice(out.indexOf('['))) as { files: { path: string }[] }[];
+  return info!.files.map((f) => f.path);
+}
+
+test('the tarball holds what its postinstall runs and reads, and no source, test, bench or source map', () => {
+  const files = packedFiles();
+  const postinstall = /^node (\S+)$/.exec(pkg.scripts.postinstall!)?.[1];
+  assert.ok(postinstall, `postinstall runs one script: ${pkg.scripts.postinstall}`);
+  // The install step and every module it imports (relative imports, followed), and the checksums it reads.
+  const needed = new Set([postinstall, 'scripts/uws-compat/checksums.json']);
+  const queue = [postinstall];
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    for (const m of readFileSync(join(root, file), 'utf8').matchAll(/from '(\.[^']+)'/g)) {
+      const dep = posix.join(posix.dirname(file), m[1]!);
+      if (!needed.has(dep)) queue.push(dep);
+      needed.add(dep);
+    }
+  }
+  assert.ok(needed.size >= 5, `the install step's modules: ${[...needed].join(', ')}`);
+  for (const f of needed) assert.ok(files.includes(f), `${f} is packed`);
+  for (const f of ['bin/run.js', 'dist/cli/commands/run.js', 'dist/worker/main.js', 'dist/console/index.html', 'package.json']) assert.ok(files.includes(f), `${f} is packed`);
+
+  const stray = files.filter((f) => /^(src|test|bench|console|docs|\.ci)\//.test(f) || f.endsWith('.map') || f.endsWith('.ts') || f === 'scripts/package/smoke.mjs');
+  assert.deepEqual(stray, []);
+});
+
+test('installing the tarball runs no build: the build is prepack, never prepare or an install script', () => {
+  for (const hook of ['prepare', 'preinstall', 'install']) assert.equal(pkg.scripts[hook], undefined, `no ${hook} script`);
+  assert.doesNotMatch(pkg.scripts.postinstall!, /build|tsc|vite/);
+  assert.match(pkg.scripts.prepack!, /scripts\/package\/prepack\.mjs/);
+});
