@@ -1,7 +1,10 @@
 import type { Hook } from '@oclif/core';
 import askToRun from '@oclif/plugin-not-found';
 
-/** Edit distance between two command ids (insertions, deletions, substitutions). */
+/**
+ * Edit distance between two command ids (insertions, deletions, substitutions). Ours: the
+ * plugin's fast-levenshtein is its own dependency, not exported, and not the gateway's.
+ */
 export function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
