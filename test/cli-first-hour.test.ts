@@ -99,6 +99,16 @@ test('help teaches: a typo gets a suggestion, -h works, config set -h shows argu
   assert.match(typo.stderr, /did you mean publish go\?/);
   assert.equal((typo.json as { code: string }).code, 'Cli.Input');
 
+  // On a terminal the suggestion is a question (@oclif/plugin-not-found): no keeps the
+  // refusal, yes runs the command with the words after it.
+  const declined = await runTty(['whoamii'], { answer: { when: /Did you mean .*whoami.*\?/, type: 'n' } });
+  assert.equal(declined.code, 2, declined.stdout);
+  assert.match(declined.stdout, /Did you mean .*whoami/, 'asked');
+  assert.match(declined.stdout, /"code":"Cli.Input","message":"whoamii is not a switchyard command; did you mean whoami\?"/);
+  const accepted = await runTty(['whoamii'], { env: { SWITCHYARD_ADMIN: 'http://127.0.0.1:1', SWITCHYARD_TOKEN: 'unused' }, answer: { when: /Did you mean .*whoami.*\?/, type: 'y' } });
+  assert.equal(accepted.code, 4, `whoami ran and could not reach the admin port: ${accepted.stdout}`);
+  assert.match(accepted.stdout, /Cli\.Unreachable/);
+
   const help = await runCli(['config', 'set', '-h'], { env: { SWITCHYARD_ADMIN: 'http://127.0.0.1:9180' } });
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /^ARGUMENTS\n\s+KIND\s+\(cluster\|route\|orch\|cert\)/m);

@@ -1,56 +1,91 @@
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import proxyaddr from 'proxy-addr';
 
-// IPv4/IPv6 addresses and CIDR blocks: ip-restriction's lists and worker.json's
-// trustedProxies. Matchers are built once; a match costs no parsing of the blocks.
+// IPv4/IPv6 addresses and CIDR blocks: ip-restriction's lists, worker.json's trustedProxies
+// and upstreams. Parsed by ipaddr.js, matched by proxy-addr's compiled trust functions.
 
-interface Block {
-  bits: bigint;
-  mask: bigint;
-  v6: boolean;
-}
-
-function toBig(ip: string): { value: bigint; v6: boolean } | null {
+/**
+ * An address or `address/prefix`, the prefix in digits and in range for the family; null
+ * otherwise. The address must pass node:net's isIP: ipaddr.js alone also reads `127.1`,
+ * `0x7f.0.0.1` and `2130706433` as 127.0.0.1, and proxy-addr takes netmasks and names.
+ */
+export function parseCidr(s: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | null {
+  const slash = s.indexOf('/');
+  const ip = slash === -1 ? s : s.slice(0, slash);
   const kind = isIP(ip);
-  if (kind === 4) return { value: ip.split('.').reduce((a, p) => (a << 8n) | BigInt(Number(p)), 0n), v6: false };
-  if (kind !== 6) return null;
-  let s = ip;
-  const v4tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (v4tail) {
-    const n = toBig(v4tail[1]!)!.value;
-    s = s.slice(0, -v4tail[1]!.length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+  if (kind === 0) return null;
+  if (slash === -1) return [ipaddr.parse(ip), kind === 4 ? 32 : 128];
+  if (!/^\d{1,3}$/.test(s.slice(slash + 1))) return null;
+  try {
+    return ipaddr.parseCIDR(s);
+  } catch {
+    return null; // a prefix longer than the family's width
   }
-  const [head, tail] = s.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
-  return { value: groups.reduce((a, g) => (a << 16n) | BigInt(parseInt(g, 16)), 0n), v6: true };
 }
 
-export function parseCidr(s: string): Block | null {
-  const parts = s.split('/');
-  if (parts.length > 2) return null;
-  const [ip, len] = parts as [string, string | undefined];
-  const a = toBig(ip);
-  if (!a) return null;
-  const width = a.v6 ? 128 : 32;
-  if (len !== undefined && !/^\d{1,3}$/.test(len)) return null;
-  const prefix = len === undefined ? width : Number(len);
-  if (prefix > width) return null;
-  // An IPv4-mapped IPv6 block (::ffff:a.b.c.d/96 and longer) is the IPv4 block it maps:
-  // peers are always seen as dotted IPv4, so as IPv6 it would never match.
-  if (a.v6 && prefix >= 96 && a.value >> 32n === 0xffffn) return block(a.value & 0xffffffffn, prefix - 96, false);
-  return block(a.value, prefix, a.v6);
+/**
+ * An IPv6 address (isIP 6) in one spelling, as the WHATWG URL serializer writes it: lower
+ * case, compressed, no zone (it names the interface, not the address), an embedded IPv4
+ * address in hex. proxy-addr's ipaddr.js 1.x cannot parse `::1.2.3.4` or `64:ff9b::1.2.3.4`,
+ * and ipaddr.js 2 reads `::1.2.3.4` (IPv4-compatible) as `::ffff:1.2.3.4`; the hex form
+ * both read alike.
+ */
+function v6Text(ip: string): string {
+  return new URL(`http://[${ip.split('%')[0]!}]`).hostname.slice(1, -1);
 }
 
-function block(value: bigint, prefix: number, v6: boolean): Block {
-  const width = v6 ? 128 : 32;
-  const mask = prefix === 0 ? 0n : ((1n << BigInt(prefix)) - 1n) << BigInt(width - prefix);
-  return { bits: value & mask, mask, v6 };
+/**
+ * A block as proxy-addr's compile takes it: the address in v6Text's spelling; a /0 block
+ * as the family's two /1 halves (proxy-addr refuses /0; worker.json may say it, with a warning).
+ */
+function blocksFor(cidr: string): string[] {
+  const [ip, len] = cidr.split('/') as [string, string | undefined];
+  const v4 = isIP(ip) === 4;
+  if (len !== undefined && Number(len) === 0) return v4 ? ['0.0.0.0/1', '128.0.0.0/1'] : ['::/1', '8000::/1'];
+  const text = v4 ? ip : v6Text(ip);
+  return [len === undefined ? text : `${text}/${len}`];
+}
+
+/**
+ * Builds a matcher for a list of blocks (each one parseCidr accepts), once: a match parses
+ * the address, never the blocks. IPv4-mapped IPv6 addresses (in any spelling) match IPv4
+ * blocks, and an `::ffff:a.b.c.d/96` (or longer) block matches the IPv4 addresses it maps.
+ */
+export function cidrMatcher(list: readonly string[]): (ip: string) => boolean {
+  const trust = proxyaddr.compile(list.flatMap(blocksFor));
+  return (ip) => {
+    // Only what isIP accepts is asked: proxy-addr's ipaddr.js 1.x reads 2130706433 as an address.
+    const kind = isIP(ip);
+    if (kind === 4) return trust(ip, 0);
+    return kind === 6 && trust(ip.includes('.') ? v6Text(ip) : ip, 0);
+  };
+}
+
+/**
+ * `match` with each address's answer kept, for the per-request callers (trustedProxies,
+ * ip-restriction): proxy-addr parses the address on every call, 3 µs an IPv4 address and
+ * 10 µs an IPv6 one against three blocks, where the BigInt matcher it replaced took 1.5
+ * and 5 µs (2 loaded shared cores); a kept answer costs 15 to 40 ns. Bounded: emptied when
+ * it holds `max` addresses.
+ */
+export function cachedMatcher(match: (ip: string) => boolean, max = 1024): (ip: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (ip) => {
+    let yes = known.get(ip);
+    if (yes === undefined) {
+      yes = match(ip);
+      if (known.size >= max) known.clear();
+      known.set(ip, yes);
+    }
+    return yes;
+  };
 }
 
 /**
  * The address in one X-Forwarded-For hop, without the port or brackets some proxies add
  * (`203.0.113.7:4711`, `[2001:db8::1]:443`); null when it is not an IP address.
+ * proxy-addr reads hops as written (an address or nothing), so this stays ours.
  */
 export function hopAddress(hop: string): string | null {
   let h = hop.trim();
@@ -62,30 +97,16 @@ export function hopAddress(hop: string): string | null {
   return isIP(h) ? h : null;
 }
 
-/** Builds a matcher for a list of blocks. IPv4-mapped IPv6 peers match IPv4 blocks. */
-export function cidrMatcher(list: readonly string[]): (ip: string) => boolean {
-  const blocks = list.map((s) => parseCidr(s)!);
-  return (ip) => {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-    const a = toBig(mapped ? mapped[1]! : ip);
-    if (!a) return false;
-    return blocks.some((b) => b.v6 === a.v6 && (a.value & b.mask) === b.bits);
-  };
-}
-
 /**
- * The address as matchers and rate-limit keys read it: an IPv4-mapped IPv6 address in any spelling
- * (`::ffff:7f00:1`, `0:0:0:0:0:ffff:127.0.0.1`) is the IPv4 address it reaches.
+ * The address as matchers and rate-limit keys read it: an IPv4-mapped IPv6 address in any
+ * spelling (`::ffff:7f00:1`, `0:0:0:0:0:ffff:127.0.0.1`) is the IPv4 address it reaches;
+ * other IPv6 addresses as v6Text writes them.
  */
 export function canonicalIp(raw: string): string | null {
-  const ip = raw.split('%')[0]!; // a zone names the interface, not the address
+  const ip = raw.split('%')[0]!;
   const kind = isIP(ip);
   if (kind === 4) return ip;
   if (kind !== 6) return null;
-  const h = new URL(`http://[${ip}]`).hostname.slice(1, -1);
-  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(h);
-  if (!m) return h;
-  const hi = parseInt(m[1]!, 16);
-  const lo = parseInt(m[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const text = v6Text(ip);
+  return text.startsWith('::ffff:') ? ipaddr.process(text).toString() : text;
 }

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parseCidr } from '../shared/cidr.js';
 
-export { cidrMatcher, hopAddress, parseCidr } from '../shared/cidr.js';
+export { cachedMatcher, cidrMatcher, hopAddress, parseCidr } from '../shared/cidr.js';
 
 /** An IPv4 or IPv6 address or CIDR block, checked at compile time. */
 export const Cidr = v.pipe(

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
-import { Cidr, cidrMatcher } from './cidr.js';
+import { Cidr, cachedMatcher, cidrMatcher } from './cidr.js';
 import { stepError } from './reply.js';
 
 /**
@@ -25,9 +25,12 @@ export const ipRestriction = defineStep({
     v.check((s) => s.allow.length > 0 || s.deny.length > 0, 'needs an allow or a deny list'),
   ),
   create(s) {
-    const allow = s.allow.length ? cidrMatcher(s.allow) : null;
-    const deny = s.deny.length ? cidrMatcher(s.deny) : null;
-    const trusted = s.trustedProxies.length ? cidrMatcher(s.trustedProxies) : null;
+    // Built once per generation; answers kept per address (cachedMatcher says why), 256 of
+    // them: a tenant may have many of these steps, and a client behind a proxy many addresses.
+    const matcher = (list: string[]) => (list.length ? cachedMatcher(cidrMatcher(list), 256) : null);
+    const allow = matcher(s.allow);
+    const deny = matcher(s.deny);
+    const trusted = matcher(s.trustedProxies);
     const forbidden = stepError('Svc.Data.IpDenied');
     return (flow) => {
       const ip = trusted === null ? flow.req.clientAddress : flow.req.clientAddressTrusting(trusted);

@@ -63,13 +63,19 @@ export function dropIdentityHeaders(h: string[]): string | undefined {
 }
 
 /**
- * The client's address, decided as nginx's real_ip (with real_ip_recursive) and Envoy's
- * trusted hops do: the socket peer, unless `trusted` names it; then `chain` (every
- * X-Forwarded-For line, joined) is read from the right, trusted hops are skipped, and the
- * first hop that is not trusted is the client; every hop trusted: the left-most. A hop
- * that is not an address (a port or brackets around it are fine) ends the walk: the
- * address read last, to its right, is the client (or the peer), so the answer is always
- * one a trusted hop reported, never what an untrusted one wrote.
+ * The client's address, decided as nginx's real_ip (with real_ip_recursive), Envoy's
+ * trusted hops and proxy-addr's `all` do: the socket peer, unless `trusted` names it; then
+ * `chain` (every X-Forwarded-For line, joined) is read from the right, trusted hops are
+ * skipped, and the first hop that is not trusted is the client; every hop trusted: the
+ * left-most. A hop that is not an address (a port or brackets around it are fine) ends the
+ * walk: the address read last, to its right, is the client (or the peer), so the answer is
+ * always one a trusted hop reported, never what an untrusted one wrote.
+ *
+ * The walk is ours, not proxyaddr.all: that splits the whole header before judging a hop
+ * (113 µs for a 12 KB chain a client pads behind a trusted proxy, against 0.4 µs for this
+ * walk, which stops at the first untrusted hop; 1 or 2 hops cost 1.5 to 3 µs either way, 2
+ * loaded cores), and it takes hops as written: no ports or brackets, and an unreadable hop
+ * would be the client. Each hop is judged by proxy-addr's compiled trust (cidrMatcher).
  */
 export function clientAddress(peer: string, chain: string | undefined, trusted: (ip: string) => boolean): string {
   if (chain === undefined || !trusted(peer)) return peer;

@@ -1,4 +1,4 @@
-import { cidrMatcher } from '../shared/cidr.js';
+import { cachedMatcher, cidrMatcher } from '../shared/cidr.js';
 
 /**
  * worker.json's `trustedProxies`, matched once per address: built at worker start, and
@@ -6,10 +6,9 @@ import { cidrMatcher } from '../shared/cidr.js';
  */
 export class TrustedProxies {
   private readonly match: ((ip: string) => boolean) | null;
-  private readonly known = new Map<string, boolean>();
 
   constructor(list: readonly string[]) {
-    this.match = list.length ? cidrMatcher(list) : null;
+    this.match = list.length ? cachedMatcher(cidrMatcher(list)) : null;
   }
 
   /** No proxy is trusted: every peer is the client. */
@@ -18,14 +17,5 @@ export class TrustedProxies {
   }
 
   /** Whether `ip` (an IPv4-mapped IPv6 address matches its IPv4 block) is a trusted proxy. */
-  readonly trusts = (ip: string): boolean => {
-    if (this.match === null) return false;
-    let yes = this.known.get(ip);
-    if (yes === undefined) {
-      yes = this.match(ip);
-      if (this.known.size >= 1024) this.known.clear();
-      this.known.set(ip, yes);
-    }
-    return yes;
-  };
+  readonly trusts = (ip: string): boolean => this.match !== null && this.match(ip);
 }

@@ -55,13 +55,24 @@ const shellQuote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 /**
  * Runs `node bin/run.js <args>` under a pseudo-terminal (util-linux `script`), as a person at
  * a terminal would: stdout and stdin are a TTY. Output comes back with "\r\n" made "\n".
+ * `answer`: typed (with Enter) once the output matches `when`; without it stdin is at its end.
  */
-export function runTty(args: string[], { env = {}, timeoutMs = 20_000 }: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runTty(
+  args: string[],
+  { env = {}, timeoutMs = 20_000, answer }: { env?: Record<string, string | undefined>; timeoutMs?: number; answer?: { when: RegExp; type: string } } = {},
+): Promise<CliResult> {
   const command = [process.execPath, RUN_JS, ...args].map(shellQuote).join(' ');
   return new Promise((resolve, reject) => {
-    const proc = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: childEnv({ TERM: 'dumb', COLUMNS: '200', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: childEnv({ TERM: 'dumb', COLUMNS: '200', ...env }), stdio: [answer ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let out = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    let typed = false;
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (answer && !typed && answer.when.test(out)) {
+        typed = true;
+        proc.stdin!.write(`${answer.type}\r`);
+      }
+    });
     proc.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');

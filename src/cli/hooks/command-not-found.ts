@@ -1,6 +1,10 @@
 import type { Hook } from '@oclif/core';
+import askToRun from '@oclif/plugin-not-found';
 
-/** Edit distance between two command ids (insertions, deletions, substitutions). */
+/**
+ * Edit distance between two command ids (insertions, deletions, substitutions). Ours: the
+ * plugin's fast-levenshtein is its own dependency, not exported, and not the gateway's.
+ */
 export function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
@@ -31,15 +35,27 @@ export function closest(id: string, known: readonly string[]): string | null {
 /**
  * An unknown command: the closest one as a suggestion, on stderr for people and as a
  * Cli.Input envelope on stdout for scripts (as every other bad input), exit 2.
+ *
+ * @oclif/plugin-not-found alone exits 127 with no envelope, names its guess only inside its
+ * prompt, and guesses some command for any word (its `closest` has no limit and is not
+ * exported); so this hook decides, and the plugin asks: on a terminal (stdin and stdout),
+ * with a guess, it prompts "Did you mean …?" (no after 10 s) and runs that command on yes.
+ * It is not in oclif `plugins`: oclif would run its hook beside this one, and both answer.
  */
 const hook: Hook.CommandNotFound = async function (opts) {
   const spaced = (id: string) => id.replaceAll(':', ' ');
   const wanted = spaced(opts.id);
   const guess = closest(opts.id, opts.config.commandIDs);
-  const message = `${wanted} is not a ${opts.config.bin} command${guess ? `; did you mean ${spaced(guess)}?` : ''}`;
-  process.stderr.write(`Error: ${message}\n  ${opts.config.bin} --help lists every command\n`);
-  process.stdout.write(JSON.stringify({ code: 'Cli.Input', message }) + '\n');
-  this.exit(2);
+  const fail = (): void => {
+    const message = `${wanted} is not a ${opts.config.bin} command${guess ? `; did you mean ${spaced(guess)}?` : ''}`;
+    process.stderr.write(`Error: ${message}\n  ${opts.config.bin} --help lists every command\n`);
+    process.stdout.write(JSON.stringify({ code: 'Cli.Input', message }) + '\n');
+    this.exit(2);
+  };
+  if (guess === null || !process.stdin.isTTY || !process.stdout.isTTY) return fail();
+  // The plugin sees one command, the guess; its refusal (exit 127) becomes this one.
+  const config = Object.create(opts.config, { commandIDs: { value: [guess] }, commands: { value: [] } }) as typeof opts.config;
+  return askToRun.call({ ...this, error: fail }, { ...opts, config });
 };
 
 export default hook;
