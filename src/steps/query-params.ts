@@ -6,6 +6,7 @@ import { formatQuery, pairOf, parseQuery } from '../shared/url-query.js';
 export const queryParams = defineStep({
   code: 'query-params',
   summary: 'Set or remove query parameters sent to the upstream',
+  details: 'Names are compared as upstreams read them (decoded, `+` as a space: `remove: ["debug"]` also removes `%64ebug=1`); `set` replaces every pair of its name and appends one, encoded. The other pairs keep their bytes.',
   statuses: [],
   example: { set: { version: '2' }, remove: ['debug'] },
   schema: v.strictObject({

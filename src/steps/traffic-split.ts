@@ -10,7 +10,7 @@ import { defineStep } from './step.js';
 export const trafficSplit = defineStep({
   code: 'traffic-split',
   summary: 'Weighted choice among clusters, optionally sticky by header or cookie',
-  details: 'At least one weight must be above 0.',
+  details: 'At least one weight must be above 0. `stickyHeader` wins over `stickyCookie` when both are set and sent; the cookie is read as RFC 6265 pairs (the first of a repeated name, its value percent-decoded).',
   statuses: [],
   example: { clusters: [{ cluster: 'api-v1', weight: 90 }, { cluster: 'api-v2', weight: 10 }], stickyCookie: 'session' },
   schema: v.pipe(
