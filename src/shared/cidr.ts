@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { splitHostPort } from './host-port.js';
 
 // IPv4/IPv6 addresses and CIDR blocks: ip-restriction's lists and worker.json's
 // trustedProxies. Matchers are built once; a match costs no parsing of the blocks.
@@ -53,13 +54,8 @@ function block(value: bigint, prefix: number, v6: boolean): Block {
  * (`203.0.113.7:4711`, `[2001:db8::1]:443`); null when it is not an IP address.
  */
 export function hopAddress(hop: string): string | null {
-  let h = hop.trim();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    if (end === -1) return null;
-    h = h.slice(1, end);
-  } else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(h)) h = h.slice(0, h.lastIndexOf(':'));
-  return isIP(h) ? h : null;
+  const hp = splitHostPort(hop.trim());
+  return hp !== null && isIP(hp.host) ? hp.host : null;
 }
 
 /** Builds a matcher for a list of blocks. IPv4-mapped IPv6 peers match IPv4 blocks. */
