@@ -79,6 +79,11 @@ test('credentialScanner: every reading counts; a repeat or a `;` in its segment 
     const r = at(q);
     assert.ok(r.ambiguous && r.value === null, q);
   }
+  assert.equal(at('%E2%84%AApi_key=a&api_key=b').count, 1, 'a non-ASCII first letter that is no a');
+  assert.equal(at('api_%E2%84%AAey=a&api_key=b').count, 2, 'the Kelvin sign lower-cases to k');
+  assert.equal(at('%20%20api_key=a&api_key=b').count, 2, 'leading spaces (PHP)');
+  assert.equal(at('%09api_key=a&api_key=b').count, 1, 'a tab is no space to PHP');
+  assert.equal(at('api_keyx=a&xapi_key=b&api_ke=c&api_key]=d').count, 0);
   assert.equal(at('api_key=a&%2561pi_key=b').count, 1, 'a name encoded twice decodes once to %61pi_key: no credential');
   const pairs = parseQuery('a=1&api_key=k&&b=2;api_key=x');
   assert.equal(formatQuery(withoutSegments(pairs, scan(pairs).segments)), 'a=1&');
