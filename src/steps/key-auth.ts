@@ -59,8 +59,11 @@ export const keyAuth = defineStep({
       const lines = headerLines(req.headers, header);
       if (lines > 1) return ambiguous;
       const fromHeader = lines === 1 ? req.header(header) : undefined;
-      // The query only on routes that take the key there: parsed then, once per request.
-      const inQuery = scan === null ? null : scan(req.queryPairs);
+      // The query as it goes upstream (an earlier step may have changed it), read only on
+      // routes that take the key there; the client's own is parsed once per request.
+      const q = flow.query;
+      const pairs = scan === null || q === null ? null : q === req.query ? req.queryPairs : parseQuery(q);
+      const inQuery = pairs === null ? null : scan!(pairs);
       if (inQuery !== null && (inQuery.ambiguous || (fromHeader !== undefined && inQuery.value !== null && inQuery.value !== fromHeader))) return ambiguous;
       const presented = fromHeader ?? inQuery?.value ?? undefined;
       if (!presented) return unauthorized;
@@ -70,13 +73,8 @@ export const keyAuth = defineStep({
       flow.setHeader(s.consumerHeader, idHeader.get(consumer)!);
       if (!s.keepCredential) {
         flow.removeHeader(header);
-        if (scan !== null && flow.query !== null) {
-          // Every pair any upstream could read as the key goes; the others keep their bytes.
-          const own = flow.query === req.query;
-          const pairs = own ? req.queryPairs : parseQuery(flow.query);
-          const found = own ? inQuery! : scan(pairs);
-          if (found.segments.length > 0) flow.query = formatQuery(withoutSegments(pairs, found.segments));
-        }
+        // Every pair any upstream could read as the key goes; the others keep their bytes.
+        if (inQuery !== null && inQuery.segments.length > 0) flow.query = formatQuery(withoutSegments(pairs!, inQuery.segments));
       }
       return undefined;
     };
