@@ -131,6 +131,9 @@ test('explain runs the steps the request alone decides, and names the target and
       { code: 'path-rewrite', settings: { replacePrefix: { from: '/users', to: '/v2/people' } } },
     ],
   });
+  // Keyed by a query parameter, hashed on another: explain reads the query with the data port's parser.
+  await setEntity(gw, 'cluster', 'by-tenant', { targets, balance: 'hash', hashOn: { query: 'tenant' } });
+  await setEntity(gw, 'route', 'by-tenant', { pathPrefix: '/by-tenant', cluster: 'by-tenant', steps: [{ code: 'key-auth', settings: { query: 'api_key', keys: [{ id: 'app', sha256: createHash('sha256').update(key).digest('hex') }] } }] });
   await publish(gw);
   const explain = async (method: string, path: string, headers: Record<string, string>, clientAddress?: string) => {
     const e = await request(`${gw.adminUrl}/api/v1/default/explain`, { method: 'POST', token: gw.tokens.root, body: { method, url: `http://gw.test${path}`, headers, ...(clientAddress ? { clientAddress } : {}) } });
@@ -177,6 +180,22 @@ test('explain runs the steps the request alone decides, and names the target and
     seen.add(body.upstream.target!);
   }
   assert.ok(seen.size >= 2, `eight keys spread over the targets (${[...seen].join(', ')})`);
+  // A key that comes twice, one of them encoded: explain refuses it as the data port does.
+  const twice = await explain('GET', `/by-tenant?api_key=${key}&api%5Fkey=other`, {});
+  assert.deepEqual([refusal(twice)?.code, refusal(twice)?.status, refusal(twice)?.error], ['key-auth', 400, 'Svc.Data.AmbiguousCredential']);
+  assert.equal((await request(`${gw.dataUrl}/by-tenant?api_key=${key}&api%5Fkey=other`)).status, 400);
+  const tenants = new Set<string>();
+  for (const tenant of ['t1', 't2', 't3', 't4', 't5', 't6']) {
+    const query = `%74enant=${tenant}&api%5Fkey=${key}&tenant=other`;
+    const body = await explain('GET', `/by-tenant?${query}`, {});
+    assert.equal(refusal(body), null, JSON.stringify(body.route.terminal.steps));
+    assert.equal(body.upstream?.query, `%74enant=${tenant}&tenant=other`, 'the key leaves the query, the other pairs keep their bytes');
+    const real = await request(`${gw.dataUrl}/by-tenant?${query}`);
+    assert.equal(real.text, `/by-tenant?${body.upstream.query}`);
+    assert.equal(real.headers['x-target'], body.upstream.target, `tenant ${tenant}: hashed on the decoded name's first value`);
+    tenants.add(body.upstream.target!);
+  }
+  assert.ok(tenants.size >= 2, `six tenants spread over the targets (${[...tenants].join(', ')})`);
   const cli = await runCli(['explain', 'GET', 'http://gw.test/users/1'], { env: { SWITCHYARD_ADMIN: gw.adminUrl, SWITCHYARD_TOKEN: gw.tokens.root } });
   assert.equal(cli.code, 0, cli.stderr);
 });

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isSealed } from '../shared/secret-box.js';
+import { splitHostPort } from '../shared/host-port.js';
 import type { Kind } from '../contracts/entities.js';
 import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
@@ -20,8 +21,8 @@ const Address = v.pipe(
   v.string(),
   v.regex(/^(?:https?:\/\/)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, http://host:port or https://host:port'),
   v.check((s) => {
-    const port = Number(s.slice(s.lastIndexOf(':') + 1));
-    return port >= 1 && port <= 65535;
+    const port = splitHostPort(s.replace(/^https?:\/\//, ''))?.port ?? 0;
+    return port >= 1;
   }, 'port must be 1-65535'),
 );
 

@@ -1,5 +1,6 @@
 import type { CompileIssue } from '../contracts/generation.js';
-import { checkLiteral, splitTarget, type UpstreamCheck } from '../shared/upstream-policy.js';
+import { checkLiteral, type UpstreamCheck } from '../shared/upstream-policy.js';
+import { urlHostPort } from '../shared/host-port.js';
 import { targetParts } from '../shared/target-url.js';
 
 /**
@@ -8,7 +9,7 @@ import { targetParts } from '../shared/target-url.js';
  */
 export function deniedTargets(cluster: string, targets: readonly string[], check: UpstreamCheck, issues: CompileIssue[]): void {
   targets.forEach((t, i) => {
-    const { host, port } = splitTarget(targetParts(t).hostPort);
+    const { host, port } = urlHostPort(targetParts(t).hostPort);
     const rule = checkLiteral(check, host, port);
     if (rule) issues.push({ kind: 'cluster', name: cluster, pointer: `/targets/${i}`, code: 'Compile.Cluster.TargetDenied', message: `target ${t} is refused: ${rule}` });
   });
@@ -17,6 +18,6 @@ export function deniedTargets(cluster: string, targets: readonly string[], check
 /** The rule refusing an http(s) URL's literal address, or null. */
 export function deniedUrl(url: string, check: UpstreamCheck): string | null {
   const u = new URL(url);
-  const { host, port } = splitTarget(u.host);
+  const { host, port } = urlHostPort(u.host);
   return checkLiteral(check, host, u.port === '' && u.protocol === 'https:' ? 443 : port);
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import proxyaddr from 'proxy-addr';
+import { splitHostPort } from './host-port.js';
 
 // IPv4/IPv6 addresses and CIDR blocks: ip-restriction's lists, worker.json's trustedProxies
 // and upstreams. Parsed by ipaddr.js, matched by proxy-addr's compiled trust functions.
@@ -88,13 +89,8 @@ export function cachedMatcher(match: (ip: string) => boolean, max = 1024): (ip: 
  * proxy-addr reads hops as written (an address or nothing), so this stays ours.
  */
 export function hopAddress(hop: string): string | null {
-  let h = hop.trim();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    if (end === -1) return null;
-    h = h.slice(1, end);
-  } else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(h)) h = h.slice(0, h.lastIndexOf(':'));
-  return isIP(h) ? h : null;
+  const hp = splitHostPort(hop.trim());
+  return hp !== null && isIP(hp.host) ? hp.host : null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { CompiledGeneration, CompiledRoute } from '../contracts/generation.js';
+import { splitHostPort } from './host-port.js';
 
 interface Entry<T> {
   rank: number;
@@ -169,12 +170,9 @@ function pick<T>(list: readonly Entry<T>[], best: Entry<T> | null, method: strin
 /** The Host header as routes see it: lower case, no port, no trailing dot. */
 export function routingHost(raw: string | undefined): string {
   if (!raw) return '';
-  let h = raw.toLowerCase();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    return end === -1 ? h : h.slice(0, end + 1);
-  }
-  const colon = h.indexOf(':');
-  if (colon !== -1) h = h.slice(0, colon);
-  return h.endsWith('.') ? h.slice(0, -1) : h;
+  const h = raw.toLowerCase();
+  const hp = splitHostPort(h);
+  if (hp === null) return h;
+  if (hp.host.includes(':')) return `[${hp.host}]`;
+  return hp.host.endsWith('.') ? hp.host.slice(0, -1) : hp.host;
 }

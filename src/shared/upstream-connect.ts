@@ -3,7 +3,7 @@ import type { CompiledTls } from '../contracts/generation.js';
 import { guardedConnect } from './upstream-guard.js';
 import { targetParts } from './target-url.js';
 import { secureConnector, tlsOptions, type UpstreamTlsError } from './upstream-tls.js';
-import { splitTarget } from './upstream-policy.js';
+import { urlHostPort } from './host-port.js';
 
 /**
  * How one process connects to one cluster target, plain or TLS: the origin undici gets,
@@ -34,5 +34,5 @@ export function targetConnection(
   if (!secure) return { origin, connect: guardedConnect(tenant, hostPort, base), missingEnv: [] };
   const { options, missing } = tlsOptions(spec.tls);
   const connect = secureConnector(guardedConnect(tenant, hostPort, { ...base, ...options }), target, onTlsFailure);
-  return { origin, connect, servername: options.servername ?? splitTarget(hostPort).host, missingEnv: missing };
+  return { origin, connect, servername: options.servername ?? urlHostPort(hostPort).host, missingEnv: missing };
 }

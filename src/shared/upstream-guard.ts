@@ -1,7 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Client } from 'undici';
-import { UPSTREAM_DENIED, checkLiteral, splitTarget, upstreamPolicy, type UpstreamCheck, type UpstreamRules } from './upstream-policy.js';
+import { urlHostPort } from './host-port.js';
+import { UPSTREAM_DENIED, checkLiteral, upstreamPolicy, type UpstreamCheck, type UpstreamRules } from './upstream-policy.js';
 
 /**
  * Connect-time half of the upstream policy, in workers: a host name is checked against
@@ -49,7 +50,7 @@ export function guardedConnect(tenant: string, target: string, base: ConnectOpti
 export function connectGuard(tenant: string, target: string): { denied: Error } | { lookup?: ReturnType<typeof guardedLookup> } {
   if (policy === null) return {};
   const check = policy(tenant);
-  const { host, port } = splitTarget(target);
+  const { host, port } = urlHostPort(target);
   const literal = checkLiteral(check, host, port);
   if (literal !== null) return { denied: deniedError(target, host, literal) };
   // net.connect makes no lookup for an IP address: only a name gets one.

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { canonicalIp, cidrMatcher } from './cidr.js';
+import { joinHostPort } from './host-port.js';
 
 /**
  * Which upstream addresses a tenant's clusters and service-calling steps may reach
@@ -68,7 +69,7 @@ export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => Upstre
     // addresses (a route to one would proxy to itself), not on every service of that port.
     const everywhere = which === 'admin' && WILDCARD.has(host);
     const at = cidrMatcher(WILDCARD.has(host) ? [...LOCAL, ...(rules.local ?? [])] : [...LOCAL, host]);
-    const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    const hostPort = joinHostPort(host, port);
     return (ip: string, p: number) => (p === port && (everywhere || at(ip)) ? `the gateway's own ${label} (${hostPort})` : null);
   };
   const adminPort = own('admin', 'admin port');
@@ -101,15 +102,6 @@ export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => Upstre
   };
 }
 
-/**
- * A target's host and port as undici will connect to them: through the WHATWG URL
- * parser, which reads `127.1` and `2130706433` as 127.0.0.1 (no lookup is made then).
- */
-export function splitTarget(target: string): { host: string; port: number } {
-  const u = new URL(`http://${target}`);
-  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-  return { host, port: u.port === '' ? 80 : Number(u.port) };
-}
 
 /**
  * The check for an address known before connecting (an IP literal); null for a host

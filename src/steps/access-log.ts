@@ -44,7 +44,7 @@ export const accessLog = defineStep({
           headers[n] = value !== undefined && secret(n) ? REDACTED : value;
         }
         env.log.info(
-          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secret), status, ms: Math.round((performance.now() - started) * 100) / 100, client, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
+          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secret, req.queryPairs), status, ms: Math.round((performance.now() - started) * 100) / 100, client, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
           'access',
         );
       });

@@ -37,6 +37,8 @@ export const cache = defineStep({
       const cc = (req.headerList('cache-control') ?? '').toLowerCase();
       if (cc.includes('no-store')) return undefined;
       const consumer = flow.vars.consumer;
+      // The query as the upstream receives it, byte for byte, not parsed: two spellings an
+      // upstream may read differently (nginx's raw `$arg_`) never share an entry.
       const base = `${req.header('host') ?? ''}\u0000${flow.path}\u0000${flow.query ?? ''}\u0000${typeof consumer === 'string' ? consumer : ''}`;
       const header = (n: string) => req.headerList(n);
       const hit = store.get(base, header);

@@ -1,12 +1,18 @@
 import type * as v from 'valibot';
 import type { Upstream } from '../contracts/upstream.js';
+import type { QueryPair } from '../shared/url-query.js';
 
 /** What a step sees of the request. Copied once from uWS; never the uWS objects. */
 export interface StepRequest {
   readonly method: string;
   /** The request's normalised path: the one routes matched and the upstream receives unless a step rewrites it. */
   readonly path: string;
+  /** The raw query after '?', or null when the target has none. */
   readonly query: string | null;
+  /** The query's pairs as every step reads them (url-query.ts); parsed once, when first asked. */
+  readonly queryPairs: readonly QueryPair[];
+  /** A cookie of the Cookie header (cookie-header.ts); the header is parsed once, when first asked. */
+  cookie(name: string): string | undefined;
   /**
    * Flat `name, value, name, value, …`, names lower case, in the client's order; without
    * the identity headers (X-Forwarded-*, Forwarded, X-Real-IP, …: client-address.ts)

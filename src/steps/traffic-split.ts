@@ -10,7 +10,7 @@ import { defineStep } from './step.js';
 export const trafficSplit = defineStep({
   code: 'traffic-split',
   summary: 'Weighted choice among clusters, optionally sticky by header or cookie',
-  details: 'At least one weight must be above 0.',
+  details: 'At least one weight must be above 0. `stickyHeader` wins over `stickyCookie` when both are set and sent; the cookie is read as RFC 6265 pairs (the first of a repeated name, its value percent-decoded).',
   statuses: [],
   example: { clusters: [{ cluster: 'api-v1', weight: 90 }, { cluster: 'api-v2', weight: 10 }], stickyCookie: 'session' },
   schema: v.pipe(
@@ -36,17 +36,9 @@ export const trafficSplit = defineStep({
     };
     const header = s.stickyHeader?.toLowerCase();
     const cookie = s.stickyCookie;
-    const stickyValue = (cookies: string | undefined, h: string | undefined): string | undefined => {
-      if (h !== undefined) return h;
-      if (!cookie || !cookies) return undefined;
-      for (const part of cookies.split(';')) {
-        const eq = part.indexOf('=');
-        if (eq !== -1 && part.slice(0, eq).trim() === cookie) return part.slice(eq + 1).trim();
-      }
-      return undefined;
-    };
     return (flow) => {
-      const sticky = stickyValue(flow.req.header('cookie'), header ? flow.req.header(header) : undefined);
+      // The header first; the cookie as the `cookie` package reads it (cookie-header.ts), parsed once per request.
+      const sticky = (header ? flow.req.header(header) : undefined) ?? (cookie ? flow.req.cookie(cookie) : undefined);
       const x = sticky === undefined ? random() * total : createHash('sha1').update(sticky).digest().readUInt32BE(0) % total;
       flow.cluster = pick(x);
       return undefined;

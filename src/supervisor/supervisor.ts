@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
 import type { GatewayConfig } from '../shared/gateway-config-schema.js';
-import { parseHostPort } from '../shared/host-port.js';
+import { bracketed, parseHostPort } from '../shared/host-port.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { openVolume, shownVolume, type Volume } from '../store/volume.js';
 import { createAdminServer } from '../admin/admin-server.js';
@@ -194,8 +194,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   }
 
   const readyLine =
-    `switchyard ready data=http://${hostForUrl(config.listen.host)}:${config.listen.port} ` +
-    `admin=http://${hostForUrl(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
+    `switchyard ready data=http://${bracketed(config.listen.host)}:${config.listen.port} ` +
+    `admin=http://${bracketed(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   keyUsage.start();
   fleet?.start();
   push?.start();
@@ -260,10 +260,6 @@ function listen(server: Server, host: string, port: number): Promise<void> {
       resolve();
     });
   });
-}
-
-function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** Answers workers' rate-limit lease requests. */

@@ -4,6 +4,8 @@ import { formatAddress } from './peer-address.js';
 import { clientAddress, dropIdentityHeaders } from './client-address.js';
 import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
 import type { TrustedProxies } from './trusted-proxies.js';
+import { parseQuery, type QueryPair } from '../shared/url-query.js';
+import { parseCookies } from '../shared/cookie-header.js';
 
 /**
  * The request side of an Exchange, as steps read it: copied from uWS's request object
@@ -31,6 +33,8 @@ export class ExchangeRequest implements StepRequest {
   requestIdHeader: string | null = null;
   /** `\r\n<header>: <id>`: appended to every head this exchange writes ('' without an id). */
   idEcho = '';
+  private pairs: readonly QueryPair[] | null = null;
+  private cookies: Record<string, string | undefined> | null = null;
   private peer: string | null = null;
   private client: string | null = null;
   /** The X-Forwarded-For of a peer that is not a trusted proxy, dropped from `headers`: only clientAddressTrusting reads it. */
@@ -85,6 +89,21 @@ export class ExchangeRequest implements StepRequest {
   clientAddressTrusting(also: (ip: string) => boolean): string {
     const chain = this.droppedChain ?? this.headerList('x-forwarded-for');
     return clientAddress(this.remoteAddress, chain, (ip) => also(ip) || this.proxies.trusts(ip));
+  }
+
+  /** The query's pairs, parsed when a step (key-auth, hashing, …) first asks: most routes never do. */
+  get queryPairs(): readonly QueryPair[] {
+    return (this.pairs ??= parseQuery(this.query));
+  }
+
+  cookie(name: string): string | undefined {
+    if (this.cookies === null) {
+      const lines: string[] = [];
+      const h = this.headers;
+      for (let i = 0; i < h.length; i += 2) if (h[i] === 'cookie') lines.push(h[i + 1]!);
+      this.cookies = parseCookies(lines);
+    }
+    return this.cookies[name];
   }
 
   header(name: string): string | undefined {

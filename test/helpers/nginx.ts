@@ -66,3 +66,20 @@ function readLog(dir: string): string {
     return '';
   }
 }
+
+/** Resolves once `nginx` accepts a request on its port (10 s at most); throws with its log if it exits or never does. */
+export async function nginxListening(nginx: Nginx): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const failed = nginx.failure();
+    if (failed) throw new Error(failed);
+    try {
+      const r = await fetch(`http://127.0.0.1:${nginx.port}/`);
+      await r.text();
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`nginx did not listen within 10 s: ${nginx.describe()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}

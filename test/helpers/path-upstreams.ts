@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { TestContext } from 'node:test';
 import Fastify from 'fastify';
-import { startNginx } from './nginx.js';
+import { nginxListening, startNginx } from './nginx.js';
 
 /**
  * Upstreams with an admin handler under /admin-api and a public one for the rest, each
@@ -66,19 +66,6 @@ export async function nginxUpstream(t: TestContext): Promise<PathUpstream | null
     'location ^~ /admin-api { return 200 "admin $request_uri"; }\n    location / { return 200 "public $request_uri"; }',
   );
   if (!nginx) return null;
-  // Ready when it accepts a connection on its port.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const failed = nginx.failure();
-    if (failed) throw new Error(failed);
-    try {
-      const r = await fetch(`http://127.0.0.1:${nginx.port}/`);
-      await r.text();
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`nginx did not listen within 10 s: ${nginx.describe()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await nginxListening(nginx);
   return { name: 'nginx', target: `127.0.0.1:${nginx.port}` };
 }

@@ -3,12 +3,13 @@ import assert from 'node:assert/strict';
 import { accessLineFormat, combinedTime, escapeLogValue, isoTime, type AccessLogSettings } from '../../src/worker/observe/access-line.js';
 import { LineBuffer } from '../../src/worker/observe/line-buffer.js';
 import type { RequestRecord } from '../../src/worker/observe/request-record.js';
+import { parseQuery } from '../../src/shared/url-query.js';
 import { ACCESS_LOG_FIELDS, REDACT_QUERY_DEFAULT } from '../../src/shared/gateway-config-observability.js';
 
 const AT = Date.UTC(2026, 10, 27, 15, 52, 5, 123);
 
 function record(over: Partial<RequestRecord> = {}): RequestRecord {
-  return {
+  const r = {
     startedAt: AT,
     durationMs: 12.3456789,
     requestId: 'req-1',
@@ -28,6 +29,7 @@ function record(over: Partial<RequestRecord> = {}): RequestRecord {
     traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
     ...over,
   };
+  return { queryPairs: parseQuery(r.query), ...r };
 }
 
 const settings = (over: Partial<AccessLogSettings> = {}): AccessLogSettings => ({

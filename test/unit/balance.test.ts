@@ -4,6 +4,8 @@ import { WeightedRoundRobin } from '../../src/shared/balance/weighted-round-robi
 import { LeastRequest } from '../../src/shared/balance/least-request.js';
 import { RendezvousHash } from '../../src/shared/balance/rendezvous-hash.js';
 import { hashKey } from '../../src/shared/balance/hash-key.js';
+import { parseQuery } from '../../src/shared/url-query.js';
+import { parseCookies } from '../../src/shared/cookie-header.js';
 
 const all = () => true;
 
@@ -85,18 +87,33 @@ test('rendezvous hash: while a target is held off only its keys move, and they c
   assert.deepEqual(keys.map((k) => ring.choose(k, () => false)), home);
 });
 
-test('hash keys: a header, a cookie, a query parameter, the client address, the path; none goes round robin', () => {
-  const req = {
-    header: (n: string) => ({ 'x-user': 'u1', cookie: 'a=1; session=abc; b=2' })[n],
-    query: 'x=1&tenant=t9&y',
+/** A key source as the exchange is one: its query and Cookie header read by the shared parsers. */
+function keySource(query: string | null, headers: Record<string, string>) {
+  return {
+    header: (n: string) => headers[n],
+    queryPairs: parseQuery(query),
+    cookie: (n: string) => parseCookies(headers.cookie === undefined ? [] : [headers.cookie])[n],
     path: '/p/q',
     clientAddress: '203.0.113.9',
   };
+}
+
+test('hash keys: a header, a cookie, a query parameter, the client address, the path; none goes round robin', () => {
+  const req = keySource('x=1&tenant=t9&y', { 'x-user': 'u1', cookie: 'a=1; session=abc; b=2' });
   assert.equal(hashKey({ header: 'X-User' }, req), 'u1');
   assert.equal(hashKey({ cookie: 'session' }, req), 'abc');
   assert.equal(hashKey({ query: 'tenant' }, req), 't9');
   assert.equal(hashKey({ clientIp: true }, req), '203.0.113.9');
   assert.equal(hashKey({ path: true }, req), '/p/q');
   assert.equal(hashKey({ cookie: 'missing' }, req), null);
-  assert.equal(hashKey({ query: 'y' }, { ...req, query: null }), null);
+  assert.equal(hashKey({ query: 'y' }, keySource(null, {})), null);
+});
+
+test('hash keys read the query and cookies as upstreams do: names and values decoded, the first of a repeated name', () => {
+  // Regression: the raw pairs were compared, so `%74enant=t9` had no key while every upstream read tenant=t9.
+  assert.equal(hashKey({ query: 'tenant' }, keySource('%74enant=t%39&tenant=other', {})), 't9');
+  assert.equal(hashKey({ query: 'tenant' }, keySource('tenant=a+b%20c', {})), 'a b c');
+  assert.equal(hashKey({ query: 'y' }, keySource('x=1&y', {})), '', 'a name without = is an empty value');
+  assert.equal(hashKey({ cookie: 'session' }, keySource(null, { cookie: 'session=a%20b; session=c' })), 'a b');
+  assert.equal(hashKey({ cookie: 'session' }, keySource(null, { cookie: 'xsession=1;session="q"' })), '"q"');
 });

@@ -10,7 +10,7 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 function flowWith(key: string): Flow {
-  return { req: { header: (n: string) => (n === 'x-api-key' ? key : undefined), query: null }, vars: {}, query: null, setHeader() {}, removeHeader() {} } as unknown as Flow;
+  return { req: { header: (n: string) => (n === 'x-api-key' ? key : undefined), headers: ['x-api-key', key], query: null, queryPairs: [] }, vars: {}, query: null, setHeader() {}, removeHeader() {} } as unknown as Flow;
 }
 
 test('key-auth keeps no memory of refused keys, whatever their number and size', () => {

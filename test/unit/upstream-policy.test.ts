@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitTarget, upstreamPolicy, type UpstreamRules } from '../../src/shared/upstream-policy.js';
+import { upstreamPolicy, type UpstreamRules } from '../../src/shared/upstream-policy.js';
+import { urlHostPort } from '../../src/shared/host-port.js';
 import { canonicalIp } from '../../src/shared/cidr.js';
 import { compile } from '../../src/compiler/compile.js';
 import type { DraftRow } from '../../src/contracts/entities.js';
@@ -85,10 +86,10 @@ test('per-tenant lists add to the shared ones for that tenant only', () => {
 });
 
 test('targets are read as undici connects: numeric IPv4 spellings are addresses', () => {
-  assert.deepEqual(splitTarget('127.1:22'), { host: '127.0.0.1', port: 22 });
-  assert.deepEqual(splitTarget('2130706433:80'), { host: '127.0.0.1', port: 80 });
-  assert.deepEqual(splitTarget('[::1]:8080'), { host: '::1', port: 8080 });
-  assert.deepEqual(splitTarget('api.example.com:443'), { host: 'api.example.com', port: 443 });
+  assert.deepEqual(urlHostPort('127.1:22'), { host: '127.0.0.1', port: 22 });
+  assert.deepEqual(urlHostPort('2130706433:80'), { host: '127.0.0.1', port: 80 });
+  assert.deepEqual(urlHostPort('[::1]:8080'), { host: '::1', port: 8080 });
+  assert.deepEqual(urlHostPort('api.example.com:443'), { host: 'api.example.com', port: 443 });
 });
 
 test('the compiler refuses literal targets and service URLs of the publishing tenant, with the rule and a pointer', () => {

@@ -1,4 +1,6 @@
 import type { Flow, StepRequest } from '../../steps/step.js';
+import { parseQuery, type QueryPair } from '../../shared/url-query.js';
+import { parseCookies } from '../../shared/cookie-header.js';
 
 /** The request explain simulates, as a step would see it. `clientAddress` null: not given. */
 export interface DryRequest {
@@ -19,10 +21,17 @@ export function dryFlow(r: DryRequest): Flow {
   const flat = Object.entries(r.headers).flat();
   const upstream = new Map<string, string[]>(Object.entries(r.headers).map(([k, v]) => [k, [v]]));
   const client = r.clientAddress ?? '';
+  // Read as a worker reads them: the same parsers, once, when a step first asks.
+  let pairs: readonly QueryPair[] | null = null;
+  let cookies: Record<string, string | undefined> | null = null;
   const req: StepRequest = {
     method: r.method,
     path: r.path,
     query: r.query,
+    get queryPairs() {
+      return (pairs ??= parseQuery(r.query));
+    },
+    cookie: (name) => (cookies ??= parseCookies(r.headers.cookie === undefined ? [] : [r.headers.cookie]))[name],
     headers: flat,
     remoteAddress: client,
     clientAddress: client,

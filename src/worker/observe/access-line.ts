@@ -18,7 +18,7 @@ export type AccessLineFormat = (r: RequestRecord, out: LineBuffer) => void;
 export function accessLineFormat(settings: AccessLogSettings): AccessLineFormat {
   const names = new Set(settings.redactQuery.map((n) => n.toLowerCase()));
   const secret = (name: string) => names.has(name.toLowerCase());
-  const target = (r: RequestRecord) => (r.query === null ? r.path : `${r.path}?${names.size === 0 || r.query === '' ? r.query : redactQuery(r.query, secret)}`);
+  const target = (r: RequestRecord) => (r.query === null ? r.path : `${r.path}?${names.size === 0 || r.query === '' ? r.query : redactQuery(r.query, secret, r.queryPairs)}`);
   return settings.format === 'combined' ? combinedLine(target) : jsonLine(settings.fields ?? ACCESS_LOG_FIELDS, target);
 }
 

@@ -1,6 +1,7 @@
 import type { CallTrace, RequestTrace } from './request-trace.js';
 import { CLIENT, OtlpSpan, serverAttributes } from './otlp-span.js';
 import { formatTraceparent, type TraceIds } from './traceparent.js';
+import { splitHostPort } from '../../shared/host-port.js';
 
 /**
  * A sampled request's spans: the SERVER span of the gateway request, made by the tracer
@@ -128,9 +129,7 @@ export function serverAddress(server: string): [string, number] {
   if (slash >= 0) rest = rest.slice(0, slash);
   const at = rest.lastIndexOf('@');
   if (at >= 0) rest = rest.slice(at + 1);
-  const close = rest.lastIndexOf(']');
-  const colon = rest.lastIndexOf(':');
-  const host = colon > close ? rest.slice(0, colon) : rest;
-  const port = colon > close ? Number(rest.slice(colon + 1)) : NaN;
-  return [host.startsWith('[') ? host.slice(1, -1) : host, Number.isInteger(port) && port > 0 ? port : secure ? 443 : 80];
+  const hp = splitHostPort(rest);
+  const port = hp?.port ?? 0;
+  return [hp?.host ?? rest, port > 0 ? port : secure ? 443 : 80];
 }

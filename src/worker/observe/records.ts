@@ -3,6 +3,7 @@ import { formatAddress } from '../peer-address.js';
 import type { StaticReply } from '../response-head.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import type { RequestRecord } from './request-record.js';
+import { parseQuery, type QueryPair } from '../../shared/url-query.js';
 
 /**
  * An exchange's record, made when it ended (its client address was read at its start). Its
@@ -49,6 +50,9 @@ export class ExchangeRecord implements RequestRecord {
   get query(): string | null {
     return this.ex.query;
   }
+  get queryPairs(): readonly QueryPair[] {
+    return this.ex.queryPairs;
+  }
   get client(): string {
     return this.ex.clientAddress;
   }
@@ -75,6 +79,7 @@ export class FixedRecord implements RequestRecord {
   readonly userAgent: string | undefined;
   readonly referer: string | undefined;
   readonly traceId: string | null = null;
+  private pairs: readonly QueryPair[] | null = null;
 
   constructor(
     r: StaticReply,
@@ -94,5 +99,9 @@ export class FixedRecord implements RequestRecord {
     this.client = client(formatAddress(res.getRemoteAddress()), req);
     this.userAgent = req.getHeader('user-agent') || undefined;
     this.referer = req.getHeader('referer') || undefined;
+  }
+
+  get queryPairs(): readonly QueryPair[] {
+    return (this.pairs ??= parseQuery(this.query));
   }
 }

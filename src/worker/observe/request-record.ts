@@ -1,3 +1,5 @@
+import type { QueryPair } from '../../shared/url-query.js';
+
 /**
  * What a finished request tells its observers (the metrics, the access log): read once,
  * when the request ended, from the Exchange and its life (or, for a fixed answer
@@ -16,6 +18,8 @@ export interface RequestRecord {
   /** The normalised path, without the query. */
   readonly path: string;
   readonly query: string | null;
+  /** The query's pairs (url-query.ts): the request's own when a step parsed them already. */
+  readonly queryPairs: readonly QueryPair[];
   /** The status the client was sent; 499 when it left before the answer. */
   readonly status: number;
   readonly bytesReceived: number;
