@@ -158,6 +158,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     audit: auditRepo,
     transaction: (fn) => volume.db.transaction(fn)(),
     maxConnectionsPerAddress: config.admin.maxConnectionsPerAddress,
+    maxConnections: config.admin.maxConnections,
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {
