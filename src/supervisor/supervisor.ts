@@ -24,7 +24,7 @@ import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
 import { checkAccessLogFile } from './access-log-file.js';
 import { BindError, WorkerPool } from './worker-pool.js';
-import type { Services } from './services.js';
+import type { Services } from '../admin/services.js';
 import { VERSION } from '../shared/version.js';
 import { EntityRepo } from '../store/entity-repo.js';
 import { GenerationRepo } from '../store/generation-repo.js';
