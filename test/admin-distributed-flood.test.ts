@@ -109,7 +109,7 @@ test('1,100 slowloris clients from 100 addresses that keep reconnecting: the ope
   const ok = during.filter((a) => a === 200).length;
   const ratio = ok / during.length;
   const failures = [...new Set(during.filter((a) => a !== 200))].slice(0, 5);
-  t.diagnostic(`operator calls during the flood: ${ok}/${during.length} answered 200 (${(ratio * 100).toFixed(1)} %); after it: ${after.filter((a) => a === 200).length}/${after.length}`);
+  t.diagnostic(`operator calls during the flood: ${ok}/${during.length} answered 200 (${(ratio * 100).toFixed(1)} %); after it: ${after.filter((a) => a === 200).length}/${after.length}; keep-alive: ${keptAnswers.filter((a) => a === 200).length}/${keptAnswers.length}`);
   t.diagnostic(`flood connections made: ${floodConnects}; supervisor descriptors: baseline ${baseline}, peak ${peak} (limit 1024)`);
   // The flood pressed on the cap: far more connections than the limit, and the supervisor filled up to near it.
   assert.ok(floodConnects > 2 * CLIENTS, `the clients kept reconnecting: ${floodConnects} connections`);

@@ -3,25 +3,13 @@ import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
 import { admitCap, readDescriptors, type Descriptors } from './descriptor-room.js';
 import { refuseAndClose } from './connection-guard.js';
+import { headDeadlineMs } from './head-deadline.js';
 
-/** The shortest head deadline, reached when the admin port is full. */
-export const MIN_HEAD_DEADLINE_MS = 1_000;
 const SWEEP_MS = 250;
 /** The descriptor count is read again after this long, or after this many new connections. */
 const REFRESH_MS = 1_000;
 const REFRESH_EVERY = 32;
 const LOG_EVERY_MS = 10_000;
-
-/**
- * The head deadline at `load` (open connections / cap): the full deadline up to half
- * full, then shrinking linearly to MIN_HEAD_DEADLINE_MS when full (as Apache's
- * mod_reqtimeout and nginx shorten waits under load): a flood of unfinished heads is
- * shed faster the closer it gets to the cap, while a head sent at once never waits.
- */
-export function headDeadlineMs(load: number, fullMs: number): number {
-  if (load <= 0.5) return fullMs;
-  return Math.min(fullMs, Math.max(MIN_HEAD_DEADLINE_MS, Math.round(fullMs * (1 - load) * 2)));
-}
 
 /**
  * Every admin connection counted against one cap below the process's descriptor limit
@@ -113,9 +101,11 @@ export class ConnectionBudget {
 
   /** Closes the connection least likely to be an operator's; false when every one is in a call. */
   private evictOne(spare: Socket | null): boolean {
-    const victim = first(this.headless, spare) ?? first(this.between, spare) ?? this.answeredCall(spare);
-    if (victim === null) return false;
-    this.drop(victim, 'Svc.Request.Timeout');
+    const victim = first(this.headless, spare) ?? first(this.between, spare);
+    // An answer still being written: a 408 after part of it would corrupt it, so the connection is only cut.
+    const cut = victim === null ? this.answeredCall(spare) : null;
+    if (victim === null && cut === null) return false;
+    this.drop((victim ?? cut)!, victim === null ? null : 'Svc.Request.Timeout');
     this.shed.evicted++;
     return true;
   }
@@ -125,11 +115,11 @@ export class ConnectionBudget {
     return null;
   }
 
-  /** Answers and closes at once (no linger: the descriptor is what is short). */
-  private drop(socket: Socket, code: 'Svc.Request.Timeout' | 'Svc.Request.AdminFull'): void {
+  /** Answers `code` (null: none) and closes at once (no linger: the descriptor is what is short). */
+  private drop(socket: Socket, code: 'Svc.Request.Timeout' | 'Svc.Request.AdminFull' | null): void {
     if (!this.headless.delete(socket) && !this.between.delete(socket) && !this.calls.delete(socket)) return;
     this.leaving++;
-    if (socket.writableEnded || socket.destroyed) socket.destroy();
+    if (code === null || socket.writableEnded || socket.destroyed) socket.destroy();
     else refuseAndClose(socket, code, false);
   }
 

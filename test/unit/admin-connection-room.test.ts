@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admitCap, parseOpenFilesLimit, readDescriptors, reservedDescriptors } from '../../src/admin/descriptor-room.js';
-import { headDeadlineMs, MIN_HEAD_DEADLINE_MS } from '../../src/admin/connection-budget.js';
+import { headDeadlineMs, MIN_HEAD_DEADLINE_MS } from '../../src/admin/head-deadline.js';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds
