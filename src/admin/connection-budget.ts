@@ -1,12 +1,12 @@
 import type { Server, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
-import { admitCap, readDescriptors, type Descriptors } from './descriptor-room.js';
+import { admitCap, countOpenDescriptors, readOpenFilesLimit } from './descriptor-room.js';
 import { refuseAndClose } from './connection-guard.js';
 import { headDeadlineMs } from './head-deadline.js';
 
 const SWEEP_MS = 250;
-/** The descriptor count is read again after this long, or after this many new connections. */
+/** The descriptor limit is read again after this long or this many new connections; the count (up to ms) at most this often. */
 const REFRESH_MS = 1_000;
 const REFRESH_EVERY = 32;
 const LOG_EVERY_MS = 10_000;
@@ -36,6 +36,9 @@ export class ConnectionBudget {
   private leaving = 0;
   private cap: number;
   private refreshedAt = 0;
+  private countedAt = -Infinity;
+  /** Descriptors open that are not admin connections, at the last count. */
+  private others = 0;
   private openAtRefresh = 0;
   private sweeper: NodeJS.Timeout | null = null;
   private shed = { timedOut: 0, evicted: 0, refused: 0, loggedAt: 0 };
@@ -45,7 +48,6 @@ export class ConnectionBudget {
     private readonly max: number,
     private readonly headTimeoutMs: number,
     private readonly log: Logger,
-    private readonly descriptors: () => Descriptors | null = readDescriptors,
   ) {
     this.cap = max;
     this.refresh(Date.now());
@@ -95,7 +97,12 @@ export class ConnectionBudget {
   private refresh(now: number): void {
     this.refreshedAt = now;
     this.openAtRefresh = this.open;
-    this.cap = admitCap(this.max, this.descriptors(), this.open);
+    if (now - this.countedAt >= REFRESH_MS) {
+      this.countedAt = now;
+      const n = countOpenDescriptors();
+      if (n !== null) this.others = Math.max(0, n - this.open);
+    }
+    this.cap = admitCap(this.max, readOpenFilesLimit(), this.others);
     while (this.live() > this.cap && this.evictOne(null)) this.shed.evicted++;
   }
 

@@ -1,12 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** The process's descriptor limit and how many it has open. */
-export interface Descriptors {
-  /** RLIMIT_NOFILE's soft limit: an accept(2) past it fails. */
-  limit: number;
-  open: number;
-}
-
 /**
  * Descriptors kept for everything but admin connections: the store, the workers' IPC
  * channels, log files, health probes and Redis/PostgreSQL connections opened later.
@@ -17,14 +10,14 @@ export function reservedDescriptors(limit: number): number {
 }
 
 /**
- * How many admin connections fit: `max`, lowered to what the descriptor limit leaves
+ * How many admin connections fit: `max`, lowered to what the descriptor `limit` leaves
  * once the descriptors that are not admin connections (`others`) and the reserve are
  * counted. Never under 16, so an operator still gets in on a process at its limit.
+ * A null limit (unknown, or unlimited): `max`.
  */
-export function admitCap(max: number, d: Descriptors | null, adminOpen: number): number {
-  if (d === null) return max;
-  const others = Math.max(0, d.open - adminOpen);
-  return Math.max(16, Math.min(max, d.limit - others - reservedDescriptors(d.limit)));
+export function admitCap(max: number, limit: number | null, others: number): number {
+  if (limit === null) return max;
+  return Math.max(16, Math.min(max, limit - others - reservedDescriptors(limit)));
 }
 
 /** The soft "Max open files" of a /proc/<pid>/limits text; null when absent or unlimited. */
@@ -33,17 +26,23 @@ export function parseOpenFilesLimit(limits: string): number | null {
   return m && m[1] !== 'unlimited' ? Number(m[1]) : null;
 }
 
-/**
- * Reads this process's descriptor limit and count from /proc (Linux): node has no
- * getrlimit, and `prlimit --pid` can lower the limit while the process runs, so it is
- * read again, not once. About 50 µs for the limit and 20–300 µs for the count (10 to
- * 1,000 descriptors). Null where /proc is missing: the configured cap alone holds.
- */
-export function readDescriptors(): Descriptors | null {
+// Node has no getrlimit, and `prlimit --pid` can change the limit while the process runs,
+// so both are read from /proc (Linux) again and again. Measured on a loaded 2-vCPU VM:
+// about 100 µs for the limit; the count 30 µs at 20 descriptors, 2.7 ms at 1,000.
+
+/** RLIMIT_NOFILE's soft limit (an accept past it fails); null where /proc is missing. */
+export function readOpenFilesLimit(): number | null {
   try {
-    const limit = parseOpenFilesLimit(readFileSync('/proc/self/limits', 'latin1'));
-    if (limit === null) return null;
-    return { limit, open: readdirSync('/proc/self/fd').length };
+    return parseOpenFilesLimit(readFileSync('/proc/self/limits', 'latin1'));
+  } catch {
+    return null;
+  }
+}
+
+/** How many descriptors this process holds; null where /proc is missing. */
+export function countOpenDescriptors(): number | null {
+  try {
+    return readdirSync('/proc/self/fd').length;
   } catch {
     return null;
   }

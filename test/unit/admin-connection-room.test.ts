@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admitCap, parseOpenFilesLimit, readDescriptors, reservedDescriptors } from '../../src/admin/descriptor-room.js';
+import { admitCap, countOpenDescriptors, parseOpenFilesLimit, readOpenFilesLimit, reservedDescriptors } from '../../src/admin/descriptor-room.js';
 import { headDeadlineMs, MIN_HEAD_DEADLINE_MS } from '../../src/admin/head-deadline.js';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
@@ -16,19 +16,20 @@ test('the soft open-files limit is read from /proc/<pid>/limits; unlimited or ab
 });
 
 test("this process's descriptors are read from /proc: the limit and a count of at least stdin, stdout, stderr", () => {
-  const d = readDescriptors();
-  assert.ok(d, 'Linux has /proc');
-  assert.ok(d.limit >= 3 && d.open >= 3 && d.open <= d.limit, JSON.stringify(d));
+  const limit = readOpenFilesLimit();
+  const open = countOpenDescriptors();
+  assert.ok(limit !== null && open !== null, 'Linux has /proc');
+  assert.ok(limit >= 3 && open >= 3 && open <= limit, JSON.stringify({ limit, open }));
 });
 
 test('the admin cap leaves the non-admin descriptors and the reserve under the limit, never above the configured cap nor under 16', () => {
   assert.equal(reservedDescriptors(1024), 128);
   assert.equal(reservedDescriptors(256), 64);
-  // 1,024 descriptors, 40 open of which 10 are admin connections: 30 others, 128 reserved.
-  assert.equal(admitCap(1_024, { limit: 1024, open: 40 }, 10), 1024 - 30 - 128);
-  assert.equal(admitCap(500, { limit: 1_048_576, open: 40 }, 10), 500, 'a high limit leaves the configured cap');
-  assert.equal(admitCap(1_024, { limit: 200, open: 190 }, 0), 16, 'a process at its limit still admits a few');
-  assert.equal(admitCap(1_024, null, 0), 1_024, 'no /proc: the configured cap alone');
+  // 1,024 descriptors, 30 open that are not admin connections, 128 reserved.
+  assert.equal(admitCap(1_024, 1024, 30), 1024 - 30 - 128);
+  assert.equal(admitCap(500, 1_048_576, 30), 500, 'a high limit leaves the configured cap');
+  assert.equal(admitCap(1_024, 200, 190), 16, 'a process at its limit still admits a few');
+  assert.equal(admitCap(1_024, null, 30), 1_024, 'no /proc, or unlimited: the configured cap alone');
 });
 
 test('the head deadline is the full one up to half the cap, then shrinks to 1 s at the cap', () => {
