@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { startGateway } from './helpers/gateway.js';
 import { ROOT_KEY } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { sleep, waitFor } from './helpers/wait.js';
+import { openDescriptors as fdCount } from './helpers/proc.js';
 
 /**
  * Clients that open admin connections and never read or finish them: the supervisor
@@ -17,8 +17,6 @@ import { sleep, waitFor } from './helpers/wait.js';
 
 const FLOOD = 1_100;
 const ATTACKER = '127.0.0.2';
-
-const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 /** A connection that never reads: paused before it connects, so not even the server's FIN is taken in. */
 function silentClient(port: number, partialHead: boolean): Socket {

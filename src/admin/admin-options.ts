@@ -26,6 +26,8 @@ export interface AdminServerOptions<S> {
   isSystemToken?: (s: string) => boolean;
   /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */
   maxConnectionsPerAddress?: number;
+  /** Open connections in all (admin.maxConnections), lowered to what the descriptor limit leaves; absent: no cap. */
+  maxConnections?: number;
 }
 
 /** What every call shares: the options, and the router and redactor built from them once. */

@@ -5,9 +5,12 @@ import { OpRouter } from './op-router.js';
 import { Redactor } from './redact.js';
 import { capConnectionsPerAddress } from './connection-guard.js';
 import { answerClientErrors } from './client-error.js';
+import { ConnectionBudget } from './connection-budget.js';
 import { serveConsole } from './console-static.js';
 import { AdminCall } from './admin-call.js';
 import type { AdminCallDeps, AdminServerOptions } from './admin-options.js';
+
+const HEAD_TIMEOUT_MS = 10_000;
 
 /**
  * The admin port: node:http, routed by the contract table. Every call gets a
@@ -21,8 +24,9 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   const deps: AdminCallDeps<S> = { ...opts, router: new OpRouter(opts.operations), redact: new Redactor(opts.isSystemToken) };
 
   // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
-  // second (Node's default check interval is 30 s, which would stretch both limits).
-  const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+  // second (Node's default check interval is 30 s, which would stretch both limits). The
+  // head deadline shortens as the connection cap nears (ConnectionBudget).
+  const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: HEAD_TIMEOUT_MS, requestTimeout: 30_000 }, (req, res) => {
     if (refused?.has(req.socket)) return void req.socket.destroy(); // answered 429 already
     // handle() answers every failure itself; a rejection escaping it would end the process.
     handle(req, res, deps).catch((err) => {
@@ -33,6 +37,8 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
     });
   });
   const refused = opts.maxConnectionsPerAddress === undefined ? null : capConnectionsPerAddress(server, opts.maxConnectionsPerAddress);
+  // After the per-address cap: a connection it refused is not worth evicting another for.
+  if (opts.maxConnections !== undefined) new ConnectionBudget(server, opts.maxConnections, HEAD_TIMEOUT_MS, opts.log);
   answerClientErrors(server);
   return server;
 }

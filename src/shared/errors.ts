@@ -22,6 +22,11 @@ export const ALL_CODES: ReadonlyMap<string, { status?: number; exit?: number; me
   [ERRORS, COMPILE_ISSUES, CLI_ERRORS, CONSOLE_ERRORS].flatMap((family) => Object.entries(family)),
 );
 
+/** The message of a `Svc.Publish.Rejected`, from a dry-run or a refused publish alike. */
+export function rejectedMessage(issues: number): string {
+  return `The candidate configuration has ${issues} issue(s); the previous generation keeps serving`;
+}
+
 /** The wire form of an error, on HTTP and IPC alike. */
 export interface ErrorEnvelope {
   code: ErrorCode;

@@ -20,9 +20,9 @@ export const LIMIT_DEFAULTS = {
  */
 export const LimitsSchema = v.optional(
   v.strictObject({
-    /** A new connection's first request head must be complete within this (408, close). */
+    /** A new connection's first request head must be complete within this (408, close), while no request came from its address. */
     headerTimeoutMs: v.optional(Whole(100, 600_000), LIMIT_DEFAULTS.headerTimeoutMs),
-    /** uWS's idle timer: a connection waiting this long on its client (keep-alive, a head, a body) is closed. */
+    /** uWS's idle timer: closes a connection without a complete head, an idle keep-alive one, a body slower than about 16 KiB/s. */
     idleTimeoutS: v.optional(Whole(1, 3_600), LIMIT_DEFAULTS.idleTimeoutS),
     /** The longest wait between two pieces of a request body (408, close). */
     bodyTimeoutMs: v.optional(Whole(100, 3_600_000), LIMIT_DEFAULTS.bodyTimeoutMs),

@@ -51,6 +51,8 @@ export const GatewayConfigSchema = v.strictObject({
     ),
     /** Open admin connections one client address may hold; more are answered 429 and closed. */
     maxConnectionsPerAddress: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000)), 64),
+    /** Open admin connections in all; lowered at run time to what the descriptor limit leaves. */
+    maxConnections: v.optional(v.pipe(v.number(), v.integer(), v.minValue(16), v.maxValue(1_000_000)), 1_024),
   }),
   workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
   log: v.optional(

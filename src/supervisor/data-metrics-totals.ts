@@ -1,5 +1,5 @@
 import { DURATION_BUCKETS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, routeKey, upstreamKey, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
-import type { Exposition } from './metrics-exposition.js';
+import type { Exposition } from '../shared/metrics-exposition.js';
 
 class HistogramTotal {
   readonly buckets = new Array<number>(DURATION_BUCKETS.length + 1).fill(0);

@@ -5,16 +5,10 @@ import type { CompiledGeneration } from '../contracts/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { GENERATION_CHANNEL } from '../store/pg/pg-db.js';
 import { connectPg, isSqlError } from '../store/pg/pg-client.js';
+import type { FleetNode } from '../contracts/node-status.js';
+import type { FleetView } from '../admin/services.js';
 
 
-export interface FleetNode {
-  id: string;
-  admin: string;
-  generation: number;
-  startedAt: string;
-  seenAt: string;
-  self: boolean;
-}
 
 interface Follows {
   currentId(): number;
@@ -28,7 +22,7 @@ interface Follows {
  * row. Its own connection, off the supervisor's synchronous one: waiting on the fleet never
  * blocks an admin call.
  */
-export class FleetFollower {
+export class FleetFollower implements FleetView {
   readonly nodeId = `${hostname()}:${process.pid}:${Date.now().toString(36)}`;
   private client: Promise<pg.Client> | null = null;
   private timer: NodeJS.Timeout | null = null;

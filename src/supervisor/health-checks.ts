@@ -1,7 +1,9 @@
 import type { CompiledGeneration } from '../contracts/generation.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
-import { HealthProber, type TargetHealth } from './health-prober.js';
+import { HealthProber } from './health-prober.js';
+import type { ProbedTarget, TargetHealth } from '../contracts/node-status.js';
+import type { HealthView } from '../admin/services.js';
 
 /** Targets one tenant may have probed at once: a tenant's config cannot turn the supervisor into a prober of thousands. */
 export const PROBES_PER_TENANT = 256;
@@ -12,7 +14,7 @@ export const PROBES_PER_TENANT = 256;
  * every worker as one small table (clusters to their unhealthy targets) whenever a state
  * changes. A publish that keeps a cluster's target keeps its prober and its state.
  */
-export class HealthChecks {
+export class HealthChecks implements HealthView {
   private readonly probers = new Map<string, HealthProber>();
 
   constructor(
@@ -70,7 +72,7 @@ export class HealthChecks {
   }
 
   /** Each target of `clusterKey` with its state and counters (the health endpoint). */
-  targets(clusterKey: string): { target: string; state: TargetHealth; successes: number; failures: number; lastCheckedAt: string | null }[] {
+  targets(clusterKey: string): ProbedTarget[] {
     return [...this.probers.entries()]
       .filter(([key]) => key.slice(0, key.lastIndexOf('|')) === clusterKey)
       .map(([, p]) => ({ target: p.target, state: p.state, successes: p.successes, failures: p.failures, lastCheckedAt: p.lastCheckedAt === null ? null : new Date(p.lastCheckedAt).toISOString() }));

@@ -3,8 +3,8 @@ import type { CompiledHealthCheck, CompiledTls } from '../contracts/generation.j
 import { targetConnection } from '../shared/upstream-connect.js';
 import { targetParts } from '../shared/target-url.js';
 import { UpstreamTlsError } from '../shared/upstream-tls.js';
+import type { TargetHealth } from '../contracts/node-status.js';
 
-export type TargetHealth = 'healthy' | 'unhealthy';
 
 /**
  * Probes one target of one cluster every `intervalMs` and turns the answers into a state

@@ -1,6 +1,7 @@
 import type { CompiledGeneration } from '../contracts/generation.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
+import type { OutlierView } from '../admin/services.js';
 
 interface Ejection {
   /** Ejections so far: the next lasts ejectMs × 2^times (capped), so a target that keeps failing stays out longer. */
@@ -20,7 +21,7 @@ const MAX_DOUBLINGS = 5;
  * each time it is ejected again soon after), never more than maxEjectedPercent of a
  * cluster's targets at once, and sends the table to every worker when it changes.
  */
-export class OutlierEjection {
+export class OutlierEjection implements OutlierView {
   private gen: CompiledGeneration | null = null;
   private readonly ejections = new Map<string, Ejection>();
   /** `cluster|target` -> times ejected since the supervisor started. */

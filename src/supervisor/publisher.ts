@@ -11,28 +11,13 @@ import type { PluginRepo } from '../store/plugin-repo.js';
 import type { Db } from '../store/volume.js';
 import type { FleetHooks } from '../contracts/store-db.js';
 import type { GenerationMessage } from '../contracts/ipc.js';
-import { SvcError } from '../shared/errors.js';
+import { SvcError, rejectedMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
 import { broadcastGeneration } from './broadcast.js';
 import type { WorkerPool } from './worker-pool.js';
-
-export interface DryRunResult {
-  success: boolean;
-  candidateGeneration: number;
-  issues: CompileIssue[];
-  /** Same shape as issues; they stop nothing. */
-  warnings: CompileIssue[];
-  planned: string[];
-}
-
-export interface PublishResult {
-  ok: true;
-  generation: number;
-  planned: string[];
-  /** Present on a publish: dry-run's warnings for what was published. */
-  warnings?: CompileIssue[];
-}
+import type { DryRunResult, PublishResult } from '../contracts/publish-results.js';
+import type { PublisherView } from '../admin/services.js';
 
 /**
  * Publish, dry-run and rollback. One publish at a time (they queue), so generation
@@ -40,7 +25,7 @@ export interface PublishResult {
  * generation is committed in one transaction with the entity changes, then sent to
  * every worker; the answer waits for every ack.
  */
-export class Publisher {
+export class Publisher implements PublisherView {
   private queue: Promise<unknown> = Promise.resolve();
   private served: GenerationMessage | null;
   /** A publish recompiles only the tenants whose entities changed. */
@@ -253,11 +238,6 @@ export class Publisher {
     this.queue = run.catch(() => undefined);
     return run;
   }
-}
-
-/** The message of a `Svc.Publish.Rejected`, from a dry-run or a refused publish alike. */
-export function rejectedMessage(issues: number): string {
-  return `The candidate configuration has ${issues} issue(s); the previous generation keeps serving`;
 }
 
 /** Thrown to give up a transaction that did not get the fleet's publish lock. */

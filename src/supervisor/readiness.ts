@@ -1,5 +1,6 @@
-import type { WorkerState } from './worker-pool.js';
-import type { StoreCheck, StoreVerdict } from './store-check.js';
+import type { WorkerState } from '../contracts/node-status.js';
+import type { StoreCheck } from './store-check.js';
+import type { ReadinessReport, WorkersVerdict } from '../contracts/readiness.js';
 
 /** What readiness reads of a worker slot. */
 export interface SlotView {
@@ -9,21 +10,6 @@ export interface SlotView {
   generation: number;
 }
 
-/** The workers' part of readiness: `ready` of `total` listen on `generation`, the node's current one. */
-export interface WorkersVerdict {
-  ok: boolean;
-  ready: number;
-  total: number;
-  generation: number;
-  /** Each worker that is not ready and why, joined by "; ". */
-  detail?: string;
-}
-
-/** The body of `/readyz`: 200 when `ready`, else 503. */
-export interface ReadinessReport {
-  ready: boolean;
-  checks: { workers: WorkersVerdict; store: StoreVerdict };
-}
 
 /** Why a worker does not serve the current generation, or null when it does. */
 function notReady(s: SlotView, generation: number): string | null {

@@ -1,12 +1,6 @@
+import type { StoreVerdict } from '../contracts/readiness.js';
 import type { StorePing } from '../store/volume.js';
 import type { Logger } from '../shared/logger.js';
-
-/** The store's part of readiness: `ms` the query took (or was waited on); `detail` why it is not ready. */
-export interface StoreVerdict {
-  ok: boolean;
-  ms: number;
-  detail?: string;
-}
 
 /** How long a verdict stands: a flood of probes costs the store one query per this. */
 export const STORE_VERDICT_FRESH_MS = 500;

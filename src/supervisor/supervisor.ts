@@ -24,7 +24,7 @@ import { BootError, EXIT } from './boot-error.js';
 import { probePort } from './port-probe.js';
 import { checkAccessLogFile } from './access-log-file.js';
 import { BindError, WorkerPool } from './worker-pool.js';
-import type { Services } from './services.js';
+import type { Services } from '../admin/services.js';
 import { VERSION } from '../shared/version.js';
 import { EntityRepo } from '../store/entity-repo.js';
 import { GenerationRepo } from '../store/generation-repo.js';
@@ -169,6 +169,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     audit: auditRepo,
     transaction: (fn) => volume.db.transaction(fn)(),
     maxConnectionsPerAddress: config.admin.maxConnectionsPerAddress,
+    maxConnections: config.admin.maxConnections,
   });
   const adminAddr = parseHostPort(config.admin.listen)!;
   try {

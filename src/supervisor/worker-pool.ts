@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToWorker } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
+import type { WorkerState, WorkerStatus } from '../contracts/node-status.js';
+import type { WorkerPoolView } from '../admin/services.js';
 
 /**
  * V8 flags every worker runs with. Without `--no-allocation-site-pretenuring`, V8 may move a
@@ -12,7 +14,6 @@ import { RespawnBackoff } from './respawn-backoff.js';
  */
 export const WORKER_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
 
-export type WorkerState = 'starting' | 'listening' | 'draining' | 'exited';
 
 export interface WorkerSlot {
   slot: number;
@@ -48,7 +49,7 @@ const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url)
  * keep dying), and fans messages out. Workers listen on the data port themselves
  * (SO_REUSEPORT); the kernel spreads connections.
  */
-export class WorkerPool {
+export class WorkerPool implements WorkerPoolView {
   readonly slots: WorkerSlot[] = [];
   private stopping = false;
   private readonly ackWaiters = new Set<(slot: number, msg: FromWorker) => void>();
@@ -175,7 +176,7 @@ export class WorkerPool {
     for (const fn of this.changeWatchers) fn();
   }
 
-  status() {
+  status(): WorkerStatus[] {
     return this.slots.map((s) => ({
       slot: s.slot,
       pid: s.worker?.process.pid ?? null,

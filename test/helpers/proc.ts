@@ -61,3 +61,12 @@ export function argvOf(pid: number): string[] {
 export function commandOf(pid: number): string {
   return argvOf(pid).join(' ');
 }
+
+/** How many descriptors a process holds open (/proc/<pid>/fd); 0 when it is gone. */
+export function openDescriptors(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return 0;
+  }
+}

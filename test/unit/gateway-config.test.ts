@@ -274,6 +274,18 @@ test('admin.maxConnectionsPerAddress: 64 by default, a positive integer up to 10
   }
 });
 
+test('admin.maxConnections: 1024 by default, an integer from 16 to 1000000', () => {
+  assert.equal(load(base()).loaded.config!.admin.maxConnections, 1_024);
+  const ok = base();
+  ok.admin.maxConnections = 16;
+  assert.equal(load(ok).loaded.config!.admin.maxConnections, 16);
+  for (const bad of [15, 0, 20.5, 1_000_001, '64']) {
+    const c = base();
+    c.admin.maxConnections = bad;
+    assert.deepEqual(paths(c), ['admin.maxConnections'], String(bad));
+  }
+});
+
 test('listen.tls and secrets.keyEnv: a key must be set and 32 bytes; TLS without one warns; the TLS port may not be the data or admin port', () => {
   const tls = { ...base(), listen: { port: 8080, tls: { port: 8443 } } };
   const plain = load(tls);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { servedKeys } from '../../src/contracts/metrics.js';
 import type { CompiledGeneration } from '../../src/contracts/generation.js';
 import { DataMetricsTotals } from '../../src/supervisor/data-metrics-totals.js';
-import { Exposition } from '../../src/supervisor/metrics-exposition.js';
+import { Exposition } from '../../src/shared/metrics-exposition.js';
 import { DataMetrics } from '../../src/worker/observe/data-metrics.js';
 
 /** A generation with these routes (of tenant `default`) and one cluster `default/c` with these targets. */

@@ -1,5 +1,5 @@
 import type { OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { intQuery } from '../int-param.js';
 
 /** One page of the tenant's audit trail, newest first; `next` is the `before` of the following page. */

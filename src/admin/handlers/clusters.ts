@@ -1,5 +1,5 @@
 import type { OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { SvcError } from '../../shared/errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { SvcError } from '../../shared/errors.js';
 import { NAME_PATTERN, parseDocument, type CertDoc } from '../../compiler/documents.js';
 import { certView, sealCertKey } from '../cert-at-rest.js';

@@ -1,5 +1,5 @@
 import type { OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { isIP } from 'node:net';
 import { SvcError } from '../../shared/errors.js';
 import { explainRoute } from '../explain/route-explain.js';

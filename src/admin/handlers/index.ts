@@ -1,5 +1,5 @@
 import type { OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import * as sys from './sys.js';
 import * as config from './config.js';
 import * as publish from './publish.js';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { OpHandler } from '../op-context.js';
 import { Reply } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { SvcError } from '../../shared/errors.js';
 import { firstUncovered } from '../scopes.js';
 import { FAMILIES } from '../../contracts/scopes.js';

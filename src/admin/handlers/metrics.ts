@@ -1,6 +1,6 @@
 import { Reply, type OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
-import { Exposition } from '../../supervisor/metrics-exposition.js';
+import type { Services } from '../services.js';
+import { Exposition } from '../../shared/metrics-exposition.js';
 
 /**
  * Prometheus text exposition: the supervisor's own gauges and counters, then the data

@@ -1,8 +1,7 @@
 import type { OpHandler } from '../op-context.js';
 import { Reply, type AuditNote } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
-import { rejectedMessage } from '../../supervisor/publisher.js';
-import { errorEnvelope } from '../../shared/errors.js';
+import type { Services } from '../services.js';
+import { errorEnvelope, rejectedMessage } from '../../shared/errors.js';
 import { intQuery, intSegment } from '../int-param.js';
 
 export const dryRun: OpHandler<Services> = ({ params, services, traceId }) => {

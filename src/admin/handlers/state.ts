@@ -1,6 +1,6 @@
 import type { OpHandler } from '../op-context.js';
 import { committing } from './publish.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { SvcError } from '../../shared/errors.js';
 import { sealCertKey, WRITE_ONLY } from '../cert-at-rest.js';
 import { resolveKeys } from '../state/cert-keys.js';

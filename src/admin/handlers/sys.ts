@@ -1,5 +1,5 @@
 import { Reply, type OpHandler } from '../op-context.js';
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { OPERATIONS } from '../contract.js';
 import { openApiDocument } from '../openapi.js';
 import { stepCatalog } from '../../steps/registry.js';

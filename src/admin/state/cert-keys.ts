@@ -1,4 +1,4 @@
-import type { Services } from '../../supervisor/services.js';
+import type { Services } from '../services.js';
 import { SvcError } from '../../shared/errors.js';
 import { certKeyContext, openStored } from '../../shared/secret-box.js';
 import { WRITE_ONLY } from '../cert-at-rest.js';

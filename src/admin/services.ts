@@ -1,0 +1,96 @@
+import type { Volume } from '../store/volume.js';
+import type { Logger } from '../shared/logger.js';
+import type { EntityRepo } from '../store/entity-repo.js';
+import type { GenerationRepo } from '../store/generation-repo.js';
+import type { PluginRepo } from '../store/plugin-repo.js';
+import type { KeyRepo } from '../store/key-repo.js';
+import type { AuditRepo } from '../store/audit-repo.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import type { PathPolicy } from '../shared/normalize-path.js';
+import type { Exposition } from '../shared/metrics-exposition.js';
+import type { CompiledGeneration, CompileIssue } from '../contracts/generation.js';
+import type { GenerationMessage, WorkerLoad } from '../contracts/ipc.js';
+import type { DryRunResult, PublishResult } from '../contracts/publish-results.js';
+import type { ReadinessReport } from '../contracts/readiness.js';
+import type { FleetNode, ProbedTarget, TargetHealth, WorkerStatus } from '../contracts/node-status.js';
+import type { KeyUsage } from './keys/key-usage.js';
+import type { SubKeyRing } from './keys/sub-key-ring.js';
+import type { AuthThrottle } from './auth-throttle.js';
+import type { TenantQuotas } from './tenant-quotas.js';
+
+/**
+ * The supervisor's state, as admin handlers see it. The parts the supervisor runs (worker
+ * pool, publisher, health, queries to the workers, fleet) are named by what the handlers
+ * call on them; the supervisor's classes implement these views.
+ */
+export interface Services {
+  version: string;
+  startedAt: number;
+  volume: Volume;
+  pool: WorkerPoolView;
+  log: Logger;
+  entities: EntityRepo;
+  generations: GenerationRepo;
+  plugins: PluginRepo;
+  publisher: PublisherView;
+  /** The active health checks (supervisor-side probes of cluster targets). */
+  health: HealthView;
+  /** Outlier ejection (passive health), decided from the workers' reports. */
+  outliers: OutlierView;
+  /** The data plane's counters, summed over the workers' shipments. */
+  dataMetrics: { write(out: Exposition): void };
+  /** Requests in flight per target of a cluster, asked of the workers. */
+  inFlight: { ask(cluster: string): Promise<Record<string, number>> };
+  /** Each worker's connections and the generations it still serves, by slot, asked of the workers. */
+  workerLoad: { ask(): Promise<Map<number, WorkerLoad>> };
+  /** Seals cert private keys at rest (worker.json secrets.keyEnv); null: stored as sent. */
+  secretBox: SecretBox | null;
+  keys: KeyRepo;
+  keyUsage: KeyUsage;
+  subKeys: SubKeyRing;
+  audit: AuditRepo;
+  throttle: AuthThrottle;
+  quotas: TenantQuotas;
+  /** How request paths are normalised before routing (worker.json paths), for explain. */
+  paths: PathPolicy;
+  /** This node among the nodes of a postgres:// volume; null on SQLite (one node). */
+  fleet: FleetView | null;
+  /** Fleet-wide rate-limit buckets in worker.json's Redis; null without it. */
+  clusterLimits: { readonly downAnswers: { allow: number; deny: number } } | null;
+  /** The node's readiness (/readyz): its workers on the current generation, its store answering. */
+  readiness: { check(): Promise<ReadinessReport> };
+}
+
+export interface WorkerPoolView {
+  status(): WorkerStatus[];
+}
+
+/** Publish, dry-run and rollback, one at a time. */
+export interface PublisherView {
+  current(): GenerationMessage | null;
+  currentId(): number;
+  dryRun(tenant: string): DryRunResult;
+  /** The tenant's next generation as it would compile, or its issues. */
+  candidate(tenant: string): { generation: CompiledGeneration | null; issues: CompileIssue[] };
+  /** The dry-run of the drafts `apply` would write: applied, compiled and undone. */
+  tryApply(tenant: string, apply: () => void): DryRunResult;
+  go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult>;
+  rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult>;
+}
+
+export interface HealthView {
+  targets(clusterKey: string): ProbedTarget[];
+  states(): { cluster: string; target: string; state: TargetHealth }[];
+}
+
+export interface OutlierView {
+  /** Until when `target` of `cluster` is ejected (null: it is not). */
+  ejectedUntil(cluster: string, target: string): number | null;
+  watched(): [string, string][];
+  ejectionCounts(): [string, string, number][];
+}
+
+export interface FleetView {
+  readonly nodeId: string;
+  nodes(): Promise<FleetNode[]>;
+}

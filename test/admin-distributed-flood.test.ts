@@ -1,0 +1,173 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { startGateway } from './helpers/gateway.js';
+import { ROOT_KEY } from './helpers/admin.js';
+import { request } from './helpers/http.js';
+import { sleep, waitFor } from './helpers/wait.js';
+import { openDescriptors } from './helpers/proc.js';
+import { KeepAliveClient } from './helpers/keep-alive-client.js';
+
+/**
+ * A slowloris flood from many addresses against the admin port: the supervisor runs under
+ * a 1,024-descriptor limit; 1,100 clients spread over 100 loopback addresses (11 each,
+ * under the per-address cap) send half a head, never read, add a header line every
+ * 500 ms and reconnect as soon as a write tells them they were closed, for 30 s. The
+ * operator calls whoami from 127.0.0.1 every 100 ms with a 2 s client timeout.
+ */
+
+const CLIENTS = 1_100;
+const ADDRESSES = 100;
+const FLOOD_MS = 30_000;
+const TRICKLE_MS = 500;
+const OPERATOR_TIMEOUT_MS = 2_000;
+
+/** One attacker slot: keeps a half-sent head open from `localAddress`, reconnecting while `on()` holds. */
+function slowlorisSlot(port: number, localAddress: string, on: () => boolean, counts: { connects: number }): () => void {
+  let socket: Socket | null = null;
+  let trickle: NodeJS.Timeout | null = null;
+  const open = () => {
+    if (!on()) return;
+    counts.connects++;
+    const s = connect({ host: '127.0.0.1', port, localAddress, allowHalfOpen: true });
+    socket = s;
+    s.pause(); // never reads: the server's answer and FIN stay unread
+    s.on('error', () => {});
+    s.once('close', () => {
+      if (trickle) clearInterval(trickle);
+      if (socket === s) setTimeout(open, 20);
+    });
+    s.write('GET /api/v1/sys/whoami HTTP/1.1\r\nHost: admin\r\n');
+    // The second write after the server closed fails (EPIPE/ECONNRESET): that is how a client that never reads learns it.
+    trickle = setInterval(() => s.write('X-Pad: 1\r\n'), TRICKLE_MS);
+  };
+  open();
+  return () => {
+    if (trickle) clearInterval(trickle);
+    const s = socket;
+    socket = null;
+    s?.destroy();
+  };
+}
+
+test('1,100 slowloris clients from 100 addresses that keep reconnecting: the operator keeps at least 90 % of its calls, all once they stop, and the descriptors come back', { timeout: 90_000 }, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const token = gw.tokens.root!;
+  const pid = gw.pid;
+  execFileSync('prlimit', ['--nofile=1024:1024', '--pid', String(pid)]);
+  const whoami = () => request(`${gw.adminUrl}/api/v1/sys/whoami`, { token, timeoutMs: OPERATOR_TIMEOUT_MS }).then((r) => r.status, (e: Error) => e.message);
+  assert.equal(await whoami(), 200);
+  await sleep(200);
+  const baseline = openDescriptors(pid);
+
+  let flooding = true;
+  const counts = { connects: 0 };
+  const stops: (() => void)[] = [];
+  t.after(() => {
+    flooding = false;
+    stops.forEach((stop) => stop());
+  });
+  for (let i = 0; i < CLIENTS; i++) stops.push(slowlorisSlot(gw.adminPort, `127.0.0.${2 + (i % ADDRESSES)}`, () => flooding, counts));
+
+  // A client that keeps one connection and completes a call every 250 ms is never cut.
+  const keepAlive = new KeepAliveClient(gw.adminPort);
+  t.after(() => keepAlive.socket.destroy());
+  const keptAnswers: (number | null)[] = [];
+  const keptCalls = (async () => {
+    while (flooding) {
+      keepAlive.socket.write(`GET /api/v1/sys/whoami HTTP/1.1\r\nHost: admin\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      keptAnswers.push((await keepAlive.answer(OPERATOR_TIMEOUT_MS))?.status ?? null);
+      await sleep(250);
+    }
+  })();
+
+  // The operator: one call at a time, one started every ~100 ms, during the flood and 3 s after it.
+  const during: (number | string)[] = [];
+  const after: (number | string)[] = [];
+  let peak = 0;
+  let operating = true;
+  const operator = (async () => {
+    while (operating) {
+      const into = flooding ? during : after;
+      const started = Date.now();
+      into.push(await whoami());
+      peak = Math.max(peak, openDescriptors(pid));
+      await sleep(Math.max(0, 100 - (Date.now() - started)));
+    }
+  })();
+
+  await sleep(FLOOD_MS);
+  flooding = false;
+  stops.forEach((stop) => stop());
+  const floodConnects = counts.connects;
+  await keptCalls;
+  await sleep(3_000);
+  operating = false;
+  await operator;
+
+  const ok = during.filter((a) => a === 200).length;
+  const ratio = ok / during.length;
+  const failures = [...new Set(during.filter((a) => a !== 200))].slice(0, 5);
+  t.diagnostic(`operator calls during the flood: ${ok}/${during.length} answered 200 (${(ratio * 100).toFixed(1)} %); after it: ${after.filter((a) => a === 200).length}/${after.length}; keep-alive: ${keptAnswers.filter((a) => a === 200).length}/${keptAnswers.length}`);
+  t.diagnostic(`flood connections made: ${floodConnects}; supervisor descriptors: baseline ${baseline}, peak ${peak} (limit 1024)`);
+  // The flood pressed on the cap: far more connections than the limit, and the supervisor filled up to near it.
+  assert.ok(floodConnects > 2 * CLIENTS, `the clients kept reconnecting: ${floodConnects} connections`);
+  assert.ok(peak > 512, `the flood held hundreds of the supervisor's descriptors: peak ${peak}`);
+  assert.ok(peak < 1024, `the supervisor never reached its descriptor limit: peak ${peak}`);
+  assert.ok(during.length >= 150, `the operator kept calling: ${during.length} calls in ${FLOOD_MS} ms`);
+  assert.ok(ratio >= 0.9, `at least 90 % of the operator's calls succeed during the flood: ${ok}/${during.length}; failures such as ${JSON.stringify(failures)}`);
+  assert.ok(keptAnswers.length >= 60 && keptAnswers.every((a) => a === 200), `every call on the keep-alive connection succeeded: ${JSON.stringify(keptAnswers.filter((a) => a !== 200))} of ${keptAnswers.length}`);
+  assert.ok(!keepAlive.socket.destroyed, 'the keep-alive connection stayed open through the flood');
+  assert.ok(after.length >= 10, `the operator kept calling after the flood: ${after.length} calls`);
+  assert.deepEqual(after.filter((a) => a !== 200), [], 'every call after the flood succeeds');
+
+  await waitFor('the supervisor descriptors back near baseline', () => openDescriptors(pid) <= baseline + 4 || undefined, { timeoutMs: 5_000, intervalMs: 50 });
+  const shed = gw.logLines().filter((l) => (l as { msg?: string }).msg === 'admin connections shed');
+  assert.ok(shed.length > 0, 'the supervisor logged the connections it shed');
+});
+
+/** A connection that sends half a head and reads what comes back; `closed` resolves with it and when. */
+function halfHead(port: number, localAddress: string): { socket: Socket; opened: number; closed: Promise<{ at: number; text: string }> } {
+  const socket = connect({ host: '127.0.0.1', port, localAddress });
+  socket.on('error', () => {});
+  socket.write('GET /api/v1/sys/whoami HTTP/1.1\r\nHost: admin\r\n');
+  let text = '';
+  const closed = new Promise<{ at: number; text: string }>((resolve) => {
+    socket.setEncoding('latin1').on('data', (d: string) => (text += d)).on('close', () => resolve({ at: Date.now(), text }));
+  });
+  return { socket, opened: Date.now(), closed };
+}
+
+test('at admin.maxConnections a new connection closes the oldest headless one with 408, a keep-alive client between calls is kept, and a full port gives heads 1 s', { timeout: 30_000 }, async (t) => {
+  const CAP = 16;
+  const gw = await startGateway(t, { keys: [ROOT_KEY], edit: (c) => void (c.admin.maxConnections = CAP) });
+  const token = gw.tokens.root!;
+  const call = `GET /api/v1/sys/whoami HTTP/1.1\r\nHost: admin\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+  const keepAlive = new KeepAliveClient(gw.adminPort);
+  t.after(() => keepAlive.socket.destroy());
+  keepAlive.socket.write(call);
+  assert.equal((await keepAlive.answer())?.status, 200);
+
+  // The keep-alive connection and CAP - 1 headless ones: the port is full.
+  const headless = Array.from({ length: CAP - 1 }, (_, i) => halfHead(gw.adminPort, `127.0.0.${2 + i}`));
+  t.after(() => headless.forEach((h) => h.socket.destroy()));
+  await Promise.all(headless.map((h) => new Promise((r) => (h.socket.connecting ? h.socket.once('connect', r) : r(null)))));
+  await sleep(50);
+
+  const r = await request(`${gw.adminUrl}/api/v1/sys/whoami`, { token, timeoutMs: 2_000 });
+  assert.equal(r.status, 200, 'a call over the cap gets in');
+  const oldest = await Promise.race([headless[0]!.closed, sleep(500).then(() => null)]);
+  assert.ok(oldest, 'the oldest headless connection was closed for it');
+  assert.match(oldest.text, /^HTTP\/1\.1 408 /, oldest.text);
+  assert.match(oldest.text, /"code":"Svc\.Request\.Timeout"/);
+  keepAlive.socket.write(call);
+  assert.equal((await keepAlive.answer())?.status, 200, 'the keep-alive connection between calls was kept');
+
+  // At the cap the head deadline is 1 s, not 10 s (swept every 250 ms).
+  for (const h of headless.slice(1)) {
+    const { at, text } = await h.closed;
+    assert.match(text, /^HTTP\/1\.1 408 /, text);
+    assert.ok(at - h.opened < 2_500, `a headless connection on a full port was closed ${at - h.opened} ms after it opened`);
+  }
+});
