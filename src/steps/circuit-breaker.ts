@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep } from './step.js';
+import { CLIENT_LEFT, defineStep } from './step.js';
 import { stepError } from './reply.js';
 import { stepState } from './step-state.js';
 
@@ -54,7 +54,7 @@ export const circuitBreaker = defineStep({
           if (b.probe !== id) return;
           b.probe = 0;
           // The client left, or a later step answered: no verdict on the upstream, the next request probes.
-          if (status === 499 || stepAnswered) return;
+          if (status === CLIENT_LEFT || stepAnswered) return;
           if (status >= 500) open(Date.now());
           else {
             b.state = 'closed';
