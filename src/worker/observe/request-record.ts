@@ -16,7 +16,7 @@ export interface RequestRecord {
   /** The normalised path, without the query. */
   readonly path: string;
   readonly query: string | null;
-  /** The status the client was sent; 499 when it left before the answer. */
+  /** The request's final status (final-status.ts): the status sent, 499 when the client left before the answer completed. */
   readonly status: number;
   readonly bytesReceived: number;
   readonly bytesSent: number;
