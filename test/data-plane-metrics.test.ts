@@ -100,9 +100,9 @@ test('after a known mix over 2 workers, /metrics shows exactly those counts by r
   assert.ok(a.buckets['0.025']! <= 45 && a.buckets['+Inf'] === 47, `the two delayed requests fall above 25 ms: ${JSON.stringify(a.buckets)}`);
 
   assert.equal(value(fams, 'switchyard_step_rejections_total', { route: 'b', step: 'rate-limit', status: '429' }), 7);
-  assert.equal(histogram(fams, 'switchyard_upstream_duration_seconds', { cluster: 'default/api' }).count, 52, 'one time to first byte per answered attempt');
-  assert.equal(value(fams, 'switchyard_upstream_errors_total', { cluster: 'default/api', kind: 'status' }), 5, 'the 502 answers');
-  assert.ok(value(fams, 'switchyard_upstream_errors_total', { cluster: 'default/gone', target: `127.0.0.1:${dead}`, kind: 'connect' }) >= 4, 'refused connections');
+  assert.equal(histogram(fams, 'switchyard_upstream_duration_seconds', { tenant: 'default', cluster: 'api' }).count, 52, 'one time to first byte per answered attempt');
+  assert.equal(value(fams, 'switchyard_upstream_errors_total', { tenant: 'default', cluster: 'api', kind: 'status' }), 5, 'the 502 answers');
+  assert.ok(value(fams, 'switchyard_upstream_errors_total', { tenant: 'default', cluster: 'gone', target: `127.0.0.1:${dead}`, kind: 'connect' }) >= 4, 'refused connections');
   assert.ok(value(fams, 'switchyard_bytes_sent_total', { route: 'a' }) > 0);
   const conns = fams.get('switchyard_connections')!.metrics.map((m) => m.labels?.worker).sort();
   assert.deepEqual(conns, ['0', '1'], 'one connections gauge per worker');

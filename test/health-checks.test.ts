@@ -172,6 +172,11 @@ test('cluster health over REST and the CLI shows each target\'s state; a token w
   assert.ok(ta.lastCheckedAt !== null);
   assert.ok(states.targets.find((x) => x.target === b!.address)!.failures >= 2);
 
+  // The metrics name the cluster as every series names an entity: its tenant and its name apart.
+  const metrics = (await httpRequest(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+  assert.match(metrics, new RegExp(`\\nswitchyard_target_healthy\\{tenant="default",cluster="c",target="${b!.address}"\\} 0\\n`), metrics);
+  assert.match(metrics, new RegExp(`\\nswitchyard_target_healthy\\{tenant="default",cluster="c",target="${a!.address}"\\} 1\\n`));
+
   const plain = await httpRequest(url('plain'), { token: gw.tokens.root });
   assert.deepEqual((plain.json as { targets: { state: string }[] }).targets.map((x) => x.state), ['unchecked']);
   assert.equal((await httpRequest(url('nope'), { token: gw.tokens.root })).status, 404);

@@ -279,8 +279,8 @@ test('a proxied WebSocket is counted once (1xx) with its target in the access li
   await shipped();
   assert.equal(await requestsTotal(gw, { route: 'ws', status_class: '1xx' }), 1);
   const m = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
-  assert.match(m, new RegExp(`switchyard_upstream_duration_seconds_count\\{cluster="default/up",target="${target}"\\} 1\\n`), 'the handshake\'s time to its answer');
-  assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{cluster="default/gone",target="${dead}",kind="connect"\\} 1\\n`), 'the refused connection');
+  assert.match(m, new RegExp(`switchyard_upstream_duration_seconds_count\\{tenant="default",cluster="up",target="${target}"\\} 1\\n`), 'the handshake\'s time to its answer');
+  assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{tenant="default",cluster="gone",target="${dead}",kind="connect"\\} 1\\n`), 'the refused connection');
   const lines = accessLines(file);
   assert.deepEqual(
     lines.map((l) => [l.route, l.status, l.upstream, typeof l.upstreamMs]),
@@ -311,7 +311,7 @@ test('a target that cuts its answer after the head counts as a failed attempt (r
   assert.match(got, /^HTTP\/1\.1 200/, 'the head went out, then the connection was cut');
   await shipped();
   const m = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
-  assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{cluster="default/cut",target="${target}",kind="reset"\\} 1\\n`), m.split('\n').filter((l) => l.includes('upstream_errors')).join('\n'));
+  assert.match(m, new RegExp(`switchyard_upstream_errors_total\\{tenant="default",cluster="cut",target="${target}",kind="reset"\\} 1\\n`), m.split('\n').filter((l) => l.includes('upstream_errors')).join('\n'));
 });
 
 test('an access line of a request refused before routing names its path (413), but not a target refused for its length (414)', BOUNDED, async (t) => {

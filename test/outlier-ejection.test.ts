@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { sendMany } from './helpers/load.js';
+import { request } from './helpers/http.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
 
 /** A target answering `status` (changeable), counting requests. */
@@ -45,6 +46,8 @@ test('a target answering 503 is ejected after consecutiveFailures, returns after
   await sendMany(gw.dataPort, 60);
   await waitFor('a second, longer ejection', () => ejectedLines(gw, bad.address).length >= 2, { timeoutMs: 3_000 });
   const lines = ejectedLines(gw, bad.address);
+  const metrics = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+  assert.match(metrics, new RegExp(`\\nswitchyard_target_ejections_total\\{tenant="default",cluster="c",target="${bad.address}"\\} [2-9]\\n`), metrics.split('\n').filter((l) => l.includes('ejections')).join('\n'));
   t.diagnostic(`ejections: ${lines.map((l) => l.ejectMs).join(', ')} ms`);
   assert.ok(lines[1]!.ejectMs > lines[0]!.ejectMs);
 });

@@ -35,7 +35,8 @@ export interface RouteDelta {
 }
 
 export interface UpstreamDelta {
-  /** `tenant/name`. */
+  /** The cluster's tenant and its own name: two labels, as a route's series carry (clusterNames). */
+  tenant: string;
   cluster: string;
   /** host:port. */
   target: string;
@@ -52,8 +53,17 @@ export interface MetricsDelta {
 
 /** A route's key in the meters and totals: `tenant/name` ('/' for requests no route took). */
 export const routeKey = (tenant: string, route: string): string => `${tenant}/${route}`;
-/** A target's key: `tenant/cluster host:port`. */
+/** A target's key: `tenant/cluster host:port` (`cluster`: the generation's key of the cluster, `tenant/name`). */
 export const upstreamKey = (cluster: string, target: string): string => `${cluster} ${target}`;
+
+/**
+ * A cluster's tenant and own name from its key in the generation (`tenant/name`; a tenant
+ * name has no `/`): every series naming a cluster carries them as `tenant` and `cluster`.
+ */
+export function clusterNames(key: string): { tenant: string; cluster: string } {
+  const slash = key.indexOf('/');
+  return { tenant: key.slice(0, slash), cluster: key.slice(slash + 1) };
+}
 
 /**
  * The routes and targets a generation serves. Series of the others (a deleted or renamed

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { defineStep } from './step.js';
+import { CLIENT_LEFT, defineStep } from './step.js';
 import { stepError } from './reply.js';
 import { stepState } from './step-state.js';
 
@@ -8,13 +8,13 @@ import { stepState } from './step-state.js';
  * the gateway's own 502/504) are counted in a sliding window; `failures` of them within
  * `windowMs` open the circuit. Open: requests get 503 at once for `openMs`. Half-open:
  * one probe request goes through; success closes the circuit, failure opens it again,
- * a probe whose client left (499) decides nothing. State is per route and per worker
+ * a probe whose client left before its answer completed (499, also after the head) decides nothing. State is per route and per worker
  * process, and survives publishes that leave the step unchanged.
  */
 export const circuitBreaker = defineStep({
   code: 'circuit-breaker',
   summary: 'Open after N upstream failures in a window: 503 while open, then half-open probes',
-  details: 'A failure is a 5xx from the proxy stage: the upstream\'s own, or the gateway\'s 502/504 for it. A 5xx a step answered (a later `concurrency-limit`, an auth service down) does not count, and a probe whose client left decides nothing.',
+  details: 'A failure is a 5xx from the proxy stage: the upstream\'s own, or the gateway\'s 502/504 for it (also for an answer the upstream broke off after its head: the request ends with that status). A 5xx a step answered (a later `concurrency-limit`, an auth service down) does not count, and a probe whose client left decides nothing.',
   statuses: [{ status: 503, when: 'the circuit is open (Retry-After: seconds until a probe is allowed)' }],
   example: { failures: 5, windowMs: 10000, openMs: 30000 },
   schema: v.strictObject({
@@ -54,7 +54,7 @@ export const circuitBreaker = defineStep({
           if (b.probe !== id) return;
           b.probe = 0;
           // The client left, or a later step answered: no verdict on the upstream, the next request probes.
-          if (status === 499 || stepAnswered) return;
+          if (status === CLIENT_LEFT || stepAnswered) return;
           if (status >= 500) open(Date.now());
           else {
             b.state = 'closed';

@@ -2,6 +2,9 @@ import type * as v from 'valibot';
 import type { Upstream } from '../contracts/upstream.js';
 import type { QueryPair } from '../shared/url-query.js';
 
+/** The final status of a request whose client left before its response completed (nginx's 499). */
+export const CLIENT_LEFT = 499;
+
 /** What a step sees of the request. Copied once from uWS; never the uWS objects. */
 export interface StepRequest {
   readonly method: string;
@@ -93,7 +96,8 @@ export interface Flow {
   /** Per-request upstream timeouts (ms) overriding the cluster's; null: the cluster's. */
   timeouts: { headersMs?: number; bodyMs?: number } | null;
   /**
-   * Runs once when the exchange ends, with the status sent (499: the client went away)
+   * Runs once when the exchange ends, with the request's final status (the status sent;
+   * CLIENT_LEFT when the client left before the response completed, even after its head)
    * and whether a step answered (its own reply or a stored answer), not the proxy stage.
    */
   onDone(hook: (status: number, stepAnswered: boolean) => void): void;

@@ -23,6 +23,8 @@ interface RouteTotal {
 }
 
 interface UpstreamTotal {
+  tenant: string;
+  /** The cluster's own name. */
   cluster: string;
   target: string;
   duration: HistogramTotal;
@@ -55,9 +57,9 @@ export class DataMetricsTotals {
       }
     }
     for (const d of delta.upstreams) {
-      const key = upstreamKey(d.cluster, d.target);
+      const key = upstreamKey(`${d.tenant}/${d.cluster}`, d.target);
       let t = this.upstreams.get(key);
-      if (!t) this.upstreams.set(key, (t = { cluster: d.cluster, target: d.target, duration: new HistogramTotal(), errors: UPSTREAM_ERROR_KINDS.map(() => 0) }));
+      if (!t) this.upstreams.set(key, (t = { tenant: d.tenant, cluster: d.cluster, target: d.target, duration: new HistogramTotal(), errors: UPSTREAM_ERROR_KINDS.map(() => 0) }));
       t.duration.add(d.duration);
       d.errors.forEach((n, i) => {
         if (i < t.errors.length) t.errors[i]! += n;
@@ -94,12 +96,12 @@ export class DataMetricsTotals {
       }
     }
     const upstreams = [...this.upstreams.values()];
-    out.family('switchyard_upstream_duration_seconds', 'histogram', 'Time to the answer\'s head, per attempt, by cluster and target.');
-    for (const u of upstreams) out.histogram('switchyard_upstream_duration_seconds', { cluster: u.cluster, target: u.target }, DURATION_BUCKETS, u.duration.buckets, u.duration.sum);
+    out.family('switchyard_upstream_duration_seconds', 'histogram', 'Time to the answer\'s head, per attempt, by tenant, cluster and target.');
+    for (const u of upstreams) out.histogram('switchyard_upstream_duration_seconds', { tenant: u.tenant, cluster: u.cluster, target: u.target }, DURATION_BUCKETS, u.duration.buckets, u.duration.sum);
     out.family('switchyard_upstream_errors_total', 'counter', 'Upstream attempts that failed (kind: connect, tls, timeout, reset, other) or were answered 5xx (status).');
     for (const u of upstreams) {
       u.errors.forEach((n, i) => {
-        if (n > 0) out.sample('switchyard_upstream_errors_total', { cluster: u.cluster, target: u.target, kind: UPSTREAM_ERROR_KINDS[i]! }, n);
+        if (n > 0) out.sample('switchyard_upstream_errors_total', { tenant: u.tenant, cluster: u.cluster, target: u.target, kind: UPSTREAM_ERROR_KINDS[i]! }, n);
       });
     }
   }

@@ -27,7 +27,6 @@ export class CollectHandler extends HandlerWrapper<RelayHandler> {
     const limit = this.life.flow!.collectLimit;
     const bodyless = this.life.ex.method === 'HEAD' || isBodylessStatus(statusCode);
     if (head.foreignCoding || bodyless || head.length === null || head.length > limit) return this.inner.relayHead(statusCode, head, resume, statusMessage);
-    this.life.status = statusCode;
     this.gathering = { status: statusCode, headers: head.headers, chunks: [] };
     return true;
   }

@@ -84,12 +84,20 @@ function drainAndResume(res: HttpResponse, onDrain: () => void): boolean {
 
 const noop = (): void => {};
 
-/** A whole body with its head, sent with tryEnd and retried from uWS's offset when the socket can take more. */
-export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer): void {
+/**
+ * A whole body with its head, sent with tryEnd and retried from uWS's offset when the
+ * socket can take more; `ended` runs once its last byte went out.
+ */
+export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer, ended: () => void): void {
   res.cork(() => {
     res.writeStatus(head);
     const start = res.getWriteOffset();
     const [, done] = res.tryEnd(body, body.length);
-    if (!done) res.onWritable((offset) => res.tryEnd(body.subarray(offset - start), body.length)[0]);
+    if (done) return ended();
+    res.onWritable((offset) => {
+      const [sent, finished] = res.tryEnd(body.subarray(offset - start), body.length);
+      if (finished) ended();
+      return sent;
+    });
   });
 }

@@ -10,6 +10,12 @@ import type { DataPortLimits } from '../contracts/ipc.js';
 import type { LimitEvents } from './limit-events.js';
 import type { RouteMeter } from './observe/meters.js';
 import type { RequestTrace } from './observe/request-trace.js';
+import { finalStatus } from './final-status.js';
+
+/** Who is told when an exchange ended (its RequestLife): its final status is then decided. */
+export interface ExchangeOwner {
+  exchangeEnded(): void;
+}
 
 /**
  * The uWS rules, in one place. uWS hands out a request object that is valid only
@@ -42,6 +48,16 @@ export class Exchange extends ExchangeRequest {
   readonly startedAt = performance.now();
   /** The status the client was sent (0 until a head went out). */
   status = 0;
+  /**
+   * The status the request ended with, decided once when the exchange ends (final-status.ts)
+   * and read by every consumer: metrics, access log, trace, done hooks. 0 while it runs.
+   */
+  finalStatus = 0;
+  /** Told when the exchange ended; null: no route's terminal took it. */
+  owner: ExchangeOwner | null = null;
+  /** The status a response cut after its head ends with (close()); 0: not cut. */
+  private cutStatus = 0;
+  private hasEnded = false;
   bytesSent = 0;
   /** The route's meter, set by its terminal; null: no route took the request. */
   meter: RouteMeter | null = null;
@@ -147,16 +163,23 @@ export class Exchange extends ExchangeRequest {
         this.res.writeStatus(head);
         this.res.end(body, close);
       });
+      this.finish();
     } else {
       // Too large for one cork (see cork-room.ts): tryEnd, the rest when writable. uWS's
-      // tryEnd cannot close the connection, so the head asks the client to.
-      endWithTryEnd(this.res, close ? `${head}\r\nconnection: close` : head, typeof body === 'string' ? Buffer.from(body) : body);
+      // tryEnd cannot close the connection, so the head asks the client to. The response
+      // completed once its last byte went out: a client leaving before that ends it with 499.
+      this.done = true; // nothing more is written; the exchange ends with the last byte
+      endWithTryEnd(this.res, close ? `${head}\r\nconnection: close` : head, typeof body === 'string' ? Buffer.from(body) : body, () => this.finish());
     }
-    this.finish();
   }
 
   sendJson(status: number, value: unknown, headers?: Record<string, string>): void {
     this.send(status, JSON.stringify(value), { 'content-type': 'application/json', ...headers });
+  }
+
+  /** The exchange ended (completed, cut, or left by its client): finalStatus is decided. */
+  get ended(): boolean {
+    return this.hasEnded;
   }
 
   /** The head reached the socket: from here on only cutting the connection can signal a failure. */
@@ -296,17 +319,25 @@ export class Exchange extends ExchangeRequest {
     return true;
   }
 
-  /** Cuts the connection: the only honest end for a response that failed after its head was sent. */
-  close(): void {
+  /**
+   * Cuts the connection: the only honest end for a response that failed after its head was
+   * sent. `status`: the failure's (502, 504, …), the status the request ends with.
+   */
+  close(status: number): void {
     if (this.aborted || this.done) return;
+    this.cutStatus = status;
     this.finish();
     this.res.close();
   }
 
+  /** The exchange ended (completed, cut, or left by its client): its final status is decided here, once. */
   private finish(): void {
-    if (this.done) return;
+    if (this.hasEnded) return;
+    this.hasEnded = true;
     this.done = true;
+    this.finalStatus = finalStatus(this.status, this.aborted, this.cutStatus);
     this.onFinish(this);
+    this.owner?.exchangeEnded();
   }
 }
 

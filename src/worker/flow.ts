@@ -112,7 +112,7 @@ export class RequestFlow implements Flow {
   /** A step's reply (replyHead), not the proxy stage, answered. */
   private stepAnswered = false;
 
-  /** The status the request ended with (499: the client left); null while it runs. */
+  /** The request's final status (Exchange.finalStatus); null while it runs. */
   private endStatus: number | null = null;
 
   /**

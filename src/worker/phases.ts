@@ -38,8 +38,6 @@ export function requestSteps(life: RequestLife, run: StepRun, forward: (life: Re
   const r = run(life.flow!);
   if (r === undefined) return forward(life);
   if (r instanceof Promise) {
-    // A client gone while a step waits ends the flow now: its done hooks must not wait for the slow step.
-    life.ex.onAbort(() => life.clientLeft());
     r.then((o) => (o === undefined ? forward(life) : stepAnswered(life, o))).catch((err) => {
       stepFailed(err);
       life.replyError('Svc.Internal');

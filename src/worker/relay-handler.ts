@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { responseHeaders } from './upstream-head.js';
 import type { RequestLife } from './request-life.js';
 import { errorCode, UpstreamCodingError } from './upstream-failure.js';
+import { ERRORS } from '../shared/errors.js';
 import { isBodylessStatus } from './response-head.js';
 
 /** A response head read once from undici's raw pairs (upstream-head.ts). */
@@ -51,11 +52,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     // 1xx never get here: Forwarding drops them.
     this.bodyless = ex.method === 'HEAD' || isBodylessStatus(statusCode);
-    this.life.status = statusCode;
     if (flow?.hasResponseHooks) {
       const edited = { status: statusCode, headers: head.headers };
       flow.applyResponseHooks(edited);
-      this.life.status = edited.status;
       ex.writeHead(edited.status, edited.status === statusCode ? statusMessage : undefined, edited.headers);
       return true;
     }
@@ -87,9 +86,10 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     const life = this.life;
     if (!life.answerable) return life.finish();
     if (life.ex.headersSent) {
-      // The client cannot be told with a status any more: it sees the connection cut.
+      // The client cannot be told with a status any more: it sees the connection cut, and
+      // the request ends with the status the envelope would have had (final-status.ts).
       life.env.log.warn({ code: (err as { code?: string }).code, err: err.message, path: life.ex.path }, 'upstream failed after the response head was sent; client connection cut');
-      life.ex.close();
+      life.ex.close(ERRORS[errorCode(err)].status);
       return life.finish();
     }
     life.replyError(life.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : errorCode(err));

@@ -1,7 +1,7 @@
-import { ERRORS, type ErrorCode } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { envelopeReply } from './envelope.js';
-import type { Exchange } from './exchange.js';
+import type { Exchange, ExchangeOwner } from './exchange.js';
 import type { RequestFlow } from './flow.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { RequestTrace } from './observe/request-trace.js';
@@ -55,14 +55,14 @@ export class GenerationRequests {
 
 /**
  * The owner of one request handed to a route's terminal (an Exchange): it alone knows
- * that the request finished, holds the generation's count for it, runs the flow's done
- * hooks and answers the client on behalf of the runtime and the proxy stage.
+ * that the request's work finished, holds the generation's count for it, runs the flow's
+ * done hooks and ends the trace, and answers the client on behalf of the runtime and the
+ * proxy stage. The final status is the Exchange's (`finalStatus`, decided when it ends):
+ * the done hooks run then, the trace once both the exchange and the work ended.
  */
-export class RequestLife {
+export class RequestLife implements ExchangeOwner {
   /** Nothing of ours runs for this request any more; set once, by finish(). */
   finished = false;
-  /** The status the client was sent, once known (the upstream's after response hooks, a step's, an envelope's). */
-  status = 0;
 
   constructor(
     readonly ex: Exchange,
@@ -74,6 +74,7 @@ export class RequestLife {
     trace: RequestTrace | null = null,
   ) {
     requests.started();
+    ex.owner = this;
     ex.trace = trace;
     if (flow !== null) flow.trace = trace;
   }
@@ -83,22 +84,27 @@ export class RequestLife {
     return !this.ex.aborted && !this.ex.done;
   }
 
-  /** The request ended (answered, failed, or the client left): done hooks, then the generation's count. Idempotent. */
+  /**
+   * The exchange ended with its final status (answered, cut, or the client left): the done
+   * hooks run now, also while a step still works for a client that left (a concurrency
+   * slot, a breaker's count must not wait for a slow step).
+   */
+  exchangeEnded(): void {
+    this.flow?.ended(this.ex.finalStatus);
+    if (this.finished) this.endTrace();
+  }
+
+  /** The request's work ended (answered, failed, or given up on a client that left): the generation's count. Idempotent. */
   finish(): void {
     if (this.finished) return;
     this.finished = true;
-    this.flow?.ended(this.ex.aborted ? 499 : this.status);
-    this.ex.trace?.end(this.ex.aborted && !this.ex.headersSent ? 499 : this.ex.status, this.ex.requestId);
+    if (this.ex.ended) this.endTrace();
     this.requests.ended();
   }
 
-  /**
-   * The client left while a step still works for the request: the done hooks run now
-   * (a concurrency slot, a breaker's count must not wait for a slow step), the life
-   * ends when that work settles.
-   */
-  clientLeft(): void {
-    this.flow?.ended(499);
+  /** After its calls out ended (the upstream's answer completes before its last bytes reach the client). */
+  private endTrace(): void {
+    this.ex.trace?.end(this.ex.finalStatus, this.ex.requestId);
   }
 
   /** The id an error envelope carries: the request's id, or a trace id made for it. */
@@ -109,7 +115,6 @@ export class RequestLife {
   /** Answers with the error envelope (unless the client left or was answered), then finishes. */
   replyError(code: ErrorCode, traceId?: string): void {
     if (this.answerable) {
-      this.status = ERRORS[code].status;
       this.ex.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
     }
     this.finish();
@@ -117,7 +122,6 @@ export class RequestLife {
 
   /** Answers with a whole response (a step's reply, a collected answer), then finishes. */
   reply(status: number, body: string | Buffer, headers: [string, string][]): void {
-    this.status = status;
     this.ex.sendHead(status, body, headers);
     this.finish();
   }

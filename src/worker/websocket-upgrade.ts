@@ -95,7 +95,6 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     const relay = new WebSocketRelay(upstream, settings, release);
     call?.end(101);
     answered(101);
-    life.status = 101;
     if (!ex.upgrade({ relay }, upstream.protocol)) {
       upstream.terminate();
       release();

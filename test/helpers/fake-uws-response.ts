@@ -105,8 +105,16 @@ export class FakeUwsResponse {
     }
   }
 
-  onAborted(): this {
+  private aborted: (() => void) | null = null;
+
+  onAborted(h: () => void): this {
+    this.aborted = h;
     return this;
+  }
+
+  /** The client went away before the end: uWS calls the abort handler. */
+  abort(): void {
+    if (!this.ended) this.aborted?.();
   }
   onData(): this {
     return this;

@@ -69,6 +69,23 @@ test('a large sendHead body is sent with tryEnd; a small one with one end()', ()
   assert.equal(Buffer.concat(small.res.body).toString(), 'hello');
 });
 
+test('a large whole body ends the exchange with its last byte: 200 once sent, 499 when the client leaves before that', () => {
+  const sent = exchange(3000);
+  sent.ex.sendHead(200, 'x'.repeat(40_000), []);
+  assert.equal(sent.ex.ended, false, 'bytes still wait for the socket');
+  assert.equal(sent.finished(), 0);
+  while (!sent.res.ended) sent.res.drain(3000);
+  assert.deepEqual([sent.ex.ended, sent.ex.finalStatus, sent.finished()], [true, 200, 1]);
+
+  const left = exchange(3000);
+  left.ex.sendHead(200, 'x'.repeat(40_000), []);
+  left.ex.sendHead(500, 'a second answer', []);
+  left.res.drain(3000);
+  left.res.abort();
+  assert.deepEqual([left.ex.ended, left.ex.finalStatus, left.finished()], [true, 499, 1]);
+  assert.equal(Buffer.concat(left.res.body).toString(), 'x'.repeat(6000), 'no second answer was written');
+});
+
 test('Content-Length chunks under backpressure: every byte arrives once and in order', async () => {
   const { res, ex, finished } = exchange(3000);
   const chunks = [bytes(10_000, 1), bytes(10_000, 2), bytes(10_000, 3), bytes(10_000, 4)];

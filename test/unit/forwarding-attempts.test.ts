@@ -5,6 +5,7 @@ import { proxy } from '../../src/worker/proxy.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import { GenerationRequests, RequestLife } from '../../src/worker/request-life.js';
 import type { Exchange } from '../../src/worker/exchange.js';
+import { finalStatus } from '../../src/worker/final-status.js';
 import type { ClusterPools } from '../../src/worker/upstream-pools.js';
 
 // The proxy stage's attempts driven by hand: a fake upstream calls the handler undici
@@ -24,21 +25,36 @@ function fakeExchange() {
     requestId: '', requestIdHeader: null, setRequestId: () => {},
     aborted: false,
     done: false,
+    ended: false,
     headersSent: false,
+    status: 0,
+    finalStatus: 0,
+    owner: null as { exchangeEnded(): void } | null,
     aborts: [] as (() => void)[],
+    /** The exchange ends once, deciding its final status, and tells its owner (as Exchange.finish). */
+    finish() {
+      if (this.ended) return;
+      this.ended = this.done = true;
+      this.finalStatus = finalStatus(this.status, this.aborted);
+      this.owner?.exchangeEnded();
+    },
     headerList: () => undefined,
     onAbort(h: () => void) {
       this.aborts.push(h);
     },
-    writeHead: (status: number) => got.push(`head ${status}`),
+    writeHead(status: number) {
+      got.push(`head ${status}`);
+      this.status = status;
+    },
     write: (chunk: Buffer) => (got.push(`body ${chunk.toString()}`), true),
     end() {
       got.push('end');
-      this.done = true;
+      this.finish();
     },
-    sendStatic(r: { body: string }) {
+    sendStatic(r: { status: number; body: string }) {
       got.push(`envelope ${JSON.parse(r.body).code}`);
-      this.done = true;
+      this.status = r.status;
+      this.finish();
     },
   };
   return { ex, got };
@@ -118,7 +134,7 @@ test('a client that leaves aborts the upstream request and ends the request once
   proxy(life, pools(() => target), null);
   assert.ok(handler);
   ex.aborted = true;
-  ex.done = true;
+  ex.finish();
   for (const h of ex.aborts) h();
   assert.deepEqual(aborted, ['client aborted']);
   assert.deepEqual(statuses, [499]);

@@ -125,6 +125,14 @@ test('the checker refuses an unknown metric, a label a metric lacks and a groupi
   assert.notDeepEqual(exprProblems(metrics, 'rate(switchyard_requests_total_bucket[5m])'), []);
 });
 
+test('every series naming a tenant\'s entity (a route, a cluster) carries `tenant` apart from the entity\'s name, and the dashboard selects tenants by it', () => {
+  const named = [...metrics].filter(([, m]) => m.labels.includes('route') || m.labels.includes('cluster'));
+  assert.ok(named.some(([n]) => n === 'switchyard_upstream_duration_seconds'), 'the upstream series name their cluster');
+  for (const [name, m] of named) assert.ok(m.labels.includes('tenant'), `${name}: ${m.labels.join(', ')}`);
+  const exprs = allPanels(dashboard.panels).flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+  assert.deepEqual(exprs.filter((e) => e.includes('$tenant/')), [], 'no query reads the tenant out of another label\'s value');
+});
+
 test('every panel query of the dashboard names documented metrics and labels only', () => {
   const panels = allPanels(dashboard.panels).filter((p) => p.type !== 'row');
   assert.ok(panels.length >= 8, `only ${panels.length} panels`);

@@ -31,7 +31,7 @@ const routeLabels = (totals: DataMetricsTotals) => {
   const text = out.text();
   return {
     routes: [...new Set([...text.matchAll(/switchyard_requests_total\{tenant="[^"]*",route="([^"]*)"/g)].map((m) => m[1]))].sort(),
-    targets: [...new Set([...text.matchAll(/switchyard_upstream_duration_seconds_count\{cluster="[^"]*",target="([^"]*)"/g)].map((m) => m[1]))].sort(),
+    targets: [...new Set([...text.matchAll(/switchyard_upstream_duration_seconds_count\{tenant="default",cluster="c",target="([^"]*)"/g)].map((m) => m[1]))].sort(),
   };
 };
 

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { GenerationRequests, RequestLife } from '../../src/worker/request-life.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import type { Exchange } from '../../src/worker/exchange.js';
+import { finalStatus } from '../../src/worker/final-status.js';
 
+/** An exchange as RequestLife sees it: it ends once (answered or left), deciding its final status then, and tells its owner. */
 function fakeExchange() {
   const sent: { status?: number; body: string }[] = [];
   const ex = {
@@ -13,18 +15,37 @@ function fakeExchange() {
     headers: [],
     aborted: false,
     done: false,
-    sendStatic(r: { head: string; body: string }) {
+    ended: false,
+    status: 0,
+    finalStatus: 0,
+    requestId: '',
+    trace: null as { end(status: number): void } | null,
+    owner: null as { exchangeEnded(): void } | null,
+    end() {
+      if (this.ended) return;
+      this.ended = this.done = true;
+      this.finalStatus = finalStatus(this.status, this.aborted);
+      this.owner?.exchangeEnded();
+    },
+    /** The client left (uWS's onAborted). */
+    abort() {
+      this.aborted = true;
+      this.end();
+    },
+    sendStatic(r: { status: number; body: string }) {
       if (this.aborted || this.done) return;
-      this.done = true;
+      this.status = r.status;
       sent.push({ body: r.body });
+      this.end();
     },
     sendHead(status: number, body: string) {
       if (this.aborted || this.done) return;
-      this.done = true;
+      this.status = status;
       sent.push({ status, body });
+      this.end();
     },
   };
-  return { ex: ex as unknown as Exchange & { aborted: boolean; done: boolean }, sent };
+  return { ex: ex as unknown as Exchange & typeof ex, sent };
 }
 
 const env = { traceId: () => 'trace-1', log: { warn() {} } };
@@ -51,8 +72,7 @@ test('finish() runs the done hooks once, with the status sent, however often it 
 
 test('an abort racing the completion: the done hooks run once, with 499', () => {
   const { life, ex, done } = setup();
-  ex.aborted = true; // the client left while the answer was on its way
-  life.clientLeft();
+  ex.abort(); // the client left while the answer was on its way
   life.reply(200, 'late', []);
   life.finish();
   assert.deepEqual(done, [[499, false]]);
@@ -61,13 +81,32 @@ test('an abort racing the completion: the done hooks run once, with 499', () => 
 test('the client leaving while a step waits runs the done hooks now; the generation counts the request until it finishes', () => {
   const { life, ex, done, requests, closed } = setup();
   requests.retire();
-  ex.aborted = true;
-  life.clientLeft();
+  ex.abort();
   assert.deepEqual(done, [[499, false]]);
   assert.equal(closed(), 0, 'the step still works: the pools stay open');
   life.finish();
   assert.equal(closed(), 1, 'the last request of a retired generation closes its pools');
   assert.deepEqual(done, [[499, false]]);
+});
+
+test('the trace ends once, with the final status, after both the exchange and the work ended, in either order', () => {
+  for (const exchangeFirst of [true, false]) {
+    const { life, ex } = setup();
+    const ends: number[] = [];
+    ex.trace = { end: (s: number) => ends.push(s) };
+    ex.status = 200; // the head went out
+    if (exchangeFirst) {
+      ex.abort(); // the client left before the body ended
+      assert.deepEqual(ends, [], 'the upstream call may still be open');
+      life.finish();
+    } else {
+      life.finish(); // the upstream answer completed; its last bytes still wait for the client
+      assert.deepEqual(ends, [], 'the exchange has not ended');
+      ex.abort();
+    }
+    life.finish();
+    assert.deepEqual(ends, [499]);
+  }
 });
 
 test('a done hook registered after the end is told at once', () => {
@@ -87,7 +126,7 @@ test('replyError answers with the envelope and its traceId once, and not after t
   assert.deepEqual(a.done, [[504, false]]);
 
   const b = setup();
-  b.ex.aborted = true;
+  b.ex.abort();
   b.life.replyError('Svc.Data.UpstreamTimeout');
   assert.equal(b.sent.length, 0);
   assert.deepEqual(b.done, [[499, false]]);
@@ -121,4 +160,13 @@ test('a generation counts its requests in flight; retired, it tells `drained` af
   const idle = new GenerationRequests(() => order.push('idle pools'));
   idle.retire(() => order.push('idle drained'));
   assert.deepEqual(order.slice(2), ['idle pools', 'idle drained']);
+});
+
+test('the final status: 499 when the client left (also after the head, also on a cut), the cut failure\'s status, else the status sent', () => {
+  assert.equal(finalStatus(200, true), 499);
+  assert.equal(finalStatus(0, true), 499);
+  assert.equal(finalStatus(200, true, 502), 499);
+  assert.equal(finalStatus(200, false, 504), 504);
+  assert.equal(finalStatus(200, false), 200);
+  assert.equal(finalStatus(101, false), 101);
 });

@@ -1,6 +1,7 @@
 import { Reply, type OpHandler } from '../op-context.js';
 import type { Services } from '../services.js';
 import { Exposition } from '../../shared/metrics-exposition.js';
+import { clusterNames } from '../../contracts/metrics.js';
 
 /**
  * Prometheus text exposition: the supervisor's own gauges and counters, then the data
@@ -51,8 +52,8 @@ function writeTargetHealth(services: Services, out: Exposition): void {
   for (const t of services.health.states()) healthy.set(`${t.cluster}|${t.target}`, [t.cluster, t.target, t.state !== 'unhealthy']);
   for (const [cluster, target, up] of healthy.values()) {
     const ejected = services.outliers.ejectedUntil(cluster, target) !== null;
-    out.sample('switchyard_target_healthy', { cluster, target }, up && !ejected ? 1 : 0);
+    out.sample('switchyard_target_healthy', { ...clusterNames(cluster), target }, up && !ejected ? 1 : 0);
   }
   out.family('switchyard_target_ejections_total', 'counter', 'Times a target was ejected as an outlier.');
-  for (const [cluster, target, n] of services.outliers.ejectionCounts()) out.sample('switchyard_target_ejections_total', { cluster, target }, n);
+  for (const [cluster, target, n] of services.outliers.ejectionCounts()) out.sample('switchyard_target_ejections_total', { ...clusterNames(cluster), target }, n);
 }

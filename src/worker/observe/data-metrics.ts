@@ -1,4 +1,4 @@
-import { routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type UpstreamDelta } from '../../contracts/metrics.js';
+import { clusterNames, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type UpstreamDelta } from '../../contracts/metrics.js';
 import { methodIndex, RouteMeter, UpstreamMeter } from './meters.js';
 
 /** 1xx..5xx as 0..4; anything outside (a 499 of a client that left is 4xx) clamped. */
@@ -31,10 +31,14 @@ export class DataMetrics {
     return m;
   }
 
+  /** `cluster`: its key in the generation (`tenant/name`). */
   upstream(cluster: string, target: string): UpstreamMeter {
     const key = upstreamKey(cluster, target);
     let m = this.upstreams.get(key);
-    if (!m) this.upstreams.set(key, (m = new UpstreamMeter(cluster, target, this.upstreamMoved)));
+    if (!m) {
+      const { tenant, cluster: name } = clusterNames(cluster);
+      this.upstreams.set(key, (m = new UpstreamMeter(tenant, name, target, this.upstreamMoved)));
+    }
     return m;
   }
 
@@ -102,7 +106,7 @@ function takeRoute(m: RouteMeter): RouteDelta {
 }
 
 function takeUpstream(m: UpstreamMeter): UpstreamDelta {
-  const d = { cluster: m.cluster, target: m.target, duration: m.duration.take(), errors: m.errors };
+  const d = { tenant: m.tenant, cluster: m.cluster, target: m.target, duration: m.duration.take(), errors: m.errors };
   m.errors = m.errors.map(() => 0);
   m.moved = false;
   return d;

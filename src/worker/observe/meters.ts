@@ -78,6 +78,8 @@ export class UpstreamMeter {
   moved = false;
 
   constructor(
+    /** The cluster's tenant and own name (clusterNames). */
+    readonly tenant: string,
     readonly cluster: string,
     readonly target: string,
     private readonly onMove: (m: UpstreamMeter) => void,

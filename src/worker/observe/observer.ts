@@ -1,4 +1,5 @@
 import type { Exchange } from '../exchange.js';
+import { finalStatus } from '../final-status.js';
 import type { StaticReply } from '../response-head.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import type { DataMetrics } from './data-metrics.js';
@@ -39,9 +40,9 @@ export class RequestObserver {
     return !this.counting && this.sink === null;
   }
 
-  /** An exchange ended: answered, cut, or left by its client (499 unless its head went out). */
+  /** An exchange ended: answered, cut, or left by its client (its finalStatus is decided). */
   exchangeEnded(ex: Exchange): void {
-    const status = ex.aborted && !ex.headersSent ? 499 : ex.status;
+    const status = ex.finalStatus;
     const ms = performance.now() - ex.startedAt;
     if (this.counting) this.meters.ended(ex.meter ?? this.meters.unmatched, ex.method, status, ms / 1000, ex.bytesReceived, ex.bytesSent);
     if (ex.logged) this.sink!.write(new ExchangeRecord(ex, status, ms));
@@ -50,8 +51,10 @@ export class RequestObserver {
   /** A fixed answer written from the request callback (uWS's req and res are still valid). */
   fixedAnswered(r: StaticReply, req: HttpRequest, res: HttpResponse, method: string, path: string, requestId: string, client: (peer: string, req: HttpRequest) => string): void {
     const sent = method === 'HEAD' ? 0 : r.bodyBytes;
-    if (this.counting) this.meters.ended(r.meter ?? this.meters.unmatched, method, r.status, 0, 0, sent);
+    // Written whole within the callback, while the client is known to be there.
+    const status = finalStatus(r.status, false);
+    if (this.counting) this.meters.ended(r.meter ?? this.meters.unmatched, method, status, 0, 0, sent);
     // A request not sampled costs no record: its headers and peer address are not read.
-    if (this.sink !== null && this.sink.sampled()) this.sink.write(new FixedRecord(r, req, res, method, path, requestId, sent, client));
+    if (this.sink !== null && this.sink.sampled()) this.sink.write(new FixedRecord(r, status, req, res, method, path, requestId, sent, client));
   }
 }

@@ -1,4 +1,5 @@
 import type { CallTrace, RequestTrace } from './request-trace.js';
+import { CLIENT_LEFT } from '../../steps/step.js';
 import { CLIENT, OtlpSpan, serverAttributes } from './otlp-span.js';
 import { formatTraceparent, type TraceIds } from './traceparent.js';
 import { splitHostPort } from '../../shared/host-port.js';
@@ -55,7 +56,7 @@ export class RecordedTrace implements RequestTrace {
   end(status: number, requestId: string): void {
     if (this.ended) return;
     this.ended = true;
-    while (this.open !== null) this.open.fail(status === 499 ? 'client_aborted' : 'abandoned');
+    while (this.open !== null) this.open.fail(status === CLIENT_LEFT ? 'client_aborted' : 'abandoned');
     const span = this.span;
     // A request id is one the gateway made or found well formed (WELL_FORMED_REQUEST_ID).
     span.requestId = requestId;

@@ -70,7 +70,6 @@ export class FixedRecord implements RequestRecord {
   readonly durationMs = 0;
   readonly tenant: string;
   readonly route: string;
-  readonly status: number;
   readonly query: string | null;
   readonly bytesReceived = 0;
   readonly upstream = null;
@@ -83,6 +82,8 @@ export class FixedRecord implements RequestRecord {
 
   constructor(
     r: StaticReply,
+    /** Its final status (final-status.ts). */
+    readonly status: number,
     req: HttpRequest,
     res: HttpResponse,
     readonly method: string,
@@ -93,7 +94,6 @@ export class FixedRecord implements RequestRecord {
   ) {
     this.tenant = r.meter?.tenant ?? '';
     this.route = r.meter?.route ?? '';
-    this.status = r.status;
     // No path (a target too long to log): no query either.
     this.query = path === '' ? null : (req.getQuery() ?? null);
     this.client = client(formatAddress(res.getRemoteAddress()), req);

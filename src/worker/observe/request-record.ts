@@ -20,7 +20,7 @@ export interface RequestRecord {
   readonly query: string | null;
   /** The query's pairs (url-query.ts): the request's own when a step parsed them already. */
   readonly queryPairs: readonly QueryPair[];
-  /** The status the client was sent; 499 when it left before the answer. */
+  /** The request's final status (final-status.ts): the status sent, 499 when the client left before the answer completed. */
   readonly status: number;
   readonly bytesReceived: number;
   readonly bytesSent: number;

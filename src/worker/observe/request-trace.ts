@@ -35,7 +35,7 @@ export interface RequestTrace extends UpstreamTrace {
    */
   call(method: string, server: string): CallTrace;
   /**
-   * The request ended with `status` (499: the client left) and its id ('' without ids: a
+   * The request ended with its final status (final-status.ts) and its id ('' without ids: a
    * request-id step may have kept the client's, so it is known only now).
    */
   end(status: number, requestId: string): void;
