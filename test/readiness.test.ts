@@ -5,7 +5,7 @@ import { request, type HttpResult } from './helpers/http.js';
 import { apply, clusterStatus, publishRaw, ROOT_KEY, setEntity } from './helpers/admin.js';
 import { BOUNDED, isRunning, sleep, waitFor } from './helpers/wait.js';
 import { freshSchema } from './helpers/volumes.js';
-import { privatePostgresMissing, startPrivatePostgres } from './helpers/private-postgres.js';
+import { privatePostgresSkip, startPrivatePostgres } from './helpers/private-postgres.js';
 import type { Json } from './helpers/json.js';
 
 const DATA_PATH = '/readyz';
@@ -166,9 +166,7 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
   });
 });
 
-const pgMissing = privatePostgresMissing();
-
-test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: pgMissing ?? false }, async (t) => {
+test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: privatePostgresSkip() }, async (t) => {
   const pg = await startPrivatePostgres(t);
   const bound = 500;
   const gw = await startGateway(t, { workers: 1, volume: pg.volumeUrl(freshSchema()), keys: [ROOT_KEY], edit: withDataPath(bound) });
