@@ -9,6 +9,8 @@ import { privatePostgresSkip, startPrivatePostgres } from './helpers/private-pos
 import type { Json } from './helpers/json.js';
 
 const DATA_PATH = '/readyz';
+/** readiness.storeTimeoutMs's default, what a probe waits on the store at most. */
+const STORE_TIMEOUT_MS = 1_000;
 
 /** The three probes a load balancer or kubelet would make, each on a fresh connection; null: no answer (not listening yet). */
 async function probes(gw: { adminUrl: string; dataUrl: string }) {
@@ -26,6 +28,8 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
   const boot: HttpResult[] = [];
   let booting = true;
   let watcher: Promise<void> = Promise.resolve();
+  // Watched on after the first 200 for this long: a flip back to 503 would show in it.
+  const AFTER_READY_MS = 500;
   const gw: Gateway = await startGateway(t, {
     workers: 2,
     volume: 'virtual://store.db',
@@ -33,10 +37,11 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     edit: withDataPath(),
     onSpawn: (_p, { adminPort }) => {
       watcher = (async () => {
-        while (booting) {
+        let readyAt: number | undefined;
+        while (readyAt === undefined ? booting : performance.now() - readyAt < AFTER_READY_MS) {
           const r = await request(`http://127.0.0.1:${adminPort}/readyz`, { timeoutMs: 2_000 }).catch(() => null);
           if (r) boot.push(r);
-          if (r?.status === 200) return;
+          if (r?.status === 200) readyAt ??= performance.now();
           await sleep(5);
         }
       })();
@@ -52,9 +57,12 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     assert.equal(first.json.ready, false);
     assert.equal(first.json.checks.workers.ok, false);
     assert.match(first.json.checks.workers.detail, /worker \d starting/);
-    // Once 200, it stays 200: no answer flips back during a clean boot.
+    // Once 200, it stays 200: no answer flips back during a clean boot (watched for AFTER_READY_MS).
     const firstReady = boot.findIndex((r) => r.status === 200);
-    if (firstReady >= 0) assert.deepEqual(boot.slice(firstReady).map((r) => r.status), boot.slice(firstReady).map(() => 200));
+    assert.ok(firstReady >= 0, `a 200 during the watch: ${boot.map((r) => r.status).join(' ')}`);
+    const after = boot.slice(firstReady).map((r) => r.status);
+    assert.ok(after.length >= 5, `${after.length} answers watched after the first 200`);
+    assert.deepEqual(after, after.map(() => 200));
   });
 
   await t.test('a healthy node: 200 on both ports, the body says why', async () => {
@@ -158,11 +166,17 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
   });
 
   await t.test('a flood of probes: every one answers within the bound', async () => {
-    const t0 = performance.now();
-    const all = await Promise.all(Array.from({ length: 40 }, () => request(`${gw.adminUrl}/readyz`, { timeoutMs: 5_000 })));
-    const ms = performance.now() - t0;
+    const timed = async () => {
+      const t0 = performance.now();
+      const r = await request(`${gw.adminUrl}/readyz`, { timeoutMs: 5_000 });
+      return { status: r.status, ms: performance.now() - t0 };
+    };
+    const all = await Promise.all(Array.from({ length: 40 }, timed));
     assert.deepEqual([...new Set(all.map((r) => r.status))], [200]);
-    t.diagnostic(`40 concurrent probes answered in ${Math.round(ms)} ms`);
+    // The bound is readiness.storeTimeoutMs (1000 ms by default); 1 s over it for a loaded 2-core machine, as below.
+    const slowest = Math.max(...all.map((r) => r.ms));
+    assert.ok(slowest < STORE_TIMEOUT_MS + 1_000, `the slowest of 40 concurrent probes took ${Math.round(slowest)} ms`);
+    t.diagnostic(`40 concurrent probes, the slowest answered in ${Math.round(slowest)} ms`);
   });
 });
 
