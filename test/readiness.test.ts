@@ -6,6 +6,8 @@ import { apply, clusterStatus, publishRaw, ROOT_KEY, setEntity } from './helpers
 import { BOUNDED, isRunning, sleep, waitFor } from './helpers/wait.js';
 import { freshSchema } from './helpers/volumes.js';
 import { privatePostgresSkip, startPrivatePostgres } from './helpers/private-postgres.js';
+import { KeepAliveClient } from './helpers/keep-alive-client.js';
+import { startHeldUpstream } from './helpers/held-upstream.js';
 import type { Json } from './helpers/json.js';
 
 const DATA_PATH = '/readyz';
@@ -178,6 +180,33 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     assert.ok(slowest < STORE_TIMEOUT_MS + 1_000, `the slowest of 40 concurrent probes took ${Math.round(slowest)} ms`);
     t.diagnostic(`40 concurrent probes, the slowest answered in ${Math.round(slowest)} ms`);
   });
+});
+
+test('a node that stops: its data path reads 503 on connections still open while it drains', BOUNDED, async (t) => {
+  // Regression: the drain did not re-judge readiness, so a keep-alive probe read 200 until the worker exited.
+  const held = await startHeldUpstream(t);
+  const gw = await startGateway(t, { workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY], edit: withDataPath() });
+  await apply(gw, [['cluster', 'held', { targets: [held.target] }], ['route', 'held', { cluster: 'held', pathPrefix: '/held' }]]);
+  const probe = new KeepAliveClient(gw.dataPort);
+  t.after(() => probe.socket.destroy());
+  await waitFor('ready on a kept-alive connection', async () => (await probe.get(DATA_PATH))?.status === 200);
+  // A request in flight keeps the only worker draining (and the probe's connection open) until released.
+  const inflight = request(`${gw.dataUrl}/held/x`, { timeoutMs: 15_000 });
+  await waitFor('the request held upstream', () => held.held() === 1);
+
+  const stopping = gw.stop('SIGTERM', 15_000);
+  const seen: string[] = [];
+  const t0 = performance.now();
+  for (;;) {
+    const a = await probe.get(DATA_PATH, 2_000);
+    seen.push(a ? `${a.status} ${a.body}` : 'closed');
+    if (!a || a.status === 503 || performance.now() - t0 > 3_000) break;
+    await sleep(20);
+  }
+  held.release();
+  assert.equal(seen.at(-1), '503 {"ready":false}', `the probes after SIGTERM: ${seen.join(', ')}`);
+  assert.equal((await inflight).status, 200, 'the held request finished within the drain');
+  assert.equal((await stopping).code, 0);
 });
 
 test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: privatePostgresSkip() }, async (t) => {
