@@ -9,6 +9,7 @@ import { runCli } from './helpers/cli.js';
 import { request } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';
 import { benchRoutes } from '../bench/fixtures.mjs';
+import { TEMPLATE } from '../console/src/entity-templates.js';
 
 type Doc = Record<string, unknown>;
 type Example = [Kind, string, Doc];
@@ -38,6 +39,18 @@ function referenceStateExample(): Example[] {
   const state = parseYaml(block[1]!) as Record<string, Record<string, Doc> | undefined>;
   const sections: [string, Kind][] = [['clusters', 'cluster'], ['routes', 'route'], ['orchs', 'orch']];
   return sections.flatMap(([section, kind]) => Object.entries(state[section] ?? {}).map(([name, doc]): Example => [kind, name, doc]));
+}
+
+/**
+ * The console's templates for a new entity (console/src/entity-templates.ts), with the
+ * template route running the template chain, as an operator starting from them would bind it.
+ */
+function consoleExample(): Example[] {
+  return [
+    ['cluster', 'api', TEMPLATE.cluster],
+    ['route', 'api', { ...TEMPLATE.route, steps: [{ code: 'orch', settings: { ref: 'template' } }] }],
+    ['orch', 'template', TEMPLATE.orch],
+  ];
 }
 
 /** The bench's routes (bench/fixtures.mjs: the five steps every bench run publishes). */
@@ -89,10 +102,11 @@ test('a shared gateway', BOUNDED, async (t) => {
     assert.equal(r.headers['x-stamp'], undefined, 'the node after it did not');
   });
 
-  await t.test('no bundled example (README and docs commands, the config-as-code document, the bench routes) is warned about', async () => {
+  await t.test('no bundled example (README and docs commands, the config-as-code document, the console templates, the bench routes) is warned about', async () => {
     const sources: [string, Example[]][] = [
       ['docs', markdownExamples()],
       ['reference', referenceStateExample()],
+      ['console', consoleExample()],
       ['bench', benchExample()],
     ];
     const sizes = Object.fromEntries(sources.map(([s, e]) => [s, e.length]));
@@ -101,6 +115,9 @@ test('a shared gateway', BOUNDED, async (t) => {
       sources.some(([, e]) => e.some(([kind, , doc]) => kind === 'route' && ((doc.steps as unknown[] | undefined) ?? []).length > 1)),
       'some example has a route with several steps',
     );
+    // A chain is checked only where a route runs it: each source with orch chains binds one.
+    const chained = sources.filter(([, e]) => e.some(([kind]) => kind === 'orch') && e.some(([kind, , doc]) => kind === 'route' && JSON.stringify(doc.steps ?? []).includes('"code":"orch"')));
+    assert.deepEqual(chained.map(([s]) => s), ['reference', 'console'], 'the config-as-code document and the console templates each compile a chain a route runs');
 
     for (const [source, examples] of sources) {
       // A tenant per source, so names do not collide; a tenant's routes must name hosts.

@@ -5,10 +5,14 @@ import { request, type HttpResult } from './helpers/http.js';
 import { apply, clusterStatus, publishRaw, ROOT_KEY, setEntity } from './helpers/admin.js';
 import { BOUNDED, isRunning, sleep, waitFor } from './helpers/wait.js';
 import { freshSchema } from './helpers/volumes.js';
-import { privatePostgresMissing, startPrivatePostgres } from './helpers/private-postgres.js';
+import { privatePostgresSkip, startPrivatePostgres } from './helpers/private-postgres.js';
+import { KeepAliveClient } from './helpers/keep-alive-client.js';
+import { startHeldUpstream } from './helpers/held-upstream.js';
 import type { Json } from './helpers/json.js';
 
 const DATA_PATH = '/readyz';
+/** readiness.storeTimeoutMs's default, what a probe waits on the store at most. */
+const STORE_TIMEOUT_MS = 1_000;
 
 /** The three probes a load balancer or kubelet would make, each on a fresh connection; null: no answer (not listening yet). */
 async function probes(gw: { adminUrl: string; dataUrl: string }) {
@@ -24,8 +28,9 @@ const withDataPath = (storeTimeoutMs?: number) => (c: Record<string, Json>) => {
 test('readiness on a SQLite node: not ready while workers boot or are replaced, ready otherwise; /healthz answers throughout', BOUNDED, async (t) => {
   // Watch the boot: the admin port is bound before the workers are forked.
   const boot: HttpResult[] = [];
-  let booting = true;
   let watcher: Promise<void> = Promise.resolve();
+  // Watched on after the first 200 for this long: a flip back to 503 would show in it.
+  const AFTER_READY_MS = 500;
   const gw: Gateway = await startGateway(t, {
     workers: 2,
     volume: 'virtual://store.db',
@@ -33,16 +38,18 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     edit: withDataPath(),
     onSpawn: (_p, { adminPort }) => {
       watcher = (async () => {
-        while (booting) {
+        // Until the first 200 (the ready line may come first: it waits for the workers, not the store), then the window.
+        const deadline = performance.now() + 15_000;
+        let readyAt: number | undefined;
+        while (readyAt === undefined ? performance.now() < deadline : performance.now() - readyAt < AFTER_READY_MS) {
           const r = await request(`http://127.0.0.1:${adminPort}/readyz`, { timeoutMs: 2_000 }).catch(() => null);
           if (r) boot.push(r);
-          if (r?.status === 200) return;
+          if (r?.status === 200) readyAt ??= performance.now();
           await sleep(5);
         }
       })();
     },
   });
-  booting = false;
   await watcher;
 
   await t.test('while the workers boot, /readyz is 503 and names the workers that are not listening yet', () => {
@@ -52,9 +59,12 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     assert.equal(first.json.ready, false);
     assert.equal(first.json.checks.workers.ok, false);
     assert.match(first.json.checks.workers.detail, /worker \d starting/);
-    // Once 200, it stays 200: no answer flips back during a clean boot.
+    // Once 200, it stays 200: no answer flips back during a clean boot (watched for AFTER_READY_MS).
     const firstReady = boot.findIndex((r) => r.status === 200);
-    if (firstReady >= 0) assert.deepEqual(boot.slice(firstReady).map((r) => r.status), boot.slice(firstReady).map(() => 200));
+    assert.ok(firstReady >= 0, `a 200 during the watch: ${boot.map((r) => r.status).join(' ')}`);
+    const after = boot.slice(firstReady).map((r) => r.status);
+    assert.ok(after.length >= 5, `${after.length} answers watched after the first 200`);
+    assert.deepEqual(after, after.map(() => 200));
   });
 
   await t.test('a healthy node: 200 on both ports, the body says why', async () => {
@@ -82,20 +92,21 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
     const victim = before.workers.find((w) => w.slot === 1)!;
     process.kill(victim.pid!, 'SIGKILL');
     const seen = { admin: [] as string[], data: [] as string[], live: [] as number[] };
+    // Probes only while the worker is replaced: cluster status asks each listening worker and
+    // waits up to 500 ms for one just killed, long enough to miss the whole 503 window.
     await waitFor(
-      'the replacement worker, and /readyz 200 again',
+      '/readyz 503, then 200 again',
       async () => {
-        // The status first: a 200 counts only once asked after the replacement was seen listening.
-        const slot = (await clusterStatus(gw)).workers.find((w) => w.slot === 1)!;
-        const replaced = slot.pid !== victim.pid && slot.state === 'listening' && isRunning(slot.pid!);
         const { live, ready, data } = await probes(gw);
         seen.live.push(live?.status ?? 0);
         if (ready) seen.admin.push(ready.status === 200 ? '200' : `${ready.status} ${ready.json.checks.workers.detail}`);
         if (data) seen.data.push(`${data.status} ${data.text}`);
-        return replaced && ready?.status === 200;
+        return seen.admin.some((a) => a.startsWith('503')) && ready?.status === 200;
       },
       { timeoutMs: 15_000, intervalMs: 10 },
     );
+    const slot = (await clusterStatus(gw)).workers.find((w) => w.slot === 1)!;
+    assert.ok(slot.pid !== victim.pid && slot.state === 'listening' && isRunning(slot.pid!), `slot 1 is served by a replacement: ${JSON.stringify(slot)}`);
     t.diagnostic(`admin /readyz answers: ${[...new Set(seen.admin)].join(' | ')}`);
     assert.ok(seen.admin.some((a) => /^503 worker 1 (exited, respawning|starting)$/.test(a)), `a 503 naming worker 1 among ${seen.admin.join(', ')}`);
     assert.ok(seen.data.includes('503 {"ready":false}'), `the surviving worker answered not ready on the data port: ${[...new Set(seen.data)].join(', ')}`);
@@ -158,17 +169,48 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
   });
 
   await t.test('a flood of probes: every one answers within the bound', async () => {
-    const t0 = performance.now();
-    const all = await Promise.all(Array.from({ length: 40 }, () => request(`${gw.adminUrl}/readyz`, { timeoutMs: 5_000 })));
-    const ms = performance.now() - t0;
+    const timed = async () => {
+      const t0 = performance.now();
+      const r = await request(`${gw.adminUrl}/readyz`, { timeoutMs: 5_000 });
+      return { status: r.status, ms: performance.now() - t0 };
+    };
+    const all = await Promise.all(Array.from({ length: 40 }, timed));
     assert.deepEqual([...new Set(all.map((r) => r.status))], [200]);
-    t.diagnostic(`40 concurrent probes answered in ${Math.round(ms)} ms`);
+    // The bound is readiness.storeTimeoutMs (1000 ms by default); 1 s over it for a loaded 2-core machine, as below.
+    const slowest = Math.max(...all.map((r) => r.ms));
+    assert.ok(slowest < STORE_TIMEOUT_MS + 1_000, `the slowest of 40 concurrent probes took ${Math.round(slowest)} ms`);
+    t.diagnostic(`40 concurrent probes, the slowest answered in ${Math.round(slowest)} ms`);
   });
 });
 
-const pgMissing = privatePostgresMissing();
+test('a node that stops: its data path reads 503 on connections still open while it drains', BOUNDED, async (t) => {
+  // Regression: the drain did not re-judge readiness, so a keep-alive probe read 200 until the worker exited.
+  const held = await startHeldUpstream(t);
+  const gw = await startGateway(t, { workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY], edit: withDataPath() });
+  await apply(gw, [['cluster', 'held', { targets: [held.target] }], ['route', 'held', { cluster: 'held', pathPrefix: '/held' }]]);
+  const probe = new KeepAliveClient(gw.dataPort);
+  t.after(() => probe.socket.destroy());
+  await waitFor('ready on a kept-alive connection', async () => (await probe.get(DATA_PATH))?.status === 200);
+  // A request in flight keeps the only worker draining (and the probe's connection open) until released.
+  const inflight = request(`${gw.dataUrl}/held/x`, { timeoutMs: 15_000 });
+  await waitFor('the request held upstream', () => held.held() === 1);
 
-test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: pgMissing ?? false }, async (t) => {
+  const stopping = gw.stop('SIGTERM', 15_000);
+  const seen: string[] = [];
+  const t0 = performance.now();
+  for (;;) {
+    const a = await probe.get(DATA_PATH, 2_000);
+    seen.push(a ? `${a.status} ${a.body}` : 'closed');
+    if (!a || a.status === 503 || performance.now() - t0 > 3_000) break;
+    await sleep(20);
+  }
+  held.release();
+  assert.equal(seen.at(-1), '503 {"ready":false}', `the probes after SIGTERM: ${seen.join(', ')}`);
+  assert.equal((await inflight).status, 200, 'the held request finished within the drain');
+  assert.equal((await stopping).code, 0);
+});
+
+test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: privatePostgresSkip() }, async (t) => {
   const pg = await startPrivatePostgres(t);
   const bound = 500;
   const gw = await startGateway(t, { workers: 1, volume: pg.volumeUrl(freshSchema()), keys: [ROOT_KEY], edit: withDataPath(bound) });

@@ -10,7 +10,7 @@ import { canonical } from './snapshot.js';
 import { mayName } from './secret-policy.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
 import type { CompileIssueCode } from '../shared/errors.js';
-import { neverRunsWarnings, type RunUnit } from './never-runs-warnings.js';
+import { ChainNeverRuns, groupUnit, neverRunsWarnings, nodeUnit, stepUnit, type RunUnit } from './never-runs-warnings.js';
 
 export const MAX_CHAIN_DEPTH = 4;
 
@@ -32,17 +32,23 @@ interface RawStep {
 }
 
 /**
+ * Where a step is compiled: the chains it is nested in, whether it is under a Continue node
+ * (a chain it binds included), and whether the route runs its steps (a cluster route).
+ */
+interface Place {
+  stack: string[];
+  continued: boolean;
+  runs: boolean;
+}
+
+/**
  * Checks steps against the registry and inlines `orch` chains, for one tenant. Each
  * orch entity's own structure is checked once; references are checked where they are
  * made (missing, cyclic, deeper than MAX_CHAIN_DEPTH chains from the route).
  */
 export class StepCompiler {
   private readonly orders = new Map<string, ChainUnit[] | null>();
-  /**
-   * Per chain, its nodes that never run in every place it was inlined so far: under a
-   * Continue node a refusal no longer ends it, so only the warnings all places agree on stay.
-   */
-  private readonly neverRuns = new Map<string, CompileIssue[]>();
+  private readonly neverRuns = new ChainNeverRuns();
 
   constructor(
     private readonly tenant: string,
@@ -101,28 +107,27 @@ export class StepCompiler {
     const units: RunUnit[] = [];
     let ok = true;
     steps.forEach((s, i) => {
-      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, [], false);
+      const c = this.compileOne(s, owner, `${base}/${i}`, bucket, { stack: [], continued: false, runs });
       if (!c) return void (ok = false);
       out.push(...c);
-      const label = `step ${i} (${stepLabel(s.code, s.settings)})`;
-      units.push({ label, code: s.code, parts: [{ pointer: `${base}/${i}`, label }], steps: c });
+      units.push(stepUnit(base, i, s, c));
     });
     if (ok && runs) this.warnings.push(...neverRunsWarnings(owner, units));
     return ok ? out : null;
   }
 
   /** One step at pointer `at`: a runtime step, or an inlined chain for `orch`. */
-  /** `continued`: inside a node with failureStrategy Continue (a chain it binds included). */
-  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, stack: string[], continued: boolean): CompiledStep[] | null {
+  private compileOne(s: RawStep, owner: Owner, at: string, bucket: string, place: Place): CompiledStep[] | null {
     const codeAt = owner.kind === 'orch' ? `${at}/step` : `${at}/code`;
     const settings = this.checkSettings(owner, at, codeAt, s.code, s.settings);
     if (settings === undefined) return null;
     const b = `${bucket}${at}`;
-    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, stack, continued);
+    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, place);
     return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}` }];
   }
 
-  private inline(ref: string, owner: Owner, at: string, bucket: string, stack: string[], continued: boolean): CompiledStep[] | null {
+  private inline(ref: string, owner: Owner, at: string, bucket: string, place: Place): CompiledStep[] | null {
+    const { stack, continued, runs } = place;
     if (stack.includes(ref)) {
       this.issue(owner, at, 'Compile.Orch.Cycle', `orch ${ref} refers back to itself: ${[...stack, ref].join(' -> ')}`);
       return null;
@@ -143,10 +148,9 @@ export class StepCompiler {
     const node = (i: number) => {
       const n = doc.nodes[i]!;
       const goesOn = n.failureStrategy === 'Continue';
-      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, next, continued || goesOn);
+      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, { stack: next, continued: continued || goesOn, runs });
       return c && goesOn ? c.map(markContinue) : c;
     };
-    const nodePart = (i: number) => ({ pointer: `/nodes/${i}`, label: `node ${doc.nodes[i]!.id} (${stepLabel(doc.nodes[i]!.step, doc.nodes[i]!.settings)})` });
     const out: CompiledStep[] = [];
     const runUnits: RunUnit[] = [];
     for (const u of units) {
@@ -154,8 +158,7 @@ export class StepCompiler {
         const c = node(u.index);
         if (!c) return null;
         out.push(...c);
-        const part = nodePart(u.index);
-        runUnits.push({ label: part.label, code: doc.nodes[u.index]!.step, parts: [part], steps: c });
+        runUnits.push(nodeUnit(doc, u.index, c));
         continue;
       }
       const g = doc.groups![u.index]!;
@@ -170,18 +173,15 @@ export class StepCompiler {
       }
       const group: CompiledStep = { kind: 'group', id: g.id, merge: g.merge ?? 'all', members };
       out.push(group);
-      runUnits.push({ label: `group ${g.id} (${g.merge ?? 'all'})`, code: '', parts: indexes.map(nodePart), steps: [group] });
+      runUnits.push(groupUnit(doc, g.id, g.merge ?? 'all', indexes, group));
     }
-    // Inlined under a Continue node, the chain's own refusals are passed over too.
-    const here = neverRunsWarnings(chain, continued ? runUnits.map((u) => ({ ...u, steps: u.steps.map(markContinue) })) : runUnits);
-    const before = this.neverRuns.get(ref);
-    this.neverRuns.set(ref, before ? before.filter((w) => here.some((h) => h.pointer === w.pointer && h.message === w.message)) : here);
+    if (runs) this.neverRuns.record(ref, runUnits, continued);
     return out;
   }
 
-  /** The chains' nodes that never run, wherever the routes compiled so far inline them. */
+  /** The chains' nodes that never run, wherever the running routes compiled so far inline them. */
   chainWarnings(): CompileIssue[] {
-    return [...this.neverRuns.values()].flat();
+    return this.neverRuns.warnings();
   }
 
   private orderOf(name: string, doc: OrchDoc): ChainUnit[] | null {
@@ -251,12 +251,6 @@ export class StepCompiler {
     const dup = this.issues.some((i) => i.kind === owner.kind && i.name === owner.name && i.pointer === at && i.code === code);
     if (!dup) this.issues.push({ kind: owner.kind, name: owner.name, pointer: at, code, message });
   }
-}
-
-/** A step as a warning names it: its code, or `orch <ref>` for a chain binding. */
-function stepLabel(code: string, settings: unknown): string {
-  const ref = code === 'orch' ? (settings as { ref?: unknown } | undefined)?.ref : undefined;
-  return typeof ref === 'string' ? `orch ${ref}` : code;
 }
 
 /** Continue applies to everything a node expands to (a nested chain included). */

@@ -7,7 +7,7 @@ export const READINESS_REFRESH_MS = 1_000;
 
 /**
  * Keeps the workers' readiness (worker.json `readiness.dataPath`) in step with the node's:
- * re-judged when a worker changes state or acknowledges a generation, when a generation
+ * re-judged when a worker changes state (a drain included) or acknowledges a generation, when a generation
  * starts being served, and after each store check; a worker is sent the verdict only when
  * it differs from the last one it was sent, so a steady node sends nothing.
  */
@@ -30,7 +30,8 @@ export class ReadinessPush {
 
   push(): void {
     const ready = this.readiness.now();
-    for (const s of this.pool.live()) {
+    // Draining workers too: they answer the data path on open connections until they exit.
+    for (const s of this.pool.answering()) {
       const w = s.worker!;
       if (this.told.get(w) === ready) continue;
       this.told.set(w, ready);

@@ -150,6 +150,11 @@ export class WorkerPool implements WorkerPoolView {
     return this.slots.filter((s) => s.worker && s.state === 'listening');
   }
 
+  /** Workers that answer on the data port: listening, or draining the connections they hold. */
+  answering(): WorkerSlot[] {
+    return this.slots.filter((s) => s.worker && (s.state === 'listening' || s.state === 'draining'));
+  }
+
   send(slot: WorkerSlot, msg: ToWorker): void {
     if (slot.worker) this.post(slot.worker, msg);
   }
@@ -190,13 +195,14 @@ export class WorkerPool implements WorkerPoolView {
   /** Drains every worker (stop accepting, finish in-flight), killing stragglers after the grace period. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
-    const exits = this.slots
-      .filter((s) => s.worker)
-      .map((s) => {
-        const w = s.worker!;
-        const starting = s.state === 'starting';
-        s.state = 'draining';
-        return new Promise<void>((resolve) => {
+    const draining = this.slots.filter((s) => s.worker).map((s) => ({ s, w: s.worker!, starting: s.state === 'starting' }));
+    for (const { s } of draining) s.state = 'draining';
+    // Readiness hears of it before any worker gets its drain message (the same IPC channel,
+    // in order), so keep-alive probes of the data path read 503 while the drain runs.
+    this.changed();
+    const exits = draining.map(
+      ({ w, starting }) =>
+        new Promise<void>((resolve) => {
           if (w.isDead()) return resolve();
           w.once('exit', () => resolve());
           // Not listening yet: nothing in flight, and it may not take a drain message yet.
@@ -204,8 +210,8 @@ export class WorkerPool implements WorkerPoolView {
           const kill = setTimeout(() => w.process.kill('SIGKILL'), graceMs + 1000);
           kill.unref();
           this.post(w, { type: 'drain', graceMs });
-        });
-      });
+        }),
+    );
     await Promise.all(exits);
   }
 }

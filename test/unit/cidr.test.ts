@@ -54,12 +54,27 @@ test('only strict addresses: the forms ipaddr.js and proxy-addr also read are re
   for (const ip of ['127.1', '2130706433', '0x7f.0.0.1', '127.0.0.1 ', '']) assert.equal(m(ip), false, JSON.stringify(ip));
 });
 
-test('cachedMatcher keeps answers, bounded', () => {
-  let asked = 0;
-  const m = cachedMatcher((ip) => (asked++, ip === 'a'), 2);
+test('cachedMatcher keeps answers, bounded: a full cache evicts the least recently used address only', () => {
+  const asked: string[] = [];
+  const m = cachedMatcher((ip) => (asked.push(ip), ip === 'a'), 2);
   assert.deepEqual([m('a'), m('a'), m('b')], [true, true, false]);
-  assert.equal(asked, 2);
-  m('c'); // full: emptied first
+  assert.deepEqual(asked, ['a', 'b']);
+  m('c'); // full: b and a kept, a used first, so a goes
+  assert.equal(m('b'), false);
+  assert.deepEqual(asked, ['a', 'b', 'c'], 'b is still kept: one address went, not all');
   assert.equal(m('a'), true);
-  assert.equal(asked, 4);
+  assert.deepEqual(asked, ['a', 'b', 'c', 'a']);
+});
+
+test('cachedMatcher: a client rotating addresses evicts its own, never an address in steady use', () => {
+  const asked: string[] = [];
+  const m = cachedMatcher((ip) => (asked.push(ip), ip.startsWith('10.')), 4);
+  const steady = ['10.0.0.1', '10.0.0.2'];
+  for (const ip of steady) m(ip);
+  for (let i = 0; i < 100; i++) {
+    assert.equal(m(`192.0.2.${i}`), false);
+    for (const ip of steady) assert.equal(m(ip), true);
+  }
+  assert.deepEqual(asked.filter((ip) => steady.includes(ip)), steady, 'each steady address was matched once, then always kept');
+  assert.equal(asked.length, 102);
 });

@@ -55,6 +55,15 @@ test('nothing is warned when the answering step is last, or when the route answe
   assert.deepEqual(fixed.warnings.map((w) => w.code), ['Compile.Route.StepsIgnored']);
 });
 
+test('a chain bound only by a route that answers by itself gets StepsIgnored alone, not NodeNeverRuns on top; a running route binding it still warns', () => {
+  const dbg = orch('dbg', [echo('e'), headers('h')], [['e', 'h']]);
+  const fixed = route('fixed', [bind('dbg')], { directResponse: { statusCode: 200 } });
+  const only = compile({ tenant: 'default', published: [], drafts: [dbg, fixed] });
+  assert.deepEqual(only.issues, []);
+  assert.deepEqual(only.warnings.map((w) => `${w.code} ${w.kind}/${w.name}`), ['Compile.Route.StepsIgnored route/fixed']);
+  assert.deepEqual(neverRuns([dbg, fixed, route('live', [bind('dbg')])]), ['orch/dbg /nodes/1: node h (request-headers) never runs: node e (echo) answers every request before it']);
+});
+
 test('the order is the links\' order, not nodes[]: a node listed after the echo but linked before it runs', () => {
   assert.deepEqual(neverRuns([orch('o', [echo('e'), headers('h')], [['h', 'e']]), route('r', [bind('o')])]), []);
   // Without links the order is nodes[] order.

@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pruneStale } from '../../scripts/package/prune-stale.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
@@ -45,4 +47,28 @@ test('installing the tarball runs no build: the build is prepack, never prepare 
   for (const hook of ['prepare', 'preinstall', 'install']) assert.equal(pkg.scripts[hook], undefined, `no ${hook} script`);
   assert.doesNotMatch(pkg.scripts.postinstall!, /build|tsc|vite/);
   assert.match(pkg.scripts.prepack!, /scripts\/package\/prepack\.mjs/);
+});
+
+test("prepack's prune: after a build into dist/, only the files older than its start go, and folders left empty", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sy-prune-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (rel: string, mtimeS: number) => {
+    mkdirSync(join(dir, posix.dirname(rel)), { recursive: true });
+    writeFileSync(join(dir, rel), rel);
+    utimesSync(join(dir, rel), mtimeS, mtimeS);
+  };
+  const start = 1_800_000_000; // seconds; files at start - 60 predate the build, at start (the same instant) do not
+  write('cli/run.js', start);
+  write('cli/removed-command.js', start - 60);
+  write('gone/old.js', start - 60);
+  write('console/index.html', start + 1);
+  const removed = pruneStale(dir, start * 1000).map((p) => p.slice(dir.length + 1)).sort();
+  assert.deepEqual(removed, ['cli/removed-command.js', 'gone/old.js']);
+  assert.deepEqual(readdirSync(dir, { recursive: true }).map(String).sort(), ['cli', 'cli/run.js', 'console', 'console/index.html']);
+});
+
+test('a shrinkwrap a failed pack left behind is neither committed nor packed again as it stood', () => {
+  assert.match(readFileSync(join(root, '.gitignore'), 'utf8'), /^npm-shrinkwrap\.json$/m);
+  const prepack = readFileSync(join(root, 'scripts/package/prepack.mjs'), 'utf8');
+  assert.ok(prepack.indexOf('rmSync(shrinkwrap') < prepack.indexOf('spawnSync('), 'prepack removes it before building');
 });

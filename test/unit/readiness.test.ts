@@ -1,10 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { workersVerdict, type SlotView } from '../../src/supervisor/readiness.js';
 import { StoreCheck } from '../../src/supervisor/store-check.js';
 import { PgPing } from '../../src/store/pg/pg-ping.js';
 import { shadowedReadyPath } from '../../src/supervisor/ready-path-shadow.js';
+import { openVolume } from '../../src/store/volume.js';
 import type { CompiledGeneration, CompiledRoute } from '../../src/contracts/generation.js';
 
 const quiet = { warn: () => {}, info: () => {} };
@@ -88,6 +92,24 @@ test('PgPing: a PostgreSQL that accepts and never answers fails the ping within 
   await assert.rejects(ping.ping());
   const ms = performance.now() - t0;
   assert.ok(ms < 1_500, `the ping failed after ${ms} ms`);
+});
+
+test('SQLite ping: it reads the volume file, so a file emptied underneath fails it although SQLite still holds the data in memory', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sy-ping-'));
+  const volume = openVolume('virtual://store.db', dir);
+  t.after(() => {
+    volume.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const ping = volume.pinger(1_000);
+  return (async () => {
+    await ping.ping();
+    truncateSync(join(dir, 'store.db'), 0);
+    truncateSync(join(dir, 'store.db-wal'), 0);
+    // The cached pages still answer a query that needs none of the file's; the ping must not.
+    assert.deepEqual(volume.db.prepare('SELECT 1 AS one').get(), { one: 1 });
+    await assert.rejects(ping.ping(), /disk I\/O error/);
+  })();
 });
 
 test('the routes a data-port readiness path shadows: a covering prefix, with its case rule; never a catch-all', () => {

@@ -5,12 +5,7 @@ import { Gate, GatedButton } from '../gate';
 import { go, VIEW_OF_KIND } from '../hash-route';
 import { Designer } from '../designer/Designer';
 import { ClusterHealth } from './ClusterHealth';
-
-const TEMPLATE: Record<Kind, unknown> = {
-  cluster: { targets: ['127.0.0.1:3000'] },
-  route: { cluster: 'api', pathPrefix: '/api' },
-  orch: { nodes: [{ id: 'rate', step: 'rate-limit', settings: { requestsPerSecond: 10, burst: 20 } }], links: [] },
-};
+import { TEMPLATE } from '../entity-templates';
 
 /** Clusters, Routes and Chains: the list with draft/published state, and a JSON editor. */
 export function Entities({ kind, tenant, selected }: { kind: Kind; tenant: string; selected: string | null }) {

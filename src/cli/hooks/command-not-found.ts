@@ -1,24 +1,13 @@
 import type { Hook } from '@oclif/core';
 import askToRun from '@oclif/plugin-not-found';
-
-/**
- * Edit distance between two command ids (insertions, deletions, substitutions). Ours: the
- * plugin's fast-levenshtein is its own dependency, not exported, and not the gateway's.
- */
-export function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
+import levenshtein from 'fast-levenshtein';
 
 /**
  * The known command closest to `id` (its words joined by ":"), if close enough to be what
  * was meant. Each command is compared with as many leading words of `id` as it has: the
- * rest of a mistyped `config st route api` are arguments.
+ * rest of a mistyped `config st route api` are arguments. The edit distance is
+ * fast-levenshtein's (what @oclif/plugin-not-found uses); the bound keeps a word far from
+ * every command (`frobnicate`) without a guess.
  */
 export function closest(id: string, known: readonly string[]): string | null {
   const words = id.split(':');
@@ -26,7 +15,7 @@ export function closest(id: string, known: readonly string[]): string | null {
   let bestDistance = Infinity;
   for (const k of known) {
     const head = words.slice(0, k.split(':').length).join(':');
-    const d = distance(head, k);
+    const d = levenshtein.get(head, k);
     if (d < bestDistance || (d === bestDistance && best !== null && k.length < best.length)) [best, bestDistance] = [k, d];
   }
   return best !== null && bestDistance <= Math.max(2, Math.floor(best.length / 4)) ? best : null;
