@@ -120,6 +120,7 @@ test('limits.chunkedRequestBodies refuse: any Transfer-Encoding gets 411 and a c
   assert.match(refused.text, /^HTTP\/1\.1 411 Length Required\r\n/, refused.text.slice(0, 200));
   assert.match(refused.text, /"code":"Svc\.Data\.LengthRequired"/);
   assert.equal(up.requests.length, before, 'nothing reached the upstream');
+  await limitLines(strict, 'chunkedRequestBodies');
   const served = await rawRequest(strict.dataPort, ['POST /x HTTP/1.1', 'Host: a.test', 'Content-Length: 5', 'Connection: close'], 'hello');
   assert.equal(served.status, 200);
   // The default accepts chunked bodies: a plain one is served.

@@ -5,7 +5,7 @@ import { OpRouter } from './op-router.js';
 import { Redactor } from './redact.js';
 import { capConnectionsPerAddress } from './connection-guard.js';
 import { answerClientErrors } from './client-error.js';
-import { ConnectionBudget } from './connection-budget.js';
+import { attachConnectionBudget } from './connection-budget.js';
 import { serveConsole } from './console-static.js';
 import { AdminCall } from './admin-call.js';
 import type { AdminCallDeps, AdminServerOptions } from './admin-options.js';
@@ -38,7 +38,10 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   });
   const refused = opts.maxConnectionsPerAddress === undefined ? null : capConnectionsPerAddress(server, opts.maxConnectionsPerAddress);
   // After the per-address cap: a connection it refused is not worth evicting another for.
-  if (opts.maxConnections !== undefined) new ConnectionBudget(server, opts.maxConnections, HEAD_TIMEOUT_MS, opts.log);
+  if (opts.maxConnections !== undefined) {
+    const budget = attachConnectionBudget(server, opts.maxConnections, HEAD_TIMEOUT_MS, opts.log);
+    server.on('close', () => budget.close());
+  }
   answerClientErrors(server);
   return server;
 }

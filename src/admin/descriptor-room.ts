@@ -9,15 +9,28 @@ export function reservedDescriptors(limit: number): number {
   return Math.max(64, Math.floor(limit / 8));
 }
 
+/** The floor the cap may dip into the reserve for, so an operator still gets in on a process near its limit. */
+export const CAP_FLOOR = 16;
+/**
+ * Descriptors the cap never takes, whatever the floor: the accept of a connection over the
+ * cap (it is open before another is closed for it) and connections closed but not yet
+ * released.
+ */
+export const CAP_SPARE = 8;
+
 /**
  * How many admin connections fit: `max`, lowered to what the descriptor `limit` leaves
  * once the descriptors that are not admin connections (`others`) and the reserve are
- * counted. Never under 16, so an operator still gets in on a process at its limit.
+ * counted. Below CAP_FLOOR it may take from the reserve up to CAP_FLOOR, but never more
+ * than the free descriptors less CAP_SPARE, and at least 1: a process with fewer than
+ * CAP_SPARE + 1 free descriptors admits one connection and refuses or evicts for the rest.
  * A null limit (unknown, or unlimited): `max`.
  */
 export function admitCap(max: number, limit: number | null, others: number): number {
   if (limit === null) return max;
-  return Math.max(16, Math.min(max, limit - others - reservedDescriptors(limit)));
+  const free = limit - others;
+  const cap = Math.min(max, free - reservedDescriptors(limit));
+  return Math.max(1, cap >= CAP_FLOOR ? cap : Math.min(max, CAP_FLOOR, free - CAP_SPARE));
 }
 
 /** The soft "Max open files" of a /proc/<pid>/limits text; null when absent or unlimited. */

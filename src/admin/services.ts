@@ -57,8 +57,8 @@ export interface Services {
   fleet: FleetView | null;
   /** Fleet-wide rate-limit buckets in worker.json's Redis; null without it. */
   clusterLimits: { readonly downAnswers: { allow: number; deny: number } } | null;
-  /** The node's readiness (/readyz): its workers on the current generation, its store answering. */
-  readiness: { check(): Promise<ReadinessReport> };
+  /** The node's readiness: its workers on the current generation, its store answering; `latest` (/readyz) never waits on the store. */
+  readiness: { check(): Promise<ReadinessReport>; latest(): ReadinessReport };
 }
 
 export interface WorkerPoolView {

@@ -52,6 +52,19 @@ export class Readiness {
     return { ready: workers.ok && store.ok, checks: { workers, store } };
   }
 
+  /**
+   * /readyz's verdict at once, never waiting on the store: the workers now and the store's
+   * latest verdict (a check still within its bound leaves the previous one standing; before
+   * the first, not ready). Starts the next check, shared with every caller (one query at a
+   * time, a verdict reused for STORE_VERDICT_FRESH_MS), so the verdict follows the probes.
+   */
+  latest(): ReadinessReport {
+    void this.store.check();
+    const store = this.store.latest() ?? { ok: false, ms: 0, detail: 'store not checked yet' };
+    const workers = this.workers();
+    return { ready: workers.ok && store.ok, checks: { workers, store } };
+  }
+
   /** From the latest store verdict without waiting (the data-port path's pushes); not ready before the first one. */
   now(): boolean {
     return this.workers().ok && this.store.latest()?.ok === true;

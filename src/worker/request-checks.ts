@@ -16,7 +16,10 @@ export function overLimit(req: HttpRequest, url: string, limits: DataPortLimits,
     events.hit('maxTargetBytes', { length: url.length });
     return 'Svc.Data.TargetTooLong';
   }
-  if (limits.chunkedRequestBodies === 'refuse' && req.getHeader('transfer-encoding') !== '') return 'Svc.Data.LengthRequired';
+  if (limits.chunkedRequestBodies === 'refuse' && req.getHeader('transfer-encoding') !== '') {
+    events.hit('chunkedRequestBodies');
+    return 'Svc.Data.LengthRequired';
+  }
   const length = req.getHeader('content-length');
   if (length !== '' && Number(length) > limits.maxBodyBytes) {
     events.hit('maxBodyBytes', { contentLength: length });

@@ -9,9 +9,13 @@ import { isTenantName } from '../../shared/tenant-name.js';
 
 export const health: OpHandler<Services> = () => ({ ok: true });
 
-/** 503 with the same body when a part is not ready, so a probe needs only the status. */
-export const ready: OpHandler<Services> = async ({ services }) => {
-  const report = await services.readiness.check();
+/**
+ * 503 with the same body when a part is not ready, so a probe needs only the status. Answered
+ * from the latest store verdict: it needs no token, and a call waiting on a stalled store
+ * would hold an admin connection the cap cannot close.
+ */
+export const ready: OpHandler<Services> = ({ services }) => {
+  const report = services.readiness.latest();
   return new Reply(report.ready ? 200 : 503, report);
 };
 
@@ -27,7 +31,7 @@ export const whoami: OpHandler<Services> = ({ identity }) => ({
 /**
  * Each worker's `connections` and `generations` (the current one first, then each replaced
  * one still draining) are asked of the workers per call; one that does not answer in time
- * is shown without them. `readiness` is /readyz's body.
+ * is shown without them. `readiness` is /readyz's body, after a fresh store check (the caller holds a token).
  */
 export const clusterStatus: OpHandler<Services> = async ({ services }) => {
   const [loads, readiness] = await Promise.all([services.workerLoad.ask(), services.readiness.check()]);
