@@ -2,7 +2,7 @@ import type { Worker } from 'node:cluster';
 import type { Readiness } from './readiness.js';
 import type { WorkerPool } from './worker-pool.js';
 
-/** How often the store is asked while the data port answers readiness (nobody else may be asking). */
+/** How often the store is asked: /readyz reads the latest verdict and never waits for one. */
 export const READINESS_REFRESH_MS = 1_000;
 
 /**

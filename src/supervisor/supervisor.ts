@@ -131,12 +131,14 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const storePing = volume.pinger(config.readiness.storeTimeoutMs);
   const readiness = new Readiness(() => pool.slots, () => publisher.currentId(), new StoreCheck(storePing, config.readiness.storeTimeoutMs, log));
   const readyPath = config.readiness.dataPath;
-  const push = readyPath === undefined ? null : new ReadinessPush(readiness, pool);
+  // The store is asked every second whether or not the data port answers readiness, so /readyz
+  // (which never waits on the store) reads a verdict at most a second old.
+  const push = new ReadinessPush(readiness, pool);
   publisher.onServed = (gen) => {
     outliers.update(gen.payload);
     health.update(gen.payload);
     dataMetrics.keepOnly(servedKeys(gen.payload));
-    push?.push(); // not ready until every worker acknowledged it
+    push.push(); // not ready until every worker acknowledged it
     if (readyPath !== undefined) for (const r of shadowedReadyPath(gen.payload, readyPath)) log.warn({ route: r, path: readyPath }, 'readiness.dataPath: the data port answers this path itself; the route never sees it');
   };
   pool.onWorkerMessage((_slot, msg) => {
@@ -199,7 +201,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     `admin=http://${bracketed(adminAddr.host)}:${adminAddr.port} workers=${workers} generation=${publisher.currentId()}`;
   keyUsage.start();
   fleet?.start();
-  push?.start();
+  push.start();
   outliers.update(publisher.current()?.payload ?? null);
   health.update(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
@@ -213,7 +215,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   purge.unref();
   const beforeClose = async () => {
     await fleet?.stop();
-    push?.stop();
+    push.stop();
     storePing.close();
     clusterLimits?.close();
     clearInterval(purge);
