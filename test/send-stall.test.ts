@@ -94,7 +94,7 @@ test('a client that stops reading is closed after limits.sendTimeoutMs: 499 in t
     ['whole', 'a whole body (an answer the cache step gathered)', WHOLE, ''],
   ] as const;
   for (const [route, what, size, extra] of cases) {
-    await t.test(what, async () => {
+    await t.test(what, async (st) => {
       const path = `/${route}/stalled`;
       const headers = `x-up-stream-bytes: ${size}\r\n${extra}`;
       const stalled = await readHeadThenStop(gw.dataPort, path, headers);
@@ -106,6 +106,7 @@ test('a client that stops reading is closed after limits.sendTimeoutMs: 499 in t
       const line = await accessLine(gw, path);
       const afterMs = Date.now() - stalled.at;
       assert.equal(line.status, 499, 'the client did not take the answer');
+      st.diagnostic(`ended ${afterMs} ms after the head reached the client`);
       // The wait starts once the socket buffers are full; the bound ends it, not the 256 MiB.
       assert.ok(afterMs >= SEND_TIMEOUT_MS - 100 && afterMs < SEND_TIMEOUT_MS + 5_000, `ended after ${afterMs} ms`);
 
