@@ -29,7 +29,8 @@ export interface ExchangeOwner {
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
  *  - response bodies go through tryEnd/write + onWritable (backpressure); no non-optional
  *    write is larger than uWS's cork buffer (cork-room.ts), and nothing is written from
- *    inside a writable callback but the tail that callback is for;
+ *    inside a writable callback but the tail that callback is for; a write held by
+ *    backpressure waits at most limits.sendTimeoutMs for the client to take a byte (send-stall.ts);
  *  - request bodies go through onData + pause/resume (backpressure);
  *  - nothing is written after an abort or after the end;
  *  - no exception escapes into uWS (DataServer wraps each handler).
