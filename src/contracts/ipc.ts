@@ -43,6 +43,7 @@ export interface DataPortLimits {
   headerTimeoutMs: number;
   idleTimeoutS: number;
   bodyTimeoutMs: number;
+  sendTimeoutMs: number;
   maxHeadBytes: number;
   maxTargetBytes: number;
   maxBodyBytes: number;

@@ -7,6 +7,7 @@ export const LIMIT_DEFAULTS = {
   headerTimeoutMs: 10_000,
   idleTimeoutS: 30,
   bodyTimeoutMs: 30_000,
+  sendTimeoutMs: 30_000,
   maxHeadBytes: 16_384,
   maxTargetBytes: 8_192,
   maxBodyBytes: 100 * 1024 * 1024,
@@ -26,6 +27,8 @@ export const LimitsSchema = v.optional(
     idleTimeoutS: v.optional(Whole(1, 3_600), LIMIT_DEFAULTS.idleTimeoutS),
     /** The longest wait between two pieces of a request body (408, close). */
     bodyTimeoutMs: v.optional(Whole(100, 3_600_000), LIMIT_DEFAULTS.bodyTimeoutMs),
+    /** The longest a response write may wait on a client that takes none of its bytes (close; the request ends 499). */
+    sendTimeoutMs: v.optional(Whole(100, 3_600_000), LIMIT_DEFAULTS.sendTimeoutMs),
     /** Request line and headers together (431, by uWS). */
     maxHeadBytes: v.optional(Whole(1_024, 1_048_576), LIMIT_DEFAULTS.maxHeadBytes),
     /** The request target, path and query (414). */

@@ -13,6 +13,7 @@
 // with the head it goes out with, each in its own cork; larger whole bodies go through
 // tryEnd (test/unit/exchange-writes.test.ts, test/streaming-small-socket-buffers.test.ts).
 import type { HttpResponse } from './uws.js';
+import type { SendStall } from './send-stall.js';
 
 /** uWS's LoopData::CORK_BUFFER_SIZE. */
 export const CORK_BUFFER = 16 * 1024;
@@ -45,9 +46,10 @@ const MIN_PIECE = 1024;
  * A chunk of a chunked body (after `head`, when the response's head is still to go),
  * in pieces that each fit the cork buffer, one cork each: uWS's write() has no optional
  * form. Pieces after a refused one join uWS's backpressure buffer in order. Returns
- * false under backpressure; `onDrain` then runs once the socket is writable again.
+ * false under backpressure, with `stall` started; `onDrain` then runs once the socket is
+ * writable again.
  */
-export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void): boolean {
+export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void, stall: SendStall): boolean {
   let room = corkRoom(head === null ? 0 : head.length);
   if (head !== null && room < MIN_PIECE) {
     const alone = head;
@@ -65,8 +67,10 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
       if (!res.write(piece)) ok = false;
     });
   }
-  if (!ok) res.onWritable(() => drainAndResume(res, onDrain));
-  return ok;
+  if (ok) return true;
+  stall.held(res.getWriteOffset());
+  res.onWritable(() => drainAndResume(res, onDrain, stall));
+  return false;
 }
 
 /**
@@ -76,7 +80,8 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
  * keep polling while some is left). The producer resumes after the callback, never
  * inside it (see Exchange.write).
  */
-function drainAndResume(res: HttpResponse, onDrain: () => void): boolean {
+function drainAndResume(res: HttpResponse, onDrain: () => void, stall: SendStall): boolean {
+  stall.clear(); // the client took bytes: what waits next is the producer
   res.cork(noop);
   setImmediate(onDrain);
   return true;
@@ -86,17 +91,20 @@ const noop = (): void => {};
 
 /**
  * A whole body with its head, sent with tryEnd and retried from uWS's offset when the
- * socket can take more; `ended` runs once its last byte went out.
+ * socket can take more; `ended` runs once its last byte went out. `stall` runs while the
+ * rest waits for the client.
  */
-export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer, ended: () => void): void {
+export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer, ended: () => void, stall: SendStall): void {
   res.cork(() => {
     res.writeStatus(head);
     const start = res.getWriteOffset();
     const [, done] = res.tryEnd(body, body.length);
     if (done) return ended();
+    stall.held(res.getWriteOffset());
     res.onWritable((offset) => {
       const [sent, finished] = res.tryEnd(body.subarray(offset - start), body.length);
       if (finished) ended();
+      else stall.held(res.getWriteOffset());
       return sent;
     });
   });

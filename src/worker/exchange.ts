@@ -11,6 +11,7 @@ import type { LimitEvents } from './limit-events.js';
 import type { RouteMeter } from './observe/meters.js';
 import type { RequestTrace } from './observe/request-trace.js';
 import { finalStatus } from './final-status.js';
+import { SendStall } from './send-stall.js';
 
 /** Who is told when an exchange ended (its RequestLife): its final status is then decided. */
 export interface ExchangeOwner {
@@ -28,7 +29,8 @@ export interface ExchangeOwner {
  *  - a response head (status line and headers) goes out in one writeStatus call (headBlock);
  *  - response bodies go through tryEnd/write + onWritable (backpressure); no non-optional
  *    write is larger than uWS's cork buffer (cork-room.ts), and nothing is written from
- *    inside a writable callback but the tail that callback is for;
+ *    inside a writable callback but the tail that callback is for; a write held by
+ *    backpressure waits at most limits.sendTimeoutMs for the client to take a byte (send-stall.ts);
  *  - request bodies go through onData + pause/resume (backpressure);
  *  - nothing is written after an abort or after the end;
  *  - no exception escapes into uWS (DataServer wraps each handler).
@@ -42,6 +44,8 @@ export class Exchange extends ExchangeRequest {
   /** Part of a known-length chunk waits for the socket (tryEnd was short; onWritable retries it). */
   private tailPending = false;
   private abortHooks: (() => void)[] | null = null;
+  /** limits.sendTimeoutMs over a write held by backpressure; made on first need. */
+  private stall: SendStall | null = null;
   /** A WebSocket handshake's uWS context (set by DataServer's upgrade handler, needed by res.upgrade); null on any other request. */
   upgradeContext: us_socket_context_t | null = null;
   // What the metrics and the access log read when the exchange ends (observe/observer.ts).
@@ -81,19 +85,40 @@ export class Exchange extends ExchangeRequest {
     proxies: TrustedProxies,
     /** The data port, as X-Forwarded-Port gives it ('' when unknown). */
     localPort: string,
-    limits: DataPortLimits,
-    events: LimitEvents,
+    private readonly limits: DataPortLimits,
+    private readonly events: LimitEvents,
     /** How the request came: X-Forwarded-Proto. */
     scheme: 'http' | 'https' = 'http',
   ) {
     super(res, req, method, path, proxies, localPort, scheme);
     this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted, limits, events);
     if (this.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
-    res.onAborted(() => {
-      this.aborted = true;
-      this.finish();
-      if (this.abortHooks) for (const h of this.abortHooks) h();
-    });
+    res.onAborted(() => this.clientLeft());
+  }
+
+  /** uWS's abort: the client went away (or the gateway closed on it) before the response ended. */
+  private clientLeft(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.finish();
+    if (this.abortHooks) for (const h of this.abortHooks) h();
+  }
+
+  /** The stall bound of this response's held writes (send-stall.ts). */
+  private get sendStall(): SendStall {
+    return (this.stall ??= new SendStall(this.limits.sendTimeoutMs, () => this.stalled()));
+  }
+
+  /**
+   * The client took no byte of a held write for limits.sendTimeoutMs: the connection is
+   * closed, and the request ends as one whose client did not take the answer (499); the
+   * abort hooks cut its upstream.
+   */
+  private stalled(): void {
+    if (this.aborted || this.hasEnded) return;
+    this.events.hit('sendTimeout', { timeoutMs: this.limits.sendTimeoutMs, sent: this.bytesSent });
+    this.res.close();
+    this.clientLeft(); // when uWS did not call the abort handler from close()
   }
 
   /** Request body bytes read from the client. */
@@ -169,7 +194,7 @@ export class Exchange extends ExchangeRequest {
       // tryEnd cannot close the connection, so the head asks the client to. The response
       // completed once its last byte went out: a client leaving before that ends it with 499.
       this.done = true; // nothing more is written; the exchange ends with the last byte
-      endWithTryEnd(this.res, close ? `${head}\r\nconnection: close` : head, typeof body === 'string' ? Buffer.from(body) : body, () => this.finish());
+      endWithTryEnd(this.res, close ? `${head}\r\nconnection: close` : head, typeof body === 'string' ? Buffer.from(body) : body, () => this.finish(), this.sendStall);
     }
   }
 
@@ -234,7 +259,7 @@ export class Exchange extends ExchangeRequest {
     const mayClose = !this.headFlushed;
     const head = this.takeHead();
     this.bytesSent += chunk.length;
-    if (total === null) return writeChunked(this.res, chunk, head, onDrain);
+    if (total === null) return writeChunked(this.res, chunk, head, onDrain, this.sendStall);
     const res = this.res;
     let ok = true;
     res.cork(() => {
@@ -253,6 +278,8 @@ export class Exchange extends ExchangeRequest {
       if (sent) return;
       ok = false;
       this.tailPending = true;
+      const stall = this.sendStall;
+      stall.held(res.getWriteOffset());
       res.onWritable((offset) => {
         // uWS keeps calling this until another onWritable replaces it: once this chunk is
         // out, a later writable event has nothing of it to send.
@@ -261,6 +288,8 @@ export class Exchange extends ExchangeRequest {
         const [retried, done] = res.tryEnd(chunk.subarray(offset - start), total);
         if (retried || done) this.tailPending = false;
         if (done) this.finish();
+        else if (retried) stall.clear(); // what waits next is the producer, not the client
+        else stall.held(res.getWriteOffset());
         // The producer resumes after this callback, never inside it: uWS puts the callback
         // it is running back over any onWritable registered meanwhile, so the next chunk's
         // would be lost and its unsent tail skipped (test/streaming-small-socket-buffers).
@@ -335,6 +364,7 @@ export class Exchange extends ExchangeRequest {
     if (this.hasEnded) return;
     this.hasEnded = true;
     this.done = true;
+    this.stall?.clear();
     this.finalStatus = finalStatus(this.status, this.aborted, this.cutStatus);
     this.onFinish(this);
     this.owner?.exchangeEnded();

@@ -22,7 +22,7 @@ import { withTraceId } from '../steps/reply.js';
  * 4. upstreamRequest  headers built once, the body read ahead or streamed, attempts dispatched (proxy.ts, forwarding.ts)
  * 5. upstreamResponse the answer relayed as it comes, response hooks on its head (relay-handler.ts)
  * 6. responseSteps    collectors (cache, compression) get the whole answer before it is sent (collect-handler.ts)
- * 7. log              the done hooks, once, with the status sent (RequestLife.finish)
+ * 7. log              the done hooks, once, with the final status (RequestLife.exchangeEnded)
  */
 
 /** 1. The route's terminal, or the NoRoute envelope (written from the uWS callback: no life). */
@@ -50,6 +50,8 @@ export function requestSteps(life: RequestLife, run: StepRun, forward: (life: Re
 function stepAnswered(life: RequestLife, o: StepReply): void {
   const flow = life.flow!;
   flow.discardBody();
+  // A count of the step's decision, with the status it answered: how the request ended
+  // (499 if its client left before the refusal was written) is switchyard_requests_total's.
   if (o.served !== true && life.env.metrics !== null && life.ex.meter !== null) life.env.metrics.rejected(life.ex.meter, flow.answeredBy ?? 'group', o.status);
   const head = flow.replyHead(o);
   life.reply(head.status, withTraceId(o, life.traceId()), head.headers);

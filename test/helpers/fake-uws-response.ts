@@ -123,7 +123,11 @@ export class FakeUwsResponse {
     this.ended = true;
     return this;
   }
+  /** The gateway closed the connection: uWS calls the abort handler of a response not ended. */
+  closed = false;
   close(): this {
+    this.closed = true;
+    this.abort();
     return this;
   }
   pause(): void {}

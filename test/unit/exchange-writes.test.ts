@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setImmediate as tick } from 'node:timers/promises';
+import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import { Exchange } from '../../src/worker/exchange.js';
 import { CORK_BUFFER } from '../../src/worker/cork-room.js';
 import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
@@ -17,10 +17,11 @@ import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
 //  - the next Content-Length chunk written from inside uWS's writable callback, whose
 //    own callback uWS then dropped, so that chunk's unsent tail was skipped.
 
-function exchange(room: number) {
+function exchange(room: number, sendTimeoutMs: number = LIMIT_DEFAULTS.sendTimeoutMs) {
   const res = new FakeUwsResponse(room);
   let finished = 0;
-  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
+  const limits = { ...LIMIT_DEFAULTS, sendTimeoutMs };
+  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', limits, new LimitEvents(createLogger('silent')));
   return { res, ex, finished: () => finished };
 }
 
@@ -84,6 +85,48 @@ test('a large whole body ends the exchange with its last byte: 200 once sent, 49
   left.res.abort();
   assert.deepEqual([left.ex.ended, left.ex.finalStatus, left.finished()], [true, 499, 1]);
   assert.equal(Buffer.concat(left.res.body).toString(), 'x'.repeat(6000), 'no second answer was written');
+});
+
+test('a held write the client takes nothing of for sendTimeoutMs closes the connection (499); one the client keeps taking from completes', async () => {
+  const stuck = exchange(3000, 40);
+  stuck.ex.sendHead(200, 'x'.repeat(40_000), []);
+  await sleep(100);
+  assert.deepEqual([stuck.res.closed, stuck.ex.finalStatus, stuck.finished()], [true, 499, 1]);
+
+  // Each writable event that took bytes renews the wait: 40 drains 20 ms apart outlast 300 ms.
+  const slow = exchange(1000, 300);
+  slow.ex.sendHead(200, 'x'.repeat(40_000), []);
+  while (!slow.res.ended) {
+    await sleep(20);
+    slow.res.drain(1000);
+  }
+  assert.deepEqual([slow.res.closed, slow.ex.finalStatus], [false, 200]);
+
+  // A writable event that took nothing (uWS may call one spuriously) does not.
+  const spurious = exchange(3000, 60);
+  spurious.ex.sendHead(200, 'x'.repeat(40_000), []);
+  for (let i = 0; i < 6; i++) {
+    await sleep(20);
+    if (!spurious.res.closed) spurious.res.drain(0);
+  }
+  assert.deepEqual([spurious.res.closed, spurious.ex.finalStatus], [true, 499]);
+
+  // A streamed chunk: Content-Length and chunked alike; a producer that waits on its upstream is not the client's stall.
+  for (const total of [64 * 1024, null]) {
+    const held = exchange(3000, 40);
+    held.ex.writeHead(200, 'OK', []);
+    assert.equal(held.ex.write(bytes(20_000), total, () => {}), false);
+    await sleep(100);
+    assert.deepEqual([held.res.closed, held.ex.finalStatus], [true, 499], `total ${total}`);
+
+    // Once the client took the held chunk, the wait is the producer's (its upstream's), not the client's.
+    const taken = exchange(3000, 40);
+    taken.ex.writeHead(200, 'OK', []);
+    assert.equal(taken.ex.write(bytes(20_000), total, () => {}), false);
+    taken.res.drain(30_000);
+    await sleep(100);
+    assert.deepEqual([taken.res.closed, taken.ex.ended], [false, false], `total ${total}: nothing is held`);
+  }
 });
 
 test('Content-Length chunks under backpressure: every byte arrives once and in order', async () => {

@@ -132,6 +132,12 @@ test('a key has exactly one of token, tokenSha256, tokenEnv', () => {
   assert.deepEqual(load(hashed).loaded.warnings, [], 'a hashed token draws no warning');
 });
 
+test('limits.sendTimeoutMs: 30 s unless set, 100 ms to an hour, whole milliseconds', () => {
+  assert.equal(load(base()).loaded.config!.limits.sendTimeoutMs, 30_000);
+  assert.equal(load({ ...base(), limits: { sendTimeoutMs: 100 } }).loaded.config!.limits.sendTimeoutMs, 100);
+  for (const v of [99, 3_600_001, 1.5, '1000']) assert.deepEqual([...new Set(paths({ ...base(), limits: { sendTimeoutMs: v } }))], ['limits.sendTimeoutMs'], String(v));
+});
+
 test('a tokenEnv that is unset (or empty) is an error naming the key field', () => {
   assert.deepEqual(paths(base(), {}), ['admin.keys.0.tokenEnv']);
   assert.deepEqual(paths(base(), { ROOT_TOKEN: '' }), ['admin.keys.0.tokenEnv']);

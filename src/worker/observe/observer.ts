@@ -1,5 +1,4 @@
 import type { Exchange } from '../exchange.js';
-import { finalStatus } from '../final-status.js';
 import type { StaticReply } from '../response-head.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import type { DataMetrics } from './data-metrics.js';
@@ -51,8 +50,9 @@ export class RequestObserver {
   /** A fixed answer written from the request callback (uWS's req and res are still valid). */
   fixedAnswered(r: StaticReply, req: HttpRequest, res: HttpResponse, method: string, path: string, requestId: string, client: (peer: string, req: HttpRequest) => string): void {
     const sent = method === 'HEAD' ? 0 : r.bodyBytes;
-    // Written whole within the callback, while the client is known to be there.
-    const status = finalStatus(r.status, false);
+    // No Exchange, so no decision (final-status.ts): written whole within the callback, while
+    // the client is known to be there, and nothing follows that could cut it.
+    const status = r.status;
     if (this.counting) this.meters.ended(r.meter ?? this.meters.unmatched, method, status, 0, 0, sent);
     // A request not sampled costs no record: its headers and peer address are not read.
     if (this.sink !== null && this.sink.sampled()) this.sink.write(new FixedRecord(r, status, req, res, method, path, requestId, sent, client));
