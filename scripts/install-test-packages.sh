@@ -6,12 +6,14 @@
 #  - nginx-light: a real nginx upstream in the path-normalisation matrix (test/paths-*.test.ts)
 #    and the reverse proxy the HTTP conformance suite compares the gateway with.
 #    Debian's package would start a service on port 80; a policy-rc.d that says no keeps it down.
+#  - php-cli: a real PHP upstream (`php -S`) in the query-credential matrix, reading `$_GET`.
 # Used by .ci/run and `npm test` (pretest); needs root or sudo when something is missing.
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+[ -x /usr/bin/php ] || missing+=(php-cli)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -2,33 +2,47 @@ import { semicolonPairs, type QueryPair } from './url-query.js';
 
 /**
  * A name as any common upstream might take it for another: lower case (nginx's `$arg_name`
- * matches raw names case-insensitively), leading spaces dropped, and `.` and space as `_`
- * and the part before `[` (PHP's `$_GET` reads `api.key`, `api key` and `api_key[]` as `api_key`).
+ * matches raw names case-insensitively; ASP.NET's query collection ignores case), `%uXXXX`
+ * decoded (.NET Framework's HttpUtility), and as PHP's `$_GET` registers it
+ * (php_register_variable_ex): cut at a NUL, leading spaces dropped, `.` and space as `_`;
+ * at the first `[`, the part before it when a `]` follows (`api_key[]` is the array
+ * `api_key`), else that `[` as `_` and every later space, `.` or `[` too (`api[key` is `api_key`).
  */
 export function foldName(name: string): string {
-  let s = name.replace(/^ +/, '').toLowerCase();
+  let s = name.indexOf('%') === -1 ? name : name.replace(PERCENT_U, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const nul = s.indexOf('\0');
+  if (nul !== -1) s = s.slice(0, nul);
+  s = s.replace(/^ +/, '').toLowerCase();
   const bracket = s.indexOf('[');
-  if (bracket > 0) s = s.slice(0, bracket);
+  if (bracket > 0) s = s.indexOf(']', bracket + 1) !== -1 ? s.slice(0, bracket) : `${s.slice(0, bracket)}_${s.slice(bracket + 1).replace(/[ .[]/g, '_')}`;
   return s.replace(/[ .]/g, '_');
 }
+
+/** .NET Framework's non-standard escape of one UTF-16 unit. */
+const PERCENT_U = /%u([0-9a-f]{4})/gi;
 
 /**
  * Whether `s.slice(0, end)` folds to `want` (foldName's result), compared in place: most
  * names differ at their first characters, and no name is copied (a hostile 8 KiB query of
- * 1,638 pairs took 827 µs to parse and scan with foldName per name, 178 µs this way).
+ * 1,638 pairs took 827 µs to parse and scan with foldName per name, 178 µs this way). A
+ * name with what only foldName reads right (`%`, `[`, NUL, non-ASCII) takes the slow way.
  */
 function foldsTo(s: string, end: number, want: string): boolean {
   let i = 0;
   while (i < end && s.charCodeAt(i) === 0x20) i++;
   if (end - i < want.length) return false;
+  const slow = () => foldName(s.slice(0, end)) === want;
   for (let j = 0; j < want.length; j++, i++) {
     let c = s.charCodeAt(i);
-    if (c > 0x7f) return foldName(s.slice(0, end)) === want; // non-ASCII case folding (the Kelvin sign is a k): the slow way
+    if (c > 0x7f || c === 0x25 || c === 0x5b || c === 0) return slow(); // non-ASCII case folding (the Kelvin sign is a k), %u, PHP's `[` and NUL
     if (c >= 0x41 && c <= 0x5a) c += 0x20;
     else if (c === 0x20 || c === 0x2e) c = 0x5f;
     if (c !== want.charCodeAt(j)) return false;
   }
-  return i === end || (s.charCodeAt(i) === 0x5b && i > 0);
+  if (i === end) return true;
+  const next = s.charCodeAt(i);
+  // NUL ends the name to PHP; `api_key[…]` is the array api_key, `api_key[x` the name api_key_x.
+  return next === 0 || ((next === 0x5b || next === 0x25) && slow());
 }
 
 /** What a query holds of a credential parameter, under every reading an upstream may make of it. */
@@ -47,8 +61,8 @@ const NONE: CredentialScan = { segments: [], count: 0, ambiguous: false, value: 
 
 /**
  * Builds, once per step, the test for a credential parameter named `name`: a pair reads
- * as it when its decoded name (URLSearchParams, node:querystring, fastify) or its raw name
- * (nginx) folds to the same as `name`, and a segment carries it when it or any of its
+ * as it when its decoded name (URLSearchParams, node:querystring, fastify, PHP) or its raw
+ * name (nginx, .NET's `%u`) folds to the same as `name`, and a segment carries it when it or any of its
  * `;`-separated parts (Go before 1.17, Python's old cgi, Rack) is such a pair.
  */
 export function credentialScanner(name: string): (pairs: readonly QueryPair[]) => CredentialScan {
