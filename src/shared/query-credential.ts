@@ -60,19 +60,29 @@ export interface CredentialScan {
 const NONE: CredentialScan = { segments: [], count: 0, ambiguous: false, value: null };
 
 /**
- * Builds, once per step, the test for a credential parameter named `name`: a pair reads
- * as it when its decoded name (URLSearchParams, node:querystring, fastify, PHP) or its raw
- * name (nginx, .NET's `%u`) folds to the same as `name`, and a segment carries it when it or any of its
- * `;`-separated parts (Go before 1.17, Python's old cgi, Rack) is such a pair.
+ * The test, built once, of whether a pair reads as one of the parameters `names`: its
+ * decoded name (URLSearchParams, node:querystring, fastify, PHP) or its raw name (nginx,
+ * .NET's `%u`) folds to the same as one of them. key-auth and the access logs' redaction
+ * judge names by it alike.
+ */
+export function credentialNames(names: readonly string[]): (p: QueryPair) => boolean {
+  const wants = [...new Set(names.map(foldName))];
+  return (p) => {
+    if (p.raw === '') return false;
+    const eq = p.raw.indexOf('=');
+    const rawEnd = eq === -1 ? p.raw.length : eq;
+    for (const want of wants) if (foldsTo(p.name, p.name.length, want) || foldsTo(p.raw, rawEnd, want)) return true;
+    return false;
+  };
+}
+
+/**
+ * Builds, once per step, the scan for a credential parameter named `name`: a pair reads as
+ * it by credentialNames, and a segment carries it when it or any of its `;`-separated parts
+ * (Go before 1.17, Python's old cgi, Rack) is such a pair.
  */
 export function credentialScanner(name: string): (pairs: readonly QueryPair[]) => CredentialScan {
-  const want = foldName(name);
-  const readsAs = (p: QueryPair): boolean => {
-    if (p.raw === '') return false;
-    if (foldsTo(p.name, p.name.length, want)) return true;
-    const eq = p.raw.indexOf('=');
-    return foldsTo(p.raw, eq === -1 ? p.raw.length : eq, want);
-  };
+  const readsAs = credentialNames([name]);
   return (pairs) => {
     let segments: number[] | null = null;
     let count = 0;
