@@ -25,16 +25,16 @@ const PERCENT_U = /%u([0-9a-f]{4})/gi;
  * Whether `s.slice(0, end)` folds to `want` (foldName's result), compared in place: most
  * names differ at their first characters, and no name is copied (a hostile 8 KiB query of
  * 1,638 pairs took 827 µs to parse and scan with foldName per name, 178 µs this way). A
- * name with what only foldName reads right (`%`, `[`, NUL, non-ASCII) takes the slow way.
+ * name with what only foldName reads right (`%u`, `[`, NUL, non-ASCII) takes the slow way
+ * where its start matched: 8 KiB of `api%u005Fk=1` pairs scan in 0.75–0.95 ms (parsing them takes 5 ms).
  */
 function foldsTo(s: string, end: number, want: string): boolean {
   let i = 0;
   while (i < end && s.charCodeAt(i) === 0x20) i++;
   if (end - i < want.length) return false;
-  const slow = () => foldName(s.slice(0, end)) === want;
   for (let j = 0; j < want.length; j++, i++) {
     let c = s.charCodeAt(i);
-    if (c > 0x7f || c === 0x25 || c === 0x5b || c === 0) return slow(); // non-ASCII case folding (the Kelvin sign is a k), %u, PHP's `[` and NUL
+    if (c > 0x7f || c === 0x5b || c === 0 || percentU(s, i)) return foldName(s.slice(0, end)) === want; // non-ASCII case folding (the Kelvin sign is a k), PHP's `[` and NUL, .NET's %u
     if (c >= 0x41 && c <= 0x5a) c += 0x20;
     else if (c === 0x20 || c === 0x2e) c = 0x5f;
     if (c !== want.charCodeAt(j)) return false;
@@ -42,8 +42,11 @@ function foldsTo(s: string, end: number, want: string): boolean {
   if (i === end) return true;
   const next = s.charCodeAt(i);
   // NUL ends the name to PHP; `api_key[…]` is the array api_key, `api_key[x` the name api_key_x.
-  return next === 0 || ((next === 0x5b || next === 0x25) && slow());
+  return next === 0 || ((next === 0x5b || percentU(s, i)) && foldName(s.slice(0, end)) === want);
 }
+
+/** Whether `s` has `%u` at `i` (a `%` otherwise is no escape foldName reads). */
+const percentU = (s: string, i: number) => s.charCodeAt(i) === 0x25 && (s.charCodeAt(i + 1) | 0x20) === 0x75;
 
 /** What a query holds of a credential parameter, under every reading an upstream may make of it. */
 export interface CredentialScan {
