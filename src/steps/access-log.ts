@@ -18,7 +18,7 @@ const SENSITIVE = /key|token|secret|pass|auth|sig|session|cookie|credential|code
 export const accessLog = defineStep({
   code: 'access-log',
   summary: 'Log one line per request of this route (sampled), with status and duration',
-  details: 'A line holds `route`, `method`, `path`, `query`, `status`, `ms`, `client` (the client address: the socket peer, or behind a proxy in worker.json `trustedProxies` the client it reports in X-Forwarded-For), `peer` (the socket peer), the chosen `headers` and `requestId` when `request-id` set one.',
+  details: 'A line holds `route`, `method`, `path`, `query`, `status`, `ms`, `client` (the client address: the socket peer, or behind a proxy in worker.json `trustedProxies` the client it reports in X-Forwarded-For), `peer` (the socket peer), the chosen `headers` and `requestId` when `request-id` set one. Values of query parameters and chosen headers whose names look like credentials (`key`, `token`, `secret`, …), or that `redact` names, are written `[redacted]`; a `redact` name covers every query name `key-auth` would read as it (`api.key`, `api_key[]`, `api%5Fkey` for `api_key`).',
   statuses: [],
   example: { sampleRate: 0.1, headers: ['user-agent', 'referer'], redact: ['sid'] },
   schema: v.strictObject({
