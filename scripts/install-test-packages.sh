@@ -9,6 +9,7 @@
 #  - postgresql-15 (initdb, pg_ctl under /usr/lib/postgresql/*/bin): test/readiness.test.ts
 #    stops and starts a PostgreSQL server of its own (test/helpers/private-postgres.ts); the
 #    same policy-rc.d keeps the package's own cluster from starting.
+#  - php-cli: a real PHP upstream (`php -S`) in the query-credential matrix, reading `$_GET`.
 # Used by .ci/run and `npm test` (pretest); needs root or sudo when something is missing.
 set -euo pipefail
 missing=()
@@ -16,6 +17,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null && compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql-15)
+[ -x /usr/bin/php ] || missing+=(php-cli)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

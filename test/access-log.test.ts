@@ -45,7 +45,7 @@ test('one JSON line per request: time, id, tenant, route, method, path with the 
   const file = join(gw.dir, 'logs', 'access.log');
   await apply(gw, [['cluster', 'c', { targets: [up.target] }], ['route', 'r', { cluster: 'c', pathPrefix: '/api' }]]);
   const before = Date.now();
-  const r = await request(`${gw.dataUrl}/api/items?Token=abc&x=1&api%5Fkey=k`, { headers: { 'user-agent': 'probe/1.0', referer: 'https://ref.test/' } });
+  const r = await request(`${gw.dataUrl}/api/items?Token=abc&x=1&api%5Fkey=k&api.key=k2&api_key[]=k3&+api_key=k4`, { headers: { 'user-agent': 'probe/1.0', referer: 'https://ref.test/' } });
   assert.equal(r.status, 200);
   const missing = await request(`${gw.dataUrl}/nowhere`);
   assert.equal(missing.status, 404);
@@ -61,7 +61,7 @@ test('one JSON line per request: time, id, tenant, route, method, path with the 
   assert.equal(line!.requestId, r.headers['x-request-id'], 'the id the client was told');
   assert.deepEqual(
     { tenant: line!.tenant, route: line!.route, method: line!.method, path: line!.path, status: line!.status, upstream: line!.upstream, client: line!.client },
-    { tenant: 'default', route: 'r', method: 'GET', path: '/api/items?Token=[redacted]&x=1&api%5Fkey=[redacted]', status: 200, upstream: up.target, client: '127.0.0.1' },
+    { tenant: 'default', route: 'r', method: 'GET', path: '/api/items?Token=[redacted]&x=1&api%5Fkey=[redacted]&api.key=[redacted]&api_key[]=[redacted]&+api_key=[redacted]', status: 200, upstream: up.target, client: '127.0.0.1' },
   );
   assert.equal(line!.bytesSent, Buffer.byteLength(r.text), 'bytes sent: the body');
   assert.equal(line!.bytesReceived, 0);

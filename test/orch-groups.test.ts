@@ -1,11 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED } from './helpers/wait.js';
 import { startService } from './helpers/service.js';
+
+const KEY = { id: 'key', step: 'key-auth', settings: { query: 'api_key', keys: [{ id: 'mine', sha256: createHash('sha256').update('MINE').digest('hex') }] } };
+const PARAMS = { id: 'params', step: 'query-params', settings: { set: { v: '2' }, remove: ['debug'] } };
 
 const service = (t: { after(fn: () => unknown): void }, delayMs: number, status: number, body: unknown) => startService(t, { delayMs, status, body });
 
@@ -26,6 +30,10 @@ test('parallel groups run their members concurrently and merge by all, any or fi
     ['orch', 'any', { nodes: [{ id: 'd', step: 'forward-auth', settings: { url: deny, upstreamHeaders: ['x-user-id'] } }, { id: 'ok', step: 'forward-auth', settings: { url: allow, upstreamHeaders: ['x-user-id'] } }], links: [], groups: [{ id: 'g', nodes: ['d', 'ok'], merge: 'any' }] }],
     ['orch', 'anyfail', { nodes: [{ id: 'd1', step: 'forward-auth', settings: { url: deny } }, { id: 'd2', step: 'forward-auth', settings: { url: deny } }], links: [], groups: [{ id: 'g', nodes: ['d1', 'd2'], merge: 'any' }] }],
     ['orch', 'first', { nodes: [callout('s', slowA, 'x-tier', '/tier'), callout('f', fast, 'x-who', '/who')], links: [], groups: [{ id: 'g', nodes: ['s', 'f'], merge: 'first' }] }],
+    ['orch', 'keyfirst', { nodes: [KEY, PARAMS], links: [], groups: [{ id: 'g', nodes: ['key', 'params'], merge: 'all' }] }],
+    ['orch', 'paramsfirst', { nodes: [PARAMS, KEY], links: [], groups: [{ id: 'g', nodes: ['params', 'key'], merge: 'all' }] }],
+    ['route', 'keyfirst', { cluster: 'up', pathPrefix: '/keyfirst', steps: [{ code: 'orch', settings: { ref: 'keyfirst' } }] }],
+    ['route', 'paramsfirst', { cluster: 'up', pathPrefix: '/paramsfirst', steps: [{ code: 'orch', settings: { ref: 'paramsfirst' } }] }],
     ['route', 'all', { cluster: 'up', pathPrefix: '/all', steps: [{ code: 'orch', settings: { ref: 'all' } }] }],
     ['route', 'seq', { cluster: 'up', pathPrefix: '/seq', steps: [{ code: 'orch', settings: { ref: 'seq' } }] }],
     ['route', 'order', { cluster: 'up', pathPrefix: '/order', steps: [{ code: 'orch', settings: { ref: 'order' } }] }],
@@ -58,6 +66,17 @@ test('parallel groups run their members concurrently and merge by all, any or fi
     const { r } = await timed('/order');
     assert.equal(r.status, 200);
     assert.equal(r.json.headers['x-who'], 'fast', 'the later node (quick) sets the header last, although it finished first');
+  });
+
+  await t.test('all: members’ query edits compose in either node order (the key key-auth strips stays stripped)', async () => {
+    // Regression: each member's whole query overwrote the last, so query-params (built on
+    // the query before the group) put back the key key-auth had removed, or key-auth's
+    // query dropped query-params' edits.
+    for (const path of ['/keyfirst', '/paramsfirst']) {
+      const { r } = await timed(`${path}?page=3&api_key=MINE&debug=1`);
+      assert.equal(r.status, 200, path);
+      assert.equal(r.json.url, `${path}?page=3&v=2`, path);
+    }
   });
 
   await t.test('any: one member denying is enough to be outvoted by one allowing', async () => {

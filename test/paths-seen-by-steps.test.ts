@@ -1,14 +1,16 @@
 import { test } from 'node:test';
 import { createServer } from 'node:http';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { startGateway } from './helpers/gateway.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
 
-// Every consumer reads the one normalised path: forward-auth's X-Forwarded-Uri, access-log,
-// echo (the request as the upstream would get it), path-rewrite and the upstream itself.
+// Every consumer reads the one normalised path: forward-auth's X-Forwarded-Uri (the target as
+// the upstream gets it), access-log, echo (the request as the upstream would get it),
+// path-rewrite and the upstream itself.
 test('steps see the normalised path the route was chosen on, and the upstream receives it', BOUNDED, async (t) => {
   const asked: string[] = [];
   const auth = createServer((req, res) => {
@@ -28,6 +30,7 @@ test('steps see the normalised path the route was chosen on, and the upstream re
     ['route', 'guarded', { cluster: 'up', pathPrefix: '/guarded', steps: [{ code: 'forward-auth', settings: { url: authUrl } }, { code: 'access-log', settings: {} }] }],
     ['route', 'echo', { cluster: 'up', pathPrefix: '/echo', steps: [{ code: 'echo', settings: {} }] }],
     ['route', 'rw', { cluster: 'up', pathPrefix: '/rw', steps: [{ code: 'path-rewrite', settings: { stripPrefix: '/rw' } }] }],
+    ['route', 'keyed', { cluster: 'up', pathPrefix: '/keyed', steps: [KEY_AUTH, { code: 'path-rewrite', settings: { stripPrefix: '/keyed' } }, { code: 'forward-auth', settings: { url: authUrl } }] }],
   ]);
   const send = (target: string) => rawRequest(gw.dataPort, [`GET ${target} HTTP/1.1`, 'Host: x', 'Connection: close']);
 
@@ -45,4 +48,14 @@ test('steps see the normalised path the route was chosen on, and the upstream re
   const r = await send('/rw/%2E%2E/rw/%61pi//v1');
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.url, '/api/v1');
+
+  // Regression: X-Forwarded-Uri was the client's target, so the service judged the key
+  // key-auth had stripped and a path the upstream never received.
+  asked.length = 0;
+  const k = await send('/keyed/a?api_key=MINE&x=1');
+  assert.equal(k.status, 200, k.text);
+  assert.equal(k.json.url, '/a?x=1');
+  assert.deepEqual(asked, ['/a?x=1'], 'forward-auth is told the target the upstream receives');
 });
+
+const KEY_AUTH = { code: 'key-auth', settings: { query: 'api_key', keys: [{ id: 'mine', sha256: createHash('sha256').update('MINE').digest('hex') }] } };

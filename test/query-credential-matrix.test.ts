@@ -5,6 +5,7 @@ import { startGateway, type Gateway } from './helpers/gateway.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { NGINX } from './helpers/nginx.js';
+import { PHP, phpQueryUpstream } from './helpers/php-upstream.js';
 import { fastifyQueryUpstream, nginxQueryUpstream, semicolonUpstream, urlSearchParamsUpstream, type QueryUpstream } from './helpers/query-upstreams.js';
 
 /** The key the route accepts, and one it never checked. */
@@ -14,7 +15,8 @@ const OTHER = 'OTHER';
 /**
  * Query strings (with the X-Api-Key header where `header` is set) carrying the credential
  * `api_key`: its name encoded (`%5F`, `%5f`, `%61`), in another case (nginx), with `+`,
- * a space, `.` or `[]` (PHP), `;`-joined (Go before 1.17, Rack), repeated, in either order,
+ * a space, `.`, `[]`, an unclosed `[` or a NUL (PHP), `%u005F` (.NET Framework), `;`-joined
+ * (Go before 1.17, Rack), repeated, in either order,
  * and beside a header key. `status`: what the gateway answers (200 forwarded, 400
  * ambiguous, 401 no valid key).
  */
@@ -48,6 +50,18 @@ const CASES: { query: string | null; header?: string[]; status: 200 | 400 | 401 
   { query: `api%20key=${OTHER}&api_key=${MINE}`, status: 400 },
   { query: `api.key=${OTHER}&api_key=${MINE}`, status: 400 },
   { query: `api_key[]=${OTHER}&api_key=${MINE}`, status: 400 },
+  { query: `api_key=${MINE}&api[key=${OTHER}`, status: 400 },
+  { query: `api[key=${OTHER}&api_key=${MINE}`, status: 400 },
+  { query: `api_key=${MINE}&api%5Bkey=${OTHER}`, status: 400 },
+  { query: `api_key=${MINE}&api_key%00=${OTHER}`, status: 400 },
+  { query: `api_key=${MINE}&api[key%00]=${OTHER}`, status: 400 },
+  { query: `api_key=${MINE}&api%u005Fkey=${OTHER}`, status: 400 },
+  { query: `+api_key=${OTHER}&api_key=${MINE}`, status: 400 },
+  { query: `api_key%00=${OTHER}`, header: [MINE], status: 400 },
+  { query: `api[key=${MINE}`, status: 200 },
+  { query: `api[key]=${OTHER}&api_key=${MINE}`, status: 200 },
+  { query: `api.key[x=${OTHER}&api_key=${MINE}`, status: 200 },
+  { query: `api%u005Fkey=${OTHER}`, status: 401 },
   { query: `api_key=${MINE};api_key=${OTHER}`, status: 400 },
   { query: `api_key=${OTHER};api_key=${MINE}`, status: 400 },
   { query: `x=1;api_key=${OTHER}&api_key=${MINE}`, status: 400 },
@@ -89,7 +103,9 @@ test('no encoding of a query credential reaches an upstream unchecked: each upst
   assert.ok(CASES.length >= 40);
   const nginx = await nginxQueryUpstream(t);
   if (!nginx) t.diagnostic(`${NGINX} is not installed (scripts/install-test-packages.sh installs nginx-light): the nginx upstream is skipped`);
-  const ups = [await urlSearchParamsUpstream(t), await fastifyQueryUpstream(t), await semicolonUpstream(t), ...(nginx ? [nginx] : [])];
+  const php = await phpQueryUpstream(t);
+  if (!php) t.diagnostic(`${PHP} is not installed (scripts/install-test-packages.sh installs php-cli): the PHP upstream is skipped`);
+  const ups = [await urlSearchParamsUpstream(t), await fastifyQueryUpstream(t), await semicolonUpstream(t), ...(nginx ? [nginx] : []), ...(php ? [php] : [])];
   const gw = await startGateway(t, { keys: [ROOT_KEY] });
   await apply(gw, ups.flatMap(routesFor));
 

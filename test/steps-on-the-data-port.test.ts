@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
-import { ROOT_KEY, apply, dryRun, setEntity } from './helpers/admin.js';
+import { ROOT_KEY, apply, deleteEntity, dryRun, setEntity } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { BOUNDED } from './helpers/wait.js';
@@ -26,6 +26,7 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     route('rp', '/rp', [{ code: 'path-rewrite', settings: { replacePrefix: { from: '/rp', to: '/public/' } } }]),
     route('nocontent', '/nocontent', [{ code: 'echo', settings: { status: 204 } }]),
     route('regex', '/regex', [{ code: 'path-rewrite', settings: { regex: { pattern: '^/regex/(\\w+)', replacement: '/v2/$1' } } }]),
+    route('legacy', '/legacy', [{ code: 'path-rewrite', settings: { regex: { pattern: '^/legacy/(.*)', replacement: '/new/$1' } } }]),
     route('qpr', '/qpr', [{ code: 'query-params', settings: { remove: ['debug'] } }]),
     route('qp', '/qp', [{ code: 'query-params', settings: { set: { added: 'x y' }, remove: ['secret'] } }]),
     route('method', '/method', [{ code: 'method-restriction', settings: { allow: ['GET'] } }]),
@@ -103,6 +104,36 @@ test('built-in steps act on the request, the response, or answer themselves', BO
       assert.equal(r.json.code, 'Svc.Data.BadRequest');
     }
     assert.equal((await raw('/rp/docs')).json.url, '/public/docs', 'replacePrefix maps as configured, and the result is in normal form (slashes merged)');
+  });
+
+  await t.test('path-rewrite changes the path only: a `?` or `#` in a replacement is a compile issue, a captured %3F stays in the path', async () => {
+    // Regression: `^/legacy/(.*)` -> `/new?x=$1` turned `/legacy/a&api_key=X` into the
+    // query `x=a&api_key=X`, which the route's key-auth had never read.
+    const raw = (target: string) => rawRequest(gw.dataPort, [`GET ${target} HTTP/1.1`, 'Host: x', 'Connection: close']);
+    const bad: [unknown, string][] = [
+      [{ regex: { pattern: '^/legacy/(.*)', replacement: '/new?x=$1' } }, '/steps/0/settings/regex/replacement'],
+      [{ regex: { pattern: '^/legacy/(.*)', replacement: '/new/$1#top' } }, '/steps/0/settings/regex/replacement'],
+      [{ replacePrefix: { from: '/legacy', to: '/new?x=' } }, '/steps/0/settings/replacePrefix/to'],
+    ];
+    for (const [settings, pointer] of bad) {
+      await setEntity(gw, 'route', 'bad-rewrite', { cluster: 'up', pathPrefix: '/bad-rewrite', steps: [{ code: 'path-rewrite', settings }] });
+      const dr = await dryRun(gw);
+      assert.equal(dr.status, 422, dr.text);
+      const issue = dr.json.issues.find((i) => i.name === 'bad-rewrite');
+      assert.equal(issue?.code, 'Compile.Step.Settings', dr.text);
+      assert.equal(issue?.pointer, pointer);
+      assert.match(issue?.message ?? '', /must not contain `\?` or `#`/);
+      await deleteEntity(gw, 'route', 'bad-rewrite');
+    }
+    for (const [target, url] of [
+      ['/legacy/a%3Fapi_key=OTHER', '/new/a%3Fapi_key=OTHER'],
+      ['/legacy/a&api_key=OTHER?q=1', '/new/a&api_key=OTHER?q=1'],
+      ['/legacy/a%23b', '/new/a%23b'],
+    ]) {
+      const r = await raw(target!);
+      assert.equal(r.json.url, url, target);
+      assert.equal(new URL(r.json.url as string, 'http://x').searchParams.get('api_key'), null, `${target}: the upstream reads no api_key`);
+    }
   });
 
   await t.test('a 204 answer the gateway makes itself carries no body and no length', async () => {

@@ -4,11 +4,11 @@ import { parseQuery, semicolonPairs, type QueryPair } from './url-query.js';
 export const REDACTED = '[redacted]';
 
 /**
- * The query with the values of the parameters `secret` names replaced by `[redacted]`; the
- * rest as sent. Names are judged as upstreams read them (url-query.ts: decoded, `+` as a
- * space), so `api%5Fkey` is `api_key`; `pairs` is the request's parsed query when it has one.
+ * The query with the values of the pairs `secret` picks replaced by `[redacted]`; the rest
+ * as sent. `secret` judges a pair as upstreams read it (credentialNames: `api%5Fkey`,
+ * `api.key`, `api_key[]` are `api_key`); `pairs` is the request's parsed query when it has one.
  */
-export function redactQuery(query: string, secret: (name: string) => boolean, pairs: readonly QueryPair[] = parseQuery(query)): string {
+export function redactQuery(query: string, secret: (p: QueryPair) => boolean, pairs: readonly QueryPair[] = parseQuery(query)): string {
   let out = '';
   for (let i = 0; i < pairs.length; i++) {
     if (i > 0) out += '&';
@@ -19,7 +19,7 @@ export function redactQuery(query: string, secret: (name: string) => boolean, pa
       if (j > 0) out += ';';
       const p = parts[j]!;
       const eq = p.raw.indexOf('=');
-      out += eq !== -1 && secret(p.name) ? `${p.raw.slice(0, eq)}=${REDACTED}` : p.raw;
+      out += eq !== -1 && secret(p) ? `${p.raw.slice(0, eq)}=${REDACTED}` : p.raw;
     }
   }
   return out;

@@ -1,6 +1,8 @@
 import * as v from 'valibot';
 import { REDACTED, redactQuery } from '../shared/redact-query.js';
 import { defineStep } from './step.js';
+import { credentialNames } from '../shared/query-credential.js';
+import type { QueryPair } from '../shared/url-query.js';
 
 /**
  * Names whose values are credentials more often than not: their values never reach the
@@ -16,7 +18,7 @@ const SENSITIVE = /key|token|secret|pass|auth|sig|session|cookie|credential|code
 export const accessLog = defineStep({
   code: 'access-log',
   summary: 'Log one line per request of this route (sampled), with status and duration',
-  details: 'A line holds `route`, `method`, `path`, `query`, `status`, `ms`, `client` (the client address: the socket peer, or behind a proxy in worker.json `trustedProxies` the client it reports in X-Forwarded-For), `peer` (the socket peer), the chosen `headers` and `requestId` when `request-id` set one.',
+  details: 'A line holds `route`, `method`, `path`, `query`, `status`, `ms`, `client` (the client address: the socket peer, or behind a proxy in worker.json `trustedProxies` the client it reports in X-Forwarded-For), `peer` (the socket peer), the chosen `headers` and `requestId` when `request-id` set one. Values of query parameters and chosen headers whose names look like credentials (`key`, `token`, `secret`, …), or that `redact` names, are written `[redacted]`; a `redact` name covers every query name `key-auth` would read as it (`api.key`, `api_key[]`, `api%5Fkey` for `api_key`).',
   statuses: [],
   example: { sampleRate: 0.1, headers: ['user-agent', 'referer'], redact: ['sid'] },
   schema: v.strictObject({
@@ -30,6 +32,9 @@ export const accessLog = defineStep({
     const names = s.headers.map((h) => h.toLowerCase());
     const extra = new Set(s.redact.map((n) => n.toLowerCase()));
     const secret = (name: string) => SENSITIVE.test(name) || extra.has(name.toLowerCase());
+    // A query name as key-auth reads a credential (`api.key`, `api_key[]` are `api_key`).
+    const named = s.redact.length === 0 ? () => false : credentialNames(s.redact);
+    const secretPair = (p: QueryPair) => SENSITIVE.test(p.name) || named(p);
     return (flow) => {
       if (s.sampleRate < 1 && random() >= s.sampleRate) return undefined;
       const started = performance.now();
@@ -44,7 +49,7 @@ export const accessLog = defineStep({
           headers[n] = value !== undefined && secret(n) ? REDACTED : value;
         }
         env.log.info(
-          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secret, req.queryPairs), status, ms: Math.round((performance.now() - started) * 100) / 100, client, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
+          { access: true, route, method: req.method, path: req.path, query: req.query === null ? null : redactQuery(req.query, secretPair, req.queryPairs), status, ms: Math.round((performance.now() - started) * 100) / 100, client, peer, headers, ...(flow.vars.requestId ? { requestId: flow.vars.requestId } : {}) },
           'access',
         );
       });

@@ -8,7 +8,7 @@ import { stepError } from './reply.js';
 
 /**
  * Asks an auth service about each request (copying the chosen request headers; the
- * method and the normalised path with the query go as X-Forwarded-Method/-Uri). A 2xx lets the request on,
+ * method and the target as the upstream will receive it go as X-Forwarded-Method/-Uri). A 2xx lets the request on,
  * with the chosen answer headers copied into it (and the client's own values of those
  * headers dropped); any other status is returned to the client as the auth service gave
  * it, with its headers (WWW-Authenticate, Location, …). An unreachable or slow service
@@ -17,6 +17,7 @@ import { stepError } from './reply.js';
 export const forwardAuth = defineStep({
   code: 'forward-auth',
   summary: 'Ask an auth service; 2xx continues (copying chosen headers), else its answer is returned',
+  details: 'The call carries `X-Forwarded-Method` and `X-Forwarded-Uri`: the path and query as the upstream will receive them when the step runs (after an earlier `path-rewrite`, without a key an earlier `key-auth` removed), and the `requestHeaders` as they stand then.',
   statuses: [
     { status: 0, when: "the auth service's own non-2xx status and body" },
     { status: 503, when: 'the auth service cannot be reached in time' },

@@ -17,7 +17,7 @@ export const keyAuth = defineStep({
   code: 'key-auth',
   summary: 'Require an API key (header or query), checked against SHA-256 fingerprints',
   details:
-    'With `query`, every pair an upstream could read as that parameter counts: names decoded (`api%5Fkey`), in any case (nginx\'s `$arg_`), with `.` or a space for `_` (PHP), and pairs inside a `;`-joined one (Rack, Go before 1.17). ' +
+    'With `query`, every pair a common upstream parser could read as that parameter counts: names decoded (`api%5Fkey`, and .NET\'s `api%u005Fkey`), in any case (nginx\'s `$arg_`), as PHP\'s `$_GET` registers them (`api.key`, `api key`, `api_key[]`, `api[key`, `api_key%00x`), and pairs inside a `;`-joined one (Rack, Go before 1.17). ' +
     'A request where the key comes more than once (two such pairs, two header lines, or a query key beside a different header key), or inside a `;`-joined pair, is refused with 400 `Svc.Data.AmbiguousCredential`. ' +
     'Unless `keepCredential`, the header and every such pair are removed before proxying; with it, the one key checked goes upstream as sent.',
   statuses: [

@@ -25,8 +25,8 @@ export interface SubResponse {
 }
 
 /**
- * Calls a service on behalf of a step, copying the named request headers (lower case) as
- * the upstream would receive them now: after the preceding steps' edits, without the
+ * Calls a service on behalf of a step, with the method and the target (X-Forwarded-Method,
+ * X-Forwarded-Uri) and the named request headers (lower case) as the upstream would receive them now: after the preceding steps' edits, without the
  * client's copies of headers the route's steps own (so a client cannot name its own
  * consumer id). Rejects on network errors, timeouts and answers over MAX_ANSWER_BYTES.
  */
@@ -39,7 +39,9 @@ export async function subRequest(env: Pick<StepEnv, 'servicePool'>, tenant: stri
     }
   }
   headers['x-forwarded-method'] = req.method;
-  headers['x-forwarded-uri'] = req.query === null ? req.path : `${req.path}?${req.query}`;
+  // The target the upstream will receive (after path-rewrite, without a key key-auth
+  // stripped), so the service judges the request that goes on, not the client's.
+  headers['x-forwarded-uri'] = flow.query === null ? flow.path : `${flow.path}?${flow.query}`;
   // The call belongs to the request's trace (its own span when traced), whatever the client sent.
   const call = flow.traceCall(method, url);
   if (call !== null) headers.traceparent = call.traceparent;

@@ -4,8 +4,8 @@ import { formatAddress } from './peer-address.js';
 import { clientAddress, dropIdentityHeaders } from './client-address.js';
 import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
 import type { TrustedProxies } from './trusted-proxies.js';
-import { parseQuery, type QueryPair } from '../shared/url-query.js';
-import { parseCookies } from '../shared/cookie-header.js';
+import type { QueryPair } from '../shared/url-query.js';
+import { ParsedOnDemand } from '../shared/parsed-on-demand.js';
 
 /**
  * The request side of an Exchange, as steps read it: copied from uWS's request object
@@ -33,8 +33,8 @@ export class ExchangeRequest implements StepRequest {
   requestIdHeader: string | null = null;
   /** `\r\n<header>: <id>`: appended to every head this exchange writes ('' without an id). */
   idEcho = '';
-  private pairs: readonly QueryPair[] | null = null;
-  private cookies: Record<string, string | undefined> | null = null;
+  /** The query and cookies, parsed when a step (key-auth, hashing, …) first asks: most routes never do. */
+  private parsed: ParsedOnDemand | null = null;
   private peer: string | null = null;
   private client: string | null = null;
   /** The X-Forwarded-For of a peer that is not a trusted proxy, dropped from `headers`: only clientAddressTrusting reads it. */
@@ -91,19 +91,12 @@ export class ExchangeRequest implements StepRequest {
     return clientAddress(this.remoteAddress, chain, (ip) => also(ip) || this.proxies.trusts(ip));
   }
 
-  /** The query's pairs, parsed when a step (key-auth, hashing, …) first asks: most routes never do. */
   get queryPairs(): readonly QueryPair[] {
-    return (this.pairs ??= parseQuery(this.query));
+    return (this.parsed ??= new ParsedOnDemand(this.query, this.headers)).queryPairs;
   }
 
   cookie(name: string): string | undefined {
-    if (this.cookies === null) {
-      const lines: string[] = [];
-      const h = this.headers;
-      for (let i = 0; i < h.length; i += 2) if (h[i] === 'cookie') lines.push(h[i + 1]!);
-      this.cookies = parseCookies(lines);
-    }
-    return this.cookies[name];
+    return (this.parsed ??= new ParsedOnDemand(this.query, this.headers)).cookie(name);
   }
 
   header(name: string): string | undefined {

@@ -1,12 +1,14 @@
 import type { CallTrace, CollectedAnswer, Flow, ResponseHead } from '../steps/step.js';
 import { ADD, REMOVE, SET, type HeaderEdits } from '../shared/header-edits.js';
+import { rebaseQuery } from './query-rebase.js';
 
 type Op = (f: Flow) => void;
 
 /**
  * The Flow a member of a parallel group runs on: reads go to the request's flow, every
  * change is recorded and applied later, once the group has merged, in node order (so the
- * result does not depend on which member finished first).
+ * result does not depend on which member finished first); query changes as edits of the
+ * query then current (query-rebase.ts).
  */
 export class MemberFlow implements Flow {
   private readonly ops: Op[] = [];
@@ -66,9 +68,11 @@ export class MemberFlow implements Flow {
   get query() {
     return this.q;
   }
+  /** Recorded as an edit (removed and added segments), not a whole query: siblings' edits compose. */
   set query(v: string | null) {
+    const before = this.q;
     this.q = v;
-    this.ops.push((f) => (f.query = v));
+    this.ops.push((f) => (f.query = rebaseQuery(f.query, before, v)));
   }
   get cluster() {
     return this.parent.cluster;

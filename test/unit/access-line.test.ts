@@ -113,6 +113,19 @@ test('query values of redactQuery names are redacted: names case-insensitive and
   assert.equal(parseLine(format(settings({ redactQuery: [] }))(record())).path, '/v1/items?page=2&token=abc', 'an empty list redacts nothing');
 });
 
+test('redactQuery names are judged as key-auth reads a query credential: every form it accepts as the key is redacted', () => {
+  // Regression: only the exact decoded name was redacted, while key-auth on `api_key`
+  // accepts each of these as the key, so they were logged in clear.
+  const line = format(settings({ redactQuery: ['api_key'] }));
+  const path = (query: string) => parseLine(line(record({ query }))).path;
+  for (const name of ['api.key', 'api_key[]', '+api_key', 'api+key', 'API_KEY', 'api[key', 'api_key%00', 'api%u005Fkey']) {
+    assert.equal(path(`${name}=SECRET&page=2`), `/v1/items?${name}=[redacted]&page=2`, name);
+  }
+  assert.equal(path('api=1&key=2&api_keys=3'), '/v1/items?api=1&key=2&api_keys=3', 'other names keep their values');
+  const combined = format(settings({ redactQuery: ['api_key'], format: 'combined' }));
+  assert.match(combined(record({ query: 'api.key=SECRET' })), /"GET \/v1\/items\?api\.key=\[redacted\] HTTP\/1\.1"/);
+});
+
 test('a hostile path, query, user agent or referer stays inside its JSON string: one line, valid JSON, the value intact', () => {
   const hostile = 'a"b\\c\nd\r\n{"status":200}\u0085\u2028\u0000é\ud800';
   const line = format(settings())(record({ path: `/x"\\\n`, query: 'q="\n"', userAgent: hostile, referer: hostile, method: 'GE"T' }));

@@ -1,7 +1,10 @@
 import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { decodeFormComponent, formatQuery, parseQuery, queryValue, semicolonPairs } from '../../src/shared/url-query.js';
 import { parseCookies } from '../../src/shared/cookie-header.js';
+import { PHP } from '../helpers/php-upstream.js';
 import { credentialScanner, foldName, withoutSegments } from '../../src/shared/query-credential.js';
 
 /** Queries whose reading differs between naive splitting and WHATWG form-urlencoding. */
@@ -69,13 +72,43 @@ test('foldName: the names upstreams may take for the same (case, PHP `.`, space 
   for (const n of ['apikey', 'api-key', 'xapi_key', '[api_key']) assert.notEqual(foldName(n), 'api_key', n);
 });
 
+/** Decoded names and what PHP 8's `$_GET` registers them as (php_register_variable_ex), lower-cased. */
+const PHP_NAMES: [string, string][] = [
+  ['api[key', 'api_key'],
+  ['api_key\0', 'api_key'],
+  ['api_key\0x[', 'api_key'],
+  ['api[key\0]', 'api_key'],
+  ['api[key.x', 'api_key_x'],
+  ['api[key[x', 'api_key_x'],
+  ['api[key]', 'api'],
+  ['a[b]c', 'a'],
+  ['api_key[', 'api_key_'],
+  ['api_key]', 'api_key]'],
+  ['  api.key', 'api_key'],
+];
+
+test('foldName: PHP reads an unclosed `[` as `_`, cuts at NUL; .NET decodes %uXXXX', () => {
+  for (const [n, want] of PHP_NAMES) assert.equal(foldName(n), want, JSON.stringify(n));
+  assert.equal(foldName('api%u005Fkey'), 'api_key');
+  assert.equal(foldName('api%U005fKEY'), 'api_key');
+  assert.equal(foldName('api%u5Fkey'), 'api%u5fkey', 'four hex digits or none');
+});
+
+test('foldName agrees with PHP itself on those names (when php is installed)', (t) => {
+  if (!existsSync(PHP)) return t.skip(`${PHP} is not installed`);
+  for (const [n, want] of PHP_NAMES) {
+    const keys = JSON.parse(execFileSync(PHP, ['-n', '-r', 'parse_str($argv[1], $o); echo json_encode(array_keys($o));', `${encodeURIComponent(n)}=1`], { encoding: 'utf8' })) as string[];
+    assert.deepEqual(keys.map((k) => k.toLowerCase()), [want], `PHP registers ${JSON.stringify(n)} as ${JSON.stringify(keys)}`);
+  }
+});
+
 test('credentialScanner: every reading counts; a repeat or a `;` in its segment is ambiguous; the value is the one pair decoded', () => {
   const scan = credentialScanner('api_key');
   const at = (q: string) => scan(parseQuery(q));
   assert.deepEqual(at('a=1&b=2'), { segments: [], count: 0, ambiguous: false, value: null });
   assert.deepEqual(at('a=1&api%5Fkey=K%4E'), { segments: [1], count: 1, ambiguous: false, value: 'KN' });
   assert.deepEqual(at('API_KEY=K'), { segments: [0], count: 1, ambiguous: false, value: 'K' }, 'nginx reads a raw name in any case');
-  for (const q of ['api_key=a&api%5Fkey=b', 'api_key=a&%61pi_key=a', 'api_key=a&API_KEY=b', 'api_key=a&api.key=b', 'api_key=a&api+key=b', 'api_key=a&api_key[]=b', 'x=1;api_key=a', 'api_key=a;x=1', 'api_key=a;api_key=b', 'api_key&api_key=a']) {
+  for (const q of ['api_key=a&api%5Fkey=b', 'api_key=a&%61pi_key=a', 'api_key=a&API_KEY=b', 'api_key=a&api.key=b', 'api_key=a&api+key=b', 'api_key=a&api_key[]=b', 'api_key=a&api[key=b', 'api_key=a&api_key%00=b', 'api_key=a&api%u005Fkey=b', 'x=1;api_key=a', 'api_key=a;x=1', 'api_key=a;api_key=b', 'api_key&api_key=a']) {
     const r = at(q);
     assert.ok(r.ambiguous && r.value === null, q);
   }

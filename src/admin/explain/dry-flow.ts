@@ -1,6 +1,5 @@
 import type { Flow, StepRequest } from '../../steps/step.js';
-import { parseQuery, type QueryPair } from '../../shared/url-query.js';
-import { parseCookies } from '../../shared/cookie-header.js';
+import { ParsedOnDemand } from '../../shared/parsed-on-demand.js';
 
 /** The request explain simulates, as a step would see it. `clientAddress` null: not given. */
 export interface DryRequest {
@@ -22,16 +21,15 @@ export function dryFlow(r: DryRequest): Flow {
   const upstream = new Map<string, string[]>(Object.entries(r.headers).map(([k, v]) => [k, [v]]));
   const client = r.clientAddress ?? '';
   // Read as a worker reads them: the same parsers, once, when a step first asks.
-  let pairs: readonly QueryPair[] | null = null;
-  let cookies: Record<string, string | undefined> | null = null;
+  const parsed = new ParsedOnDemand(r.query, flat);
   const req: StepRequest = {
     method: r.method,
     path: r.path,
     query: r.query,
     get queryPairs() {
-      return (pairs ??= parseQuery(r.query));
+      return parsed.queryPairs;
     },
-    cookie: (name) => (cookies ??= parseCookies(r.headers.cookie === undefined ? [] : [r.headers.cookie]))[name],
+    cookie: (name) => parsed.cookie(name),
     headers: flat,
     remoteAddress: client,
     clientAddress: client,

@@ -1,6 +1,7 @@
 import type { ObserveSettings } from '../../contracts/ipc.js';
 import { ACCESS_LOG_FIELDS, type AccessLogField } from '../../shared/gateway-config-observability.js';
 import { redactQuery } from '../../shared/redact-query.js';
+import { credentialNames } from '../../shared/query-credential.js';
 import { MAX_BYTES_PER_CHAR, type LineBuffer } from './line-buffer.js';
 import type { RequestRecord } from './request-record.js';
 
@@ -16,9 +17,9 @@ export type AccessLineFormat = (r: RequestRecord, out: LineBuffer) => void;
  * whatever a client put in its path or headers.
  */
 export function accessLineFormat(settings: AccessLogSettings): AccessLineFormat {
-  const names = new Set(settings.redactQuery.map((n) => n.toLowerCase()));
-  const secret = (name: string) => names.has(name.toLowerCase());
-  const target = (r: RequestRecord) => (r.query === null ? r.path : `${r.path}?${names.size === 0 || r.query === '' ? r.query : redactQuery(r.query, secret, r.queryPairs)}`);
+  // The names as key-auth reads a query credential: `api.key`, `api_key[]`, `+api_key` are `api_key`.
+  const secret = settings.redactQuery.length === 0 ? null : credentialNames(settings.redactQuery);
+  const target = (r: RequestRecord) => (r.query === null ? r.path : `${r.path}?${secret === null || r.query === '' ? r.query : redactQuery(r.query, secret, r.queryPairs)}`);
   return settings.format === 'combined' ? combinedLine(target) : jsonLine(settings.fields ?? ACCESS_LOG_FIELDS, target);
 }
 

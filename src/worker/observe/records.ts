@@ -3,7 +3,8 @@ import { formatAddress } from '../peer-address.js';
 import type { StaticReply } from '../response-head.js';
 import type { HttpRequest, HttpResponse } from '../uws.js';
 import type { RequestRecord } from './request-record.js';
-import { parseQuery, type QueryPair } from '../../shared/url-query.js';
+import type { QueryPair } from '../../shared/url-query.js';
+import { ParsedOnDemand } from '../../shared/parsed-on-demand.js';
 
 /**
  * An exchange's record, made when it ended (its client address was read at its start). Its
@@ -78,7 +79,7 @@ export class FixedRecord implements RequestRecord {
   readonly userAgent: string | undefined;
   readonly referer: string | undefined;
   readonly traceId: string | null = null;
-  private pairs: readonly QueryPair[] | null = null;
+  private parsed: ParsedOnDemand | null = null;
 
   constructor(
     r: StaticReply,
@@ -102,6 +103,6 @@ export class FixedRecord implements RequestRecord {
   }
 
   get queryPairs(): readonly QueryPair[] {
-    return (this.pairs ??= parseQuery(this.query));
+    return (this.parsed ??= new ParsedOnDemand(this.query, [])).queryPairs;
   }
 }
