@@ -79,7 +79,8 @@ async function install(tarball) {
   // runs the install scripts of a global install and only warns that they were not allowed by
   // name (README: --allow-scripts). That both ran is proved below (.uws-compat) and by `run`.
   const { err } = await sh('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=warn', tarball], { timeoutMs: INSTALL_MS });
-  if (/install-scripts/.test(err)) log(`npm warned about install scripts: ${err.trim().split('\n')[0]}`);
+  const warned = err.split('\n').find((l) => /install-scripts|allow-scripts/.test(l));
+  if (warned !== undefined) log(`npm warned about install scripts: ${warned.trim()}`);
   const pkg = join(prefix, 'lib', 'node_modules', 'switchyard');
   const deps = readdirSync(join(pkg, 'node_modules'));
   const dev = ['typescript', 'vite', 'eslint', 'tsx', 'react', 'playwright-core'].filter((d) => deps.includes(d));
