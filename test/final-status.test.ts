@@ -3,13 +3,12 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startGateway } from './helpers/gateway.js';
 import { startOtlpReceiver, SERVER } from './helpers/otlp-receiver.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
+import { accessLogLine } from './helpers/access-log-file.js';
 import type { Json } from './helpers/json.js';
 
 /**
@@ -99,15 +98,7 @@ test('one final status per request, the same in the metrics, both access logs, t
   /** The status each consumer saw of the one request to `path`: the access-log step, the access log file, the trace, the metrics of `route` (series other than `skip`). */
   const seen = async (path: string, route: string, skip: string | null) => {
     const step = await waitFor(`the access-log step line of ${path}`, () => gw.logLines().find((l) => (l as { access?: boolean }).access === true && (l as { path?: string }).path === path) as { status: number } | undefined);
-    const file = join(gw.dir, 'access.log');
-    const line = await waitFor(`the access log line of ${path}`, () => {
-      if (!existsSync(file)) return undefined;
-      return readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as { path: string; status: number })
-        .find((l) => l.path === path);
-    });
+    const line = await accessLogLine(gw, path);
     const spans = await rx.waitForSpans(`the server span of ${path}`, (s) => s.some((x) => x.kind === SERVER && x.attributes['url.path'] === path));
     const span = spans.find((x) => x.kind === SERVER && x.attributes['url.path'] === path)!;
     const series = await waitFor(`the counts of route ${route} shipped`, async () => {

@@ -1,13 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
+import { accessLogLine } from './helpers/access-log-file.js';
 import type { Json } from './helpers/json.js';
 
 // worker.json limits.sendTimeoutMs: a client that reads a response's head and then stops
@@ -47,22 +46,6 @@ function readHeadThenStop(port: number, path: string, headers = ''): Promise<{ h
   });
 }
 
-/** The access log line of the one request to `path`. */
-function accessLine(gw: Gateway, path: string): Promise<{ status: number }> {
-  const file = join(gw.dir, 'access.log');
-  return waitFor(
-    `the access log line of ${path}`,
-    () => {
-      if (!existsSync(file)) return undefined;
-      return readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as { path: string; status: number })
-        .find((l) => l.path === path);
-    },
-    { timeoutMs: 10_000 },
-  );
-}
 
 /** The route's request counts as the metrics show them. */
 async function counts(gw: Gateway, route: string): Promise<string[]> {
@@ -103,7 +86,7 @@ test('a client that stops reading is closed after limits.sendTimeoutMs: 499 in t
       const refused = await request(`${gw.dataUrl}/${route}/while-held`);
       assert.equal(refused.status, 503, refused.text);
 
-      const line = await accessLine(gw, path);
+      const line = await accessLogLine(gw, path);
       const afterMs = Date.now() - stalled.at;
       assert.equal(line.status, 499, 'the client did not take the answer');
       st.diagnostic(`ended ${afterMs} ms after the head reached the client`);
