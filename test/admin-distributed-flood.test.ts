@@ -257,7 +257,7 @@ test('at admin.maxConnections a new connection closes the oldest headless one wi
     assert.ok(at - h.opened < 2_500, `a headless connection on a full port was closed ${at - h.opened} ms after it opened`);
   }
 
-  await t.test('a port full of idle keep-alive connections: a new call and a connection right behind it close the longest idle one, not the call', async () => {
+  await t.test('a port full of idle keep-alive connections: a new call and a connection right behind it close the longest idle unauthenticated one, not the call nor the operator’s authenticated one', async () => {
     // The first keep-alive client and CAP - 2 more, each idle after a call: the call fills the port.
     const idle = Array.from({ length: CAP - 2 }, (_, i) => new KeepAliveClient(gw.adminPort, `127.0.0.${2 + i}`));
     t.after(() => idle.forEach((c) => c.socket.destroy()));
@@ -267,8 +267,10 @@ test('at admin.maxConnections a new connection closes the oldest headless one wi
     const newcomer = halfHead(gw.adminPort, '127.0.0.200');
     t.after(() => newcomer.socket.destroy());
     assert.equal(await call, 200, 'the call was answered');
-    assert.equal(await keepAlive.closed, 'end', 'the longest idle connection was closed');
-    assert.match(keepAlive.received, /HTTP\/1\.1 408 [^]*"code":"Svc\.Request\.Timeout"/);
-    assert.ok(idle.every((c) => !c.socket.destroyed), 'the other idle connections stay');
+    assert.equal(await idle[0]!.closed, 'end', 'the longest idle unauthenticated connection was closed');
+    assert.match(idle[0]!.received, /HTTP\/1\.1 408 [^]*"code":"Svc\.Request\.Timeout"/);
+    assert.ok(idle.slice(1).every((c) => !c.socket.destroyed), 'the other idle connections stay');
+    keepAlive.socket.write(`GET /api/v1/sys/whoami HTTP/1.1\r\nHost: admin\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    assert.equal((await keepAlive.answer())?.status, 200, 'the operator’s authenticated keep-alive connection, idle longest, was kept');
   });
 });

@@ -48,6 +48,7 @@ export class AdminCall<S> {
       const { op, params, query } = this.route();
       refuseThrottled(op, this.peer, this.deps.throttle);
       this.identity = authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle);
+      if (this.identity !== null) this.deps.authenticated?.(this.req.socket);
       this.noteAuditedWrite(op, params);
       checkAccess(op, params, this.identity);
       checkNameParams(params, this.deps.redact);

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
 import type { Operation } from './contract.js';
 import type { OpRouter } from './op-router.js';
@@ -30,6 +31,6 @@ export interface AdminServerOptions<S> {
   maxConnections?: number;
 }
 
-/** What every call shares: the options, and the router and redactor built from them once. */
-export type AdminCallDeps<S> = AdminServerOptions<S> & { router: OpRouter; redact: Redactor };
+/** What every call shares: the options, the router and redactor built from them once, and what the connection cap is told. */
+export type AdminCallDeps<S> = AdminServerOptions<S> & { router: OpRouter; redact: Redactor; authenticated?: (socket: Socket) => void };
 

@@ -40,6 +40,7 @@ export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   // After the per-address cap: a connection it refused is not worth evicting another for.
   if (opts.maxConnections !== undefined) {
     const budget = attachConnectionBudget(server, opts.maxConnections, HEAD_TIMEOUT_MS, opts.log);
+    deps.authenticated = (socket) => budget.authenticated(socket);
     server.on('close', () => budget.close());
   }
   answerClientErrors(server);

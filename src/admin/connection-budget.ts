@@ -14,6 +14,8 @@ const REFRESH_EVERY = 32;
 
 /** A connection budget attached to a server; closed with it. */
 export interface ConnectionBudget {
+  /** The call on `socket` authenticated: the connection is among the last to be closed at the cap. */
+  authenticated(socket: Socket): void;
   close(): void;
 }
 
@@ -32,7 +34,7 @@ export function attachConnectionBudget(server: Server, max: number, headTimeoutM
   const budget = new Budget(max, headTimeoutMs, new ShedReport(log));
   server.on('connection', (socket: Socket) => budget.admit(socket));
   server.on('request', (req: IncomingMessage, res: ServerResponse) => budget.inCall(req.socket, res));
-  return { close: () => budget.close() };
+  return { authenticated: (socket) => budget.authenticated(socket), close: () => budget.close() };
 }
 
 class Budget {
@@ -82,6 +84,10 @@ class Budget {
   inCall(socket: Socket, res: ServerResponse): void {
     if (!this.states.called(socket, res, Date.now())) return; // closed by us
     res.once('finish', () => !socket.destroyed && this.states.answered(socket, res, Date.now()));
+  }
+
+  authenticated(socket: Socket): void {
+    this.states.prove(socket);
   }
 
   close(): void {

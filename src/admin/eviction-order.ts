@@ -23,22 +23,30 @@ export interface Victim<K> {
  * which one to close when a new connection finds the port full. The order, most likely an
  * attacker's first:
  *   1. without a complete head past HEAD_GRACE_MS, oldest first (a slowloris);
- *   2. between requests on a keep-alive connection, longest idle first;
+ *   2. between requests on a keep-alive connection that made no authenticated call, longest
+ *      idle first (a flood of complete unauthenticated calls: /healthz, guesses);
  *   3. answered, the answer not yet taken, its call begun past HEAD_GRACE_MS, oldest first
  *      (a client that does not read; before fresh heads, or a flood of such clients would
  *      make the operator's new connection the only one left to close);
  *   4. without a complete head, within HEAD_GRACE_MS, oldest first;
- *   5. answered within HEAD_GRACE_MS.
+ *   5. between requests on a connection that made an authenticated call (an operator's
+ *      keep-alive, the console's): after fresh heads, so a burst of new connections cannot
+ *      cut it;
+ *   6. answered within HEAD_GRACE_MS.
  * A call still being handled is never closed.
  */
 export class ConnectionStates<K> {
   /** Maps keep insertion order: each is oldest first. */
   private readonly headless = new Map<K, number>();
   private readonly idle = new Map<K, number>();
+  /** Idle connections that made an authenticated call. */
+  private readonly provenIdle = new Map<K, number>();
+  /** Connections that made an authenticated call (kept while they live). */
+  private readonly proven = new Set<K>();
   private readonly calls = new Map<K, { since: number; answer: AnswerView }>();
 
   get size(): number {
-    return this.headless.size + this.idle.size + this.calls.size;
+    return this.headless.size + this.idle.size + this.provenIdle.size + this.calls.size;
   }
 
   opened(key: K, now: number): void {
@@ -47,7 +55,7 @@ export class ConnectionStates<K> {
 
   /** A request's head completed; false when the connection is not tracked (closed by us already). */
   called(key: K, answer: AnswerView, now: number): boolean {
-    if (!this.headless.delete(key) && !this.idle.delete(key) && !this.calls.delete(key)) return false;
+    if (!this.headless.delete(key) && !this.idle.delete(key) && !this.provenIdle.delete(key) && !this.calls.delete(key)) return false;
     this.calls.set(key, { since: now, answer });
     return true;
   }
@@ -56,12 +64,18 @@ export class ConnectionStates<K> {
   answered(key: K, answer: AnswerView, now: number): void {
     if (this.calls.get(key)?.answer !== answer) return;
     this.calls.delete(key);
-    this.idle.set(key, now);
+    (this.proven.has(key) ? this.provenIdle : this.idle).set(key, now);
+  }
+
+  /** The connection's call authenticated: once idle, it is closed after fresh heads (told before or after `called`). */
+  prove(key: K): void {
+    if (this.calls.has(key) || this.headless.has(key)) this.proven.add(key);
   }
 
   /** False when the connection was not tracked. */
   remove(key: K): boolean {
-    return this.headless.delete(key) || this.idle.delete(key) || this.calls.delete(key);
+    this.proven.delete(key);
+    return this.headless.delete(key) || this.idle.delete(key) || this.provenIdle.delete(key) || this.calls.delete(key);
   }
 
   /** Headless connections opened before `before`, oldest first. */
@@ -87,7 +101,7 @@ export class ConnectionStates<K> {
     if (key !== null) return { key, answered: false };
     key = answered(false);
     if (key !== null) return { key, answered: true };
-    key = head(true);
+    key = head(true) ?? oldest(this.provenIdle, spare, () => true);
     if (key !== null) return { key, answered: false };
     key = answered(true);
     return key === null ? null : { key, answered: true };

@@ -91,3 +91,23 @@ test('pipelined calls: only the latest call’s answer makes the connection idle
   s.answered('p', second, T + 4);
   assert.deepEqual(s.victim(T + 10_000, null), { key: 'p', answered: false });
 });
+
+test('a keep-alive connection whose call authenticated goes after fresh heads: a burst of new connections cannot cut the operator’s', () => {
+  const s = new ConnectionStates<string>();
+  const now = T + 10_000;
+  const fresh = now - HEAD_GRACE_MS + 50;
+  const op = answer(true);
+  s.opened('operator', T);
+  s.prove('operator'); // told before its call is (the handler runs before the budget's listener)
+  s.called('operator', op, T + 1);
+  s.answered('operator', op, T + 2);
+  const anon = answer(true);
+  s.opened('healthz', T + 3);
+  s.called('healthz', anon, T + 4);
+  s.answered('healthz', anon, T + 5);
+  s.opened('burst-1', fresh);
+  s.opened('burst-2', fresh + 1);
+  assert.deepEqual(drain(s, now), ['healthz', 'burst-1', 'burst-2', 'operator']);
+  s.prove('gone'); // an untracked connection is not kept
+  assert.equal(s.size, 0);
+});
