@@ -56,6 +56,9 @@ const CASES: { query: string | null; header?: string[]; status: 200 | 400 | 401 
   { query: `api_key=${MINE}&api_key%00=${OTHER}`, status: 400 },
   { query: `api_key=${MINE}&api[key%00]=${OTHER}`, status: 400 },
   { query: `api_key=${MINE}&api%u005Fkey=${OTHER}`, status: 400 },
+  // .NET compares names upper-cased: the dotless ı is an I, ſ an S, the Kelvin sign a K.
+  { query: `ap%C4%B1_key=${OTHER}&api_key=${MINE}`, status: 400 },
+  { query: `api_%E2%84%AAey=${OTHER}&api_key=${MINE}`, status: 400 },
   { query: `+api_key=${OTHER}&api_key=${MINE}`, status: 400 },
   { query: `api_key%00=${OTHER}`, header: [MINE], status: 400 },
   { query: `api[key=${MINE}`, status: 200 },

@@ -152,6 +152,8 @@ test('built-in steps act on the request, the response, or answer themselves', BO
     assert.equal((await rawRequest(gw.dataPort, ['GET /qpr/x? HTTP/1.1', 'Host: x', 'Connection: close'])).json.url, '/qpr/x?');
     assert.equal((await get('/qpr/x?a=1&&b=2')).json.url, '/qpr/x?a=1&&b=2');
     assert.equal((await get('/qpr/x?debug=1')).json.url, '/qpr/x');
+    // Every pair an upstream could read as the name goes, as key-auth reads its key (nginx's $arg_ ignores case).
+    assert.equal((await get('/qpr/x?DEBUG=1&a=1&debug[]=2&x=1;debug=3')).json.url, '/qpr/x?a=1');
   });
 
   await t.test('method-restriction: 405 with Allow', async () => {

@@ -1,8 +1,9 @@
 import { semicolonPairs, type QueryPair } from './url-query.js';
 
 /**
- * A name as any common upstream might take it for another: lower case (nginx's `$arg_name`
- * matches raw names case-insensitively; ASP.NET's query collection ignores case), `%uXXXX`
+ * A name as any common upstream might take it for another: case folded both ways, upper then
+ * lower (nginx's `$arg_name` matches raw names case-insensitively; .NET compares upper-cased,
+ * where the dotless `ı` is an I and `ſ` an S), `%uXXXX`
  * decoded (.NET Framework's HttpUtility), and as PHP's `$_GET` registers it
  * (php_register_variable_ex): cut at a NUL, leading spaces dropped, `.` and space as `_`;
  * at the first `[`, the part before it when a `]` follows (`api_key[]` is the array
@@ -12,7 +13,7 @@ export function foldName(name: string): string {
   let s = name.indexOf('%') === -1 ? name : name.replace(PERCENT_U, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   const nul = s.indexOf('\0');
   if (nul !== -1) s = s.slice(0, nul);
-  s = s.replace(/^ +/, '').toLowerCase();
+  s = s.replace(/^ +/, '').toUpperCase().toLowerCase();
   const bracket = s.indexOf('[');
   if (bracket > 0) s = s.indexOf(']', bracket + 1) !== -1 ? s.slice(0, bracket) : `${s.slice(0, bracket)}_${s.slice(bracket + 1).replace(/[ .[]/g, '_')}`;
   return s.replace(/[ .]/g, '_');

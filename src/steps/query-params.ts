@@ -1,12 +1,13 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
-import { formatQuery, pairOf, parseQuery } from '../shared/url-query.js';
+import { formatQuery, pairOf, parseQuery, semicolonPairs, type QueryPair } from '../shared/url-query.js';
+import { foldName } from '../shared/query-credential.js';
 
 /** Sets or removes query parameters of the upstream request; untouched parameters keep their bytes. */
 export const queryParams = defineStep({
   code: 'query-params',
   summary: 'Set or remove query parameters sent to the upstream',
-  details: 'Names are compared as upstreams read them (decoded, `+` as a space: `remove: ["debug"]` also removes `%64ebug=1`); `set` replaces every pair of its name and appends one, encoded. The other pairs keep their bytes.',
+  details: 'A name matches every pair an upstream could read as it, as key-auth reads its key (decoded, `+` as a space, any case, PHP\'s `.`, space and `[` forms, `%uXXXX`, inside a `;`-joined segment): `remove: ["debug"]` also removes `%64ebug=1` and `DEBUG=1`, and `set` leaves no other pair an upstream would read as its name (nginx reads the first `API_KEY=` for `$arg_api_key`). `set` replaces every such pair and appends one, encoded. The other pairs keep their bytes.',
   statuses: [],
   example: { set: { version: '2' }, remove: ['debug'] },
   schema: v.strictObject({
@@ -14,14 +15,16 @@ export const queryParams = defineStep({
     remove: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), []),
   }),
   create(s) {
-    const drop = new Set([...s.remove, ...Object.keys(s.set)]);
+    const drop = new Set([...s.remove, ...Object.keys(s.set)].map(foldName));
+    // One name rule with key-auth and the logs' redaction (query-credential.ts), `;`-joined segments included.
+    const named = (p: QueryPair) => semicolonPairs(p).some((x) => drop.has(foldName(x.name)));
     const append = Object.entries(s.set).map(([k, val]) => pairOf(`${encodeURIComponent(k)}=${encodeURIComponent(val)}`));
     return (flow) => {
       const q = flow.query;
       // The client's query is parsed once per request (the request's own); a query an earlier step changed, here.
       const pairs = q === flow.req.query ? flow.req.queryPairs : parseQuery(q);
-      // Only the named pairs go (names decoded as upstreams decode them); the rest keep their bytes, empty pairs (`a=1&&b=2`) included.
-      const kept = pairs.filter((p) => p.raw === '' || !drop.has(p.name));
+      // Only the named pairs go; the rest keep their bytes, empty pairs (`a=1&&b=2`) included.
+      const kept = pairs.filter((p) => p.raw === '' || !named(p));
       if (kept.length === pairs.length && append.length === 0) return undefined; // nothing to change: not even a bare '?'
       const all = [...kept, ...append];
       flow.query = formatQuery(all);

@@ -69,7 +69,8 @@ test('parseCookies: RFC 6265 pairs by the cookie package, first of a name wins, 
 });
 
 test('foldName: the names upstreams may take for the same (case, PHP `.`, space and `[`)', () => {
-  for (const n of ['api_key', 'API_KEY', 'Api_Key', 'api.key', 'api key', ' api_key', 'api_key[]', 'api_key[0]']) assert.equal(foldName(n), 'api_key', n);
+  for (const n of ['api_key', 'API_KEY', 'Api_Key', 'api.key', 'api key', ' api_key', 'api_key[]', 'api_key[0]', 'ap\u0131_key', 'api_\u212Aey']) assert.equal(foldName(n), 'api_key', n);
+  assert.equal(foldName('\u017Fecret'), 'secret', 'ſ upper-cases to S');
   for (const n of ['apikey', 'api-key', 'xapi_key', '[api_key']) assert.notEqual(foldName(n), 'api_key', n);
 });
 
