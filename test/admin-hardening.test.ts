@@ -314,3 +314,24 @@ test('an unreadable request after a complete answer gets its envelope; one behin
   assert.doesNotMatch(piped, /Svc\.Request\.Malformed/, `a 400 answered in the write's place: ${piped.slice(0, 300)}`);
   assert.match(piped, /^HTTP\/1\.1 200 /, 'the write gets its own answer, then the connection closes');
 });
+
+test('one key holds at most 32 admin calls in progress: slow bodies past that get 429 Svc.Request.TooManyCalls; other keys are unaffected; a call that ends frees its place', BOUNDED, async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY, { id: 'ci', scopes: ['*'] }] });
+  const slow = Array.from({ length: 32 }, (_, i) => {
+    const sock = connect(gw.adminPort, '127.0.0.1');
+    sock.on('error', () => {});
+    sock.on('connect', () => sock.write(`POST /api/v1/default/config/set/cluster/slow${i} HTTP/1.1\r\nHost: admin\r\nAuthorization: Bearer ${gw.tokens.root}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"targets":`));
+    return sock;
+  });
+  t.after(() => slow.forEach((s) => s.destroy()));
+  const whoami = (token: string) => request(`${gw.adminUrl}/api/v1/sys/whoami`, { token, timeoutMs: 3_000 });
+  const refused = await waitFor('the root key to reach its calls in progress', async () => {
+    const r = await whoami(gw.tokens.root!);
+    return r.status === 429 ? r : undefined;
+  });
+  assert.equal((refused.json as { code: string }).code, 'Svc.Request.TooManyCalls');
+  assert.equal(refused.headers['retry-after'], '1');
+  assert.equal((await whoami(gw.tokens.ci!)).status, 200, 'another key is not held back');
+  slow[0]!.destroy();
+  await waitFor('a place freed by a call that ended', async () => ((await whoami(gw.tokens.root!)).status === 200 ? true : undefined));
+});

@@ -30,6 +30,8 @@ export class AdminCall<S> {
   private allow: string[] | undefined;
   private auditedWrite = false;
   private record: CallAuditRecord | null = null;
+  /** Ends this call's place among its identity's calls in progress. */
+  private leave: (() => void) | null = null;
   private readonly note: AuditNote = { commit: () => this.record?.settle(200) };
 
   constructor(
@@ -48,7 +50,7 @@ export class AdminCall<S> {
       const { op, params, query } = this.route();
       refuseThrottled(op, this.peer, this.deps.throttle);
       this.identity = authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle);
-      if (this.identity !== null) this.deps.authenticated?.(this.req.socket);
+      if (this.identity !== null) this.enter(this.identity);
       this.noteAuditedWrite(op, params);
       checkAccess(op, params, this.identity);
       checkNameParams(params, this.deps.redact);
@@ -58,8 +60,16 @@ export class AdminCall<S> {
     } catch (err) {
       this.answerError(err);
     } finally {
+      this.leave?.();
       this.logLine();
     }
+  }
+
+  /** An authenticated call counts against its identity's calls in progress (its body is read after this). */
+  private enter(identity: Identity): void {
+    this.leave = this.deps.calls.enter(identity.id);
+    if (this.leave === null) throw new SvcError('Svc.Request.TooManyCalls', undefined, { retryAfter: 1 });
+    this.deps.authenticated?.(this.req.socket);
   }
 
   /** 404 for no operation at the path, 405 (with Allow) for one that does not take the method. */

@@ -7,6 +7,7 @@ import type { TokenResolver } from './authorize.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { AuditSink } from './audit-trail.js';
 import type { Redactor } from './redact.js';
+import type { CallsInProgress } from './calls-in-progress.js';
 
 export interface AdminServerOptions<S> {
   operations: readonly Operation[];
@@ -32,5 +33,5 @@ export interface AdminServerOptions<S> {
 }
 
 /** What every call shares: the options, the router and redactor built from them once, and what the connection cap is told. */
-export type AdminCallDeps<S> = AdminServerOptions<S> & { router: OpRouter; redact: Redactor; authenticated?: (socket: Socket) => void };
+export type AdminCallDeps<S> = AdminServerOptions<S> & { router: OpRouter; redact: Redactor; calls: CallsInProgress; authenticated?: (socket: Socket) => void };
 

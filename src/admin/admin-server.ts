@@ -8,9 +8,12 @@ import { answerClientErrors } from './client-error.js';
 import { attachConnectionBudget } from './connection-budget.js';
 import { serveConsole } from './console-static.js';
 import { AdminCall } from './admin-call.js';
+import { CallsInProgress } from './calls-in-progress.js';
 import type { AdminCallDeps, AdminServerOptions } from './admin-options.js';
 
 const HEAD_TIMEOUT_MS = 10_000;
+/** Admin calls one identity may have in progress: the console fires a handful at once, CI scripts a few. */
+const CALLS_PER_IDENTITY = 32;
 
 /**
  * The admin port: node:http, routed by the contract table. Every call gets a
@@ -21,7 +24,7 @@ const HEAD_TIMEOUT_MS = 10_000;
 export function createAdminServer<S>(opts: AdminServerOptions<S>): Server {
   const missing = opts.operations.filter((op) => !opts.handlers[op.id]).map((op) => op.id);
   if (missing.length) throw new Error(`operations without a handler: ${missing.join(', ')}`);
-  const deps: AdminCallDeps<S> = { ...opts, router: new OpRouter(opts.operations), redact: new Redactor(opts.isSystemToken) };
+  const deps: AdminCallDeps<S> = { ...opts, router: new OpRouter(opts.operations), redact: new Redactor(opts.isSystemToken), calls: new CallsInProgress(CALLS_PER_IDENTITY) };
 
   // Slow clients: 10 s for the request head, 30 s for the whole request, checked every
   // second (Node's default check interval is 30 s, which would stretch both limits). The

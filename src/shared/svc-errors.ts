@@ -34,6 +34,7 @@ export const ERRORS = {
   'Svc.Request.HeadTooLarge': { status: 431, message: 'The request head is too large' },
   'Svc.Request.Timeout': { status: 408, message: 'The request took too long to arrive' },
   'Svc.Request.TooManyConnections': { status: 429, message: 'Too many open connections from this client address' },
+  'Svc.Request.TooManyCalls': { status: 429, message: 'This key already has as many admin calls in progress as it may; retry when one ends' },
   'Svc.Request.AdminFull': { status: 503, message: 'The admin port holds all the connections it can, each in a call; retry shortly' },
   'Svc.Data.NotPublished': { status: 503, message: 'No configuration has been published yet' },
   'Svc.Data.NoRoute': { status: 404, message: 'No route matches the request' },
