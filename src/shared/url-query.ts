@@ -76,3 +76,8 @@ export function semicolonPairs(p: QueryPair): readonly QueryPair[] {
   if (p.raw.indexOf(';') === -1) return [p];
   return p.raw.split(';').map((raw) => (raw === '' ? EMPTY : pairOf(raw)));
 }
+
+/** The pairs of `query` (a step's view of the query the upstream receives): the request's own parse while it is the client's query unchanged. */
+export function pairsOf(query: string | null, client: { readonly query: string | null; readonly queryPairs: readonly QueryPair[] }): readonly QueryPair[] {
+  return query === client.query ? client.queryPairs : parseQuery(query);
+}

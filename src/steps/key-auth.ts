@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { defineStep } from './step.js';
 import { headerSafe, stepError } from './reply.js';
-import { formatQuery, parseQuery } from '../shared/url-query.js';
+import { formatQuery, pairsOf } from '../shared/url-query.js';
 import { credentialScanner, withoutSegments } from '../shared/query-credential.js';
 
 /**
@@ -62,7 +62,7 @@ export const keyAuth = defineStep({
       // The query as it goes upstream (an earlier step may have changed it), read only on
       // routes that take the key there; the client's own is parsed once per request.
       const q = flow.query;
-      const pairs = scan === null || q === null ? null : q === req.query ? req.queryPairs : parseQuery(q);
+      const pairs = scan === null || q === null ? null : pairsOf(q, req);
       const inQuery = pairs === null ? null : scan!(pairs);
       if (inQuery !== null && (inQuery.ambiguous || (fromHeader !== undefined && inQuery.value !== null && inQuery.value !== fromHeader))) return ambiguous;
       const presented = fromHeader ?? inQuery?.value ?? undefined;

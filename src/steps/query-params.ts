@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
-import { formatQuery, pairOf, parseQuery, semicolonPairs, type QueryPair } from '../shared/url-query.js';
-import { foldName } from '../shared/query-credential.js';
+import { formatQuery, pairOf, pairsOf, semicolonPairs, type QueryPair } from '../shared/url-query.js';
+import { credentialNames } from '../shared/query-credential.js';
 
 /** Sets or removes query parameters of the upstream request; untouched parameters keep their bytes. */
 export const queryParams = defineStep({
@@ -15,14 +15,14 @@ export const queryParams = defineStep({
     remove: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), []),
   }),
   create(s) {
-    const drop = new Set([...s.remove, ...Object.keys(s.set)].map(foldName));
-    // One name rule with key-auth and the logs' redaction (query-credential.ts), `;`-joined segments included.
-    const named = (p: QueryPair) => semicolonPairs(p).some((x) => drop.has(foldName(x.name)));
+    // One name rule with key-auth and the logs' redaction, `;`-joined segments included.
+    const isNamed = credentialNames([...s.remove, ...Object.keys(s.set)]);
+    const named = (p: QueryPair) => semicolonPairs(p).some(isNamed);
     const append = Object.entries(s.set).map(([k, val]) => pairOf(`${encodeURIComponent(k)}=${encodeURIComponent(val)}`));
     return (flow) => {
       const q = flow.query;
       // The client's query is parsed once per request (the request's own); a query an earlier step changed, here.
-      const pairs = q === flow.req.query ? flow.req.queryPairs : parseQuery(q);
+      const pairs = pairsOf(q, flow.req);
       // Only the named pairs go; the rest keep their bytes, empty pairs (`a=1&&b=2`) included.
       const kept = pairs.filter((p) => p.raw === '' || !named(p));
       if (kept.length === pairs.length && append.length === 0) return undefined; // nothing to change: not even a bare '?'
