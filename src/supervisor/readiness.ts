@@ -1,6 +1,6 @@
 import type { WorkerState } from '../contracts/node-status.js';
 import type { StoreCheck } from './store-check.js';
-import type { ReadinessReport, WorkersVerdict } from '../contracts/readiness.js';
+import type { ReadinessReport, StoreVerdict, WorkersVerdict } from '../contracts/readiness.js';
 
 /** What readiness reads of a worker slot. */
 export interface SlotView {
@@ -47,9 +47,7 @@ export class Readiness {
 
   /** The verdict of both parts; the workers are read once the store has answered, so neither is stale. */
   async check(): Promise<ReadinessReport> {
-    const store = await this.store.check();
-    const workers = this.workers();
-    return { ready: workers.ok && store.ok, checks: { workers, store } };
+    return report(this.workers(), await this.store.check());
   }
 
   /**
@@ -60,9 +58,7 @@ export class Readiness {
    */
   latest(): ReadinessReport {
     void this.store.check();
-    const store = this.store.latest() ?? { ok: false, ms: 0, detail: 'store not checked yet' };
-    const workers = this.workers();
-    return { ready: workers.ok && store.ok, checks: { workers, store } };
+    return report(this.workers(), this.store.latest() ?? { ok: false, ms: 0, detail: 'store not checked yet' });
   }
 
   /** From the latest store verdict without waiting (the data-port path's pushes); not ready before the first one. */
@@ -70,3 +66,5 @@ export class Readiness {
     return this.workers().ok && this.store.latest()?.ok === true;
   }
 }
+
+const report = (workers: WorkersVerdict, store: StoreVerdict): ReadinessReport => ({ ready: workers.ok && store.ok, checks: { workers, store } });
