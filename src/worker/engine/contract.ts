@@ -1,0 +1,176 @@
+/**
+ * The data-plane engine contract: what the worker's engine-neutral request owner
+ * (the Exchange, worker/exchange.ts) and the data server need from the thing that speaks
+ * HTTP on the data port. Two engines implement it (worker/engine/): `uws`
+ * (uWebSockets.js, HTTP/1.1) and `node` (node:http and node:http2: HTTP/1.1, h2 with ALPN,
+ * h2c). Nothing outside worker/engine/ imports uWebSockets.js or node:http2.
+ */
+import type { StaticReply } from '../response-head.js';
+import type { DataPortLimits } from '../../contracts/ipc.js';
+import type { CompiledServerTls } from '../../contracts/generation.js';
+
+/** The engines; `auto` picks `uws` where its binary loads on this runtime, else `node`. */
+export type EngineName = 'uws' | 'node';
+export type EngineChoice = EngineName | 'auto';
+/** ALPN protocols a TLS listener may offer. */
+export type TlsProtocol = 'h2' | 'http/1.1';
+
+/**
+ * A request's head as the engine parsed it. Valid only during the engine's request
+ * callback (uWS frees it after): whatever outlives the callback is copied. Names are
+ * lower case; on h2, `host` is `:authority` and the cookie crumbs come joined with `; `.
+ */
+export interface RequestHead {
+  /** The method as the client sent it (case kept: `get` is refused, not folded). */
+  getCaseSensitiveMethod(): string;
+  /** The request-target's path, before any `?`. */
+  getUrl(): string;
+  /** After `?`; undefined when the target has none. */
+  getQuery(): string | undefined;
+  /** The first value of a header; '' when absent. */
+  getHeader(lowerCaseName: string): string;
+  /** Every header line in order (repeated names repeat). */
+  forEach(cb: (lowerCaseName: string, value: string) => void): void;
+}
+
+/** A response head as the request owner gives it; each engine writes it its own way (an HTTP/1.1 head block, h2 HEADERS). */
+export interface ResponseHead {
+  status: number;
+  /** The reason phrase; h2 has none and drops it. */
+  reason: string;
+  headers: readonly (readonly [string, string])[];
+}
+
+/** The request id's header, echoed on every answer (worker.json `requestId`); null without. */
+export type IdEcho = readonly [name: string, value: string] | null;
+
+/** Told whether the client takes bytes: a write held longer than limits.sendTimeoutMs cuts the connection (send-stall.ts). */
+export interface StallWatch {
+  /** A write is held; `progress` grows when the client took bytes since (a held wait starts again). */
+  held(progress: number): void;
+  clear(): void;
+}
+
+/**
+ * The client side of one proxied WebSocket as an engine gives it to the relay
+ * (worker/websocket-relay.ts): whole messages, the engine's own send buffer.
+ */
+export interface ClientWebSocket {
+  send(data: Buffer, isBinary: boolean): void;
+  ping(data: Buffer): void;
+  /** Bytes sent and not yet taken by the client. */
+  getBufferedAmount(): number;
+  /** A close frame (none for no code), then the close. */
+  end(code?: number, reason?: string | Buffer): void;
+}
+
+/** What an engine tells a relay of its client side. */
+export interface WebSocketPeer {
+  attach(client: ClientWebSocket): void;
+  fromClient(message: ArrayBuffer | Buffer, isBinary: boolean): void;
+  clientDrained(): void;
+  clientPing(data: ArrayBuffer | Buffer): void;
+  clientPong(): void;
+  clientClosed(code: number, reason: ArrayBuffer | Buffer): void;
+  closeBoth(code: number, reason: string): void;
+}
+
+/**
+ * One request's downstream as the request owner drives it. Once the response ended or
+ * the client left, nothing may be called but remoteAddress (which then answers '').
+ * The protocol rules of each engine (uWS's cork buffer and tryEnd, h2 flow control,
+ * connection-specific headers) live behind it.
+ */
+export interface Downstream {
+  /** The socket peer's address as text (IPv4 dotted, IPv6 compressed). */
+  remoteAddress(): string;
+  /** The client left (or the gateway cut the connection) before the response ended. Called at most once. */
+  onAborted(cb: () => void): void;
+  /** Request body pieces; `chunk` is valid only during the call. Register synchronously in the request callback. */
+  onData(cb: (chunk: ArrayBuffer, last: boolean) => void): void;
+  /** Stop and restart reading the request body (backpressure). */
+  pause(): void;
+  resume(): void;
+  /**
+   * A whole response. `body` null: no body (HEAD, 204, 304), `contentLength` reported if
+   * given. `close`: the connection closes after it (HTTP/1.1 `connection: close`; h2:
+   * no effect on the connection). `ended` runs once the last byte went out (possibly
+   * before this returns); `stall` watches a held write.
+   */
+  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, ended: () => void, stall: () => StallWatch): void;
+  /** A reply fixed at compile time (its head block prepared for HTTP/1.1), from inside the request callback. `headOnly`: HEAD. */
+  replyStatic(r: StaticReply, id: IdEcho, close: boolean, headOnly: boolean): void;
+  /**
+   * A chunk of a streamed body, the head first when `head` is given. `total`: the body's
+   * length when known (the response ends when `total` bytes are out), null for chunked.
+   * Returns false under backpressure: `onDrain` runs once the client took it, and the
+   * caller produces nothing until then. `ended` runs when a known-length body completed.
+   */
+  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean;
+  /** Ends a streamed response (the head first when given). Returns false while a known-length body's tail still waits (its `ended` completes it). */
+  end(head: ResponseHead | null, id: IdEcho, close: boolean): boolean;
+  /** Cuts the connection (h2: resets the stream): the only honest end of a response that failed after its head. */
+  close(): void;
+  /**
+   * Completes a WebSocket handshake with 101 and `protocol`; the engine then calls
+   * `peer.attach` with the client side. False when this request cannot upgrade (not a
+   * handshake, or an h2 stream).
+   */
+  upgrade(peer: WebSocketPeer, key: string, protocol: string, id: IdEcho): boolean;
+}
+
+/** Where a request came in. */
+export interface Arrival {
+  /** It came over TLS (X-Forwarded-Proto https). */
+  tls: boolean;
+  /** The listener's port, as X-Forwarded-Port gives it. */
+  port: string;
+  /** 'h2' for an HTTP/2 stream, else '1.1'. */
+  protocol: '1.1' | 'h2';
+  /** A WebSocket handshake the engine can complete (Downstream.upgrade). */
+  upgrade: boolean;
+}
+
+/** What an engine calls: the engine-neutral data server (worker/data-server.ts). */
+export interface EngineHandlers {
+  /** One request. No exception escapes from it. */
+  request(head: RequestHead, down: Downstream, arrival: Arrival): void;
+  /** A refusal the engine sends itself (the connection cap, the first head's deadline): its fixed answer. */
+  refusal(code: 'Svc.Data.TooManyConnections' | 'Svc.Data.HeadTimeout' | 'Svc.Data.BadRequest' | 'Svc.Data.HeadTooLarge'): StaticReply;
+  /** A WebSocket opened and closed (a drain waits for open ones). */
+  webSocketOpened(peer: WebSocketPeer): void;
+  webSocketClosed(peer: WebSocketPeer): void;
+}
+
+/** A listener as the engine is asked for it. */
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /** TLS with these ALPN protocols, its certificates the published ones (updateCertificates). */
+  tls?: { protocols: TlsProtocol[]; certificates: CompiledServerTls | undefined };
+  /** Cleartext HTTP/2 with prior knowledge beside HTTP/1.1 (worker.json `listen.h2c`). */
+  h2c?: boolean;
+}
+
+/** worker.json `limits` an engine enforces per connection. */
+export interface EngineLimits extends DataPortLimits {
+  /** HTTP/2: streams open at once on one connection. */
+  h2MaxConcurrentStreams: number;
+  /** HTTP/2: the header list a client may send, in bytes (SETTINGS_MAX_HEADER_LIST_SIZE). */
+  h2MaxHeaderListBytes: number;
+  /** HTTP/2: stream resets a connection may cause in a second before GOAWAY (rapid reset, CVE-2023-44487). */
+  h2MaxResetsPerSecond: number;
+}
+
+/** A data-plane engine: listeners, connection accounting and drain. */
+export interface DataEngine {
+  readonly name: EngineName;
+  /** Starts a listener; resolves false when the address cannot be bound. */
+  listen(options: ListenOptions): Promise<boolean>;
+  /** New certificates for new TLS handshakes. */
+  updateCertificates(certificates: CompiledServerTls | undefined): void;
+  /** Open client connections on every listener. */
+  readonly connections: number;
+  /** Stops accepting; idle connections close, HTTP/2 connections get GOAWAY, open requests go on. */
+  stopAccepting(): void;
+}
