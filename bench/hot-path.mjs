@@ -10,6 +10,7 @@
 import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { DataServer } from '../dist/worker/data-server.js';
+import { UwsDownstream } from '../dist/worker/engine/uws/uws-downstream.js';
 import { LIMIT_DEFAULTS } from '../dist/shared/gateway-config-limits.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { workerObservation } from '../dist/worker/observe/observation.js';
@@ -128,8 +129,10 @@ const server = new DataServer(
   { error: (o) => console.error(o), info() {}, warn() {}, debug() {} },
   { paths: { escapedSlashes: 'reject', mergeSlashes: true }, trustedProxies: [], limits: LIMIT_DEFAULTS },
   seen,
+  () => ({ name: 'uws', connections: 0, listen: async () => false, updateCertificates() {}, stopAccepting() {} }),
 );
-const serve = (req) => server.handle(res, req);
+const ARRIVAL = { tls: false, port: '8080', protocol: '1.1', upgrade: false };
+const serve = (req) => server.handle(req, new UwsDownstream(res, null), ARRIVAL);
 
 // The same request headers on every route, as in run.mjs: only the route differs.
 const HEADERS = [['host', '127.0.0.1:8080'], ...Object.entries(REQUEST_HEADERS)];

@@ -8,7 +8,7 @@ import { exitWithParent } from './lifecycle.mjs';
 let loaded;
 let loadError;
 try {
-  loaded = (await import('../dist/worker/uws.js')).uws;
+  loaded = (await import('../dist/worker/engine/uws/uws.js')).uws;
 } catch (err) {
   loadError = err;
 }

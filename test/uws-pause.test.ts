@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { uws } from '../src/worker/uws.js';
+import { uws } from '../src/worker/engine/uws/uws.js';
 import { BOUNDED } from './helpers/wait.js';
 import { writeBody } from './helpers/write-body.js';
 

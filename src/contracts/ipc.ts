@@ -19,6 +19,12 @@ export interface DataPlaneSettings {
   limits: DataPortLimits;
   /** worker.json `listen.tls`, host filled in. */
   tls?: { host: string; port: number };
+  /** The data-plane engine worker.json `listen.engine` resolved to on this runtime. */
+  engine?: 'uws' | 'node';
+  /** worker.json `listen.tls.protocols`: what the TLS listener offers by ALPN. */
+  tlsProtocols?: ('h2' | 'http/1.1')[];
+  /** worker.json `listen.h2c`: the plain listener takes HTTP/2 with prior knowledge too. */
+  h2c?: boolean;
   /** worker.json `secrets.keyEnv`: the variable of the key that opens sealed cert keys. */
   sealingKeyEnv?: string;
   /** What the data plane observes of its requests. */

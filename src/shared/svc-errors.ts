@@ -51,6 +51,7 @@ export const ERRORS = {
   'Svc.Data.BodyTooLarge': { status: 413, message: "The request body is larger than the data port's limit (worker.json limits.maxBodyBytes)" },
   'Svc.Data.LengthRequired': { status: 411, message: 'This data port takes request bodies with a Content-Length only (worker.json limits.chunkedRequestBodies)' },
   'Svc.Data.TargetTooLong': { status: 414, message: "The request target is longer than the data port's limit (worker.json limits.maxTargetBytes)" },
+  'Svc.Data.HeadTooLarge': { status: 431, message: "The request head is larger than the data port's limit (worker.json limits.maxHeadBytes)" },
   'Svc.Data.HeadTimeout': { status: 408, message: 'The request head did not arrive in time (worker.json limits.headerTimeoutMs)' },
   'Svc.Data.BodyTimeout': { status: 408, message: 'The request body stopped arriving (worker.json limits.bodyTimeoutMs)' },
   'Svc.Data.TooManyConnections': { status: 503, message: 'This gateway worker holds as many connections as it may (worker.json limits.maxConnections); retry shortly' },

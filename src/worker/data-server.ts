@@ -1,24 +1,21 @@
-import { setIdleTimeout, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket, type us_socket_context_t } from './uws.js';
-import { OpenWebSockets } from './websocket-sockets.js';
-import { TlsListener } from './tls-listener.js';
 import type { CompiledServerTls } from '../contracts/generation.js';
+import type { Arrival, DataEngine, Downstream, EngineFactory, EngineLimits, RequestHead } from './engine/contract.js';
+import { OpenWebSockets } from './open-websockets.js';
 import { Exchange } from './exchange.js';
-import { replyStatic } from './fixed-reply.js';
 import { framingOk } from './request-framing.js';
-import { requestCallback } from './request-callback.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { isValidHost } from './host-header.js';
-import type { DataPlaneSettings, DataPortLimits } from '../contracts/ipc.js';
+import type { DataPlaneSettings } from '../contracts/ipc.js';
 import { TrustedProxies } from './trusted-proxies.js';
-import { ConnectionGuard } from './connection-guard.js';
 import { methodOk, overLimit } from './request-checks.js';
 import { LimitEvents } from './limit-events.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { RequestIds } from './observe/request-ids.js';
 import type { RequestObserver } from './observe/observer.js';
 import { clientAddress } from './client-address.js';
+import type { WebSocketRelay } from './websocket-relay.js';
 
 /** How long a drain waits after closing WebSockets, for the close frames to reach both peers. */
 const CLOSE_FLUSH_MS = 200;
@@ -35,27 +32,22 @@ export interface Observation {
   observer: RequestObserver;
 }
 
-type Handler = (res: HttpResponse, req: HttpRequest) => void;
+/** HTTP/2 limits until worker.json carries them (gateway-config-limits.ts). */
+const H2_DEFAULTS = { h2MaxConcurrentStreams: 100, h2MaxHeaderListBytes: 32 * 1024, h2MaxResetsPerSecond: 200 };
 
 /**
- * The data-port server: one uWS app per worker, listening with SO_REUSEPORT (uWS's
- * default on Linux). Fixed replies are written straight from the request callback;
- * only handlers that need the exchange (proxying, steps) pay for one. Tracks in-flight
- * exchanges so a drain can wait for them. With worker.json `listen.tls`, a second app
- * (uWS's SSLApp) serves the same handler over TLS, its server names following the
- * published certificates (tls-listener.ts).
+ * The data port, engine-neutral: the engine (engine/contract.ts) hands each request's head
+ * and downstream to `serve`, which judges the request, routes it, and answers a fixed reply
+ * at once or gives the request to its owner, an Exchange. Only handlers that need the
+ * exchange (proxying, steps) pay for one. Tracks in-flight exchanges and open WebSockets
+ * so a drain can wait for them.
  */
 export class DataServer {
-  private readonly app = uws.App();
-  private listenSocket: us_listen_socket | null = null;
-  private tls: TlsListener | null = null;
+  private readonly engine: DataEngine;
   private inFlight = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
-  private readonly webSockets: OpenWebSockets;
-  /** The port listened on, for X-Forwarded-Port ('' until listening). */
-  private port = '';
-  private tlsPort = '';
+  private readonly webSockets = new OpenWebSockets();
 
   /** `refusal` makes the envelope for an answer the data server gives itself, with the request's id as its traceId. */
   constructor(
@@ -65,20 +57,16 @@ export class DataServer {
     /** worker.json's path policy and trusted proxies. */
     readonly settings: DataPlaneSettings,
     { ids, observer }: Observation,
+    engine: EngineFactory,
   ) {
     const paths = settings.paths;
     let lastValidHost = '';
     const proxies = new TrustedProxies(settings.trustedProxies);
     const limits = settings.limits;
     const events = new LimitEvents(log);
-    const guard = new ConnectionGuard(limits, events, (code) => refusal(code, ''));
     const watching = !observer.idle;
     const recording = observer.recording;
-    const clientOf = (peer: string, req: HttpRequest) => (proxies.none ? peer : clientAddress(peer, req.getHeader('x-forwarded-for') || undefined, proxies.trusts));
-    this.guard = guard;
-    this.limits = limits;
-    guard.attach(this.app);
-    setIdleTimeout(this.app, limits.idleTimeoutS);
+    const clientOf = (peer: string, req: RequestHead) => (proxies.none ? peer : clientAddress(peer, req.getHeader('x-forwarded-for') || undefined, proxies.trusts));
     const closing = () => this.draining;
     const idle = () => {
       if (this.inFlight === 0 && this.webSockets.size === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
@@ -88,28 +76,24 @@ export class DataServer {
       if (watching) observer.exchangeEnded(ex);
       idle();
     };
-    this.webSockets = new OpenWebSockets(log);
     this.webSockets.onEmpty = idle;
-    // `context` is set for a WebSocket handshake (uWS routes one to the ws behavior's upgrade): its
-    // route proxies it or refuses it; every other request comes with null. `tls`: it came to the TLS port.
-    const serve = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t | null, tls: boolean) => {
+    // `arrival.upgrade` is set for a WebSocket handshake: its route proxies it or refuses it.
+    const serve = (req: RequestHead, down: Downstream, arrival: Arrival): void => {
       let ex: Exchange | undefined;
       let method = '';
       let rid = '';
       let path: string | null = null;
-      requestCallback.enter();
       try {
-        if (guard.candidates > 0) guard.requestFrom(res);
         method = req.getCaseSensitiveMethod();
-        if (ids !== null) rid = ids.assign(req, res);
+        if (ids !== null) rid = ids.assign(req, down);
         const url = req.getUrl();
         const refused = overLimit(req, url, limits, events);
         if (refused !== null) {
           const r = refusal(refused, rid);
-          // Observed first: a record reads the peer address, which uWS refuses once the answer ended.
+          // Observed first: a record reads the peer address, which an engine refuses once the answer ended.
           // A target refused for its length is not logged ('': neither path nor query); others are, as sent.
-          if (watching) observer.fixedAnswered(r, req, res, method, refused === 'Svc.Data.TargetTooLong' ? '' : url, rid, clientOf);
-          replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
+          if (watching) observer.fixedAnswered(r, req, down, method, refused === 'Svc.Data.TargetTooLong' ? '' : url, rid, clientOf);
+          down.replyStatic(r, rid === '' ? null : ids!.echo(rid), true, method === 'HEAD');
           return;
         }
         // One path per request, decided here: the route table matches it, steps read it
@@ -122,19 +106,19 @@ export class DataServer {
           hostOk = true;
           lastValidHost = host;
         }
-        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest', rid) : route(method, path, host, tls, rid);
+        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest', rid) : route(method, path, host, arrival.tls, rid);
         // A handshake to a fixed answer is refused, not answered as if it were a plain GET; error envelopes stay as they are.
-        if (context !== null && typeof target !== 'function' && target.status < 400) target = refusal('Svc.Data.UpgradeRefused', rid);
+        if (arrival.upgrade && typeof target !== 'function' && target.status < 400) target = refusal('Svc.Data.UpgradeRefused', rid);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
-          if (watching) observer.fixedAnswered(target, req, res, method, path ?? url, rid, clientOf);
-          replyStatic(res, target, this.draining, head, rid === '' ? '' : ids!.echo(rid));
+          if (watching) observer.fixedAnswered(target, req, down, method, path ?? url, rid, clientOf);
+          down.replyStatic(target, rid === '' ? null : ids!.echo(rid), this.draining, head);
           return;
         }
         this.inFlight++;
-        ex = new Exchange(res, req, method, path ?? '/', closing, finished, proxies, tls ? this.tlsPort : this.port, limits, events, tls ? 'https' : 'http');
-        ex.upgradeContext = context;
+        ex = new Exchange(down, req, method, path ?? '/', closing, finished, proxies, arrival.port, limits, events, arrival.tls ? 'https' : 'http');
+        ex.wantsUpgrade = arrival.upgrade;
         if (rid !== '') ex.setRequestId(ids!.header, rid);
         // The socket's address is gone when the exchange ends: a sampled request's record reads it now.
         if (recording && observer.sampled()) {
@@ -145,68 +129,58 @@ export class DataServer {
         else if (ex.hostRepeated) ex.sendStatic(refusal('Svc.Data.BadRequest', rid));
         else if (typeof target === 'function') target(ex);
         else {
-          // A large fixed body needs tryEnd and a writable callback; it is still its route's answer.
+          // A large fixed body needs the engine's backpressure; it is still its route's answer.
           if (target.meter !== undefined) ex.meter = target.meter;
           ex.sendStatic(target);
         }
       } catch (err) {
-        // No exception may escape into uWS: answer 500 and keep serving.
+        // No exception may escape into the engine: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
         const r = refusal('Svc.Internal', rid);
         if (ex) ex.sendHead(500, r.body, r.headers);
-        else replyStatic(res, r, true, method === 'HEAD', rid === '' ? '' : ids!.echo(rid));
-      } finally {
-        requestCallback.leave();
+        else down.replyStatic(r, rid === '' ? null : ids!.echo(rid), true, method === 'HEAD');
       }
     };
-    this.handle = (res, req) => serve(res, req, null, false);
-    this.tlsHandle = (res, req) => serve(res, req, null, true);
-    this.tlsUpgrade = (res, req, context) => serve(res, req, context, true);
-    // Requests without a WebSocket key fall through from the ws route to app.any (uWS's own order).
-    this.app.ws('/*', this.webSockets.behavior((res, req, context) => serve(res, req, context, false)));
-    this.app.any('/*', this.handle);
+    this.handle = serve;
+    const engineLimits: EngineLimits = { ...H2_DEFAULTS, ...limits };
+    this.engine = engine(
+      {
+        request: serve,
+        refusal: (code) => refusal(code, ''),
+        events,
+        webSocketOpened: (peer) => this.webSockets.opened(peer as WebSocketRelay),
+        webSocketClosed: (peer) => this.webSockets.closed(peer as WebSocketRelay),
+      },
+      engineLimits,
+      log,
+    );
   }
 
-  /** The per-request callback uWS calls (bench/hot-path.mjs drives it with fakes). */
-  readonly handle: Handler;
-  private readonly tlsHandle: Handler;
-  private readonly tlsUpgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => void;
-  private readonly guard: ConnectionGuard;
-  private readonly limits: DataPortLimits;
+  /** The per-request callback every engine calls (bench/hot-path.mjs drives it with fakes). */
+  readonly handle: (req: RequestHead, down: Downstream, arrival: Arrival) => void;
 
-  /** Connections open on the data port (and the TLS port), as the connection guard counts them. */
+  /** The engine serving the data port ('uws' or 'node'). */
+  get engineName(): string {
+    return this.engine.name;
+  }
+
+  /** Connections open on the data port (and the TLS port), as the engine counts them. */
   get connections(): number {
-    return this.guard.open;
+    return this.engine.connections;
   }
 
-  /** Listens with TLS too, serving `tls`. */
-  listenTls(host: string, port: number, tls: CompiledServerTls | undefined, log: Logger): boolean {
-    this.tlsPort = String(port);
-    const setup = (app: TemplatedApp) => {
-      this.guard.attach(app);
-      setIdleTimeout(app, this.limits.idleTimeoutS);
-    };
-    const routes = (app: TemplatedApp) => {
-      app.ws('/*', this.webSockets.behavior(this.tlsUpgrade));
-      app.any('/*', this.tlsHandle);
-    };
-    this.tls = new TlsListener(host, port, routes, setup, log);
-    return this.tls.update(tls);
+  /** Listens with TLS too, serving `tls` with the ALPN protocols worker.json allows. */
+  listenTls(host: string, port: number, tls: CompiledServerTls | undefined): Promise<boolean> {
+    return this.engine.listen({ host, port, tls: { protocols: this.settings.tlsProtocols ?? ['http/1.1'], certificates: tls } });
   }
 
   /** A new generation's certificates, for new TLS handshakes. */
   updateCertificates(tls: CompiledServerTls | undefined): void {
-    this.tls?.update(tls);
+    this.engine.updateCertificates(tls);
   }
 
   listen(host: string, port: number): Promise<boolean> {
-    this.port = String(port);
-    return new Promise((resolve) => {
-      this.app.listen(host, port, (socket) => {
-        this.listenSocket = socket || null;
-        resolve(Boolean(socket));
-      });
-    });
+    return this.engine.listen({ host, port, h2c: this.settings.h2c === true });
   }
 
   /**
@@ -216,9 +190,7 @@ export class DataServer {
    */
   drain(graceMs: number): Promise<void> {
     this.draining = true;
-    if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
-    this.listenSocket = null;
-    this.tls?.stop();
+    this.engine.stopAccepting();
     if (this.inFlight === 0 && this.webSockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const t = setTimeout(() => {
@@ -233,5 +205,3 @@ export class DataServer {
     });
   }
 }
-
-

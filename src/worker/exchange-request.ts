@@ -1,6 +1,5 @@
-import type { HttpRequest, HttpResponse } from './uws.js';
+import type { Downstream, IdEcho, RequestHead } from './engine/contract.js';
 import type { StepRequest } from '../steps/step.js';
-import { formatAddress } from './peer-address.js';
 import { clientAddress, dropIdentityHeaders } from './client-address.js';
 import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
 import type { TrustedProxies } from './trusted-proxies.js';
@@ -8,7 +7,7 @@ import type { QueryPair } from '../shared/url-query.js';
 import { ParsedOnDemand } from '../shared/parsed-on-demand.js';
 
 /**
- * The request side of an Exchange, as steps read it: copied from uWS's request object
+ * The request side of an Exchange, as steps read it: copied from the engine's request head
  * during its synchronous callback (request-head.ts), without the identity headers of a
  * peer that is not a trusted proxy; the peer and the client address are read lazily.
  */
@@ -31,8 +30,8 @@ export class ExchangeRequest implements StepRequest {
   /** The request's id, and the header it goes up and back in (worker.json `requestId`); '' and null without. */
   requestId = '';
   requestIdHeader: string | null = null;
-  /** `\r\n<header>: <id>`: appended to every head this exchange writes ('' without an id). */
-  idEcho = '';
+  /** The id's header and value, echoed on every head this exchange writes (null without an id). */
+  idEcho: IdEcho = null;
   /** The query and cookies, parsed when a step (key-auth, hashing, …) first asks: most routes never do. */
   private parsed: ParsedOnDemand | null = null;
   private peer: string | null = null;
@@ -41,8 +40,8 @@ export class ExchangeRequest implements StepRequest {
   private droppedChain: string | undefined;
 
   constructor(
-    readonly res: HttpResponse,
-    req: HttpRequest,
+    readonly down: Downstream,
+    req: RequestHead,
     method: string,
     path: string,
     /** worker.json's trustedProxies. */
@@ -67,12 +66,12 @@ export class ExchangeRequest implements StepRequest {
   setRequestId(header: string, id: string): void {
     this.requestId = id;
     this.requestIdHeader = header;
-    this.idEcho = `\r\n${header}: ${id}`;
+    this.idEcho = [header, id];
   }
 
   /** The socket peer (never a client-supplied header). Read lazily: most routes never need it. */
   get remoteAddress(): string {
-    if (this.peer === null) this.peer = this.aborted || this.done ? '' : formatAddress(this.res.getRemoteAddress());
+    if (this.peer === null) this.peer = this.aborted || this.done ? '' : this.down.remoteAddress();
     return this.peer;
   }
 

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { HttpRequest, HttpResponse } from './uws.js';
+import type { Downstream, RequestHead } from './engine/contract.js';
 import { ExchangeReplies } from './exchange-replies.js';
 import { RequestBody } from './request-body.js';
 import type { TrustedProxies } from './trusted-proxies.js';
@@ -15,23 +15,19 @@ export interface ExchangeOwner {
 }
 
 /**
- * The uWS rules, in one place. uWS hands out a request object that is valid only
- * during the synchronous callback and a response that dies on abort; everything
- * else in the worker talks to an Exchange and never to uWS directly:
+ * The one owner of a request, whatever engine it came on (engine/contract.ts): from the
+ * data server's callback to its completion, and the one place its final status is
+ * decided. Everything else in the worker talks to an Exchange, never to an engine:
  *  - the request is copied synchronously (exchange-request.ts, request-head.ts), without
  *    the identity headers of a peer that is not a trusted proxy (client-address.ts);
  *  - onAborted is registered before anything can await;
- *  - every write is corked (writes after an await must be);
- *  - a response head (status line and headers) goes out in one writeStatus call (headBlock,
- *    exchange-head.ts);
- *  - response bodies go through tryEnd/write + onWritable (backpressure, exchange-writes.ts,
- *    exchange-replies.ts); no non-optional write is larger than uWS's cork buffer
- *    (cork-room.ts), and nothing is written from
- *    inside a writable callback but the tail that callback is for; a write held by
- *    backpressure waits at most limits.sendTimeoutMs for the client to take a byte (send-stall.ts);
+ *  - a streamed head is held and goes out with the first body bytes (exchange-head.ts);
+ *  - response bodies go to the engine's downstream with backpressure (exchange-writes.ts,
+ *    exchange-replies.ts); a write held by backpressure waits at most
+ *    limits.sendTimeoutMs for the client to take a byte (send-stall.ts);
  *  - request bodies go through onData + pause/resume (backpressure);
  *  - nothing is written after an abort or after the end;
- *  - no exception escapes into uWS (DataServer wraps each handler).
+ *  - no exception escapes into the engine (DataServer wraps each request).
  */
 
 export class Exchange extends ExchangeReplies {
@@ -60,8 +56,8 @@ export class Exchange extends ExchangeReplies {
   logged = false;
 
   constructor(
-    res: HttpResponse,
-    req: HttpRequest,
+    down: Downstream,
+    req: RequestHead,
     method: string,
     path: string,
     /** Worker-wide: a draining worker asks clients to close their connection. */
@@ -76,13 +72,13 @@ export class Exchange extends ExchangeReplies {
     /** How the request came: X-Forwarded-Proto. */
     scheme: 'http' | 'https' = 'http',
   ) {
-    super(res, req, method, path, proxies, localPort, scheme);
-    this.upload = new RequestBody(res, () => this.done || this.aborted, () => this.aborted, limits, events);
+    super(down, req, method, path, proxies, localPort, scheme);
+    this.upload = new RequestBody(down, () => this.done || this.aborted, () => this.aborted, limits, events);
     if (this.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
-    res.onAborted(() => this.clientLeft());
+    down.onAborted(() => this.clientLeft());
   }
 
-  /** uWS's abort: the client went away (or the gateway closed on it) before the response ended. */
+  /** The engine's abort: the client went away (or the gateway closed on it) before the response ended. */
   protected override clientLeft(): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -119,7 +115,7 @@ export class Exchange extends ExchangeReplies {
     if (this.aborted || this.done) return;
     this.cutStatus = status;
     this.finish();
-    this.res.close();
+    this.down.close();
   }
 
   /** The exchange ended (completed, cut, or left by its client): its final status is decided here, once. */

@@ -24,6 +24,7 @@ import type { Tracing } from './observe/request-trace.js';
 import { installSecretBox, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import { AccessLog } from './observe/access-log.js';
 import { ReadyPath } from './ready-path.js';
+import { loadEngine } from './engine/load-engine.js';
 
 let current: Runtime | null = null;
 const served = new ServedGenerations();
@@ -114,10 +115,11 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
     log,
     msg.dataPlane,
     seen,
+    await loadEngine(msg.dataPlane.engine ?? 'uws'),
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) return listenFailed(`${msg.listen.host}:${msg.listen.port}`);
-  if (tls && !server.listenTls(tls.host, tls.port, currentTls, log)) return listenFailed(`${tls.host}:${tls.port}`);
+  if (tls && !(await server.listenTls(tls.host, tls.port, currentTls))) return listenFailed(`${tls.host}:${tls.port}`);
   send({ type: 'listening' });
 }
 

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { DataPortLimits } from '../contracts/ipc.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { LimitEvents } from './limit-events.js';
-import type { HttpResponse } from './uws.js';
+import type { Downstream } from './engine/contract.js';
 
 /** The body broke a data-port limit (too large, or stopped arriving): the answer is `code`. */
 export class RequestBodyRefused extends Error {
@@ -29,7 +29,7 @@ export class RequestBody {
   private body: Readable | null = null;
 
   constructor(
-    private readonly res: HttpResponse,
+    private readonly res: Downstream,
     /** The exchange is over (answered or aborted): the response may not be touched. */
     private readonly over: () => boolean,
     private readonly aborted: () => boolean,

@@ -1,7 +1,7 @@
 import type { DataPortLimits } from '../contracts/ipc.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { LimitEvents } from './limit-events.js';
-import type { HttpRequest } from './uws.js';
+import type { RequestHead } from './engine/contract.js';
 
 // The checks of a request the data server makes before routing it, beside the Host and path
 // checks (host-header.ts, normalize-path.ts).
@@ -9,7 +9,7 @@ import type { HttpRequest } from './uws.js';
  * The request-target and Content-Length limits, judged before routing: the refusal's code,
  * or null. A chunked body is counted as it arrives (request-body.ts).
  */
-export function overLimit(req: HttpRequest, url: string, limits: DataPortLimits, events: LimitEvents): ErrorCode | null {
+export function overLimit(req: RequestHead, url: string, limits: DataPortLimits, events: LimitEvents): ErrorCode | null {
   // uWS gives null, not '', for a target without a query.
   const query = req.getQuery() as string | null | undefined;
   if (url.length + (query ? query.length + 1 : 0) > limits.maxTargetBytes) {

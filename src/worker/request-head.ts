@@ -1,4 +1,4 @@
-import type { HttpRequest } from './uws.js';
+import type { RequestHead } from './engine/contract.js';
 import { framingOk } from './request-framing.js';
 import { isIdentityHeader } from './client-address.js';
 
@@ -11,11 +11,11 @@ export const IDENTITY = 8; // the client named itself (an identity header, clien
 const DIGITS = /^\d+$/;
 
 /**
- * Copies uWS's request headers into `into` (flat `name, value, …`, names lower case), in
- * one pass that also drops names with an underscore and judges the framing, the Host count and the identity headers. uWS's
- * request object is valid only during the request callback.
+ * Copies the engine's request headers into `into` (flat `name, value, …`, names lower case), in
+ * one pass that also drops names with an underscore and judges the framing, the Host count and the identity headers. The engine's
+ * request head is valid only during the request callback.
  */
-export function copyRequestHead(req: HttpRequest, into: string[]): number {
+export function copyRequestHead(req: RequestHead, into: string[]): number {
   let flags = 0;
   let hosts = 0;
   let length = false;

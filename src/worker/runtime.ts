@@ -77,7 +77,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
 
   /**
    * A route's terminal: the phases (phases.ts) it has, as one closure per route, none per
-   * request. A WebSocket handshake (Exchange.upgradeContext set) on a cluster route is
+   * request. A WebSocket handshake (Exchange.wantsUpgrade) on a cluster route is
    * proxied when the route has `websocket`, else refused with an envelope.
    */
   function terminal(r: CompiledRoute, meter: RouteMeter): Target {
@@ -103,7 +103,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const ws = t.websocket ? websocketTerminal(r.id, upstream, built, t.websocket) : null;
     return (ex) => {
       ex.meter = meter;
-      if (ex.upgradeContext === null) http(ex);
+      if (!ex.wantsUpgrade) http(ex);
       else if (ws === null) lifeOf(ex, null).replyError('Svc.Data.UpgradeRefused');
       else ws(ex);
     };

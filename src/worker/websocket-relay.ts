@@ -1,5 +1,5 @@
 import type { WebSocket as UpstreamSocket, RawData } from 'ws';
-import type { WebSocket as ClientSocket } from './uws.js';
+import type { ClientWebSocket, WebSocketPeer } from './engine/contract.js';
 import type { WebSocketSettings } from '../contracts/generation.js';
 
 /** Client-side bytes uWS may hold before the upstream is paused, and the level it resumes at. */
@@ -15,6 +15,9 @@ const UPSTREAM_HOLD_BYTES = 4 * 1024 * 1024;
 /** Close codes an endpoint may send in a close frame (RFC 6455 §7.4); others are never on the wire. */
 const sendable = (code: number): boolean => (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
 
+/** A client's bytes as a Buffer of their own: uWS's ArrayBuffer is valid only during its callback (copied); a Buffer is already the receiver's. */
+const owned = (data: ArrayBuffer | Buffer): Buffer => (Buffer.isBuffer(data) ? data : Buffer.from(data.slice(0)));
+
 /**
  * One proxied WebSocket: frames both ways between the client's uWS socket and the
  * upstream's `ws` socket, whole messages (fragments are joined by each side's parser).
@@ -23,8 +26,8 @@ const sendable = (code: number): boolean => (code >= 1000 && code <= 1014 && cod
  * upstream are bounded by a close instead. Pings travel through; pongs are answered by
  * each hop. A close on either side closes the other with the same code and reason.
  */
-export class WebSocketRelay {
-  private client: ClientSocket<{ relay: WebSocketRelay }> | null = null;
+export class WebSocketRelay implements WebSocketPeer {
+  private client: ClientWebSocket | null = null;
   private upstreamPaused = false;
   /** Bytes handed to the upstream socket and not yet written to its TCP socket. */
   private toUpstream = 0;
@@ -45,7 +48,7 @@ export class WebSocketRelay {
   }
 
   /** uWS opened the client side: frames may flow. */
-  attach(client: ClientSocket<{ relay: WebSocketRelay }>): void {
+  attach(client: ClientWebSocket): void {
     this.client = client;
     const up = this.upstream;
     up.on('message', (data: RawData, isBinary: boolean) => this.fromUpstream(data as Buffer, isBinary));
@@ -78,19 +81,19 @@ export class WebSocketRelay {
   }
 
   /** A message from the client; `message` is valid only during uWS's callback, so it is copied. */
-  fromClient(message: ArrayBuffer, isBinary: boolean): void {
+  fromClient(message: ArrayBuffer | Buffer, isBinary: boolean): void {
     if (this.closed) return;
     this.lastActivity = Date.now();
     if (message.byteLength > this.settings.maxMessageBytes) return this.closeBoth(1009, 'message too big');
-    const data = Buffer.from(message.slice(0));
+    const data = owned(message);
     this.toUpstream += data.length;
     if (this.toUpstream > UPSTREAM_HOLD_BYTES + this.settings.maxMessageBytes) return this.closeBoth(1013, 'upstream too slow');
     this.upstream.send(data, { binary: isBinary }, () => void (this.toUpstream -= data.length));
   }
 
-  clientPing(data: ArrayBuffer): void {
+  clientPing(data: ArrayBuffer | Buffer): void {
     this.lastActivity = Date.now();
-    if (!this.closed) this.upstream.ping(Buffer.from(data.slice(0)));
+    if (!this.closed) this.upstream.ping(owned(data));
   }
 
   clientPong(): void {
@@ -98,11 +101,11 @@ export class WebSocketRelay {
   }
 
   /** uWS's close: the client's code and reason go upstream (no frame: the upstream is cut, 1006 stays 1006). */
-  clientClosed(code: number, reason: ArrayBuffer): void {
+  clientClosed(code: number, reason: ArrayBuffer | Buffer): void {
     this.client = null;
     if (this.closed) return this.onEnd();
     this.closed = true;
-    if (sendable(code)) this.upstream.close(code, Buffer.from(reason.slice(0)));
+    if (sendable(code)) this.upstream.close(code, owned(reason));
     else if (code === 1005) this.upstream.close();
     else this.upstream.terminate();
     this.onEnd();

@@ -91,11 +91,11 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   upstream.once('error', failed);
   upstream.once('open', () => {
     upstream.off('error', failed); // the relay listens from here on
-    upstream.pause(); // nothing is relayed before uWS opened the client side (WebSocketRelay.attach)
+    upstream.pause(); // nothing is relayed before the engine opened the client side (WebSocketRelay.attach)
     const relay = new WebSocketRelay(upstream, settings, release);
     call?.end(101);
     answered(101);
-    if (!ex.upgrade({ relay }, upstream.protocol)) {
+    if (!ex.upgrade(relay, upstream.protocol)) {
       upstream.terminate();
       release();
     }

@@ -5,7 +5,7 @@
 //  - callOnWritable: uWS runs the registered writable callback and then puts it back,
 //    over any onWritable registered while it ran.
 // The "socket" takes `room` bytes; tryEnd writes what fits, write/end buffer the rest.
-import { CORK_BUFFER } from '../../src/worker/cork-room.js';
+import { CORK_BUFFER } from '../../src/worker/engine/uws/cork-room.js';
 
 export class FakeUwsResponse {
   /** Body bytes in the order the client would read them (head bytes are not kept). */

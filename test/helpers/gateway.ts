@@ -106,6 +106,8 @@ export interface ConfigOptions {
   volume?: string;
   drainGraceMs?: number;
   logLevel?: string;
+  /** worker.json `listen.engine`; absent: the default (`auto`). */
+  engine?: 'auto' | 'uws' | 'node';
 }
 
 export function buildConfig(o: ConfigOptions): BuiltConfig {
@@ -128,7 +130,7 @@ export function buildConfig(o: ConfigOptions): BuiltConfig {
   });
   const config: Record<string, Json> = {
     volume: o.volume ?? 'memory:',
-    listen: { port: o.dataPort, host: o.host ?? '127.0.0.1' },
+    listen: { port: o.dataPort, host: o.host ?? '127.0.0.1', ...(o.engine ? { engine: o.engine } : {}) },
     admin: { listen: `${o.host ?? '127.0.0.1'}:${o.adminPort}`, keys },
     workers: o.workers ?? 1,
     log: { level: o.logLevel ?? 'info' },

@@ -4,7 +4,7 @@
 // filled with 0x10, so memory uWS freed during the upgrade is reused at once. Each client sends
 // one message and must get 1000 back; the result goes to stdout as JSON.
 import { WebSocket } from 'ws';
-import { upgradeLater, uws } from '../../src/worker/uws.js';
+import { upgradeLater, uws } from '../../src/worker/engine/uws/uws.js';
 
 const [mode = 'adapter', countArg = '200'] = process.argv.slice(2);
 const count = Number(countArg);

@@ -82,3 +82,24 @@ test('no file under src/ imports across a forbidden arrow (docs/architecture.md)
   assert.ok(crossing > 0, 'the scan found no import between parts: the pattern is broken');
   assert.deepEqual(violations, [], `forbidden imports:\n${violations.join('\n')}`);
 });
+
+/** Packages only an engine's own folder may import: the rest of the worker talks to engine/contract.ts. */
+const ENGINE_ONLY: Record<string, string> = { 'uWebSockets.js': 'src/worker/engine/uws/', 'node:http2': 'src/worker/engine/node/' };
+
+test("nothing outside an engine's folder imports uWebSockets.js or node:http2 (docs/architecture.md)", () => {
+  const violations: string[] = [];
+  let seen = 0;
+  for (const file of tsFiles(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    for (const re of [STATIC, TYPE_QUERY]) {
+      for (const m of text.matchAll(re)) {
+        const folder = ENGINE_ONLY[m[1]!];
+        if (folder === undefined) continue;
+        seen++;
+        if (!show(file).startsWith(folder)) violations.push(`${show(file)} imports ${m[1]} (only ${folder} may)`);
+      }
+    }
+  }
+  assert.ok(seen > 0, 'the scan found no engine import at all: the pattern is broken');
+  assert.deepEqual(violations, [], violations.join('\n'));
+});

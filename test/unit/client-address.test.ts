@@ -8,7 +8,8 @@ import { createLogger } from '../../src/shared/logger.js';
 import { Exchange } from '../../src/worker/exchange.js';
 import { upstreamHeaders } from '../../src/worker/upstream-request-headers.js';
 import { FakeUwsResponse } from '../helpers/fake-uws-response.js';
-import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
+import type { HttpRequest, HttpResponse } from '../../src/worker/engine/uws/uws.js';
+import { UwsDownstream } from '../../src/worker/engine/uws/uws-downstream.js';
 
 const lb = new TrustedProxies(['10.0.0.0/8', '2001:db8:ff::/48']).trusts;
 
@@ -80,7 +81,7 @@ function exchangeFrom(peer: number[], headers: [string, string][], trusted: stri
     return new Uint8Array(peer).buffer;
   };
   const req = { getQuery: () => undefined, forEach: (cb: (k: string, v: string) => void) => headers.forEach(([k, v]) => cb(k, v)) };
-  const ex = new Exchange(res as unknown as HttpResponse, req as unknown as HttpRequest, 'GET', '/x', () => false, () => {}, new TrustedProxies(trusted), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
+  const ex = new Exchange(new UwsDownstream(res as unknown as HttpResponse, null), req as unknown as HttpRequest, 'GET', '/x', () => false, () => {}, new TrustedProxies(trusted), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
   return { ex, peerReads: () => peerReads };
 }
 

@@ -2,13 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import { Exchange } from '../../src/worker/exchange.js';
-import { CORK_BUFFER } from '../../src/worker/cork-room.js';
+import { CORK_BUFFER } from '../../src/worker/engine/uws/cork-room.js';
 import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
 import { LimitEvents } from '../../src/worker/limit-events.js';
 import { LIMIT_DEFAULTS } from '../../src/shared/gateway-config-limits.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { FakeUwsResponse, fakeUwsRequest } from '../helpers/fake-uws-response.js';
-import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
+import type { HttpRequest, HttpResponse } from '../../src/worker/engine/uws/uws.js';
+import { UwsDownstream } from '../../src/worker/engine/uws/uws-downstream.js';
 
 // Regressions for the two ways the Exchange lost response bytes on slow sockets (the
 // end-to-end proof is test/streaming-small-socket-buffers.test.ts):
@@ -21,7 +22,7 @@ function exchange(room: number, sendTimeoutMs: number = LIMIT_DEFAULTS.sendTimeo
   const res = new FakeUwsResponse(room);
   let finished = 0;
   const limits = { ...LIMIT_DEFAULTS, sendTimeoutMs };
-  const ex = new Exchange(res as unknown as HttpResponse, fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', limits, new LimitEvents(createLogger('silent')));
+  const ex = new Exchange(new UwsDownstream(res as unknown as HttpResponse, null), fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', limits, new LimitEvents(createLogger('silent')));
   return { res, ex, finished: () => finished };
 }
 

@@ -4,7 +4,7 @@ import { RequestObserver, type RecordSink } from '../../src/worker/observe/obser
 import { DataMetrics } from '../../src/worker/observe/data-metrics.js';
 import { staticReply } from '../../src/worker/response-head.js';
 import type { RequestRecord } from '../../src/worker/observe/request-record.js';
-import type { HttpRequest, HttpResponse } from '../../src/worker/uws.js';
+import type { Downstream, RequestHead } from '../../src/worker/engine/contract.js';
 import type { Exchange } from '../../src/worker/exchange.js';
 
 /** uWS's request and response as an object any read of which fails the test. */
@@ -20,7 +20,7 @@ test('a fixed answer the access log does not sample makes no record: neither its
   const s = sink(false);
   const observer = new RequestObserver(new DataMetrics(), true, s);
   const client = () => assert.fail('the client address is not worked out');
-  observer.fixedAnswered(staticReply(200, 'hi', {}), untouchable<HttpRequest>('req'), untouchable<HttpResponse>('res'), 'GET', '/x', 'id-1', client);
+  observer.fixedAnswered(staticReply(200, 'hi', {}), untouchable<RequestHead>('req'), untouchable<Downstream>('res'), 'GET', '/x', 'id-1', client);
   assert.equal(s.written.length, 0);
   assert.ok(observer.meters.take() !== null, 'the request is still counted');
 });

@@ -8,6 +8,8 @@
 import type { StaticReply } from '../response-head.js';
 import type { DataPortLimits } from '../../contracts/ipc.js';
 import type { CompiledServerTls } from '../../contracts/generation.js';
+import type { LimitEvents } from '../limit-events.js';
+import type { Logger } from '../../shared/logger.js';
 
 /** The engines; `auto` picks `uws` where its binary loads on this runtime, else `node`. */
 export type EngineName = 'uws' | 'node';
@@ -39,6 +41,8 @@ export interface ResponseHead {
   /** The reason phrase; h2 has none and drops it. */
   reason: string;
   headers: readonly (readonly [string, string])[];
+  /** The same head as one HTTP/1.1 block (status line and header lines), when prepared ahead (a StaticReply's): HTTP/1.1 engines may write it as it is. */
+  block?: string;
 }
 
 /** The request id's header, echoed on every answer (worker.json `requestId`); null without. */
@@ -137,6 +141,8 @@ export interface EngineHandlers {
   request(head: RequestHead, down: Downstream, arrival: Arrival): void;
   /** A refusal the engine sends itself (the connection cap, the first head's deadline): its fixed answer. */
   refusal(code: 'Svc.Data.TooManyConnections' | 'Svc.Data.HeadTimeout' | 'Svc.Data.BadRequest' | 'Svc.Data.HeadTooLarge'): StaticReply;
+  /** Where an engine reports a limit it enforced (the connection cap, a head deadline): a log line and a metric. */
+  readonly events: LimitEvents;
   /** A WebSocket opened and closed (a drain waits for open ones). */
   webSocketOpened(peer: WebSocketPeer): void;
   webSocketClosed(peer: WebSocketPeer): void;
@@ -161,6 +167,9 @@ export interface EngineLimits extends DataPortLimits {
   /** HTTP/2: stream resets a connection may cause in a second before GOAWAY (rapid reset, CVE-2023-44487). */
   h2MaxResetsPerSecond: number;
 }
+
+/** How an engine is made (worker/engine/load-engine.ts picks one by name). */
+export type EngineFactory = (handlers: EngineHandlers, limits: EngineLimits, log: Logger) => DataEngine;
 
 /** A data-plane engine: listeners, connection accounting and drain. */
 export interface DataEngine {

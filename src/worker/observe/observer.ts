@@ -1,6 +1,6 @@
 import type { Exchange } from '../exchange.js';
 import type { StaticReply } from '../response-head.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { Downstream, RequestHead } from '../engine/contract.js';
 import type { DataMetrics } from './data-metrics.js';
 import type { RequestRecord } from './request-record.js';
 import { ExchangeRecord, FixedRecord } from './records.js';
@@ -47,14 +47,14 @@ export class RequestObserver {
     if (ex.logged) this.sink!.write(new ExchangeRecord(ex, status, ms));
   }
 
-  /** A fixed answer written from the request callback (uWS's req and res are still valid). */
-  fixedAnswered(r: StaticReply, req: HttpRequest, res: HttpResponse, method: string, path: string, requestId: string, client: (peer: string, req: HttpRequest) => string): void {
+  /** A fixed answer written from the request callback (the engine's request head is still valid). */
+  fixedAnswered(r: StaticReply, req: RequestHead, down: Downstream, method: string, path: string, requestId: string, client: (peer: string, req: RequestHead) => string): void {
     const sent = method === 'HEAD' ? 0 : r.bodyBytes;
     // No Exchange, so no decision (final-status.ts): written whole within the callback, while
     // the client is known to be there, and nothing follows that could cut it.
     const status = r.status;
     if (this.counting) this.meters.ended(r.meter ?? this.meters.unmatched, method, status, 0, 0, sent);
     // A request not sampled costs no record: its headers and peer address are not read.
-    if (this.sink !== null && this.sink.sampled()) this.sink.write(new FixedRecord(r, status, req, res, method, path, requestId, sent, client));
+    if (this.sink !== null && this.sink.sampled()) this.sink.write(new FixedRecord(r, status, req, down, method, path, requestId, sent, client));
   }
 }

@@ -1,7 +1,6 @@
 import type { Exchange } from '../exchange.js';
-import { formatAddress } from '../peer-address.js';
 import type { StaticReply } from '../response-head.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { Downstream, RequestHead } from '../engine/contract.js';
 import type { RequestRecord } from './request-record.js';
 import type { QueryPair } from '../../shared/url-query.js';
 import { ParsedOnDemand } from '../../shared/parsed-on-demand.js';
@@ -85,19 +84,19 @@ export class FixedRecord implements RequestRecord {
     r: StaticReply,
     /** Its final status (final-status.ts). */
     readonly status: number,
-    req: HttpRequest,
-    res: HttpResponse,
+    req: RequestHead,
+    down: Downstream,
     readonly method: string,
     readonly path: string,
     readonly requestId: string,
     readonly bytesSent: number,
-    client: (peer: string, req: HttpRequest) => string,
+    client: (peer: string, req: RequestHead) => string,
   ) {
     this.tenant = r.meter?.tenant ?? '';
     this.route = r.meter?.route ?? '';
     // No path (a target too long to log): no query either.
     this.query = path === '' ? null : (req.getQuery() ?? null);
-    this.client = client(formatAddress(res.getRemoteAddress()), req);
+    this.client = client(down.remoteAddress(), req);
     this.userAgent = req.getHeader('user-agent') || undefined;
     this.referer = req.getHeader('referer') || undefined;
   }

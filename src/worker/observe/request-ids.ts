@@ -1,8 +1,7 @@
 import type { ObserveSettings } from '../../contracts/ipc.js';
 import { WELL_FORMED_REQUEST_ID } from '../../shared/trace-id.js';
-import { formatAddress } from '../peer-address.js';
 import type { TrustedProxies } from '../trusted-proxies.js';
-import type { HttpRequest, HttpResponse } from '../uws.js';
+import type { Downstream, RequestHead } from '../engine/contract.js';
 
 /**
  * Every request's id (worker.json `requestId`): an incoming one when it is well formed and
@@ -23,19 +22,19 @@ export class RequestIds {
     this.trust = settings.trustIncoming;
   }
 
-  /** From uWS's request, valid only during its callback. */
-  assign(req: HttpRequest, res: HttpResponse): string {
+  /** From the engine's request head, valid only during its callback. */
+  assign(req: RequestHead, down: Downstream): string {
     if (this.trust !== 'never') {
       const incoming = req.getHeader(this.header);
-      if (incoming !== '' && WELL_FORMED_REQUEST_ID.test(incoming) && (this.trust === 'always' || this.proxies.trusts(formatAddress(res.getRemoteAddress())))) {
+      if (incoming !== '' && WELL_FORMED_REQUEST_ID.test(incoming) && (this.trust === 'always' || this.proxies.trusts(down.remoteAddress()))) {
         return incoming;
       }
     }
     return this.next();
   }
 
-  /** The header line appended to a head: `\r\n<header>: <id>`. */
-  echo(id: string): string {
-    return `\r\n${this.header}: ${id}`;
+  /** The header echoed on every head: `[header, id]`. */
+  echo(id: string): readonly [string, string] {
+    return [this.header, id];
   }
 }

@@ -2,9 +2,9 @@ import { createPrivateKey, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CompiledCert } from '../contracts/generation.js';
-import type { Logger } from '../shared/logger.js';
-import { certKeyContext, openStored, processSecretBox } from '../shared/secret-box.js';
+import type { CompiledCert } from '../../../contracts/generation.js';
+import type { Logger } from '../../../shared/logger.js';
+import { certKeyContext, openStored, processSecretBox } from '../../../shared/secret-box.js';
 import type { TemplatedApp } from './uws.js';
 
 /** TLS 1.2 suites with forward secrecy and AEAD only (TLS 1.3's are fixed by the library). */

@@ -1,5 +1,5 @@
-import type { CompiledServerTls } from '../contracts/generation.js';
-import type { Logger } from '../shared/logger.js';
+import type { CompiledServerTls } from '../../../contracts/generation.js';
+import type { Logger } from '../../../shared/logger.js';
 import { uws, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { loadServerName } from './tls-server-name.js';
 

@@ -13,7 +13,8 @@
 // with the head it goes out with, each in its own cork; larger whole bodies go through
 // tryEnd (test/unit/exchange-writes.test.ts, test/streaming-small-socket-buffers.test.ts).
 import type { HttpResponse } from './uws.js';
-import type { SendStall } from './send-stall.js';
+import type { StallWatch } from '../contract.js';
+import { bodylessHead } from '../../response-head.js';
 
 /** uWS's LoopData::CORK_BUFFER_SIZE. */
 export const CORK_BUFFER = 16 * 1024;
@@ -49,7 +50,7 @@ const MIN_PIECE = 1024;
  * false under backpressure, with `stall` started; `onDrain` then runs once the socket is
  * writable again.
  */
-export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void, stall: SendStall): boolean {
+export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void, stallOf: () => StallWatch): boolean {
   let room = corkRoom(head === null ? 0 : head.length);
   if (head !== null && room < MIN_PIECE) {
     const alone = head;
@@ -68,6 +69,7 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
     });
   }
   if (ok) return true;
+  const stall = stallOf();
   stall.held(res.getWriteOffset());
   res.onWritable(() => drainAndResume(res, onDrain, stall));
   return false;
@@ -80,7 +82,7 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
  * keep polling while some is left). The producer resumes after the callback, never
  * inside it (see Exchange.write).
  */
-function drainAndResume(res: HttpResponse, onDrain: () => void, stall: SendStall): boolean {
+function drainAndResume(res: HttpResponse, onDrain: () => void, stall: StallWatch): boolean {
   stall.clear(); // the client took bytes: what waits next is the producer
   res.cork(noop);
   setImmediate(onDrain);
@@ -94,7 +96,7 @@ const noop = (): void => {};
  * socket can take more; `ended` runs once its last byte went out. `stall` runs while the
  * rest waits for the client.
  */
-export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer, ended: () => void, stall: SendStall): void {
+export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer, ended: () => void, stall: StallWatch): void {
   res.cork(() => {
     res.writeStatus(head);
     const start = res.getWriteOffset();
@@ -107,5 +109,13 @@ export function endWithTryEnd(res: HttpResponse, head: string, body: Buffer, end
       else stall.held(res.getWriteOffset());
       return sent;
     });
+  });
+}
+
+/** The head (with the length, if known) and the end, no body: see bodylessHead for why this way. */
+export function endBodyless(res: HttpResponse, head: string, contentLength: number | undefined, close: boolean): void {
+  res.cork(() => {
+    res.writeStatus(bodylessHead(head, contentLength, close));
+    res.endWithoutBody(); // never with arguments: see bodylessHead
   });
 }

@@ -1,7 +1,7 @@
 // The fixed replies written straight from uWS's request callback (directResponse,
 // redirect, envelopes): no Exchange, since nothing awaits.
 import type { HttpResponse } from './uws.js';
-import { bodylessHead, type StaticReply } from './response-head.js';
+import { bodylessHead, type StaticReply } from '../../response-head.js';
 
 /**
  * Answers from inside the uWS request callback, where uWS has already corked the

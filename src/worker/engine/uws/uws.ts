@@ -34,7 +34,7 @@ function loadNative(): typeof Uws {
   const name = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
   let binary = join(dirname(require.resolve('uWebSockets.js')), name);
   if (needsCompatCopy()) {
-    binary = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.uws-compat', name);
+    binary = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', '.uws-compat', name);
     if (!existsSync(binary)) {
       throw new Error(
         `uWebSockets.js runs here from the copy npm install patches, and ${binary} is missing. ` +

@@ -1,7 +1,7 @@
-import type { DataPortLimits } from '../contracts/ipc.js';
+import type { DataPortLimits } from '../../../contracts/ipc.js';
 import { replyStatic } from './fixed-reply.js';
-import type { LimitEvents } from './limit-events.js';
-import type { StaticReply } from './response-head.js';
+import type { LimitEvents } from '../../limit-events.js';
+import type { StaticReply } from '../../response-head.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
 
 /** A new connection that has not been seen to send a request yet. */

@@ -1,0 +1,10 @@
+import type { EngineFactory, EngineName } from './contract.js';
+
+/**
+ * The engine factory by name, imported only when chosen: where uWebSockets.js has no build
+ * for this runtime, the node engine runs without ever loading it.
+ */
+export async function loadEngine(name: EngineName): Promise<EngineFactory> {
+  if (name === 'node') throw new Error('the node engine is not built in');
+  return (await import('./uws/uws-engine.js')).createUwsEngine;
+}
