@@ -61,7 +61,7 @@ function main() {
   if (process.platform !== 'linux' || !needsCopy(glibc)) return;
 
   const name = `uws_linux_${process.arch}_${process.versions.modules}.node`;
-  const runtime = `Node ${process.version}, ABI ${process.versions.modules}, linux ${process.arch}`;
+  const runtime = `Node ${process.version} (ABI ${process.versions.modules}, linux-${process.arch})`;
   let pkgDir;
   try {
     pkgDir = dirname(createRequire(join(root, 'package.json')).resolve('uWebSockets.js'));
