@@ -5,6 +5,7 @@ import { buildConfig, newToken, tempDir, writeJson } from './helpers/gateway.js'
 import { runCli } from './helpers/cli.js';
 import { BOUNDED } from './helpers/wait.js';
 import type { Json } from './helpers/json.js';
+import { uwsSupport } from '../src/shared/uws-support.js';
 
 /** A complete, valid worker.json (tokens from the environment, so no plaintext warnings). */
 function goodConfig() {
@@ -48,6 +49,31 @@ test('validate accepts a good file: ok, exitCode 0, warnings listed, exit 0', BO
   assert.equal(r.json.exitCode, 0);
   assert.deepEqual(r.json.warnings, []);
   assert.equal(r.json.errors, undefined);
+});
+
+test('validate names the engine each listener will use on this runtime, and why; the TLS line gives the ALPN list', BOUNDED, async (t) => {
+  const support = uwsSupport();
+  const auto = await validate(t, goodConfig().config, goodConfig().env);
+  assert.equal(auto.code, 0, auto.stdout);
+  const expected = support.ok ? 'engine uws (auto: uWebSockets.js loads on this runtime)' : `engine node (auto: ${support.reason})`;
+  assert.deepEqual(auto.json.listeners.map((l: { line: string }) => l.line), [`data port 127.0.0.1:18080: ${expected}, http/1.1`]);
+  assert.equal(auto.json.listeners[0].engine, support.ok ? 'uws' : 'node');
+
+  const { config, env } = goodConfig();
+  config.listen = { ...config.listen, engine: 'node', h2c: true, tls: { port: 18443 } };
+  const node = await validate(t, config, env);
+  assert.equal(node.code, 0, node.stdout);
+  assert.deepEqual(node.json.listeners.map((l: { line: string }) => l.line), [
+    'data port 127.0.0.1:18080: engine node (listen.engine: node), http/1.1, h2c',
+    'TLS port 127.0.0.1:18443: engine node, ALPN h2, http/1.1',
+  ]);
+  assert.deepEqual(node.json.listeners[1].protocols, ['h2', 'http/1.1']);
+
+  config.listen = { ...config.listen, engine: 'uws' };
+  const uws = await validate(t, config, env);
+  assertRejected(uws, 'listen.h2c');
+  assert.ok(uws.json.errors.some((e: { message: string }) => e.message === 'the uws engine speaks HTTP/1.1 only'), JSON.stringify(uws.json.errors));
+  if (!support.ok) assertRejected(uws, 'listen.engine');
 });
 
 test('validate accepts the shipped example config when its token variable is set', BOUNDED, async () => {

@@ -19,12 +19,12 @@ export interface DataPlaneSettings {
   limits: DataPortLimits;
   /** worker.json `listen.tls`, host filled in. */
   tls?: { host: string; port: number };
-  /** The data-plane engine worker.json `listen.engine` resolved to on this runtime. */
-  engine?: 'uws' | 'node';
-  /** worker.json `listen.tls.protocols`: what the TLS listener offers by ALPN. */
-  tlsProtocols?: ('h2' | 'http/1.1')[];
-  /** worker.json `listen.h2c`: the plain listener takes HTTP/2 with prior knowledge too. */
-  h2c?: boolean;
+  /** The engine serving both listeners, resolved by the supervisor (`listen.engine` auto: uws where it loads). */
+  engine: 'uws' | 'node';
+  /** ALPN protocols of the TLS listener, preferred first (default by engine: node h2 and http/1.1, uws http/1.1). */
+  tlsProtocols: ('h2' | 'http/1.1')[];
+  /** worker.json `listen.h2c`: cleartext HTTP/2 with prior knowledge on the plain port. */
+  h2c: boolean;
   /** worker.json `secrets.keyEnv`: the variable of the key that opens sealed cert keys. */
   sealingKeyEnv?: string;
   /** What the data plane observes of its requests. */
@@ -55,6 +55,12 @@ export interface DataPortLimits {
   maxBodyBytes: number;
   maxConnections: number;
   chunkedRequestBodies: 'accept' | 'refuse';
+  /** HTTP/2 (node engine): streams open at once on one connection. */
+  h2MaxConcurrentStreams: number;
+  /** HTTP/2: the header list a client may send, in bytes. */
+  h2MaxHeaderListBytes: number;
+  /** HTTP/2: stream resets per second a connection may cause before GOAWAY. */
+  h2MaxResetsPerSecond: number;
 }
 
 /** Per cluster key (`tenant/name`), the target addresses out of rotation: unhealthy by the checks, or ejected. */

@@ -4,14 +4,20 @@ import { ANY_SECRET, WILDCARD_TENANT } from '../contracts/secrets.js';
 import type { GatewayConfig } from './gateway-config-schema.js';
 import { addressesOverlap, isLoopback, parseHostPort } from './host-port.js';
 import { parseSealingKey } from './secret-box.js';
+import { checkListenEngine } from './gateway-config-listen.js';
+import { uwsSupport, type UwsSupport } from './uws-support.js';
 
 export interface ConfigError {
   path: string;
   message: string;
 }
 
-/** What worker.json's schema cannot say alone: checks across fields and against the environment. */
-export function checkGatewayConfig(config: GatewayConfig, env: NodeJS.ProcessEnv, errors: ConfigError[], warnings: string[]): void {
+/**
+ * What worker.json's schema cannot say alone: checks across fields and against the
+ * environment. `support` is asked only when the file names the uws engine.
+ */
+export function checkGatewayConfig(config: GatewayConfig, env: NodeJS.ProcessEnv, errors: ConfigError[], warnings: string[], support: () => UwsSupport = uwsSupport): void {
+  checkListenEngine(config.listen, support, errors);
   checkAdminKeys(config, env, errors, warnings);
   checkAdminAddress(config, warnings);
   // A block of prefix 0 trusts every peer: any client could then name its own address.

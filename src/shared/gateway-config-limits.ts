@@ -13,6 +13,11 @@ export const LIMIT_DEFAULTS = {
   maxBodyBytes: 100 * 1024 * 1024,
   maxConnections: 10_000,
   chunkedRequestBodies: 'accept',
+  h2MaxConcurrentStreams: 100,
+  // HTTP/2 counts 32 bytes more per header field than its text (RFC 7541 4.1): 32 KiB lets a
+  // head that fits the HTTP/1.1 default of 16 KiB through in h2 too, as nginx's 4 x 8k buffers do.
+  h2MaxHeaderListBytes: 32_768,
+  h2MaxResetsPerSecond: 200,
 } as const;
 
 /**
@@ -42,6 +47,12 @@ export const LimitsSchema = v.optional(
      * which misreads chunk extensions, never frames a body (docs/reference.md "HTTP conformance").
      */
     chunkedRequestBodies: v.optional(v.picklist(['accept', 'refuse']), LIMIT_DEFAULTS.chunkedRequestBodies),
+    /** HTTP/2 (node engine): streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+    h2MaxConcurrentStreams: v.optional(Whole(1, 10_000), LIMIT_DEFAULTS.h2MaxConcurrentStreams),
+    /** HTTP/2: the decoded header list one request may send, in bytes (SETTINGS_MAX_HEADER_LIST_SIZE; 431). */
+    h2MaxHeaderListBytes: v.optional(Whole(1_024, 1_048_576), LIMIT_DEFAULTS.h2MaxHeaderListBytes),
+    /** HTTP/2: stream resets one connection may cause per second before it gets GOAWAY (rapid reset, CVE-2023-44487). */
+    h2MaxResetsPerSecond: v.optional(Whole(1, 100_000), LIMIT_DEFAULTS.h2MaxResetsPerSecond),
   }),
   {},
 );

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { isIP } from 'node:net';
 import { isPgVolume, parsePgVolume } from './pg-volume-url.js';
 import { LimitsSchema } from './gateway-config-limits.js';
+import { ListenSchema } from './gateway-config-listen.js';
 import { ReadinessSchema } from './gateway-config-readiness.js';
 import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
-import { AdminKey, CidrList, HostPort, Port, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
+import { AdminKey, CidrList, HostPort, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
 
 /**
  * worker.json, the gateway's config file: one strict schema shared by `validate` and `run`,
@@ -27,17 +27,7 @@ export const GatewayConfigSchema = v.strictObject({
     v.check((s) => s === 'memory:' || /^virtual:\/\/.+/.test(s) || isPgVolume(s), 'must be memory:, virtual://<path> or postgres://…'),
     v.check((s) => !isPgVolume(s) || pgVolumeProblem(s) === null, (issue) => pgVolumeProblem(issue.input as string) ?? ''),
   ),
-  listen: v.strictObject({
-    port: Port,
-    host: v.optional(v.pipe(v.string(), v.check((s) => isIP(s) !== 0, 'must be an IP address')), '0.0.0.0'),
-    /** A TLS listener beside the plain one, serving the published `cert` entities by SNI. */
-    tls: v.optional(
-      v.strictObject({
-        port: Port,
-        host: v.optional(v.pipe(v.string(), v.check((s) => isIP(s) !== 0, 'must be an IP address'))),
-      }),
-    ),
-  }),
+  listen: ListenSchema,
   admin: v.strictObject({
     listen: HostPort,
     keys: v.optional(v.array(AdminKey), []),

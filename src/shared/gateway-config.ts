@@ -6,6 +6,7 @@ import type { UpstreamRules } from './upstream-policy.js';
 import { GatewayConfigSchema, type GatewayConfig } from './gateway-config-schema.js';
 import { checkGatewayConfig, type ConfigError } from './gateway-config-checks.js';
 import { parseHostPort } from './host-port.js';
+import { uwsSupport, type UwsSupport } from './uws-support.js';
 
 export type { ConfigError };
 
@@ -18,8 +19,8 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
-/** Reads, parses and checks the gateway's config file (worker.json); never throws. */
-export function loadGatewayConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+/** Reads, parses and checks the gateway's config file (worker.json); never throws. `support`: whether uWS loads here (tests pass their own). */
+export function loadGatewayConfig(file: string, env: NodeJS.ProcessEnv = process.env, support: () => UwsSupport = uwsSupport): LoadedConfig {
   const baseDir = dirname(resolve(file));
   let raw: unknown;
   try {
@@ -39,7 +40,7 @@ export function loadGatewayConfig(file: string, env: NodeJS.ProcessEnv = process
   const config = parsed.output;
   const errors: ConfigError[] = [];
   const warnings: string[] = [];
-  checkGatewayConfig(config, env, errors, warnings);
+  checkGatewayConfig(config, env, errors, warnings, support);
   if (errors.length) return { ok: false, baseDir, errors, warnings };
   return { ok: true, config, baseDir, errors, warnings };
 }

@@ -4,6 +4,8 @@ import { observeSettings } from '../shared/gateway-config-observability.js';
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
+import { dataPlaneEngine } from '../shared/engine-choice.js';
+import { uwsSupport } from '../shared/uws-support.js';
 import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import { bracketed, parseHostPort } from '../shared/host-port.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -102,6 +104,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const health = new HealthChecks(log, sendTable);
   const outliers = new OutlierEjection(log, sendTable);
   const outOfRotation = (): HealthTable => mergeTables(health.table(), outliers.table());
+  const engine = dataPlaneEngine(config.listen, uwsSupport());
+  if (config.listen.engine === 'auto' && engine.engine === 'node') log.info({ engine: engine.engine }, `data plane engine node (${engine.why})`);
   const pool: WorkerPool = new WorkerPool({
     count: workers,
     listen: { host: config.listen.host, port: config.listen.port },
@@ -113,6 +117,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       upstreams,
       limits: config.limits,
       ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port } } : {}),
+      engine: engine.engine,
+      tlsProtocols: engine.tlsProtocols,
+      h2c: engine.h2c,
       ...(keyEnv === undefined ? {} : { sealingKeyEnv: keyEnv }),
       observe,
       ...(config.readiness.dataPath === undefined ? {} : { readyPath: config.readiness.dataPath }),

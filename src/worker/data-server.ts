@@ -1,5 +1,5 @@
 import type { CompiledServerTls } from '../contracts/generation.js';
-import type { Arrival, DataEngine, Downstream, EngineFactory, EngineLimits, RequestHead } from './engine/contract.js';
+import type { Arrival, DataEngine, Downstream, EngineFactory, RequestHead } from './engine/contract.js';
 import { OpenWebSockets } from './open-websockets.js';
 import { Exchange } from './exchange.js';
 import { framingOk } from './request-framing.js';
@@ -31,9 +31,6 @@ export interface Observation {
   ids: RequestIds | null;
   observer: RequestObserver;
 }
-
-/** HTTP/2 limits until worker.json carries them (gateway-config-limits.ts). */
-const H2_DEFAULTS = { h2MaxConcurrentStreams: 100, h2MaxHeaderListBytes: 32 * 1024, h2MaxResetsPerSecond: 200 };
 
 /**
  * The data port, engine-neutral: the engine (engine/contract.ts) hands each request's head
@@ -142,7 +139,6 @@ export class DataServer {
       }
     };
     this.handle = serve;
-    const engineLimits: EngineLimits = { ...H2_DEFAULTS, ...limits };
     this.engine = engine(
       {
         request: serve,
@@ -151,7 +147,7 @@ export class DataServer {
         webSocketOpened: (peer) => this.webSockets.opened(peer as WebSocketRelay),
         webSocketClosed: (peer) => this.webSockets.closed(peer as WebSocketRelay),
       },
-      engineLimits,
+      limits,
       log,
     );
   }
@@ -171,7 +167,7 @@ export class DataServer {
 
   /** Listens with TLS too, serving `tls` with the ALPN protocols worker.json allows. */
   listenTls(host: string, port: number, tls: CompiledServerTls | undefined): Promise<boolean> {
-    return this.engine.listen({ host, port, tls: { protocols: this.settings.tlsProtocols ?? ['http/1.1'], certificates: tls } });
+    return this.engine.listen({ host, port, tls: { protocols: this.settings.tlsProtocols, certificates: tls } });
   }
 
   /** A new generation's certificates, for new TLS handshakes. */
@@ -180,7 +176,7 @@ export class DataServer {
   }
 
   listen(host: string, port: number): Promise<boolean> {
-    return this.engine.listen({ host, port, h2c: this.settings.h2c === true });
+    return this.engine.listen({ host, port, h2c: this.settings.h2c });
   }
 
   /**

@@ -115,7 +115,7 @@ async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
     log,
     msg.dataPlane,
     seen,
-    await loadEngine(msg.dataPlane.engine ?? 'uws'),
+    await loadEngine(msg.dataPlane.engine),
   );
   const ok = await server.listen(msg.listen.host, msg.listen.port);
   if (!ok) return listenFailed(`${msg.listen.host}:${msg.listen.port}`);

@@ -1,5 +1,7 @@
 import { Command, Flags } from '@oclif/core';
 import { loadGatewayConfig } from '../../shared/gateway-config.js';
+import { dataPlaneEngine, listenerEngines, type ListenerEngine } from '../../shared/engine-choice.js';
+import { uwsSupport } from '../../shared/uws-support.js';
 import { EXIT } from '../../supervisor/boot-error.js';
 import { checkVolume } from '../../store/volume.js';
 
@@ -12,16 +14,20 @@ export default class Validate extends Command {
     config: Flags.string({ char: 'c', required: true, description: 'path to worker.json' }),
   };
 
-  async run(): Promise<{ ok: boolean; exitCode: number; warnings: string[]; errors?: unknown[] }> {
+  async run(): Promise<{ ok: boolean; exitCode: number; warnings: string[]; listeners?: ListenerEngine[]; errors?: unknown[] }> {
     const { flags } = await this.parse(Validate);
-    const loaded = loadGatewayConfig(flags.config);
+    const support = uwsSupport();
+    const loaded = loadGatewayConfig(flags.config, process.env, () => support);
     // The volume too, as `run` opens it: a file that is not a SQLite database, or one held
     // by a running gateway, fails here as it would there (exit 10).
     const volumeError = loaded.ok && loaded.config ? checkVolume(loaded.config.volume, loaded.baseDir) : null;
     const errors = loaded.ok ? (volumeError ? [{ path: 'volume', message: volumeError }] : []) : loaded.errors;
     const ok = errors.length === 0;
     const exitCode = ok ? EXIT.ok : EXIT.bootstrap;
-    const result = { ok, exitCode, warnings: loaded.warnings, ...(ok ? {} : { errors }) };
+    // Which engine `run` would start on this runtime, and what each listener speaks.
+    const listen = loaded.config?.listen;
+    const listeners = listen ? listenerEngines(listen, dataPlaneEngine(listen, support)) : undefined;
+    const result = { ok, exitCode, warnings: loaded.warnings, ...(listeners ? { listeners } : {}), ...(ok ? {} : { errors }) };
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     process.exitCode = exitCode;
     return result;

@@ -158,15 +158,8 @@ export interface ListenOptions {
   h2c?: boolean;
 }
 
-/** worker.json `limits` an engine enforces per connection. */
-export interface EngineLimits extends DataPortLimits {
-  /** HTTP/2: streams open at once on one connection. */
-  h2MaxConcurrentStreams: number;
-  /** HTTP/2: the header list a client may send, in bytes (SETTINGS_MAX_HEADER_LIST_SIZE). */
-  h2MaxHeaderListBytes: number;
-  /** HTTP/2: stream resets a connection may cause in a second before GOAWAY (rapid reset, CVE-2023-44487). */
-  h2MaxResetsPerSecond: number;
-}
+/** worker.json `limits`: an engine enforces the per-connection ones (the cap, the first head's deadline, idle, head size, HTTP/2's). */
+export type EngineLimits = DataPortLimits;
 
 /** How an engine is made (worker/engine/load-engine.ts picks one by name). */
 export type EngineFactory = (handlers: EngineHandlers, limits: EngineLimits, log: Logger) => DataEngine;
