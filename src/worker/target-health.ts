@@ -1,11 +1,12 @@
 import type { HealthTable } from '../contracts/ipc.js';
 
 /**
- * The health checks' verdicts as this worker last heard them from the supervisor: per
+ * The health checks' verdicts as this worker last heard them from the supervisor (held
+ * by its WorkerContext, read by every generation's ClusterPools): per
  * cluster key, the targets out of rotation. Pools compare `version` on each pick (one
  * integer) and refresh their own flags only when it moved.
  */
-class TargetHealth {
+export class TargetHealth {
   version = 0;
   private table: HealthTable = {};
 
@@ -20,5 +21,3 @@ class TargetHealth {
     return targets.map((t) => out !== undefined && out.includes(t));
   }
 }
-
-export const targetHealth = new TargetHealth();
