@@ -1,10 +1,10 @@
 import type { HealthTable } from '../contracts/ipc.js';
 
 /**
- * The health checks' verdicts as this worker last heard them from the supervisor (held
- * by its WorkerContext, read by every generation's ClusterPools): per
- * cluster key, the targets out of rotation. Pools compare `version` on each pick (one
- * integer) and refresh their own flags only when it moved.
+ * The health checks' verdicts as this worker last heard them from the supervisor: per
+ * cluster key, the targets out of rotation. The WorkerContext holds one; every
+ * generation's ClusterPools compare `version` on each pick (one integer) and refresh
+ * their own flags only when it moved.
  */
 export class TargetHealth {
   version = 0;
