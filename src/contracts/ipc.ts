@@ -14,7 +14,7 @@ export interface DataPlaneSettings {
   /** CIDRs (or single addresses) of peers whose X-Forwarded-For is believed. */
   trustedProxies: string[];
   /** The upstream policy: workers check the addresses host names resolve to against it. */
-  upstreams?: UpstreamRules;
+  upstreams: UpstreamRules;
   /** worker.json's limits on slow and large clients. */
   limits: DataPortLimits;
   /** worker.json `listen.tls`, host filled in. */

@@ -1,13 +1,13 @@
 import type { Client } from 'undici';
 import type { CompiledTls } from '../contracts/generation.js';
-import { guardedConnect } from './upstream-guard.js';
+import type { UpstreamGuard } from './upstream-guard.js';
 import { targetParts } from './target-url.js';
 import { secureConnector, tlsOptions, type UpstreamTlsError } from './upstream-tls.js';
 import { urlHostPort } from './host-port.js';
 
 /**
  * How one process connects to one cluster target, plain or TLS: the origin undici gets,
- * its `connect` (the tenant's upstream policy, and for https the cluster's TLS settings),
+ * its `connect` (the tenant's upstream policy, `guard`, and for https the cluster's TLS settings),
  * and the fixed `servername` each request on an https target carries. The workers' pools
  * and the supervisor's health probes build theirs here, so both connect alike.
  */
@@ -24,6 +24,7 @@ export interface TargetConnection {
 }
 
 export function targetConnection(
+  guard: UpstreamGuard,
   tenant: string,
   target: string,
   spec: { connectMs: number; tls?: CompiledTls },
@@ -31,8 +32,8 @@ export function targetConnection(
 ): TargetConnection {
   const { secure, hostPort, origin } = targetParts(target);
   const base = { timeout: spec.connectMs };
-  if (!secure) return { origin, connect: guardedConnect(tenant, hostPort, base), missingEnv: [] };
+  if (!secure) return { origin, connect: guard.connect(tenant, hostPort, base), missingEnv: [] };
   const { options, missing } = tlsOptions(spec.tls);
-  const connect = secureConnector(guardedConnect(tenant, hostPort, { ...base, ...options }), target, onTlsFailure);
+  const connect = secureConnector(guard.connect(tenant, hostPort, { ...base, ...options }), target, onTlsFailure);
   return { origin, connect, servername: options.servername ?? urlHostPort(hostPort).host, missingEnv: missing };
 }

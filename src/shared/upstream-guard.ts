@@ -5,18 +5,11 @@ import { urlHostPort } from './host-port.js';
 import { UPSTREAM_DENIED, checkLiteral, upstreamPolicy, type UpstreamCheck, type UpstreamRules } from './upstream-policy.js';
 
 /**
- * Connect-time half of the upstream policy, in workers: a host name is checked against
+ * Connect-time half of the upstream policy (workers' pools, health probes): a host name is checked against
  * every address it resolves to, on each new connection (a name may resolve elsewhere
  * later: DNS rebinding), and an IP literal once when its pool is built. Requests on an
  * open connection pay nothing.
  */
-
-let policy: ((tenant: string) => UpstreamCheck) | null = null;
-
-/** Set once at worker start from worker.json; unset (tests building pools directly): nothing is refused. */
-export function installUpstreamPolicy(rules: UpstreamRules | undefined): void {
-  policy = rules ? upstreamPolicy(rules) : null;
-}
 
 /** A connection refused by the upstream policy before it was made (502 Svc.Data.UpstreamDenied). */
 export class UpstreamDeniedError extends Error {
@@ -33,28 +26,50 @@ type Connect = NonNullable<Client.Options['connect']>;
 /** undici's connect options without the connector function: a timeout, TLS settings. */
 type ConnectOptions = Exclude<Connect, (...args: never[]) => unknown>;
 
-/** undici's `connect` option for a connection of `tenant` to `target` (host:port), `base` added. */
-export function guardedConnect(tenant: string, target: string, base: ConnectOptions = {}): Connect {
-  const guard = connectGuard(tenant, target);
-  if ('denied' in guard) {
-    const err = guard.denied;
-    return (_opts, cb) => void process.nextTick(cb, err, null);
-  }
-  return guard.lookup ? { ...base, lookup: guard.lookup } : base;
-}
+/** A connection's verdict: refused now (an IP literal), or allowed with net.connect's checking `lookup` (a name). */
+export type ConnectVerdict = { denied: Error } | { lookup?: ReturnType<typeof guardedLookup> };
 
 /**
- * The same policy for a client other than undici's (the WebSocket relay's): an IP literal
- * refused now, or net.connect's `lookup` that refuses names resolving to refused addresses.
+ * The upstream policy as a value its owner passes to whatever opens connections (a
+ * worker's context, the supervisor's health probes). It is built from worker.json's
+ * rules; a guard with no rules does not exist, so no connection is ever allowed by a
+ * policy that was forgotten. `allowAll()` is the one way to refuse nothing.
  */
-export function connectGuard(tenant: string, target: string): { denied: Error } | { lookup?: ReturnType<typeof guardedLookup> } {
-  if (policy === null) return {};
-  const check = policy(tenant);
-  const { host, port } = urlHostPort(target);
-  const literal = checkLiteral(check, host, port);
-  if (literal !== null) return { denied: deniedError(target, host, literal) };
-  // net.connect makes no lookup for an IP address: only a name gets one.
-  return isIP(host) === 0 ? { lookup: guardedLookup(check, target, port) } : {};
+export class UpstreamGuard {
+  private constructor(private readonly policy: ((tenant: string) => UpstreamCheck) | null) {}
+
+  static from(rules: UpstreamRules): UpstreamGuard {
+    return new UpstreamGuard(upstreamPolicy(rules));
+  }
+
+  /** Refuses nothing: only for a caller that deliberately connects anywhere (tests of pools and handlers). */
+  static allowAll(): UpstreamGuard {
+    return new UpstreamGuard(null);
+  }
+
+  /** undici's `connect` option for a connection of `tenant` to `target` (host:port), `base` added. */
+  connect(tenant: string, target: string, base: ConnectOptions = {}): Connect {
+    const verdict = this.check(tenant, target);
+    if ('denied' in verdict) {
+      const err = verdict.denied;
+      return (_opts, cb) => void process.nextTick(cb, err, null);
+    }
+    return verdict.lookup ? { ...base, lookup: verdict.lookup } : base;
+  }
+
+  /**
+   * The same policy for a client other than undici's (the WebSocket relay's): an IP literal
+   * refused now, or net.connect's `lookup` that refuses names resolving to refused addresses.
+   */
+  check(tenant: string, target: string): ConnectVerdict {
+    if (this.policy === null) return {};
+    const check = this.policy(tenant);
+    const { host, port } = urlHostPort(target);
+    const literal = checkLiteral(check, host, port);
+    if (literal !== null) return { denied: deniedError(target, host, literal) };
+    // net.connect makes no lookup for an IP address: only a name gets one.
+    return isIP(host) === 0 ? { lookup: guardedLookup(check, target, port) } : {};
+  }
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -4,6 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import { HealthProber } from './health-prober.js';
 import type { ProbedTarget, TargetHealth } from '../contracts/node-status.js';
 import type { HealthView } from '../admin/services.js';
+import type { UpstreamGuard } from '../shared/upstream-guard.js';
 
 /** Targets one tenant may have probed at once: a tenant's config cannot turn the supervisor into a prober of thousands. */
 export const PROBES_PER_TENANT = 256;
@@ -21,6 +22,8 @@ export class HealthChecks implements HealthView {
     private readonly log: Logger,
     /** A verdict changed: the supervisor sends the table to every live worker. */
     private readonly broadcast: () => void,
+    /** Probes reach only what the tenant's clusters may (worker.json `upstreams`). */
+    private readonly guard: UpstreamGuard,
   ) {}
 
   /** Starts, retunes and stops probers to match the published generation. */
@@ -45,7 +48,7 @@ export class HealthChecks implements HealthView {
           if (JSON.stringify([have.check, have.tls]) !== JSON.stringify([c.healthCheck, c.tls])) have.retune(c.healthCheck, c.tls);
           continue;
         }
-        const p = new HealthProber(tenant, target, c.healthCheck, c.tls, (prober, from, why) => this.changed(clusterKey, prober, from, why));
+        const p = new HealthProber(tenant, target, c.healthCheck, c.tls, (prober, from, why) => this.changed(clusterKey, prober, from, why), this.guard);
         this.probers.set(key, p);
         if (p.state === 'unhealthy') changed = true;
         p.start();

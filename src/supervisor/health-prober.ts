@@ -1,6 +1,7 @@
 import { Client } from 'undici';
 import type { CompiledHealthCheck, CompiledTls } from '../contracts/generation.js';
 import { targetConnection } from '../shared/upstream-connect.js';
+import type { UpstreamGuard } from '../shared/upstream-guard.js';
 import { targetParts } from '../shared/target-url.js';
 import { UpstreamTlsError } from '../shared/upstream-tls.js';
 import type { TargetHealth } from '../contracts/node-status.js';
@@ -32,6 +33,8 @@ export class HealthProber {
     public tls: CompiledTls | undefined,
     /** Called when the state changes, after it changed. */
     private readonly changed: (p: HealthProber, from: TargetHealth, why: string) => void,
+    /** The upstream policy the workers' connections pass too. */
+    private readonly guard: UpstreamGuard,
   ) {
     this.state = check.initial;
     this.client = this.newClient();
@@ -62,7 +65,7 @@ export class HealthProber {
   }
 
   private newClient(): Client {
-    const c = targetConnection(this.tenant, this.target, { connectMs: this.check.timeoutMs, ...(this.tls ? { tls: this.tls } : {}) });
+    const c = targetConnection(this.guard, this.tenant, this.target, { connectMs: this.check.timeoutMs, ...(this.tls ? { tls: this.tls } : {}) });
     this.servername = c.servername;
     return new Client(c.origin, {
       connect: c.connect,

@@ -43,7 +43,7 @@ import { ReadinessPush } from './readiness-push.js';
 import { shadowedReadyPath } from './ready-path-shadow.js';
 import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
-import { installUpstreamPolicy } from '../shared/upstream-guard.js';
+import { UpstreamGuard } from '../shared/upstream-guard.js';
 
 export interface Running {
   readyLine: string;
@@ -99,9 +99,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   publisher.redis = config.redis !== undefined;
   const fleet = volume.fleet ? new FleetFollower(volume.fleet, publisher, config.admin.listen, log) : null;
   // Health probes go through the same upstream policy as the workers' connections.
-  installUpstreamPolicy(upstreams);
   const sendTable = () => pool.broadcast({ type: 'health', unhealthy: outOfRotation() });
-  const health = new HealthChecks(log, sendTable);
+  const health = new HealthChecks(log, sendTable, UpstreamGuard.from(upstreams));
   const outliers = new OutlierEjection(log, sendTable);
   const outOfRotation = (): HealthTable => mergeTables(health.table(), outliers.table());
   const engine = dataPlaneEngine(config.listen, uwsSupport());

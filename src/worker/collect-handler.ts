@@ -1,7 +1,7 @@
 import { responseHeaders } from './upstream-head.js';
 import type { RequestLife } from './request-life.js';
 import type { RelayHandler } from './relay-handler.js';
-import { responseSteps } from './phases.js';
+import { responseSteps } from './response-steps.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import { isBodylessStatus } from './response-head.js';
 

@@ -5,7 +5,7 @@ import type { ClusterPools } from './upstream-pools.js';
 import type { RequestLife } from './request-life.js';
 import { sendAgain } from './send-again.js';
 import { RetryHandler } from './retry-handler.js';
-import { upstreamResponse } from './phases.js';
+import { upstreamResponse } from './upstream-response.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { errorType, type CallTrace } from '../steps/step.js';

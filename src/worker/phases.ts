@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
-import type { CollectedAnswer, StepReply, StepRun } from '../steps/step.js';
+import type { StepReply, StepRun } from '../steps/step.js';
 import type { Target } from './data-server.js';
 import { envelopeReply } from './envelope.js';
 import type { RouteTable } from '../shared/route-table.js';
@@ -8,20 +7,20 @@ import { routingHost } from '../shared/route-table.js';
 import type { RequestLife } from './request-life.js';
 import type { ClusterPools } from './upstream-pools.js';
 import { proxyBuffered } from './request-buffer.js';
-import { RelayHandler } from './relay-handler.js';
-import { CollectHandler } from './collect-handler.js';
 import { withTraceId } from '../steps/reply.js';
 
 /*
  * The phases of a request, in order (as Pingora's ProxyHttp names its own). A route's
- * terminal (runtime.ts) calls the ones it has, so a phase a route does not use costs nothing:
+ * terminal (runtime.ts) calls the ones it has, so a phase a route does not use costs nothing.
+ * Phases 5-6 live in their own files: the attempt's handlers (forwarding.ts) start them, and
+ * this file leads to those handlers (through proxy.ts), so they cannot import it back:
  *
  * 1. match            route table: the route, from method, path and Host alone, before any await
  * 2. requestSteps     the route's steps edit, hold or answer the request before a connection is taken
  * 3. upstreamPeer     the cluster's pools: a step may have chosen another cluster (traffic-split)
  * 4. upstreamRequest  headers built once, the body read ahead or streamed, attempts dispatched (proxy.ts, forwarding.ts)
- * 5. upstreamResponse the answer relayed as it comes, response hooks on its head (relay-handler.ts)
- * 6. responseSteps    collectors (cache, compression) get the whole answer before it is sent (collect-handler.ts)
+ * 5. upstreamResponse the answer relayed as it comes, response hooks on its head (upstream-response.ts, relay-handler.ts)
+ * 6. responseSteps    collectors (cache, compression) get the whole answer before it is sent (response-steps.ts, collect-handler.ts)
  * 7. log              the done hooks, once, with the final status (RequestLife.exchangeEnded)
  */
 
@@ -66,19 +65,4 @@ export function upstreamPeer(life: RequestLife, routePools: ClusterPools, poolsF
 /** 4. Sends the request upstream; a body up to `bufferBytes` is read whole first (request-buffer.ts). */
 export function upstreamRequest(life: RequestLife, pools: ClusterPools, body: Buffer | Readable | null, bufferBytes: number): void {
   proxyBuffered(life, pools, body, bufferBytes);
-}
-
-/** 5-6. The handler an attempt's answer goes to: relayed, or gathered first for the collectors. */
-export function upstreamResponse(life: RequestLife): Dispatcher.DispatchHandler {
-  const relay = new RelayHandler(life);
-  return life.flow?.collectors ? new CollectHandler(life, relay) : relay;
-}
-
-/** 6. The collectors, then the response hooks, over a whole answer; it goes out in one piece. */
-export function responseSteps(life: RequestLife, answer: CollectedAnswer): void {
-  const flow = life.flow!;
-  const a = flow.collected(answer);
-  const head = { status: a.status, headers: a.headers };
-  flow.applyResponseHooks(head);
-  life.reply(head.status, a.body, head.headers);
 }

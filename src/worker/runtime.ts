@@ -7,7 +7,8 @@ import { staticReply } from './response-head.js';
 import type { Target } from './data-server.js';
 import { buildRoutePipeline } from './pipeline.js';
 import { RouteTable } from '../shared/route-table.js';
-import { ClusterPools } from './upstream-pools.js';
+import { ClusterPools, type PoolsContext } from './upstream-pools.js';
+import type { WebSocketRouteCounts } from './websocket-route-counts.js';
 import { RequestFlow } from './flow.js';
 import { GenerationRequests, RequestLife } from './request-life.js';
 import { match, requestSteps, upstreamPeer, upstreamRequest } from './phases.js';
@@ -29,6 +30,10 @@ export interface RuntimeDeps {
   requestIdHeader: string | null;
   /** W3C trace context for every request, and spans with worker.json `tracing`. */
   tracing: Tracing;
+  /** What every generation's pools share: the upstream policy, the targets' health, outlier reports. */
+  pools: PoolsContext;
+  /** Open WebSockets per route, across generations. */
+  webSockets: WebSocketRouteCounts;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
@@ -60,7 +65,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   });
   const poolsFor = (cluster: string) => {
     let p = pools.get(cluster);
-    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster, log, metrics)));
+    if (!p) pools.set(cluster, (p = new ClusterPools(gen.clusters[cluster]!, cluster, deps.pools, log, metrics)));
     return p;
   };
 
@@ -125,7 +130,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
 
   /** A WebSocket route's handshake: the same steps, then the upstream's handshake (websocket-upgrade.ts). */
   function websocketTerminal(routeId: string, upstream: ClusterPools, built: Built, settings: WebSocketSettings): (ex: Exchange) => void {
-    const connect = (life: RequestLife) => openWebSocket(life, upstreamPeer(life, upstream, poolsFor), settings, routeId);
+    const connect = (life: RequestLife) => openWebSocket(life, upstreamPeer(life, upstream, poolsFor), settings, routeId, deps.webSockets);
     if (built === null) return (ex) => connect(lifeOf(ex, null));
     return (ex) => requestSteps(lifeOf(ex, new RequestFlow(ex, null, built.owned)), built.run, connect, stepFailed);
   }

@@ -2,10 +2,11 @@ import type { HealthTable } from '../contracts/ipc.js';
 
 /**
  * The health checks' verdicts as this worker last heard them from the supervisor: per
- * cluster key, the targets out of rotation. Pools compare `version` on each pick (one
- * integer) and refresh their own flags only when it moved.
+ * cluster key, the targets out of rotation. The WorkerContext holds one; every
+ * generation's ClusterPools compare `version` on each pick (one integer) and refresh
+ * their own flags only when it moved.
  */
-class TargetHealth {
+export class TargetHealth {
   version = 0;
   private table: HealthTable = {};
 
@@ -20,5 +21,3 @@ class TargetHealth {
     return targets.map((t) => out !== undefined && out.includes(t));
   }
 }
-
-export const targetHealth = new TargetHealth();

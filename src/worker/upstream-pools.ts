@@ -9,9 +9,19 @@ import type { Logger } from '../shared/logger.js';
 import { TlsFailureLog } from './tls-failure-log.js';
 import { targetChoice, type TargetChoice } from '../shared/balance/target-choice.js';
 import { hashKey, type KeySource } from '../shared/balance/hash-key.js';
-import { targetHealth } from './target-health.js';
-import { reportOutlier } from './outlier-reports.js';
+import type { TargetHealth } from './target-health.js';
+import type { ConnectVerdict, UpstreamGuard } from '../shared/upstream-guard.js';
 import { clusterRetry, type RetryPolicy } from './retry-policy.js';
+
+/** What every generation's pools in one worker share (its WorkerContext holds them). */
+export interface PoolsContext {
+  /** worker.json `upstreams`: the policy every connection passes. */
+  readonly upstreamGuard: UpstreamGuard;
+  /** The health checks' and outlier ejection's verdicts, as the supervisor last sent them. */
+  readonly targetHealth: TargetHealth;
+  /** A target's failures in a row reached another multiple of consecutiveFailures: the supervisor decides node-wide. */
+  reportOutlier(cluster: string, target: string): void;
+}
 
 /** How long a worker passes over a target it could not connect to. */
 export const HOLD_OFF_MS = 1_000;
@@ -34,7 +44,7 @@ export class ClusterPools {
   private readonly choice: TargetChoice | null;
   private readonly usable = (i: number): boolean => !this.down[i] && this.heldUntil[i]! <= Date.now();
 
-  /** The health checks' verdict per target (all false without checks), refreshed when targetHealth moves. */
+  /** The health checks' verdict per target (all false without checks), refreshed when the worker's TargetHealth moves. */
   private down: boolean[];
   private anyDown = false;
   private healthVersion = -1;
@@ -50,6 +60,7 @@ export class ClusterPools {
   constructor(
     readonly spec: CompiledCluster,
     private readonly key: string,
+    private readonly shared: PoolsContext,
     log?: Logger,
     /** The worker's counters (null: metrics off). */
     metrics?: DataMetrics | null,
@@ -63,7 +74,7 @@ export class ClusterPools {
     const tlsLog = log ? new TlsFailureLog(log, key) : null;
     this.pools = spec.targets.map((t, i) => {
       // A failed TLS handshake is a connect failure (hold-off, failover) that is also logged.
-      const c = targetConnection(tenant, t, spec, tlsLog ? (err) => tlsLog.failed(err) : undefined);
+      const c = targetConnection(shared.upstreamGuard, tenant, t, spec, tlsLog ? (err) => tlsLog.failed(err) : undefined);
       if (c.missingEnv.length) log?.error({ cluster: key, target: t, missing: c.missingEnv }, 'upstream TLS: client certificate variables unset; connecting without a client certificate');
       return new TargetPool(c.origin, {
         connections: budget.perTarget,
@@ -86,7 +97,7 @@ export class ClusterPools {
 
   /** A target for a request (`req` gives a hash cluster its key; without it, or without a key, round robin). */
   pick(req?: KeySource): Upstream {
-    if (this.healthVersion !== targetHealth.version) this.refreshHealth();
+    if (this.healthVersion !== this.shared.targetHealth.version) this.refreshHealth();
     if (this.choice) return this.chosen(req);
     const i = this.advance();
     // The hot path: nothing held off or down costs two reads.
@@ -104,7 +115,7 @@ export class ClusterPools {
     const i = this.indexOf.get(target);
     if (i === undefined) return;
     if (status === null || (o.on5xx && status >= 500)) {
-      if (++this.failures[i]! % o.consecutiveFailures === 0) reportOutlier(this.key, this.spec.targets[i]!);
+      if (++this.failures[i]! % o.consecutiveFailures === 0) this.shared.reportOutlier(this.key, this.spec.targets[i]!);
     } else this.failures[i] = 0;
   }
 
@@ -123,9 +134,10 @@ export class ClusterPools {
    * here: traffic goes to all of them rather than to none (panic, as Envoy does).
    */
   private refreshHealth(): void {
-    this.healthVersion = targetHealth.version;
+    const health = this.shared.targetHealth;
+    this.healthVersion = health.version;
     if (!this.spec.healthCheck && !this.spec.outlier) return;
-    const down = targetHealth.down(this.key, this.spec.targets);
+    const down = health.down(this.key, this.spec.targets);
     // A target back in rotation starts counting its failures anew.
     down.forEach((d, i) => {
       if (!d) this.failures[i] = 0;
@@ -161,9 +173,9 @@ export class ClusterPools {
     return this.spec.targets[this.indexOf.get(target) ?? 0]!;
   }
 
-  /** The tenant whose upstream policy this cluster's connections are checked against. */
-  get tenant(): string {
-    return this.key.slice(0, this.key.indexOf('/'));
+  /** The upstream policy's verdict on `hostPort` for this cluster's tenant (a client other than undici's: the WebSocket relay's). */
+  connectVerdict(hostPort: string): ConnectVerdict {
+    return this.shared.upstreamGuard.check(this.key.slice(0, this.key.indexOf('/')), hostPort);
   }
 
   /** Per target address, requests in flight or waiting for one of this worker's connections. */

@@ -1,7 +1,6 @@
 import { WebSocket as UpstreamSocket } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocketSettings } from '../contracts/generation.js';
-import { connectGuard } from '../shared/upstream-guard.js';
 import { targetParts } from '../shared/target-url.js';
 import { tlsOptions } from '../shared/upstream-tls.js';
 import type { ClusterPools } from './upstream-pools.js';
@@ -9,9 +8,7 @@ import type { RequestLife } from './request-life.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 import { WebSocketRelay } from './websocket-relay.js';
 import { errorType } from '../steps/step.js';
-
-/** Open WebSockets (and handshakes under way) per route id, in this worker, across generations. */
-const openPerRoute = new Map<string, number>();
+import type { WebSocketRouteCounts } from './websocket-route-counts.js';
 
 /** Node's and OpenSSL's codes for a TLS handshake that failed (an unverified or misnamed certificate, an alert). */
 const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|CERT_)/;
@@ -25,16 +22,15 @@ const REFUSAL_BODY_BYTES = 64 * 1024;
  * own handshake, and only then the client's 101 with the upstream's subprotocol. Any
  * failure before that is an ordinary HTTP answer (an envelope, or the upstream's refusal).
  */
-export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: WebSocketSettings, routeId: string): void {
+export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: WebSocketSettings, routeId: string, counts: WebSocketRouteCounts): void {
   const { ex, flow } = life;
   if (!life.answerable) return life.finish();
-  const open = openPerRoute.get(routeId) ?? 0;
-  if (open >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
+  if (counts.count(routeId) >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
   // The target as written (`host:port`, `http://…`, `https://…`): TLS targets get wss with the cluster's `tls`.
   const target = pools.pick(ex);
   const address = pools.addressOf(target);
   const { secure, hostPort } = targetParts(address);
-  const guard = connectGuard(pools.tenant, hostPort);
+  const guard = pools.connectVerdict(hostPort);
   if ('denied' in guard) return life.replyError('Svc.Data.UpstreamDenied');
   const path = flow === null ? ex.path : flow.path;
   const query = flow === null ? ex.query : flow.query;
@@ -57,7 +53,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
     call?.fail('invalid_request');
     return life.replyError('Svc.Data.BadRequest'); // a subprotocol list `ws` refuses (not tokens, repeated)
   }
-  openPerRoute.set(routeId, open + 1);
+  counts.add(routeId);
   const sentAt = performance.now();
   // The handshake's answer, as an HTTP attempt's head: the access log's upstream fields, the target's metrics.
   const answered = (status: number) => {
@@ -69,9 +65,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
   const release = () => {
     if (!counted) return;
     counted = false;
-    const n = (openPerRoute.get(routeId) ?? 1) - 1;
-    if (n === 0) openPerRoute.delete(routeId);
-    else openPerRoute.set(routeId, n);
+    counts.remove(routeId);
   };
   ex.onAbort(() => {
     upstream.terminate();

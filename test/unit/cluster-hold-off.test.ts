@@ -6,6 +6,11 @@ import type { Dispatcher } from 'undici';
 import { ClusterPools, HOLD_OFF_MS } from '../../src/worker/upstream-pools.js';
 import type { Upstream } from '../../src/contracts/upstream.js';
 import { freePort } from '../helpers/ports.js';
+import { UpstreamGuard } from '../../src/shared/upstream-guard.js';
+import { TargetHealth } from '../../src/worker/target-health.js';
+
+/** These pools connect to loopback on purpose: the policy is deliberately open. */
+const shared = { upstreamGuard: UpstreamGuard.allowAll(), targetHealth: new TargetHealth(), reportOutlier: () => {} };
 
 /** A cluster [closed port, live upstream]; `live` and `dead` are its two pools. */
 async function cluster(t: { after(fn: () => unknown): void }) {
@@ -20,7 +25,7 @@ async function cluster(t: { after(fn: () => unknown): void }) {
     bodyMs: 5_000,
     connections: { perTarget: 8, maxPending: 8, pendingTimeoutMs: 1_000 },
   };
-  const pools = new ClusterPools(spec, 'default/c');
+  const pools = new ClusterPools(spec, 'default/c', shared);
   t.after(() => pools.close());
   const first = pools.pick();
   const second = pools.pick();
@@ -55,7 +60,7 @@ test('round robin passes over a target that refused a connection, for the hold-o
 
 test('every target held off: plain round robin', async (t) => {
   const { pools } = await cluster(t);
-  const both = new ClusterPools({ ...pools.spec, targets: [pools.spec.targets[0]!, `127.0.0.1:${await freePort()}`] }, 'default/c');
+  const both = new ClusterPools({ ...pools.spec, targets: [pools.spec.targets[0]!, `127.0.0.1:${await freePort()}`] }, 'default/c', shared);
   t.after(() => both.close());
   const [a, b] = [both.pick(), both.pick()];
   assert.deepEqual(await Promise.all([get(a), get(b)]), ['ECONNREFUSED', 'ECONNREFUSED']);

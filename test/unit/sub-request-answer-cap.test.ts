@@ -4,7 +4,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MAX_ANSWER_BYTES, subRequest } from '../../src/steps/sub-request.js';
 import type { Flow } from '../../src/steps/step.js';
-import { servicePool } from '../../src/worker/service-pools.js';
+import { ServicePools } from '../../src/worker/service-pools.js';
+import { UpstreamGuard } from '../../src/shared/upstream-guard.js';
+
+// The service listens on loopback: the policy is deliberately open.
+const servicePool = new ServicePools(UpstreamGuard.allowAll()).pool;
 
 const req = { req: { method: 'GET', path: '/x', query: null }, preview: () => ({ headers: [] }), traceCall: () => null } as unknown as Flow;
 
