@@ -1,0 +1,22 @@
+/** What every downstream of one engine reads: its drain state, its own stream resets, its send-stall poll. */
+export interface DownstreamContext {
+  /** The engine stopped accepting: HTTP/1.1 answers ask the client to close. */
+  draining(): boolean;
+  /** h2 streams the gateway reset itself: not the client's resets (rapid-reset count). */
+  readonly ownResets: WeakSet<object>;
+  /** How often a held write's progress is read (node has no event per flushed write). */
+  readonly progressPollMs: number;
+}
+
+/** The socket peer as text; an IPv4-mapped IPv6 address as plain IPv4. */
+export function peerAddress(address: string | undefined): string {
+  if (address === undefined) return '';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/** A chunk as an ArrayBuffer valid during a call: the chunk's own memory when it fills it, else a copy of its slice. */
+export function arrayBufferOf(chunk: Buffer): ArrayBuffer {
+  const ab = chunk.buffer as ArrayBuffer;
+  if (chunk.byteOffset === 0 && chunk.byteLength === ab.byteLength) return ab;
+  return ab.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
+}

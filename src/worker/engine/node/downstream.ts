@@ -1,0 +1,171 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { StaticReply } from '../../response-head.js';
+import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
+import { h1Headers, h2Headers } from './response-headers.js';
+import { arrayBufferOf, peerAddress, type DownstreamContext } from './downstream-context.js';
+
+const noop = (): void => {};
+const NO_STALL: StallWatch = { held: noop, clear: noop };
+
+/**
+ * One request's downstream over node's compatibility API, the same for HTTP/1.1 and h2:
+ * node buffers a write the socket (or the stream's flow-control window) cannot take and
+ * says so with write()'s result and 'drain'; the owner produces nothing meanwhile, so that
+ * buffer stays one chunk deep.
+ */
+export class NodeDownstream implements Downstream {
+  /** The response ended or the client left: nothing more is written. */
+  private gone = false;
+  private finished = false;
+  private abortCb: (() => void) | null = null;
+  private aborted = false;
+  /** Body bytes given to node. */
+  private sent = 0;
+  /** Stops watching a held write (its progress poll and its stall watch). */
+  private release: (() => void) | null = null;
+
+  constructor(
+    private readonly req: IncomingMessage | Http2ServerRequest,
+    private readonly res: ServerResponse | Http2ServerResponse,
+    private readonly h2: boolean,
+    private readonly ctx: DownstreamContext,
+  ) {
+    res.once('finish', () => {
+      this.finished = true;
+    });
+    res.once('close', () => {
+      this.release?.();
+      if (!this.finished) this.abort();
+    });
+  }
+
+  remoteAddress(): string {
+    return this.aborted ? '' : peerAddress(this.req.socket?.remoteAddress);
+  }
+
+  onAborted(cb: () => void): void {
+    this.abortCb = cb;
+  }
+
+  onData(cb: (chunk: ArrayBuffer, last: boolean) => void): void {
+    this.req.on('data', (chunk: Buffer) => {
+      if (!this.aborted) cb(arrayBufferOf(chunk), false);
+    });
+    this.req.once('end', () => {
+      if (!this.aborted) cb(new ArrayBuffer(0), true);
+    });
+  }
+
+  pause(): void {
+    this.req.pause();
+  }
+
+  resume(): void {
+    this.req.resume();
+  }
+
+  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, ended: () => void, stall: () => StallWatch): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.writeHead(head, id, body === null ? contentLength : Buffer.byteLength(body), close);
+    this.finish(body ?? undefined, ended, stall);
+  }
+
+  replyStatic(r: StaticReply, id: IdEcho, close: boolean, headOnly: boolean): void {
+    const head: ResponseHead = { status: r.status, reason: '', headers: r.headers };
+    if (r.bodyless) this.reply(head, id, null, undefined, close, noop, () => NO_STALL);
+    else this.reply(head, id, headOnly ? null : r.body, r.bodyBytes, close, noop, () => NO_STALL);
+  }
+
+  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean {
+    if (this.gone) return true;
+    if (head !== null) this.writeHead(head, id, total ?? undefined, close);
+    this.sent += chunk.length;
+    if (total !== null && this.sent >= total) {
+      this.gone = true;
+      this.finish(chunk, ended, stall);
+      return true;
+    }
+    const ok = (this.res as ServerResponse).write(chunk);
+    if (!ok) {
+      this.hold(stall);
+      this.res.once('drain', () => {
+        this.release?.();
+        if (!this.aborted) onDrain();
+      });
+    }
+    return ok;
+  }
+
+  end(head: ResponseHead | null, id: IdEcho, close: boolean): boolean {
+    if (this.gone) return true;
+    this.gone = true;
+    if (head !== null) this.writeHead(head, id, undefined, close);
+    this.res.end();
+    return true;
+  }
+
+  close(): void {
+    if (this.aborted) return;
+    this.gone = true;
+    if (this.h2) {
+      const stream = (this.req as Http2ServerRequest).stream;
+      this.ctx.ownResets.add(stream);
+      if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+    } else this.req.socket?.destroy();
+    // node tells the close on a later turn; the owner learns it at once.
+    this.abort();
+  }
+
+  upgrade(_peer: WebSocketPeer, _key: string, _protocol: string, _id: IdEcho): boolean {
+    // Only requests that came through the server's 'upgrade' event can (upgrade-downstream.ts).
+    return false;
+  }
+
+  private writeHead(head: ResponseHead, id: IdEcho, contentLength: number | undefined, close: boolean): void {
+    if (this.h2) (this.res as Http2ServerResponse).writeHead(head.status, h2Headers(head.headers, id, contentLength));
+    else (this.res as ServerResponse).writeHead(head.status, head.reason || undefined, h1Headers(head.headers, id, contentLength, close || this.ctx.draining()));
+  }
+
+  /** The last bytes: `ended` once they went out; a tail the client does not take is watched. */
+  private finish(last: string | Buffer | undefined, ended: () => void, stall: () => StallWatch): void {
+    this.res.once('finish', () => {
+      this.release?.();
+      ended();
+    });
+    if (last === undefined) this.res.end();
+    else this.res.end(last);
+    if (!this.finished && this.res.writableNeedDrain) this.hold(stall);
+  }
+
+  private hold(stall: () => StallWatch): void {
+    this.release?.();
+    const watch = stall();
+    watch.held(this.progress());
+    // node has no event per flushed write: the watch is fed what the client took meanwhile.
+    const poll = setInterval(() => watch.held(this.progress()), this.ctx.progressPollMs);
+    poll.unref();
+    this.release = () => {
+      clearInterval(poll);
+      watch.clear();
+      this.release = null;
+    };
+  }
+
+  /** Grows when the client takes bytes: the socket's count (HTTP/1.1), this stream's sent bytes (h2). */
+  private progress(): number {
+    if (!this.h2) return this.req.socket?.bytesWritten ?? 0;
+    return this.sent - (this.req as Http2ServerRequest).stream.bufferSize;
+  }
+
+  private abort(): void {
+    if (this.aborted || this.finished) return;
+    this.aborted = true;
+    this.gone = true;
+    this.release?.();
+    const cb = this.abortCb;
+    this.abortCb = null;
+    cb?.();
+  }
+}

@@ -1,0 +1,64 @@
+import { constants, type SecureServerOptions, type ServerHttp2Session, type ServerHttp2Stream, type ServerOptions } from 'node:http2';
+import type { Logger } from '../../../shared/logger.js';
+import type { EngineLimits } from '../contract.js';
+
+/** Invalid frames and refused streams a session may cause before node closes it: a client that keeps doing either is not a browser. */
+const MAX_INVALID_FRAMES = 100;
+const MAX_REJECTED_STREAMS = 100;
+/** After a GOAWAY for rapid resets, the session is destroyed this much later (the GOAWAY gets out first). */
+const RESET_GRACE_MS = 1_000;
+
+/** The HTTP/2 settings and bounds of every h2 session (h2c and TLS). */
+export function h2Options(limits: EngineLimits): ServerOptions & SecureServerOptions {
+  return {
+    settings: { maxConcurrentStreams: limits.h2MaxConcurrentStreams, maxHeaderListSize: limits.h2MaxHeaderListBytes },
+    peerMaxConcurrentStreams: limits.h2MaxConcurrentStreams,
+    maxSessionInvalidFrames: MAX_INVALID_FRAMES,
+    maxSessionRejectedStreams: MAX_REJECTED_STREAMS,
+  };
+}
+
+/**
+ * Rapid reset (CVE-2023-44487): a client that resets more than limits.h2MaxResetsPerSecond
+ * streams in a second, each before its answer finished, gets GOAWAY ENHANCE_YOUR_CALM and
+ * the session is destroyed shortly after.
+ */
+export class ResetGuard {
+  private windowStart = 0;
+  private count = 0;
+  private tripped = false;
+
+  constructor(
+    private readonly session: ServerHttp2Session,
+    private readonly limit: number,
+    private readonly log: Logger,
+  ) {}
+
+  reset(): void {
+    const now = Date.now();
+    if (now - this.windowStart >= 1_000) {
+      this.windowStart = now;
+      this.count = 0;
+    }
+    if (++this.count <= this.limit || this.tripped || this.session.destroyed) return;
+    this.tripped = true;
+    this.log.warn({ resets: this.count, limit: this.limit }, 'data port: HTTP/2 stream resets over the limit; session closed (GOAWAY)');
+    this.session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    setTimeout(() => this.session.destroy(), RESET_GRACE_MS).unref();
+  }
+}
+
+/** Watches a new session: idle timeout, errors, the client's stream resets. */
+export function watchSession(session: ServerHttp2Session, limits: EngineLimits, ownResets: WeakSet<object>, log: Logger): void {
+  const guard = new ResetGuard(session, limits.h2MaxResetsPerSecond, log);
+  session.on('error', (err) => log.debug({ err: err.message }, 'h2 session error'));
+  session.setTimeout(limits.idleTimeoutS * 1000, () => session.close());
+  session.on('stream', (stream: ServerHttp2Stream) => {
+    stream.on('error', () => {});
+    // 'aborted': the stream closed before the response's last byte went out.
+    stream.once('aborted', () => {
+      if (!ownResets.has(stream) && !session.destroyed && !session.closed) guard.reset();
+    });
+  });
+  session.on('frameError', () => guard.reset());
+}

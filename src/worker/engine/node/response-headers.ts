@@ -1,0 +1,42 @@
+import type { OutgoingHttpHeaders } from 'node:http2';
+import type { IdEcho } from '../contract.js';
+
+/**
+ * Lines an engine writes itself (framing, connection management) and that HTTP/2 forbids
+ * (RFC 9113 §8.2.2): never copied from a head; the engine sets its own.
+ */
+const OWN = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'content-length', 'http2-settings']);
+
+const isOwn = (lowerName: string): boolean => OWN.has(lowerName);
+
+/** HTTP/1.1: node's flat header list (name, value, …), the id echo replacing any line of its name. */
+export function h1Headers(headers: readonly (readonly [string, string])[], id: IdEcho, contentLength: number | undefined, close: boolean): string[] {
+  const out: string[] = [];
+  const idName = id === null ? '' : id[0].toLowerCase();
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (isOwn(lower) || lower === idName) continue;
+    out.push(name, value);
+  }
+  if (id !== null) out.push(id[0], id[1]);
+  if (contentLength !== undefined) out.push('content-length', String(contentLength));
+  if (close) out.push('connection', 'close');
+  return out;
+}
+
+/** HTTP/2: one header object (repeated names as arrays), names lower case, connection-specific lines left out. */
+export function h2Headers(headers: readonly (readonly [string, string])[], id: IdEcho, contentLength: number | undefined): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  const idName = id === null ? '' : id[0].toLowerCase();
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (isOwn(lower) || lower === idName || lower === 'te') continue;
+    const had = out[lower];
+    if (had === undefined) out[lower] = value;
+    else if (Array.isArray(had)) had.push(value);
+    else out[lower] = [String(had), value];
+  }
+  if (id !== null) out[idName] = id[1];
+  if (contentLength !== undefined) out['content-length'] = contentLength;
+  return out;
+}
