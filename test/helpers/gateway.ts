@@ -111,6 +111,8 @@ export interface ConfigOptions {
 }
 
 export function buildConfig(o: ConfigOptions): BuiltConfig {
+  // SWITCHYARD_TEST_ENGINE runs a test file's gateways on one engine (`node`, `uws`) where the test does not choose.
+  const engine = o.engine ?? (process.env.SWITCHYARD_TEST_ENGINE as ConfigOptions['engine']);
   const tokens: Record<string, string> = {};
   const env: Record<string, string> = {};
   const keys = (o.keys ?? []).map((k, i) => {
@@ -130,7 +132,7 @@ export function buildConfig(o: ConfigOptions): BuiltConfig {
   });
   const config: Record<string, Json> = {
     volume: o.volume ?? 'memory:',
-    listen: { port: o.dataPort, host: o.host ?? '127.0.0.1', ...(o.engine ? { engine: o.engine } : {}) },
+    listen: { port: o.dataPort, host: o.host ?? '127.0.0.1', ...(engine ? { engine } : {}) },
     admin: { listen: `${o.host ?? '127.0.0.1'}:${o.adminPort}`, keys },
     workers: o.workers ?? 1,
     log: { level: o.logLevel ?? 'info' },

@@ -155,7 +155,10 @@ class NodeEngine implements DataEngine {
   private onUpgrade(req: IncomingMessage, socket: Duplex, rest: Buffer, tls: boolean, port: string): void {
     const conn = connectionOf(socket);
     if (conn?.refused) return void socket.destroy();
-    if (conn) this.book.headSeen(conn);
+    if (conn) {
+      this.book.headSeen(conn);
+      conn.upgraded = true;
+    }
     const down = new UpgradeDownstream(req, socket, rest, this.websockets, this.ctx);
     this.dispatch(new NodeRequestHead(req, false), down, { tls, port, protocol: '1.1', upgrade: isWebSocketHandshake(req) });
   }

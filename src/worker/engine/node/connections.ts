@@ -15,6 +15,8 @@ export interface Connection {
   inFlight: number;
   /** Refused by the engine: any request still parsed from it is dropped. */
   refused: boolean;
+  /** Handed over through 'upgrade' (a WebSocket, or an answer that closes it): a drain leaves it to its owner. */
+  upgraded: boolean;
   deadline: NodeJS.Timeout | null;
 }
 
@@ -49,7 +51,7 @@ export class ConnectionBook {
   /** A new TCP connection. `cleartext`: a refusal can be written as HTTP/1.1 at once. Null: refused. */
   admit(socket: Socket, cleartext: boolean): Connection | null {
     this.open++;
-    const conn: Connection = { socket, h1: cleartext ? socket : null, session: null, inFlight: 0, refused: false, deadline: null };
+    const conn: Connection = { socket, h1: cleartext ? socket : null, session: null, inFlight: 0, refused: false, upgraded: false, deadline: null };
     // Errors of a socket node's servers do not own yet (reset while sniffed or refused).
     socket.on('error', () => {});
     socket.once('close', () => {
@@ -90,7 +92,7 @@ export class ConnectionBook {
     this.draining = true;
     for (const conn of this.all) {
       if (conn.session) conn.session.close();
-      else if (conn.inFlight === 0) conn.socket.destroy();
+      else if (conn.inFlight === 0 && !conn.upgraded) conn.socket.destroy();
     }
   }
 
