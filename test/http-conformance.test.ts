@@ -8,6 +8,8 @@ import { FRAMING_CASES } from './helpers/conformance-cases.js';
 import { HEADER_CASES, LINE_CASES, PIPELINE_CASES, SIZE_CASES } from './helpers/conformance-cases-head.js';
 import { expand, label, observe, problems, refused, smuggled, type Seen } from './helpers/conformance-judge.js';
 import { startNginxProxy } from './helpers/nginx-proxy.js';
+import { NODE_EXCEPTIONS, NODE_EXPECT } from './helpers/conformance-node.js';
+import { uwsSupport } from '../src/shared/uws-support.js';
 
 /**
  * HTTP/1.1 conformance and request smuggling on the data port, over raw sockets: every
@@ -21,7 +23,7 @@ import { startNginxProxy } from './helpers/nginx-proxy.js';
  * uWS's parser decides before the gateway sees the request; each case's expectation pins
  * what it does now. The same list is in docs/reference.md, "HTTP conformance".
  */
-const EXCEPTIONS: Record<string, string> = {
+const UWS_EXCEPTIONS: Record<string, string> = {
   'te: tab before value': 'HTAB is optional whitespace before a field value (RFC 9110 §5.6.3); nginx 1.22 answers 501',
   'field: empty name': 'uWS drops a field line with an empty name; the request is served without it',
   'chunk: size led by space': 'uWS reads ` 5` as the last chunk: the request goes upstream with an empty body, what follows is answered 400',
@@ -35,13 +37,17 @@ const EXCEPTIONS: Record<string, string> = {
   'line: leading empty line': 'uWS never answers; it closes after its idle timeout (about 30 s); nothing is forwarded',
 };
 
-const RUNS = expand([...FRAMING_CASES, ...HEADER_CASES, ...LINE_CASES, ...SIZE_CASES, ...PIPELINE_CASES]);
+const CASES = [...FRAMING_CASES, ...HEADER_CASES, ...LINE_CASES, ...SIZE_CASES, ...PIPELINE_CASES];
+const ENGINES: ('uws' | 'node')[] = uwsSupport().ok ? ['uws', 'node'] : ['node'];
 
-test('HTTP/1.1 conformance: malformed and ambiguous requests are refused at once, never forwarded, and at least as strictly as nginx', { timeout: 600_000 }, async (t) => {
+for (const engine of ENGINES) {
+  const RUNS = expand(engine === 'uws' ? CASES : CASES.map((c) => (c.name in NODE_EXPECT ? { ...c, expect: NODE_EXPECT[c.name]! } : c)));
+  const EXCEPTIONS = engine === 'uws' ? UWS_EXCEPTIONS : NODE_EXCEPTIONS;
+  test(`${engine} engine: HTTP/1.1 conformance: malformed and ambiguous requests are refused at once, never forwarded, and at least as strictly as nginx`, { timeout: 600_000 }, async (t) => {
   const up = await startUpstream(t);
   const gwTap = await startTap(t, up.port);
   const ngTap = await startTap(t, up.port);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const gw = await startGateway(t, { keys: [ROOT_KEY], engine });
   await apply(gw, [
     // A short body timeout: a body that never ends is answered 408 within a second or two.
     ['cluster', 'c', { targets: [`127.0.0.1:${gwTap.port}`], timeouts: { bodyMs: 1_000 } }],
@@ -74,4 +80,5 @@ test('HTTP/1.1 conformance: malformed and ambiguous requests are refused at once
   const unknown = Object.keys(EXCEPTIONS).filter((k) => !RUNS.some((r) => r.case.name === k));
   assert.deepEqual(unknown, [], 'every exception names a case');
   assert.deepEqual(failures, []);
-});
+  });
+}

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
+import { uwsSupport } from '../src/shared/uws-support.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { ROOT_KEY, apply, dryRun } from './helpers/admin.js';
 import { BOUNDED } from './helpers/wait.js';
@@ -125,9 +126,10 @@ function expected(target: string, caseSensitive: boolean, policy?: PathPolicy): 
  * normaliser refuses it; else routed on the normal form, which is exactly what the
  * upstream receives; and without the key the admin handler never answers.
  */
-async function check(gw: Gateway, up: PathUpstream, target: string, caseSensitive: boolean, policy?: PathPolicy): Promise<void> {
+async function check(gw: Gateway, up: PathUpstream, target: string, caseSensitive: boolean, policy?: PathPolicy, engine: Engine = 'uws'): Promise<void> {
   const host = `${up.name}.test`;
-  const want = expected(target, caseSensitive, policy);
+  // node's parser refuses a raw byte above 0x7E in the target (400) before the normaliser sees it; uWS passes it on.
+  const want = engine === 'node' && /[^\x21-\x7e]/.test(target) ? { refused: true as const } : expected(target, caseSensitive, policy);
   const bare = await send(gw, host, target, false);
   const label = `${up.name} ${JSON.stringify(target)}`;
   assert.notEqual(bare.handler, 'admin', `${label}: reached the admin handler without a key (${bare.received})`);
@@ -156,13 +158,17 @@ function routesFor(up: PathUpstream, adminExtra: Record<string, unknown> = {}): 
   ];
 }
 
-test('no encoding of /admin-api reaches an upstream admin handler without the key, and each upstream receives the path its route was chosen on', { timeout: 180_000 }, async (t) => {
+type Engine = 'uws' | 'node';
+const ENGINES: Engine[] = uwsSupport().ok ? ['uws', 'node'] : ['node'];
+
+for (const engine of ENGINES)
+test(`${engine} engine: no encoding of /admin-api reaches an upstream admin handler without the key, and each upstream receives the path its route was chosen on`, { timeout: 180_000 }, async (t) => {
   assert.ok(TARGETS.length >= 48);
   const nginx = await nginxUpstream(t);
   if (!nginx) t.diagnostic(`${NGINX} is not installed (scripts/install-test-packages.sh installs nginx-light): the nginx upstream is skipped`);
   const sensitive = [await nodeUpstream(t), await fastifyUpstream(t), ...(nginx ? [nginx] : [])];
   const insensitive = await caseInsensitiveUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  const gw = await startGateway(t, { keys: [ROOT_KEY], engine });
   await apply(gw, [...sensitive.flatMap((up) => routesFor(up)), ...routesFor(insensitive, { caseSensitive: false })]);
 
   // Sanity: each upstream's own router tells the two handlers apart.
@@ -173,8 +179,8 @@ test('no encoding of /admin-api reaches an upstream admin handler without the ke
     assert.deepEqual([pub.handler, pub.received], ['public', '/public'], up.name);
   }
   for (const target of TARGETS) {
-    for (const up of sensitive) await check(gw, up, target, true);
-    await check(gw, insensitive, target, false);
+    for (const up of sensitive) await check(gw, up, target, true, undefined, engine);
+    await check(gw, insensitive, target, false, undefined, engine);
   }
 });
 

@@ -1,4 +1,5 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
+import { uwsSupport } from '../src/shared/uws-support.js';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { startGateway, type Gateway } from './helpers/gateway.js';
@@ -16,7 +17,6 @@ import { KeepAliveClient } from './helpers/keep-alive-client.js';
  * header deadline passes, and a client from another address keeps its latency meanwhile.
  */
 
-const ATTACKERS = 500;
 const HEAD_TIMEOUT_MS = 3_000;
 const SAMPLES = 100;
 /** The normal client starts a request every 20 ms at most, before and during the attack alike. */
@@ -50,9 +50,15 @@ function headTimeoutLines(gw: Gateway): { count: number; unlogged: number; level
     .map((l) => l as { count: number; unlogged: number; level: Json });
 }
 
-test('500 slowloris connections each get 408 at the header deadline and a client from another address keeps its latency', { timeout: 60_000 }, async (t) => {
+/**
+ * `attackers` slow heads from `from` while a normal client requests from 127.0.0.1. uWS keeps
+ * the first head's deadline per address (it does not say which connection a request came
+ * on), so on uws the attackers come from another address; the node engine keeps it per
+ * connection, so there they share the good client's address (behind a NAT or a load balancer).
+ */
+async function slowloris(t: TestContext, engine: 'uws' | 'node', ATTACKERS: number, from: string): Promise<void> {
   const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, edit: (c) => (c.limits = { headerTimeoutMs: HEAD_TIMEOUT_MS }) });
+  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine, edit: (c) => (c.limits = { headerTimeoutMs: HEAD_TIMEOUT_MS }) });
   await apply(gw, [
     ['cluster', 'c', { targets: [up.target] }],
     ['route', 'all', { cluster: 'c' }],
@@ -66,7 +72,7 @@ test('500 slowloris connections each get 408 at the header deadline and a client
   const attackers: ReturnType<typeof slowClient>[] = [];
   t.after(() => attackers.forEach((a) => a.socket.destroy()));
   while (attackers.length < ATTACKERS) {
-    const batch = Array.from({ length: 50 }, () => slowClient(gw.dataPort, '127.0.0.2'));
+    const batch = Array.from({ length: 50 }, () => slowClient(gw.dataPort, from));
     attackers.push(...batch);
     await waitFor('a batch of attackers to connect', () => batch.every((a) => !a.socket.connecting) || undefined, { timeoutMs: 5_000 });
   }
@@ -118,7 +124,13 @@ test('500 slowloris connections each get 408 at the header deadline and a client
     accounted = l.count;
   }
   t.diagnostic(`headerTimeout log lines: ${lines.map((l) => `${l.count} (+${l.unlogged} unlogged)`).join(', ')}`);
-});
+}
+
+if (uwsSupport().ok) {
+  test('uws engine: 500 slowloris connections each get 408 at the header deadline and a client from another address keeps its latency', { timeout: 60_000 }, (t) => slowloris(t, 'uws', 500, '127.0.0.2'));
+}
+
+test('node engine: 300 slowloris connections from the good client\'s own address each get 408 at the header deadline, and the client keeps its latency', { timeout: 60_000 }, (t) => slowloris(t, 'node', 300, '127.0.0.1'));
 
 // uWS calls the request handler with the response object only, never saying which
 // connection a request came on, so the guard cannot tell whether this connection's first
@@ -128,14 +140,14 @@ test('500 slowloris connections each get 408 at the header deadline and a client
 // Regression: this uWS build arms setIdleTimeout's timer before a connection's first request
 // and setResponseTimeout's after each answer; with only the first set, this connection stayed
 // open 30 s.
-test(
-  'a connection that was served once and then dribbles a second head is closed by the idle timer, without a 408',
+if (uwsSupport().ok) test(
+  'uws engine: a connection that was served once and then dribbles a second head is closed by the idle timer, without a 408',
   { timeout: 30_000 },
   async (t) => {
     const IDLE_S = 2;
     const HEAD_MS = 1_000;
     const up = await startUpstream(t);
-    const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, edit: (c) => (c.limits = { idleTimeoutS: IDLE_S, headerTimeoutMs: HEAD_MS }) });
+    const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine: 'uws', edit: (c) => (c.limits = { idleTimeoutS: IDLE_S, headerTimeoutMs: HEAD_MS }) });
     await apply(gw, [
       ['cluster', 'c', { targets: [up.target] }],
       ['route', 'all', { cluster: 'c' }],
@@ -167,3 +179,33 @@ test(
     assert.equal(headTimeoutLines(gw).length, 0, 'no headerTimeout was counted');
   },
 );
+
+// The node engine knows which connection a head came on: every head has the deadline.
+test('node engine: a connection that was served once and then dribbles a second head gets 408 at the header deadline', { timeout: 30_000 }, async (t) => {
+  const HEAD_MS = 1_000;
+  const up = await startUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine: 'node', edit: (c) => (c.limits = { idleTimeoutS: 20, headerTimeoutMs: HEAD_MS }) });
+  await apply(gw, [
+    ['cluster', 'c', { targets: [up.target] }],
+    ['route', 'all', { cluster: 'c' }],
+  ]);
+  const client = new KeepAliveClient(gw.dataPort);
+  t.after(() => client.socket.destroy());
+  await client.connected();
+  client.socket.write('GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n');
+  assert.equal((await client.answer())?.status, 200);
+  const received = client.received.length;
+  const second = 'GET /two HTTP/1.1\r\nHost: a.test\r\nX-Slow: ' + 'a'.repeat(100);
+  let sent = 0;
+  const started = performance.now();
+  const drip = setInterval(() => client.socket.writable && client.socket.write(second[sent++]!), 100);
+  t.after(() => clearInterval(drip));
+  const how = await Promise.race([client.closed, sleep(HEAD_MS + 5_000).then(() => 'still open')]);
+  clearInterval(drip);
+  const after = performance.now() - started;
+  t.diagnostic(`${how} ${ms(after)} after the second head started`);
+  const answer = client.received.slice(received);
+  assert.match(answer, /^HTTP\/1\.1 408 /, answer);
+  assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code, 'Svc.Data.HeadTimeout');
+  assert.ok(after >= HEAD_MS - 20 && after <= HEAD_MS + 1_500, `closed ${ms(after)} after the head started`);
+});

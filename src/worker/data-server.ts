@@ -103,14 +103,16 @@ export class DataServer {
           hostOk = true;
           lastValidHost = host;
         }
-        let target = path === null || !hostOk || !methodOk(method) ? refusal('Svc.Data.BadRequest', rid) : route(method, path, host, arrival.tls, rid);
+        // A malformed request closes its connection after the refusal, as nginx does: what follows it is not trusted.
+        const malformed = path === null || !hostOk || !methodOk(method);
+        let target = malformed || path === null ? refusal('Svc.Data.BadRequest', rid) : route(method, path, host, arrival.tls, rid);
         // A handshake to a fixed answer is refused, not answered as if it were a plain GET; error envelopes stay as they are.
         if (arrival.upgrade && typeof target !== 'function' && target.status < 400) target = refusal('Svc.Data.UpgradeRefused', rid);
         const head = method === 'HEAD';
         // A fixed answer skips the Exchange, unless the request's framing must be refused first.
         if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
           if (watching) observer.fixedAnswered(target, req, down, method, path ?? url, rid, clientOf);
-          down.replyStatic(target, rid === '' ? null : ids!.echo(rid), this.draining, head);
+          down.replyStatic(target, rid === '' ? null : ids!.echo(rid), this.draining || malformed, head);
           return;
         }
         this.inFlight++;

@@ -74,7 +74,7 @@ export class Exchange extends ExchangeReplies {
   ) {
     super(down, req, method, path, proxies, localPort, scheme);
     this.upload = new RequestBody(down, () => this.done || this.aborted, () => this.aborted, limits, events);
-    if (this.badFraming) this.upload.open = true; // its body's bytes will not be read: the connection must close after the answer
+    if (this.badFraming || this.hostRepeated) this.upload.open = true; // refused unread: the connection must close after the answer
     down.onAborted(() => this.clientLeft());
   }
 

@@ -140,7 +140,7 @@ export interface EngineHandlers {
   /** One request. No exception escapes from it. */
   request(head: RequestHead, down: Downstream, arrival: Arrival): void;
   /** A refusal the engine sends itself (the connection cap, the first head's deadline): its fixed answer. */
-  refusal(code: 'Svc.Data.TooManyConnections' | 'Svc.Data.HeadTimeout' | 'Svc.Data.BadRequest' | 'Svc.Data.HeadTooLarge'): StaticReply;
+  refusal(code: 'Svc.Data.TooManyConnections' | 'Svc.Data.HeadTimeout' | 'Svc.Data.BadRequest' | 'Svc.Data.BadFraming' | 'Svc.Data.HeadTooLarge'): StaticReply;
   /** Where an engine reports a limit it enforced (the connection cap, a head deadline): a log line and a metric. */
   readonly events: LimitEvents;
   /** A WebSocket opened and closed (a drain waits for open ones). */

@@ -115,10 +115,13 @@ class NodeEngine implements DataEngine {
 
   private serveH1(server: H1Server, tls: boolean, port: string): void {
     server.on('request', (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
-      if (req.httpVersionMajor !== 2) this.onH1Request(req as IncomingMessage, res as ServerResponse, tls, port);
+      // h2 streams come with a `stream` (serveH2 takes them); an HTTP/1.1 parser's request has none, whatever version its line names.
+      if (!('stream' in req)) this.onH1Request(req as IncomingMessage, res as ServerResponse, tls, port);
     });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, rest: Buffer) => this.onUpgrade(req, socket, rest, tls, port));
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(err, socket));
+    // A CONNECT (authority form) is no request a gateway route can take: refused and closed, as nginx does.
+    server.on('connect', (_req: IncomingMessage, socket: Duplex) => this.refuseConnection(socket, 'Svc.Data.BadRequest'));
   }
 
   private serveH2(server: Http2Server, tls: boolean, port: string): void {
@@ -131,7 +134,7 @@ class NodeEngine implements DataEngine {
       watchSession(session, this.limits, this.ctx.ownResets, this.log);
     });
     server.on('request', (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
-      if (req.httpVersionMajor !== 2) return;
+      if (!('stream' in req)) return;
       const conn = connectionOf(req.socket);
       if (conn) this.book.headSeen(conn);
       const r = req as Http2ServerRequest;
@@ -143,6 +146,10 @@ class NodeEngine implements DataEngine {
   private onH1Request(req: IncomingMessage, res: ServerResponse, tls: boolean, port: string): void {
     const conn = connectionOf(req.socket);
     if (conn?.refused) return void req.socket.destroy();
+    // Only HTTP/1.x on this parser: `GET / HTTP/2.0` is no h2 connection (nginx: 505).
+    if (req.httpVersionMajor !== 1) return this.refuseConnection(req.socket, 'Svc.Data.BadRequest');
+    // Transfer-Encoding in HTTP/1.0 is faulty framing (RFC 9112 §6.1): refused, and the connection closed.
+    if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) return this.refuseConnection(req.socket, 'Svc.Data.BadFraming');
     if (conn) {
       this.book.headSeen(conn);
       conn.inFlight++;
@@ -161,6 +168,13 @@ class NodeEngine implements DataEngine {
     }
     const down = new UpgradeDownstream(req, socket, rest, this.websockets, this.ctx);
     this.dispatch(new NodeRequestHead(req, false), down, { tls, port, protocol: '1.1', upgrade: isWebSocketHandshake(req) });
+  }
+
+  /** A refusal as HTTP/1.1 on a connection nothing more is read from. */
+  private refuseConnection(socket: Duplex, code: 'Svc.Data.BadRequest' | 'Svc.Data.BadFraming'): void {
+    const conn = connectionOf(socket);
+    if (conn) conn.refused = true;
+    refuseOn(socket, this.handlers.refusal(code));
   }
 
   /** A request node could not parse: our envelope (431 for a head too large, else 400) as HTTP/1.1, then the close. */

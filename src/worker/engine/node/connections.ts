@@ -22,6 +22,12 @@ export interface Connection {
 
 const CONNECTION = Symbol('connection');
 
+/** Its answer closes the connection: nothing node still parses from it is served. */
+export function closingConnection(socket: object | null | undefined): void {
+  const conn = connectionOf(socket);
+  if (conn) conn.refused = true;
+}
+
 /** Marks a socket (TCP or TLS) as `conn`'s. */
 export function tag(socket: object, conn: Connection): void {
   (socket as { [CONNECTION]?: Connection })[CONNECTION] = conn;
@@ -60,7 +66,7 @@ export class ConnectionBook {
       if (conn.deadline) clearTimeout(conn.deadline);
     });
     if (this.open > this.limits.maxConnections) {
-      this.log.warn({ open: this.open - 1, limit: this.limits.maxConnections }, 'data port: connection cap reached; connection refused');
+      this.handlers.events.hit('maxConnections', { open: this.open - 1 });
       conn.refused = true;
       // A TLS connection is cut before its handshake: the cap is there to spare the work.
       if (cleartext) refuseOn(socket, this.handlers.refusal('Svc.Data.TooManyConnections'));
@@ -99,7 +105,7 @@ export class ConnectionBook {
   private expired(conn: Connection): void {
     conn.deadline = null;
     if (conn.socket.destroyed) return;
-    this.log.info({ timeoutMs: this.limits.headerTimeoutMs }, 'data port: no request head in time; connection closed');
+    this.handlers.events.hit('headerTimeout', { timeoutMs: this.limits.headerTimeoutMs });
     conn.refused = true;
     if (conn.session) conn.session.destroy();
     else if (conn.h1) refuseOn(conn.h1, this.handlers.refusal('Svc.Data.HeadTimeout'));

@@ -4,6 +4,7 @@ import type { StaticReply } from '../../response-head.js';
 import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
 import { arrayBufferOf, peerAddress, type DownstreamContext } from './downstream-context.js';
+import { closingConnection } from './connections.js';
 
 const noop = (): void => {};
 const NO_STALL: StallWatch = { held: noop, clear: noop };
@@ -124,6 +125,8 @@ export class NodeDownstream implements Downstream {
   }
 
   private writeHead(head: ResponseHead, id: IdEcho, contentLength: number | undefined, close: boolean): void {
+    // A closing answer ends the connection: a request pipelined behind it is never served (a smuggled one after a framing refusal).
+    if (close && !this.h2) closingConnection(this.req.socket);
     if (this.h2) (this.res as Http2ServerResponse).writeHead(head.status, h2Headers(head.headers, id, contentLength));
     else (this.res as ServerResponse).writeHead(head.status, head.reason || undefined, h1Headers(head.headers, id, contentLength, close || this.ctx.draining()));
   }
