@@ -58,6 +58,8 @@ for (const engine of ENGINES) {
 
   const failures: string[] = [];
   const rows: string[] = [];
+  /** The strict score (as Http11Probe counts it): exchanges each side refused. */
+  const strict = { gateway: 0, nginx: 0 };
   for (const run of RUNS) {
     const excepted = run.case.name in EXCEPTIONS;
     const patient = excepted || Boolean(run.case.incomplete);
@@ -71,6 +73,10 @@ for (const engine of ENGINES) {
       if (refused(n) && !refused(g)) failures.push(`${run.name}: nginx refuses (${label(n)}), the gateway does not (${label(g)})`);
       if (smuggled(n) === 0 && smuggled(g) > 0) failures.push(`${run.name}: /smuggled reached the upstream through the gateway, not through nginx`);
     }
+    if (n) {
+      strict.gateway += refused(g) ? 1 : 0;
+      strict.nginx += refused(n) ? 1 : 0;
+    }
     rows.push(`${run.name.padEnd(50)} | ${`${label(g)} ${g.ms ?? '-'}ms`.padEnd(32)} | ${n ? label(n) : 'skipped'}${excepted ? ' | exception' : ''}`);
   }
   t.diagnostic(`${RUNS.length} exchanges over ${new Set(RUNS.map((r) => r.case)).size} cases; gateway and nginx side by side:`);
@@ -79,6 +85,10 @@ for (const engine of ENGINES) {
   for (const [name, why] of Object.entries(EXCEPTIONS)) t.diagnostic(`exception: ${name}: ${why}`);
   const unknown = Object.keys(EXCEPTIONS).filter((k) => !RUNS.some((r) => r.case.name === k));
   assert.deepEqual(unknown, [], 'every exception names a case');
+  if (nginxPort !== null) {
+    t.diagnostic(`strict score: the gateway refused ${strict.gateway} of ${RUNS.length} exchanges, nginx ${strict.nginx}`);
+    assert.ok(strict.gateway >= strict.nginx, `strict score ${strict.gateway} below nginx's ${strict.nginx}`);
+  }
   assert.deepEqual(failures, []);
   });
 }

@@ -67,7 +67,7 @@ test('response heads reach the client one header per line, repeated names kept, 
 
   const fixed = await rawRequest(gw.dataPort, ['GET /fixed HTTP/1.1', 'Host: gw.example', 'Connection: close']);
   const f = headLines(fixed.raw);
-  assert.equal(f[0], 'HTTP/1.1 203 Status');
+  assert.equal(f[0], 'HTTP/1.1 203 Non-Authoritative Information');
   assertWellFormed(f, 'directResponse');
   assert.deepEqual(
     f.filter((l) => l.startsWith('x-') || l.startsWith('content-type')).map((l) => l.replace(/^(x-request-id: ).*/, '$1<id>')),

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { RouteMeter } from './observe/meters.js';
 // A response head as uWS wants it: the status line and the header lines in one string
 // (one writeStatus call per response; see headBlock). Pure: no uWS object is touched here.
@@ -50,14 +51,8 @@ export function headBlock(line: string, headers: readonly (readonly [string, str
   return s;
 }
 
-const REASONS: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other',
-  304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 411: 'Length Required',
-  413: 'Content Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway',
-  503: 'Service Unavailable', 504: 'Gateway Timeout', 505: 'HTTP Version Not Supported',
-};
+/** Node's table of reason phrases (the node engine writes the same ones). */
+const REASONS: Record<number, string | undefined> = STATUS_CODES;
 const lines = new Map<number, string>();
 
 /**

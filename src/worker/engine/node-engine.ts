@@ -17,6 +17,9 @@ import { CIPHERS, SniContexts } from './node/sni-contexts.js';
 import { isWebSocketHandshake, UpgradeDownstream } from './node/upgrade-downstream.js';
 import { WebSocketUpgrades } from './node/websockets.js';
 
+/** llhttp's refusals of a body's framing (Content-Length, Transfer-Encoding): answered as the data server answers them. */
+const FRAMING_ERRORS = new Set(['HPE_INVALID_TRANSFER_ENCODING', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH']);
+
 /** The data-plane engine on node:http and node:http2: HTTP/1.1, h2 over TLS (ALPN) and h2c with prior knowledge. */
 export function createNodeEngine(handlers: EngineHandlers, limits: EngineLimits, log: Logger): DataEngine {
   return new NodeEngine(handlers, limits, log);
@@ -181,7 +184,7 @@ class NodeEngine implements DataEngine {
   private onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     const code = err.code ?? '';
     if (code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
-    const refusal = code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Data.HeadTooLarge' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Data.HeadTimeout' : 'Svc.Data.BadRequest';
+    const refusal = code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Data.HeadTooLarge' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Data.HeadTimeout' : FRAMING_ERRORS.has(code) ? 'Svc.Data.BadFraming' : 'Svc.Data.BadRequest';
     const conn = connectionOf(socket);
     if (conn) conn.refused = true;
     refuseOn(socket, this.handlers.refusal(refusal));

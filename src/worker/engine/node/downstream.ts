@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { StaticReply } from '../../response-head.js';
 import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
@@ -139,7 +140,8 @@ export class NodeDownstream implements Downstream {
     });
     if (last === undefined) this.res.end();
     else this.res.end(last);
-    if (!this.finished && this.res.writableNeedDrain) this.hold(stall);
+    // A whole body the socket did not take at once (a client that stopped reading) is watched like a held write.
+    if (!this.finished && (this.res.writableNeedDrain || this.pending())) this.hold(stall);
   }
 
   private hold(stall: () => StallWatch): void {
@@ -156,10 +158,19 @@ export class NodeDownstream implements Downstream {
     };
   }
 
-  /** Grows when the client takes bytes: the socket's count (HTTP/1.1), this stream's sent bytes (h2). */
+  /** Moves when the client takes bytes: what the socket handed the kernel (HTTP/1.1), this stream's sent bytes (h2). */
   private progress(): number {
-    if (!this.h2) return this.req.socket?.bytesWritten ?? 0;
-    return this.sent - (this.req as Http2ServerRequest).stream.bufferSize;
+    if (this.h2) return this.sent - (this.req as Http2ServerRequest).stream.bufferSize;
+    const socket = this.req.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
+    // bytesWritten counts what waits in libuv's queue too; writeQueueSize is that part.
+    return socket === null ? 0 : socket.bytesWritten - (socket._handle?.writeQueueSize ?? 0);
+  }
+
+  /** Bytes of the answer still wait for the client. */
+  private pending(): boolean {
+    if (this.h2) return (this.req as Http2ServerRequest).stream.bufferSize > 0;
+    const socket = this.req.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
+    return socket !== null && (socket.writableLength > 0 || (socket._handle?.writeQueueSize ?? 0) > 0);
   }
 
   private abort(): void {

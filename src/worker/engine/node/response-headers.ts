@@ -9,6 +9,15 @@ const OWN = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-e
 
 const isOwn = (lowerName: string): boolean => OWN.has(lowerName);
 
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * A header value as node writes it: node sends header strings as latin1, while a value
+ * from an upstream or a route may hold UTF-8 text (a filename with accents); its UTF-8
+ * bytes go out as they came (uWS writes strings as UTF-8).
+ */
+const wire = (value: string): string => (NON_ASCII.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value);
+
 /** HTTP/1.1: node's flat header list (name, value, …), the id echo replacing any line of its name. */
 export function h1Headers(headers: readonly (readonly [string, string])[], id: IdEcho, contentLength: number | undefined, close: boolean): string[] {
   const out: string[] = [];
@@ -16,7 +25,7 @@ export function h1Headers(headers: readonly (readonly [string, string])[], id: I
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
     if (isOwn(lower) || lower === idName) continue;
-    out.push(name, value);
+    out.push(name, wire(value));
   }
   if (id !== null) out.push(id[0], id[1]);
   if (contentLength !== undefined) out.push('content-length', String(contentLength));
@@ -32,9 +41,10 @@ export function h2Headers(headers: readonly (readonly [string, string])[], id: I
     const lower = name.toLowerCase();
     if (isOwn(lower) || lower === idName || lower === 'te') continue;
     const had = out[lower];
-    if (had === undefined) out[lower] = value;
-    else if (Array.isArray(had)) had.push(value);
-    else out[lower] = [String(had), value];
+    const v = wire(value);
+    if (had === undefined) out[lower] = v;
+    else if (Array.isArray(had)) had.push(v);
+    else out[lower] = [String(had), v];
   }
   if (id !== null) out[idName] = id[1];
   if (contentLength !== undefined) out['content-length'] = contentLength;
