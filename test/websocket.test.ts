@@ -1,3 +1,4 @@
+import { uwsSupport } from '../src/shared/uws-support.js';
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -76,9 +77,9 @@ function flood(ws: WebSocket, up: Upstream): void {
   pump();
 }
 
-async function setup(t: TestContext, drainGraceMs?: number): Promise<{ gw: Gateway; up: Upstream }> {
+async function setup(t: TestContext, drainGraceMs?: number, engine?: 'uws' | 'node'): Promise<{ gw: Gateway; up: Upstream }> {
   const up = await startUpstream(t);
-  const gw = await startGateway(t, { workers: 1, keys: [ROOT_KEY], ...(drainGraceMs !== undefined && { drainGraceMs }) });
+  const gw = await startGateway(t, { workers: 1, keys: [ROOT_KEY], ...(drainGraceMs !== undefined && { drainGraceMs }), ...(engine && { engine }) });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'ws', { pathPrefix: '/ws', cluster: 'up', steps: [KEY_AUTH], websocket: { maxMessageBytes: 2 * MiB } }],
@@ -279,8 +280,10 @@ function receiveAll(ws: WebSocket, total: number): Promise<number> {
   });
 }
 
-test('a publish leaves an open WebSocket working; SIGTERM closes it with 1001 after the drain grace', TIMEOUT, async (t) => {
-  const { gw, up } = await setup(t, 1_000);
+// On both engines: the node engine's drain once destroyed upgraded sockets as idle connections (1006, not 1001).
+for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
+test(`${engine} engine: a publish leaves an open WebSocket working; SIGTERM closes it with 1001 after the drain grace`, TIMEOUT, async (t) => {
+  const { gw, up } = await setup(t, 1_000, engine);
   const ws = await connect(gw, '/ws/echo');
   const echo = (text: string) =>
     new Promise<string>((resolve) => {
