@@ -12,7 +12,7 @@ export class RequestBodyRefused extends Error {
 }
 
 /**
- * The request body of one exchange as uWS delivers it (onData, pause/resume), read into a
+ * The request body of one exchange as its engine delivers it (onData, pause/resume), read into a
  * stream with backpressure: when the stream's buffer is full the socket is paused until
  * the consumer reads. `open` while bytes of it may still arrive: the answer must then ask
  * to close the connection. The data port's limits apply here: a body past maxBodyBytes,
@@ -37,7 +37,7 @@ export class RequestBody {
     private readonly events: LimitEvents,
   ) {}
 
-  /** Must be called synchronously in the request callback: uWS drops body data that has no onData handler. */
+  /** Must be called synchronously in the request callback: an engine drops body data that has no onData handler. */
   stream(highWaterMark: number): Readable {
     this.open = true;
     const stream = new Readable({
@@ -67,8 +67,8 @@ export class RequestBody {
         if (last) this.open = false;
         return;
       }
-      // The ArrayBuffer is only valid during this callback: copy it.
-      if (!stream.push(Buffer.from(ab.slice(0))) && !last && !this.paused) {
+      // uWS's ArrayBuffer is only valid during this callback: copied; node's Buffer is ours.
+      if (!stream.push(Buffer.isBuffer(ab) ? ab : Buffer.from(ab.slice(0))) && !last && !this.paused) {
         this.paused = true;
         this.res.pause();
       }

@@ -90,8 +90,11 @@ export interface Downstream {
   remoteAddress(): string;
   /** The client left (or the gateway cut the connection) before the response ended. Called at most once. */
   onAborted(cb: () => void): void;
-  /** Request body pieces; `chunk` is valid only during the call. Register synchronously in the request callback. */
-  onData(cb: (chunk: ArrayBuffer, last: boolean) => void): void;
+  /**
+   * Request body pieces: an ArrayBuffer is valid only during the call (uWS's: copy it), a
+   * Buffer is the receiver's to keep (node's). Register synchronously in the request callback.
+   */
+  onData(cb: (chunk: ArrayBuffer | Buffer, last: boolean) => void): void;
   /** Stop and restart reading the request body (backpressure). */
   pause(): void;
   resume(): void;

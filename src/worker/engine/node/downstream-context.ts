@@ -13,10 +13,3 @@ export function peerAddress(address: string | undefined): string {
   if (address === undefined) return '';
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
-
-/** A chunk as an ArrayBuffer valid during a call: the chunk's own memory when it fills it, else a copy of its slice. */
-export function arrayBufferOf(chunk: Buffer): ArrayBuffer {
-  const ab = chunk.buffer as ArrayBuffer;
-  if (chunk.byteOffset === 0 && chunk.byteLength === ab.byteLength) return ab;
-  return ab.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
-}

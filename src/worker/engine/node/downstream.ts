@@ -4,7 +4,7 @@ import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'no
 import type { StaticReply } from '../../response-head.js';
 import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
-import { arrayBufferOf, peerAddress, type DownstreamContext } from './downstream-context.js';
+import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { closingConnection } from './connections.js';
 
 const noop = (): void => {};
@@ -50,9 +50,9 @@ export class NodeDownstream implements Downstream {
     this.abortCb = cb;
   }
 
-  onData(cb: (chunk: ArrayBuffer, last: boolean) => void): void {
+  onData(cb: (chunk: ArrayBuffer | Buffer, last: boolean) => void): void {
     this.req.on('data', (chunk: Buffer) => {
-      if (!this.aborted) cb(arrayBufferOf(chunk), false);
+      if (!this.aborted) cb(chunk, false);
     });
     this.req.once('end', () => {
       if (!this.aborted) cb(new ArrayBuffer(0), true);

@@ -39,7 +39,7 @@ export class UpgradeDownstream implements Downstream {
     this.abortCb = cb;
   }
 
-  onData(cb: (chunk: ArrayBuffer, last: boolean) => void): void {
+  onData(cb: (chunk: ArrayBuffer | Buffer, last: boolean) => void): void {
     // A handshake carries no body; what follows its head is the upgraded protocol's.
     setImmediate(() => {
       if (!this.aborted && !this.done) cb(new ArrayBuffer(0), true);

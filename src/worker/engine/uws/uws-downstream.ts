@@ -45,7 +45,7 @@ export class UwsDownstream implements Downstream {
     });
   }
 
-  onData(cb: (chunk: ArrayBuffer, last: boolean) => void): void {
+  onData(cb: (chunk: ArrayBuffer | Buffer, last: boolean) => void): void {
     this.res.onData(cb);
   }
 
