@@ -71,11 +71,11 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-/** Sequential requests on `session` for `durationMs`; each one's time in ms. Any answer but 200 rejects. */
-export async function latencies(session: ClientHttp2Session, path: string, durationMs: number): Promise<number[]> {
+/** Sequential requests on `session` for `durationMs`, or until `until()` says so; each one's time in ms. Any answer but 200 rejects. */
+export async function latencies(session: ClientHttp2Session, path: string, durationMs: number, until: () => boolean = () => false): Promise<number[]> {
   const out: number[] = [];
   const end = performance.now() + durationMs;
-  while (performance.now() < end) {
+  while (performance.now() < end && !until()) {
     const t0 = performance.now();
     const r = await h2Request(session, path);
     if (r.status !== 200) throw new Error(`${path}: status ${r.status}`);
