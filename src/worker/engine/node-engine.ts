@@ -141,8 +141,12 @@ class NodeEngine implements DataEngine {
       const conn = connectionOf(req.socket);
       if (conn) this.book.headSeen(conn);
       const r = req as Http2ServerRequest;
-      const down = new NodeDownstream(r, res as Http2ServerResponse, true, this.ctx);
-      this.dispatch(new NodeRequestHead(r, true), down, { tls, port, protocol: 'h2', upgrade: false });
+      // A stream reset in the same read as its HEADERS (rapid reset) is closed by the next turn: it never reaches the owner, nor an upstream.
+      setImmediate(() => {
+        if (r.stream.closed) return;
+        const down = new NodeDownstream(r, res as Http2ServerResponse, true, this.ctx);
+        this.dispatch(new NodeRequestHead(r, true), down, { tls, port, protocol: 'h2', upgrade: false });
+      });
     });
   }
 

@@ -26,6 +26,10 @@ export class NodeDownstream implements Downstream {
   private sent = 0;
   /** Stops watching a held write (its progress poll and its stall watch). */
   private release: (() => void) | null = null;
+  /** h2: the owner's `ended` of the last write, kept for end(). */
+  private lastEnded: (() => void) | null = null;
+  /** h2: `ended`, told once the stream closed (its END_STREAM sent). */
+  private whenSent: (() => void) | null = null;
 
   constructor(
     private readonly req: IncomingMessage | Http2ServerRequest,
@@ -40,6 +44,7 @@ export class NodeDownstream implements Downstream {
       this.release?.();
       if (!this.finished) this.abort();
     });
+    if (h2) (req as Http2ServerRequest).stream.once('close', () => this.streamClosed());
   }
 
   remoteAddress(): string {
@@ -83,6 +88,7 @@ export class NodeDownstream implements Downstream {
   write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean {
     if (this.gone) return true;
     if (head !== null) this.writeHead(head, id, total ?? undefined, close);
+    if (this.h2) this.lastEnded = ended;
     this.sent += chunk.length;
     if (total !== null && this.sent >= total) {
       this.gone = true;
@@ -105,7 +111,9 @@ export class NodeDownstream implements Downstream {
     this.gone = true;
     if (head !== null) this.writeHead(head, id, undefined, close);
     this.res.end();
-    return true;
+    if (this.lastEnded === null) return true;
+    this.whenSent = this.lastEnded;
+    return false;
   }
 
   close(): void {
@@ -134,10 +142,14 @@ export class NodeDownstream implements Downstream {
 
   /** The last bytes: `ended` once they went out; a tail the client does not take is watched. */
   private finish(last: string | Buffer | undefined, ended: () => void, stall: () => StallWatch): void {
-    this.res.once('finish', () => {
-      this.release?.();
-      ended();
-    });
+    if (this.h2) {
+      this.whenSent = ended;
+    } else {
+      this.res.once('finish', () => {
+        this.release?.();
+        ended();
+      });
+    }
     if (last === undefined) this.res.end();
     else this.res.end(last);
     // A whole body the socket did not take at once (a client that stopped reading) is watched like a held write.
@@ -171,6 +183,19 @@ export class NodeDownstream implements Downstream {
     if (this.h2) return (this.req as Http2ServerRequest).stream.bufferSize > 0;
     const socket = this.req.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
     return socket !== null && (socket.writableLength > 0 || (socket._handle?.writeQueueSize ?? 0) > 0);
+  }
+
+  /**
+   * h2's 'finish' means END_STREAM was queued in nghttp2, not sent; a draining worker exits
+   * once its last answer ended, so an answer ends when its stream closed. A stream closed
+   * before 'finish' is the client's abort ('close' of the response).
+   */
+  private streamClosed(): void {
+    const ended = this.whenSent;
+    this.whenSent = null;
+    if (ended === null || !this.finished) return;
+    this.release?.();
+    ended();
   }
 
   private abort(): void {

@@ -57,6 +57,7 @@ export class NodeRequestHead implements RequestHead {
     let authority = '';
     let host = false;
     let cookieAt = -1;
+    let length = false;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i]!;
       if (name.charCodeAt(0) === 58 /* ':' */) {
@@ -64,6 +65,7 @@ export class NodeRequestHead implements RequestHead {
         continue;
       }
       if (name === 'host') host = true;
+      else if (name === 'content-length') length = true;
       if (name === 'cookie') {
         if (cookieAt >= 0) {
           out[cookieAt + 1] += '; ' + raw[i + 1]!;
@@ -74,6 +76,8 @@ export class NodeRequestHead implements RequestHead {
       out.push(name, raw[i + 1]!);
     }
     if (!host && authority !== '') out.unshift('host', authority);
+    // h2 has no Transfer-Encoding: a body without Content-Length is told by HEADERS without END_STREAM. Said as chunked, the owner reads and forwards it.
+    if (!length && !(this.req as Http2ServerRequest).stream.endAfterHeaders) out.push('transfer-encoding', 'chunked');
     return (this.lines = out);
   }
 }
