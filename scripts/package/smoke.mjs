@@ -5,6 +5,7 @@
 // printed token, one request proxied to an upstream. Everything lives in a temporary folder;
 // ports are chosen at run time; each step has a deadline; only the gateway this script started
 // is stopped. Exit 0 when every step passed. Usage: node scripts/package/smoke.mjs
+import { sh as run } from '../runtime-smoke/proc.mjs';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -29,27 +30,8 @@ let upstream;
 
 const log = (line) => process.stdout.write(`package-smoke: ${line} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
-/**
- * Runs a command to its end within `timeoutMs`; rejects with its output on a non-zero exit.
- * It runs in a process group of its own, so a timeout also stops what it started (npm's
- * node-gyp and make).
- */
-function sh(cmd, args, { cwd = work, env = process.env, input, timeoutMs = STEP_MS } = {}) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-    p.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    const timer = setTimeout(() => process.kill(-p.pid, 'SIGKILL'), timeoutMs);
-    p.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve({ out, err });
-      else reject(new Error(`${cmd} ${args.join(' ')}: exit ${code ?? signal}\n${out}\n${err}`));
-    });
-    p.stdin.end(input);
-  });
-}
+/** A command in this smoke's folder within a step's time (runtime-smoke/proc.mjs: its own process group, stopped on timeout). */
+const sh = (cmd, args, options = {}) => run(cmd, args, { cwd: work, timeoutMs: STEP_MS, ...options });
 
 function freePort() {
   return new Promise((resolve, reject) => {
