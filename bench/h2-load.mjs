@@ -52,12 +52,16 @@ export function parseH2load(out) {
   };
 }
 
-/** The 99th percentile of the response times (ms) in h2load's --log-file (start µs, status, µs to the end of the response, tab-separated); null when empty. */
+/**
+ * The 99th percentile of the response times (ms) in h2load's --log-file (start µs, status, µs to
+ * the end of the response, tab-separated); failed streams (status -1) are not answers and are left
+ * out. Null when there is no answer.
+ */
 export function p99FromH2loadLog(text) {
   const micros = [];
   for (const line of text.split('\n')) {
     const cols = line.split('\t');
-    if (cols.length >= 3) micros.push(Number(cols[2]));
+    if (cols.length >= 3 && Number(cols[1]) > 0) micros.push(Number(cols[2]));
   }
   if (micros.length === 0) return null;
   micros.sort((a, b) => a - b);
