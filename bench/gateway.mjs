@@ -4,6 +4,7 @@
 // directResponse, "/steps" → the same cluster behind the five steps of issue 4. Given a
 // certificate, it also listens on a TLS port serving it as the `default` cert entity (wrk
 // sends the URL's IP as SNI); given a WebSocket echo upstream, "/ws" proxies WebSockets to it.
+// `engine` sets worker.json's listen.engine (left out for a checkout older than the engines).
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,14 +34,14 @@ export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra
 
 /**
  * Resolves with { data, tls, generation, pid, child } once the routes are published (`tls`: the TLS
- * port's base URL, null without `cert`: {certificate, privateKey}); `extra`: worker.json fields;
+ * port's base URL, null without `cert`: {certificate, privateKey}); `engine`: 'uws' or 'node'; `extra`: worker.json fields;
  * `routes`: more [name, document] routes to the upstream cluster (`bench-upstream`).
  */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, extra = {}, routes = [] }) {
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, engine = null, extra = {}, routes = [] }) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
   const tlsPort = cert ? await freePort() : null;
   const token = randomBytes(30).toString('base64url'); // 40 characters
-  const listen = tlsPort ? { listen: { port: dataPort, host, tls: { port: tlsPort } } } : {};
+  const listen = tlsPort || engine ? { listen: { port: dataPort, host, ...(engine ? { engine } : {}), ...(tlsPort ? { tls: { port: tlsPort } } : {}) } } : {};
   const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort, { ...listen, ...extra });
   const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
   const { child, match } = await procs.startNode('gateway', [join(benchDir, 'guard.mjs'), ...gatewayCmd], {

@@ -8,9 +8,12 @@
 // not install it (Debian's package starts a system service on port 80).
 // With a TLS port, certificate and key, the same server also terminates TLS there
 // (`listen ... ssl`, TLS 1.2 and 1.3 like the gateway's TLS port): the reference of the
-// gateway's TLS target, proxying to the same upstream over the same keep-alive pool.
+// gateway's TLS target, proxying to the same upstream over the same keep-alive pool. With an
+// h2 port too, it serves HTTP/2 over TLS there (the reference of the node engine's h2 target):
+// `listen ... ssl http2`, which nginx 1.22 (Debian 12) needs; 1.25.1 and later read it as
+// `http2 on` for that port.
 //
-//   [SY_BENCH_NGINX_ACCESS_LOG=<file>] node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem>]
+//   [SY_BENCH_NGINX_ACCESS_LOG=<file>] node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem> [<h2 port>]]
 //
 // Writes its configuration to a temporary folder, starts `nginx` in the foreground
 // (it inherits this process's CPU pinning), prints `ready port=N` once its ports
@@ -22,13 +25,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onParentGone } from './lifecycle.mjs';
 
-const [bin, upstream, portArg, tlsPortArg, certFile, keyFile] = process.argv.slice(2);
+const [bin, upstream, portArg, tlsPortArg, certFile, keyFile, h2PortArg] = process.argv.slice(2);
 if (!bin || !upstream || !portArg || (tlsPortArg && (!certFile || !keyFile))) {
-  process.stderr.write('usage: node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem>]\n');
+  process.stderr.write('usage: node bench/nginx-reference.mjs <nginx binary> <upstream host:port> <port> [<tls port> <cert.pem> <key.pem> [<h2 port>]]\n');
   process.exit(2);
 }
 const port = Number(portArg); // nginx cannot report a kernel-chosen port: the caller picks a free one
 const tlsPort = tlsPortArg ? Number(tlsPortArg) : null;
+const h2Port = tlsPort && h2PortArg ? Number(h2PortArg) : null;
+const location = `location / {
+      proxy_pass http://bench_upstream;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $http_host;
+    }`;
+// A server of its own: nginx 1.22 ends an h2 connection after keepalive_requests (1,000), and
+// h2load counts the streams in flight then as failed; the gateway sets no such limit.
+const h2 = h2Port
+  ? `server {
+    listen 127.0.0.1:${h2Port} ssl http2;
+    ssl_certificate ${certFile};
+    ssl_certificate_key ${keyFile};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    keepalive_requests 1000000;
+    ${location}
+  }`
+  : '';
 const tls = tlsPort
   ? `listen 127.0.0.1:${tlsPort} ssl;
     ssl_certificate ${certFile};
@@ -65,16 +90,9 @@ http {
   server {
     listen 127.0.0.1:${port};
     ${tls}
-    location / {
-      proxy_pass http://bench_upstream;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $remote_addr;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $http_host;
-    }
+    ${location}
   }
+  ${h2}
 }
 `,
 );
@@ -101,7 +119,7 @@ onParentGone(() => {
 
 // Ready when every port accepts a connection.
 const deadline = Date.now() + 10_000;
-const waiting = tlsPort ? [port, tlsPort] : [port];
+const waiting = [port, tlsPort, h2Port].filter((p) => p !== null);
 const probe = () => {
   const s = connect(waiting[0], '127.0.0.1');
   s.once('connect', () => {

@@ -4,13 +4,15 @@ import { fmt, maxOrNull, median, table } from './table.mjs';
 
 /**
  * Acceptance targets: the cluster route and directResponse, five steps, TLS against nginx,
- * WebSocket echo against the echo upstream direct, observability, and the fleet's volume and
- * cluster-wide rate limits.
+ * WebSocket echo against the echo upstream direct, observability, the fleet's volume and
+ * cluster-wide rate limits, the node engine against fastify, its HTTP/2 against nginx's
+ * (an aim), and this checkout's uws engine against a BENCH_COMPARE build.
  */
 export const TARGETS = {
   ...{ clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 },
   ...{ defaultsVsOff: 0.95, accessLogVsOff: 0.9, tracingVsOff: 0.8 },
   ...{ postgresVsVirtual: 0.98, clusterVsNodeRateLimit: 0.8 },
+  ...{ nodeEngineVsBaseline: 1.1, nodeH2VsNginxH2: 0.4, clusterVsCompare: 0.97 },
 };
 
 // [key, label, numerator, denominator, target]
@@ -20,6 +22,8 @@ export const RATIOS = [
   ['floorVsBaseline', 'floor (uWS + undici) / fastify baseline', 'floor', 'baseline', null],
   ['nginxVsBaseline', 'nginx (reference) / fastify baseline', 'nginx', 'baseline', null],
   ['gatewayClusterVsNginx', 'gateway cluster / nginx (reference)', 'gatewayCluster', 'nginx', null],
+  ['nodeClusterVsBaseline', 'node engine cluster route / fastify baseline', 'nodeCluster', 'baseline', TARGETS.nodeEngineVsBaseline],
+  ['nodeClusterVsUwsCluster', 'node engine / uws engine (cluster route)', 'nodeCluster', 'gatewayCluster', null],
   ['gatewayClusterVsUpstream', 'gateway cluster / upstream direct', 'gatewayCluster', 'upstream', null],
   ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
   ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
@@ -27,6 +31,7 @@ export const RATIOS = [
   ['gatewayTlsVsNginxTls', 'gateway TLS / nginx TLS (reference)', 'gatewayTls', 'nginxTls', TARGETS.tlsVsNginxTls],
   ['gatewayTlsVsCluster', 'gateway TLS / gateway cluster (plain)', 'gatewayTls', 'gatewayCluster', null],
   ['nginxTlsVsNginx', 'nginx TLS / nginx (plain)', 'nginxTls', 'nginx', null],
+  ['nodeH2VsNginxH2', 'gateway h2 over TLS (node engine) / nginx h2 over TLS', 'nodeH2', 'nginxH2', TARGETS.nodeH2VsNginxH2],
   ['gatewayWsVsDirect', 'gateway WebSocket echo / echo direct (messages)', 'gatewayWs', 'wsDirect', TARGETS.wsVsDirect],
   ['observeOffTwinVsOff', 'cluster route: all off, a second gateway / the first (control)', 'observeOffTwin', 'observeOff', null],
   ['observeDefaultsVsOff', 'cluster route: metrics + request id (defaults) / all off', 'observeDefaults', 'observeOff', TARGETS.defaultsVsOff],
@@ -35,7 +40,7 @@ export const RATIOS = [
   ['nginxAccessLogVsNginx', 'nginx: JSON access log on / off (reference)', 'nginxAccessLog', 'nginx', null],
   ['fleetPostgresVsVirtual', 'cluster route: postgres:// volume / virtual:// volume', 'fleetPostgres', 'fleetVirtual', TARGETS.postgresVsVirtual],
   ['rateLimitClusterVsNode', 'rate-limit route: scope cluster (Redis) / scope node', 'rateLimitCluster', 'rateLimitNode', TARGETS.clusterVsNodeRateLimit],
-  ['clusterVsCompare', 'cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', null],
+  ['clusterVsCompare', 'uws engine cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', TARGETS.clusterVsCompare],
   ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],
   ['directVsCompare', 'directResponse: this checkout / compare', 'gatewayDirect', 'compareDirect', null],
 ];

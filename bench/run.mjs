@@ -1,7 +1,9 @@
 // `npm run bench`: requests/s and p99 of the gateway against the upstream direct, a
 // plain Node proxy baseline (fastify + @fastify/http-proxy) and a bare uWebSockets.js
 // server, its TLS port against nginx terminating TLS, and WebSocket echo messages/s
-// through it against the echo upstream direct, as ratios measured in one run on one machine.
+// through it against the echo upstream direct, the node engine's HTTP/1.1 against fastify and
+// the uws engine, and its HTTP/2 over TLS (h2load) against nginx's, as ratios measured in one
+// run on one machine.
 //
 // Every server runs in its own process on 127.0.0.1 with ports chosen at run time;
 // the load generator (autocannon, in this process, or wrk when it is on PATH) drives
@@ -25,6 +27,7 @@
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster, compareSteps and compareDirect, in the same rounds (an A/B)
 //   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
+//   BENCH_H2       0: leave out the HTTP/2 targets (default: run them when h2load is on PATH)
 //   BENCH_NGINX    0: leave out the nginx reference targets, plain, TLS and access log (default: run them
 //                  when nginx is installed; see nginx-reference.mjs)
 import { spawnSync } from 'node:child_process';
@@ -41,7 +44,8 @@ import { REQUEST_HEADERS, UPSTREAM_BODY, UPSTREAM_KINDS } from './fixtures.mjs';
 import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
 import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
-import { expectBody, expectEcho } from './sanity-checks.mjs';
+import { expectBody, expectEcho, expectH2Body } from './sanity-checks.mjs';
+import { h2Load } from './h2-load.mjs';
 import { OBSERVE_KEYS, observeVariants } from './observe-variants.mjs';
 import { fleetVariants } from './fleet-variants.mjs';
 import { concurrentPairsOf, concurrentRatios, measureConcurrently } from './concurrent-pairs.mjs';
@@ -52,6 +56,9 @@ const HOST = '127.0.0.1';
 const CONNECTIONS = 50;
 const PIPELINING = 1;
 const WS_MESSAGE_BYTES = 32; // one small text message per round trip: the relay's cost per message, not bandwidth
+// h2load: a few connections with several streams each (what an h2 client multiplexes).
+const H2_CLIENTS = 16;
+const H2_STREAMS = 10;
 const WARMUP_FIRST_SECONDS = 3;
 const WARMUP_SECONDS = 1;
 const SECONDS = positiveInt(process.env.BENCH_SECONDS, 2);
@@ -62,6 +69,7 @@ const PIN = choosePin(process.env.BENCH_PIN);
 const COMPARE = process.env.BENCH_COMPARE || null;
 const UPSTREAM = chooseUpstream(process.env.BENCH_UPSTREAM);
 const NGINX = process.env.BENCH_NGINX === '0' ? null : findNginx();
+const H2LOAD = process.env.BENCH_H2 !== '0' && onPath('h2load');
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((k) => k.trim())) : null;
 // With pinning: the server under test gets CPU 0 to itself; the load generator and the
 // upstream share CPU 1, so they never steal cycles from the process being measured.
@@ -131,8 +139,9 @@ function log(msg) {
 
 // Only this checkout's gateway gets the health-checked cluster, the TLS port and the WebSocket
 // route: an older build may not know them.
+// This checkout's gateway runs on the uws engine, named (an older build has no listen.engine).
 const gatewayAt = async (upstreamPort, root = ROOT, { cert = null, wsUpstreamPort = null } = {}) =>
-  startGateway(procs, { root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, checked: root === ROOT, cert, wsUpstreamPort });
+  startGateway(procs, { root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, checked: root === ROOT, cert, wsUpstreamPort, engine: root === ROOT ? 'uws' : null });
 
 const load = loadGenerator({
   tool: TOOL,
@@ -145,6 +154,14 @@ const wsLoad = wsEchoLoad({
   messageBytes: WS_MESSAGE_BYTES,
   spawnNode: (args) => procs.spawn(CPU_LOAD, process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }),
 });
+const h2 = H2LOAD
+  ? h2Load({
+      clients: H2_CLIENTS,
+      streams: H2_STREAMS,
+      spawnH2load: (args) => procs.spawn(CPU_LOAD, 'h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] }),
+      tmpDir: procs.tmp('switchyard-bench-h2load-'),
+    })
+  : null;
 
 async function main() {
   const startedAt = new Date();
@@ -165,8 +182,11 @@ async function main() {
   if (!cert) log(`no TLS targets: they need wrk${TOOL === 'wrk' ? ' and openssl on PATH' : ''}`);
   const baseline = await procs.startNode('baseline', [join(HERE, 'baseline-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
   const floor = await procs.startNode('floor-proxy', [join(HERE, 'floor-proxy.mjs'), upstreamUrl, String(await freePort())], { cpu: CPU_SERVER });
-  // One nginx serves both reference targets: plain on its port, TLS on a second one.
-  const nginxTlsArgs = cert ? [String(await freePort()), cert.certFile, cert.keyFile] : [];
+  // The HTTP/2 targets (h2load over TLS) need h2load and the certificate.
+  const withH2 = Boolean(h2 && cert);
+  if (!withH2) log(`no HTTP/2 targets: they need h2load on PATH (apt-get install nghttp2-client)${cert ? '' : ' and the TLS certificate'}${process.env.BENCH_H2 === '0' ? ' (BENCH_H2=0)' : ''}`);
+  // One nginx serves the reference targets: plain on its port, TLS on a second one, h2 over TLS on a third.
+  const nginxTlsArgs = cert ? [String(await freePort()), cert.certFile, cert.keyFile, ...(withH2 ? [String(await freePort())] : [])] : [];
   const startNginx = async (name, tlsArgs, env) =>
     procs.startNode(name, [join(HERE, 'nginx-reference.mjs'), NGINX, `${HOST}:${upstreamPort}`, String(await freePort()), ...tlsArgs], { cpu: CPU_SERVER, env });
   const nginx = NGINX ? await startNginx('nginx', nginxTlsArgs) : null;
@@ -177,7 +197,10 @@ async function main() {
   const nginxLogged = nginx ? await startNginx('nginx-access-log', [], { SY_BENCH_NGINX_ACCESS_LOG: nginxLogFile }) : null;
   const bare = await procs.startNode('bare-uws', [join(HERE, 'bare-uws.mjs'), String(await freePort())], { cpu: CPU_SERVER });
   const gateway = await gatewayAt(upstreamPort, ROOT, { cert, wsUpstreamPort: wsEchoPort });
-  log(`gateway ${gateway.data}${gateway.tls ? ` tls=${gateway.tls}` : ''} generation=${gateway.generation}`);
+  log(`gateway (uws engine) ${gateway.data}${gateway.tls ? ` tls=${gateway.tls}` : ''} generation=${gateway.generation}`);
+  // The same cluster route on the node engine (node:http; node:http2 on its TLS port, by ALPN).
+  const nodeGateway = await startGateway(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, engine: 'node', cert: withH2 ? cert : null });
+  log(`gateway (node engine) ${nodeGateway.data}${nodeGateway.tls ? ` tls=${nodeGateway.tls}` : ''} generation=${nodeGateway.generation}`);
   // A second gateway from another checkout (its dist/ built), measured in the same rounds:
   // an A/B of a change that the machine's drift cannot fake.
   const compare = COMPARE ? await gatewayAt(upstreamPort, COMPARE) : null;
@@ -198,7 +221,10 @@ async function main() {
     ...(nginxLogged ? [{ key: 'nginxAccessLog', label: 'nginx, JSON access log on (reference)', url: `http://${HOST}:${nginxLogged.match[1]}/`, expect: PROXIED, pid: nginxLogged.child.pid }] : []),
     { key: 'floor', label: 'floor: bare uWS + undici dispatch', url: `http://${HOST}:${floor.match[1]}/`, expect: PROXIED, pid: floor.child.pid },
     { key: 'baseline', label: 'fastify + @fastify/http-proxy', url: `http://${HOST}:${baseline.match[1]}/`, expect: PROXIED, pid: baseline.child.pid },
+    { key: 'nodeCluster', label: 'gateway cluster route, node engine', url: `${nodeGateway.data}/`, expect: PROXIED, pid: nodeGateway.pid },
     { key: 'gatewayCluster', label: 'gateway cluster route', url: `${gateway.data}/`, expect: PROXIED, pid: gateway.pid },
+    // Right after the cluster route it is compared with (an A/B needs the closest pair).
+    ...(compare ? [{ key: 'compareCluster', label: 'compare: cluster route', url: `${compare.data}/`, expect: PROXIED, pid: compare.pid }] : []),
     // The same objects as variants.targets: a restart updates their url and pid.
     ...(variants?.targets ?? []),
     ...fleet.map((v) => ({ ...v, expect: PROXIED })),
@@ -208,13 +234,15 @@ async function main() {
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },
     ...(nginx && cert ? [{ key: 'nginxTls', label: 'nginx TLS, 1 worker (reference)', url: `https://${HOST}:${nginxTlsArgs[0]}/`, expect: PROXIED, pid: nginx.child.pid }] : []),
     ...(gateway.tls ? [{ key: 'gatewayTls', label: 'gateway cluster route over TLS', url: `${gateway.tls}/`, expect: PROXIED, pid: gateway.pid }] : []),
+    // HTTP/2 over TLS, driven by h2load instead of wrk.
+    ...(withH2 && nginx ? [{ key: 'nginxH2', label: 'nginx h2 over TLS, 1 worker (reference)', url: `https://${HOST}:${nginxTlsArgs[3]}/`, expect: PROXIED, h2: true, pid: nginx.child.pid }] : []),
+    ...(nodeGateway.tls ? [{ key: 'nodeH2', label: 'gateway h2 over TLS, node engine', url: `${nodeGateway.tls}/`, expect: PROXIED, h2: true, pid: nodeGateway.pid }] : []),
     // WebSocket echo: "requests" are echoed messages (ws-load.mjs instead of wrk).
     { key: 'gatewayWs', label: 'gateway WebSocket echo (messages/s)', url: `${gateway.data.replace(/^http/, 'ws')}/ws`, ws: true, pid: gateway.pid },
     { key: 'wsDirect', label: 'WebSocket echo direct (messages/s)', url: `ws://${HOST}:${wsEchoPort}/ws`, ws: true, pid: wsEcho.child.pid },
   ];
   if (compare) {
     allTargets.push(
-      { key: 'compareCluster', label: 'compare: cluster route', url: `${compare.data}/`, expect: PROXIED, pid: compare.pid },
       { key: 'compareSteps', label: 'compare: 5 steps', url: `${compare.data}/steps`, expect: PROXIED, pid: compare.pid },
       { key: 'compareDirect', label: 'compare: directResponse', url: `${compare.data}/direct`, expect: 'hello', pid: compare.pid },
     );
@@ -227,7 +255,10 @@ async function main() {
   }
   // Every target gets the same request: the headers the five-step route needs (an API key
   // and an allowed Origin) go to all of them, so a ratio compares servers or routes, never loads.
-  for (const t of targets) await (t.ws ? expectEcho(t.label, t.url) : expectBody(t.label, t.url, t.expect, REQUEST_HEADERS));
+  for (const t of targets) {
+    if (t.ws) await expectEcho(t.label, t.url);
+    else await (t.h2 ? expectH2Body : expectBody)(t.label, t.url, t.expect, REQUEST_HEADERS);
+  }
 
   const samples = Object.fromEntries(targets.map((t) => [t.key, []]));
   // The observability pairs and the nginx access log pair are also measured loaded at once (concurrent-pairs.mjs).
@@ -254,7 +285,7 @@ async function main() {
       const w = t.observe ? WARMUP_SECONDS : warmup;
       const seconds = t.observe ? OBSERVE_SECONDS : SECONDS;
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${seconds} s)`);
-      const drive = t.ws ? wsLoad : load;
+      const drive = t.ws ? wsLoad : t.h2 ? h2 : load;
       await drive(t.url, w, REQUEST_HEADERS);
       const cpuBefore = treeCpuMs(t.pid);
       const ticksBefore = cpuTicks();
@@ -293,7 +324,7 @@ async function main() {
     tool: TOOL,
     upstream: UPSTREAM,
     pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
-    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, seconds: SECONDS, observeSeconds: OBSERVE_SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
+    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, h2load: { clients: H2_CLIENTS, streamsPerClient: H2_STREAMS }, seconds: SECONDS, observeSeconds: OBSERVE_SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
     results,
     ratios,
   };

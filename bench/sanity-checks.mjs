@@ -1,7 +1,8 @@
 // What run.mjs checks of every target before loading it: the answer a load generator will
 // count must be the right one (a proxy answering 502 fast would otherwise read as fast).
 // HTTP and HTTPS targets must answer 200 with the expected body; WebSocket targets must
-// echo one text message as sent.
+// echo one text message as sent; HTTP/2 targets must answer 200 with the body over h2.
+import { connect } from 'node:http2';
 import { Agent, request } from 'undici';
 import { WebSocket } from 'ws';
 import { BENCH_TLS_NAME } from './tls-cert.mjs';
@@ -47,6 +48,32 @@ export function expectEcho(name, url) {
       settled = true;
       clearTimeout(timer);
       ws.close(1000);
+      resolve();
+    });
+  });
+}
+
+/** `url` (https) answers one HTTP/2 request, negotiated by ALPN as h2load does (no SNI for an IP), 200 with `expected`, else this rejects. */
+export function expectH2Body(name, url, expected, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const session = connect(url, { rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+    const timer = setTimeout(() => fail(`gave no answer within ${CHECK_TIMEOUT_MS / 1000} s`), CHECK_TIMEOUT_MS);
+    function fail(why) {
+      clearTimeout(timer);
+      session.destroy();
+      reject(new Error(`${name}: ${url} over h2 ${why}`));
+    }
+    session.once('error', (err) => fail(err.message));
+    const stream = session.request({ ':path': new URL(url).pathname, ...headers });
+    let status = 0;
+    let body = '';
+    stream.once('response', (h) => (status = h[':status']));
+    stream.setEncoding('utf8').on('data', (d) => (body += d));
+    stream.once('error', (err) => fail(err.message));
+    stream.once('end', () => {
+      if (status !== 200 || !body.includes(expected)) return fail(`answered ${status} ${body.slice(0, 200)}; expected 200 with ${expected}`);
+      clearTimeout(timer);
+      session.close();
       resolve();
     });
   });
