@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { RouteMeter } from './observe/meters.js';
 // A response head as uWS wants it: the status line and the header lines in one string
 // (one writeStatus call per response; see headBlock). Pure: no uWS object is touched here.
-import { fitsCork } from './engine/uws/cork-room.js';
+import { fitsCork } from './engine/uws/cork-size.js';
 
 /** A response fixed at compile time (directResponse, redirect) or made on the spot (404, 503). */
 export interface StaticReply {

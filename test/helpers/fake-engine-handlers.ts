@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { createNodeEngine } from '../../src/worker/engine/node-engine.js';
+import { createNodeEngine } from '../../src/worker/engine/node/node-engine.js';
 import type { ClientWebSocket, DataEngine, Downstream, EngineHandlers, EngineLimits, ListenOptions, ResponseHead, StallWatch, WebSocketPeer } from '../../src/worker/engine/contract.js';
 import { staticReply } from '../../src/worker/response-head.js';
 import { freePorts } from './ports.js';

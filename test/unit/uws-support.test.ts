@@ -48,8 +48,8 @@ test('this runtime: the probe agrees with whether the worker can load uWS, and n
   const rt = currentRuntime();
   assert.equal(rt.abi, process.versions.modules);
   const support = uwsSupport();
-  // The worker's own loader (src/worker/uws.ts) in a child: it throws where uWS cannot run.
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', "await import('./src/worker/uws.ts')"], { encoding: 'utf8', timeout: 30_000 });
+  // The worker's own loader (src/worker/engine/uws/uws.ts) in a child: it throws where uWS cannot run.
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', "await import('./src/worker/engine/uws/uws.ts')"], { encoding: 'utf8', timeout: 30_000 });
   assert.equal(child.status === 0, support.ok, `probe ${JSON.stringify(support)}, worker loader exit ${child.status}: ${child.stderr}`);
   // The shared objects a process holds, after it asked: no uws_*.node among them.
   const asked = spawnSync(process.execPath, ['--import', 'tsx', '-e', "const m = await import('./src/shared/uws-support.ts'); m.uwsSupport(); console.log(JSON.stringify(process.report.getReport().sharedObjects))"], { encoding: 'utf8', timeout: 30_000 });

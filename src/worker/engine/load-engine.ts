@@ -5,6 +5,6 @@ import type { EngineFactory, EngineName } from './contract.js';
  * for this runtime, the node engine runs without ever loading it.
  */
 export async function loadEngine(name: EngineName): Promise<EngineFactory> {
-  if (name === 'node') return (await import('./node-engine.js')).createNodeEngine;
+  if (name === 'node') return (await import('./node/node-engine.js')).createNodeEngine;
   return (await import('./uws/uws-engine.js')).createUwsEngine;
 }

@@ -14,31 +14,9 @@
 // tryEnd (test/unit/exchange-writes.test.ts, test/streaming-small-socket-buffers.test.ts).
 import type { HttpResponse } from './uws.js';
 import type { StallWatch } from '../contract.js';
+import { corkRoom } from './cork-size.js';
+export { CORK_BUFFER, fitsCork } from './cork-size.js';
 import { bodylessHead } from '../../response-head.js';
-
-/** uWS's LoopData::CORK_BUFFER_SIZE. */
-export const CORK_BUFFER = 16 * 1024;
-
-/**
- * What uWS adds around our bytes in one cork: "HTTP/1.1 ", line ends, Date, its mark
- * header, Content-Length or Transfer-Encoding, a chunk's size line and CRLFs.
- */
-const UWS_LINES = 512;
-
-/**
- * Body bytes that fit one cork with a head of `headChars` string characters. uWS.js
- * encodes strings as UTF-8: at most 3 bytes a UTF-16 unit.
- */
-export function corkRoom(headChars: number): number {
-  return CORK_BUFFER - UWS_LINES - 3 * headChars;
-}
-
-/** Whether `body` (bytes, or a string of at most 3 bytes a character) fits one cork after a head of `headChars`. */
-export function fitsCork(headChars: number, body: string | Buffer): boolean {
-  const room = corkRoom(headChars);
-  if (typeof body !== 'string') return body.length <= room;
-  return body.length * 3 <= room || Buffer.byteLength(body) <= room;
-}
 
 /** The smallest first piece of a chunked body worth sending with its head in one cork. */
 const MIN_PIECE = 1024;

@@ -3,19 +3,26 @@ import type { Http2Server, Http2ServerRequest, Http2ServerResponse, ServerHttp2S
 import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import type { CompiledServerTls } from '../../contracts/generation.js';
-import type { Logger } from '../../shared/logger.js';
-import type { Arrival, DataEngine, Downstream, EngineHandlers, EngineLimits, ListenOptions, RequestHead } from './contract.js';
-import { ConnectionBook, connectionOf, tag } from './node/connections.js';
-import type { DownstreamContext } from './node/downstream-context.js';
-import { NodeDownstream } from './node/downstream.js';
-import { watchSession } from './node/h2-sessions.js';
-import { cleartextServers, sniffPreface, tcpListener, tlsServer, type H1Server, type TlsServer } from './node/listeners.js';
-import { refuseOn } from './node/raw-response.js';
-import { NodeRequestHead } from './node/request-head.js';
-import { CIPHERS, SniContexts } from './node/sni-contexts.js';
-import { isWebSocketHandshake, UpgradeDownstream } from './node/upgrade-downstream.js';
-import { WebSocketUpgrades } from './node/websockets.js';
+import type { CompiledServerTls } from '../../../contracts/generation.js';
+import type { Logger } from '../../../shared/logger.js';
+import type { Arrival, DataEngine, Downstream, EngineHandlers, EngineLimits, ListenOptions, RequestHead } from '../contract.js';
+import { ConnectionBook, connectionOf, tag } from './connections.js';
+import type { DownstreamContext } from './downstream-context.js';
+import { NodeDownstream } from './downstream.js';
+import { watchSession } from './h2-sessions.js';
+import { cleartextServers, sniffPreface, tcpListener, tlsServer, type H1Server, type TlsServer } from './listeners.js';
+import { refuseOn } from './raw-response.js';
+import { NodeRequestHead } from './request-head.js';
+import { CIPHERS, SniContexts } from './sni-contexts.js';
+import { isWebSocketHandshake, UpgradeDownstream } from './upgrade-downstream.js';
+import { WebSocketUpgrades } from './websockets.js';
+
+/**
+ * Each worker binds a socket of its own with SO_REUSEPORT where node offers it (22.12, 23.1
+ * and later), as uWS does: the kernel spreads connections. On older runtimes node:cluster
+ * shares the supervisor's socket, which hands connections to the workers in turn.
+ */
+const OWN_SOCKET = ((major, minor) => major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12))(...(process.versions.node.split('.').map(Number) as [number, number]));
 
 /** llhttp's refusals of a body's framing (Content-Length, Transfer-Encoding): answered as the data server answers them. */
 const FRAMING_ERRORS = new Set(['HPE_INVALID_TRANSFER_ENCODING', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH']);
@@ -83,7 +90,7 @@ class NodeEngine implements DataEngine {
         resolve(false);
       };
       server.once('error', failed);
-      server.listen(options.port, options.host, () => {
+      server.listen({ port: options.port, host: options.host, ...(OWN_SOCKET ? { reusePort: true, exclusive: true } : {}) }, () => {
         server.off('error', failed);
         server.on('error', (err) => this.log.error({ err: err.message }, 'data port listener error'));
         this.listeners.push(server);
