@@ -1,7 +1,6 @@
 import { responseHeaders } from './upstream-head.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import type { RelayHandler } from './relay-handler.js';
-import { responseSteps } from './response-steps.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import { isBodylessStatus } from './response-head.js';
 
@@ -16,7 +15,7 @@ export class CollectHandler extends HandlerWrapper<RelayHandler> {
   private gathering: { status: number; headers: [string, string][]; chunks: Buffer[] } | null = null;
 
   constructor(
-    private readonly life: RequestLife,
+    private readonly life: RequestOwner,
     relay: RelayHandler,
   ) {
     super(relay);
@@ -40,6 +39,6 @@ export class CollectHandler extends HandlerWrapper<RelayHandler> {
   override onComplete(trailers: string[] | null): void {
     const g = this.gathering;
     if (g === null) return super.onComplete(trailers);
-    responseSteps(this.life, { status: g.status, headers: g.headers, body: Buffer.concat(g.chunks) });
+    this.life.responseSteps({ status: g.status, headers: g.headers, body: Buffer.concat(g.chunks) });
   }
 }

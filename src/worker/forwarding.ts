@@ -2,10 +2,9 @@ import type { Dispatcher } from 'undici';
 import type { ConnectionAware } from './target-pool.js';
 import type { Upstream } from '../contracts/upstream.js';
 import type { ClusterPools } from './upstream-pools.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { sendAgain } from './send-again.js';
 import { RetryHandler } from './retry-handler.js';
-import { upstreamResponse } from './upstream-response.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { errorType, type CallTrace } from '../steps/step.js';
@@ -42,7 +41,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   private status = 0;
 
   constructor(
-    private readonly life: RequestLife,
+    private readonly life: RequestOwner,
     private readonly pools: ClusterPools,
     private readonly opts: Dispatcher.DispatchOptions,
     /** No body, or one held whole: it can go out again. A streamed body is read once. */
@@ -64,7 +63,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   private attempt(n: number, upstream: Upstream, resendOn?: Dispatcher): void {
     if (this.life.ex.aborted) return; // the previous attempt already finished the request on the abort
     const retry = this.retry;
-    const answer = upstreamResponse(this.life);
+    const answer = this.life.upstreamResponse();
     this.inner =
       retry !== null && n < retry.attempts
         ? new RetryHandler(answer, this.life, retry, () => void setTimeout(() => this.attempt(n + 1, this.nextTarget(retry, upstream)), retry.backoffMs * 2 ** (n - 1)))

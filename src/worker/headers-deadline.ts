@@ -1,6 +1,6 @@
 import { errors, type Dispatcher } from 'undici';
 import type { ConnectionAware } from './target-pool.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 
 /** Headers deadlines below this get the precise timer of HeadersDeadline; longer ones keep undici's. */
@@ -22,7 +22,7 @@ export class HeadersDeadline extends HandlerWrapper<Dispatcher.DispatchHandler &
   constructor(
     inner: Dispatcher.DispatchHandler & ConnectionAware,
     private readonly ms: number,
-    private readonly life: RequestLife,
+    private readonly life: RequestOwner,
   ) {
     super(inner);
   }

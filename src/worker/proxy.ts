@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ClusterPools } from './upstream-pools.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { Forwarding } from './forwarding.js';
 import { HeadersDeadline, PRECISE_HEADERS_BELOW_MS } from './headers-deadline.js';
 
@@ -16,7 +16,7 @@ import { HeadersDeadline, PRECISE_HEADERS_BELOW_MS } from './headers-deadline.js
  * `body` is a Buffer when it was read whole first (request-buffer.ts), a stream
  * otherwise. The request's life ends through its handlers (relay-handler.ts).
  */
-export function proxy(life: RequestLife, pools: ClusterPools, body: Buffer | Readable | null): void {
+export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Readable | null): void {
   const { ex, flow } = life;
   if (ex.aborted) {
     if (body !== null && !Buffer.isBuffer(body)) body.destroy();

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { responseHeaders } from './upstream-head.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { errorCode, UpstreamCodingError } from './upstream-failure.js';
 import { ERRORS } from '../shared/errors.js';
 import { isBodylessStatus } from './response-head.js';
@@ -29,7 +29,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** Resumes the upstream once the client took a chunk it could not take at once (made on first need). */
   private drained: (() => void) | null = null;
 
-  constructor(private readonly life: RequestLife) {}
+  constructor(private readonly life: RequestOwner) {}
 
   onConnect(abort: (err?: Error) => void): void {
     this.abortUpstream = abort;

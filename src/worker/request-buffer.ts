@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ErrorCode } from '../shared/errors.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { proxy } from './proxy.js';
 import type { ClusterPools } from './upstream-pools.js';
 import { RequestBodyRefused } from './request-body.js';
@@ -66,7 +66,7 @@ export function readAhead(body: Readable, max: number, deadlineMs: number, then:
  * before a connection is taken, so a slow uploader holds none; it must arrive within the
  * cluster's bodyMs (else 408). `max` 0, a body already whole (a Buffer) or none: straight on.
  */
-export function proxyBuffered(life: RequestLife, pools: ClusterPools, body: Buffer | Readable | null, max: number): void {
+export function proxyBuffered(life: RequestOwner, pools: ClusterPools, body: Buffer | Readable | null, max: number): void {
   if (max === 0 || !(body instanceof Readable) || life.ex.aborted) return proxy(life, pools, body);
   readAhead(body, max, pools.spec.bodyMs, (b) => {
     if (!(b instanceof Error)) return proxy(life, pools, b);

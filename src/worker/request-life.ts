@@ -1,66 +1,42 @@
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
+import type { CollectedAnswer, StepReply, StepRun } from '../steps/step.js';
+import { withTraceId } from '../steps/reply.js';
 import { envelopeReply } from './envelope.js';
 import type { Exchange, ExchangeOwner } from './exchange.js';
 import type { RequestFlow } from './flow.js';
-import type { DataMetrics } from './observe/data-metrics.js';
+import type { GenerationRequests } from './generation-requests.js';
 import type { RequestTrace } from './observe/request-trace.js';
+import type { LifeEnv, RequestOwner } from './request-owner.js';
+import type { ClusterPools } from './upstream-pools.js';
+import { proxyBuffered } from './request-buffer.js';
+import { RelayHandler } from './relay-handler.js';
+import { CollectHandler } from './collect-handler.js';
 
-/** What every request of a generation shares. */
-export interface LifeEnv {
-  traceId: () => string;
-  log: Pick<Logger, 'warn'>;
-  /** The worker's counters (null: worker.json `metrics.enabled` false). */
-  metrics: DataMetrics | null;
-  /** The request id's header (null: ids off). */
-  requestIdHeader: string | null;
-}
+// Whoever builds a life needs its generation's count too.
+export { GenerationRequests } from './generation-requests.js';
 
 /**
- * The requests a generation still serves: its pools close once it is retired and the
- * last one ended. Counted by RequestLife alone (its constructor and its finish).
+ * The one owner of a cluster route's request, from the route's terminal (runtime.ts) to
+ * its end. It runs the request's phases in order, as its methods (named as Pingora's
+ * ProxyHttp names its own); the terminal calls those its route has, so a phase a route
+ * does not use costs nothing:
+ *
+ * 1. match            not a method: the route table's lookup (route-match.ts), in the data
+ *                     server's callback before any owner exists (a fixed reply gets none)
+ * 2. requestSteps     the route's steps edit, hold or answer the request before a connection is taken
+ * 3. upstreamPeer     the cluster's pools: a step may have chosen another (traffic-split)
+ * 4. upstreamRequest  body read ahead or streamed, attempts dispatched (request-buffer.ts, proxy.ts, forwarding.ts)
+ * 5. upstreamResponse each attempt's answer handler, relayed as it comes (relay-handler.ts)
+ * 6. responseSteps    collectors (cache, compression) over the whole answer (collect-handler.ts calls it)
+ * 7. log              finish(): the work ended; exchangeEnded(): the done hooks, with the final status
+ *
+ * Its Exchange is its downstream half and the one place the final status is decided
+ * (`ex.finalStatus`, Exchange.finish): the done hooks run when it ended, the trace once
+ * both it and the work ended. The code it hands the request to sees it as a RequestOwner.
  */
-export class GenerationRequests {
-  private live = 0;
-  private retired = false;
-  private drained: (() => void) | undefined;
-
-  constructor(private readonly closePools: () => void) {}
-
-  /** Requests started and not yet ended. */
-  get inFlight(): number {
-    return this.live;
-  }
-
-  started(): void {
-    this.live++;
-  }
-
-  ended(): void {
-    if (--this.live === 0 && this.retired) this.close();
-  }
-
-  /** `drained`: told once the last request ended (at once when none is in flight). */
-  retire(drained?: () => void): void {
-    this.retired = true;
-    this.drained = drained;
-    if (this.live === 0) this.close();
-  }
-
-  private close(): void {
-    this.closePools();
-    this.drained?.();
-  }
-}
-
-/**
- * The owner of one request handed to a route's terminal (an Exchange): it alone knows
- * that the request's work finished, holds the generation's count for it, runs the flow's
- * done hooks and ends the trace, and answers the client on behalf of the runtime and the
- * proxy stage. The final status is the Exchange's (`finalStatus`, decided when it ends):
- * the done hooks run then, the trace once both the exchange and the work ended.
- */
-export class RequestLife implements ExchangeOwner {
+export class RequestLife implements ExchangeOwner, RequestOwner {
   /** Nothing of ours runs for this request any more; set once, by finish(). */
   finished = false;
 
@@ -84,17 +60,67 @@ export class RequestLife implements ExchangeOwner {
     return !this.ex.aborted && !this.ex.done;
   }
 
+  /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
+  requestSteps(run: StepRun, forward: (life: RequestLife) => void, stepFailed: (err: unknown) => void): void {
+    const r = run(this.flow!);
+    if (r === undefined) return forward(this);
+    if (r instanceof Promise) {
+      r.then((o) => (o === undefined ? forward(this) : this.stepAnswered(o))).catch((err) => {
+        stepFailed(err);
+        this.replyError('Svc.Internal');
+      });
+      return;
+    }
+    this.stepAnswered(r);
+  }
+
+  private stepAnswered(o: StepReply): void {
+    const flow = this.flow!;
+    flow.discardBody();
+    // A count of the step's decision, with the status it answered: how the request ended
+    // (499 if its client left before the refusal was written) is switchyard_requests_total's.
+    if (o.served !== true && this.env.metrics !== null && this.ex.meter !== null) this.env.metrics.rejected(this.ex.meter, flow.answeredBy ?? 'group', o.status);
+    const head = flow.replyHead(o);
+    this.reply(head.status, withTraceId(o, this.traceId()), head.headers);
+  }
+
+  /** 3. The pools the request goes to: the route's cluster, or the one a step chose. */
+  upstreamPeer(routePools: ClusterPools, poolsFor: (cluster: string) => ClusterPools): ClusterPools {
+    const cluster = this.flow?.cluster ?? null;
+    return cluster === null ? routePools : poolsFor(cluster);
+  }
+
+  /** 4. Sends the request upstream; a body up to `bufferBytes` is read whole first (request-buffer.ts). */
+  upstreamRequest(pools: ClusterPools, body: Buffer | Readable | null, bufferBytes: number): void {
+    proxyBuffered(this, pools, body, bufferBytes);
+  }
+
+  /** 5. The handler an attempt's answer goes to: relayed, or gathered first for the collectors (phase 6). */
+  upstreamResponse(): Dispatcher.DispatchHandler {
+    const relay = new RelayHandler(this);
+    return this.flow?.collectors ? new CollectHandler(this, relay) : relay;
+  }
+
+  /** 6. The collectors, then the response hooks, over a whole answer; it goes out in one piece. */
+  responseSteps(answer: CollectedAnswer): void {
+    const flow = this.flow!;
+    const a = flow.collected(answer);
+    const head = { status: a.status, headers: a.headers };
+    flow.applyResponseHooks(head);
+    this.reply(head.status, a.body, head.headers);
+  }
+
   /**
-   * The exchange ended with its final status (answered, cut, or the client left): the done
-   * hooks run now, also while a step still works for a client that left (a concurrency
-   * slot, a breaker's count must not wait for a slow step).
+   * 7. The exchange ended with its final status (answered, cut, or the client left): the
+   * done hooks run now, also while a step still works for a client that left (a
+   * concurrency slot, a breaker's count must not wait for a slow step).
    */
   exchangeEnded(): void {
     this.flow?.ended(this.ex.finalStatus);
     if (this.finished) this.endTrace();
   }
 
-  /** The request's work ended (answered, failed, or given up on a client that left): the generation's count. Idempotent. */
+  /** 7. The request's work ended (answered, failed, or given up on a client that left): the generation's count. Idempotent. */
   finish(): void {
     if (this.finished) return;
     this.finished = true;
@@ -114,9 +140,7 @@ export class RequestLife implements ExchangeOwner {
 
   /** Answers with the error envelope (unless the client left or was answered), then finishes. */
   replyError(code: ErrorCode, traceId?: string): void {
-    if (this.answerable) {
-      this.ex.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
-    }
+    if (this.answerable) this.ex.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
     this.finish();
   }
 

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { retriable } from './upstream-failure.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -16,7 +16,7 @@ export class RetryHandler extends HandlerWrapper {
 
   constructor(
     inner: Dispatcher.DispatchHandler,
-    private readonly life: RequestLife,
+    private readonly life: RequestOwner,
     private readonly policy: RetryPolicy,
     /** Starts the next attempt (after the backoff). */
     private readonly next: () => void,

@@ -11,7 +11,7 @@ import { ClusterPools, type PoolsContext } from './upstream-pools.js';
 import type { WebSocketRouteCounts } from './websocket-route-counts.js';
 import { RequestFlow } from './flow.js';
 import { GenerationRequests, RequestLife } from './request-life.js';
-import { match, requestSteps, upstreamPeer, upstreamRequest } from './phases.js';
+import { match } from './route-match.js';
 import { HttpsOnly, httpsRedirect } from './https-only.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { RouteMeter } from './observe/meters.js';
@@ -81,9 +81,10 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   type Built = ReturnType<typeof buildRoutePipeline>;
 
   /**
-   * A route's terminal: the phases (phases.ts) it has, as one closure per route, none per
-   * request. A WebSocket handshake (Exchange.wantsUpgrade) on a cluster route is
-   * proxied when the route has `websocket`, else refused with an envelope.
+   * A route's terminal: the request's owner (RequestLife) and the calls to those of its
+   * phases the route has, as one closure per route, none per request. A WebSocket
+   * handshake (Exchange.wantsUpgrade) on a cluster route is proxied when the route has
+   * `websocket`, else refused with an envelope.
    */
   function terminal(r: CompiledRoute, meter: RouteMeter): Target {
     const t = r.terminal;
@@ -117,22 +118,22 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   function httpTerminal(upstream: ClusterPools, built: Built, bufferBytes: number): (ex: Exchange) => void {
     if (built === null) {
       // No steps: no flow, the route's own pools.
-      return (ex) => upstreamRequest(lifeOf(ex, null), upstream, ex.hasBody ? ex.bodyStream() : null, bufferBytes);
+      return (ex) => lifeOf(ex, null).upstreamRequest(upstream, ex.hasBody ? ex.bodyStream() : null, bufferBytes);
     }
     const { run: pipeline, owned } = built;
-    const forward = (life: RequestLife) => upstreamRequest(life, upstreamPeer(life, upstream, poolsFor), life.flow!.upstreamBody(), bufferBytes);
+    const forward = (life: RequestLife) => life.upstreamRequest(life.upstreamPeer(upstream, poolsFor), life.flow!.upstreamBody(), bufferBytes);
     return (ex) => {
       // The body stream is attached now: uWS drops body data that has no reader.
       const life = lifeOf(ex, new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned));
-      requestSteps(life, pipeline, forward, stepFailed);
+      life.requestSteps(pipeline, forward, stepFailed);
     };
   }
 
   /** A WebSocket route's handshake: the same steps, then the upstream's handshake (websocket-upgrade.ts). */
   function websocketTerminal(routeId: string, upstream: ClusterPools, built: Built, settings: WebSocketSettings): (ex: Exchange) => void {
-    const connect = (life: RequestLife) => openWebSocket(life, upstreamPeer(life, upstream, poolsFor), settings, routeId, deps.webSockets);
+    const connect = (life: RequestLife) => openWebSocket(life, life.upstreamPeer(upstream, poolsFor), settings, routeId, deps.webSockets);
     if (built === null) return (ex) => connect(lifeOf(ex, null));
-    return (ex) => requestSteps(lifeOf(ex, new RequestFlow(ex, null, built.owned)), built.run, connect, stepFailed);
+    return (ex) => lifeOf(ex, new RequestFlow(ex, null, built.owned)).requestSteps(built.run, connect, stepFailed);
   }
 
   const redirect = httpsRedirect(deps.tlsPort);

@@ -4,7 +4,7 @@ import type { WebSocketSettings } from '../contracts/generation.js';
 import { targetParts } from '../shared/target-url.js';
 import { tlsOptions } from '../shared/upstream-tls.js';
 import type { ClusterPools } from './upstream-pools.js';
-import type { RequestLife } from './request-life.js';
+import type { RequestOwner } from './request-owner.js';
 import { upstreamHeaders } from './upstream-request-headers.js';
 import { WebSocketRelay } from './websocket-relay.js';
 import { errorType } from '../steps/step.js';
@@ -22,7 +22,7 @@ const REFUSAL_BODY_BYTES = 64 * 1024;
  * own handshake, and only then the client's 101 with the upstream's subprotocol. Any
  * failure before that is an ordinary HTTP answer (an envelope, or the upstream's refusal).
  */
-export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: WebSocketSettings, routeId: string, counts: WebSocketRouteCounts): void {
+export function openWebSocket(life: RequestOwner, pools: ClusterPools, settings: WebSocketSettings, routeId: string, counts: WebSocketRouteCounts): void {
   const { ex, flow } = life;
   if (!life.answerable) return life.finish();
   if (counts.count(routeId) >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
@@ -108,7 +108,7 @@ export function openWebSocket(life: RequestLife, pools: ClusterPools, settings: 
 }
 
 /** The upstream answered the handshake with something else than 101: the client gets that status and (the start of) its body. */
-function refusedByUpstream(life: RequestLife, res: IncomingMessage, cut: () => void): void {
+function refusedByUpstream(life: RequestOwner, res: IncomingMessage, cut: () => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   const reply = () => {
