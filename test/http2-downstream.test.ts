@@ -109,6 +109,17 @@ test('TLS: curl and node:http2 get h2 by ALPN, curl --http1.1 gets HTTP/1.1 on t
   assert.equal(again.status, 200, 'the session still serves');
 });
 
+// Regression: the gateway routed on Host while :authority named another host (RFC 9113 §8.3.1: malformed).
+test('h2: a Host beside a different :authority is refused 400; a Host equal to :authority is served', BOUNDED, async (t) => {
+  const g = await shared();
+  const session = await g.session(t);
+  const same = await h2Request(session, '/t/same-host', { headers: { ':authority': NAME, host: NAME } });
+  assert.equal(same.status, 200, 'Host equal to :authority');
+  const other = await h2Request(session, '/t/other-host', { headers: { ':authority': NAME, host: 'elsewhere.test' } });
+  assert.equal(other.status, 400, other.body.toString());
+  assert.equal(JSON.parse(other.body.toString()).code, 'Svc.Data.BadRequest');
+});
+
 test('1,000 concurrent streams on 10 connections: every answer right, the worker\'s RSS bounded', BOUNDED, async (t) => {
   const g = await shared();
   const sessions = await Promise.all(range(10).map(() => g.session(t)));

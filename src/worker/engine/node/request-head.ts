@@ -55,7 +55,7 @@ export class NodeRequestHead implements RequestHead {
     }
     // h2: names come lower case; cookie crumbs (RFC 9113 §8.2.3) become one line where the first was.
     let authority = '';
-    let host = false;
+    let host: string | null = null;
     let cookieAt = -1;
     let length = false;
     for (let i = 0; i < raw.length; i += 2) {
@@ -64,7 +64,7 @@ export class NodeRequestHead implements RequestHead {
         if (name === ':authority') authority = raw[i + 1]!;
         continue;
       }
-      if (name === 'host') host = true;
+      if (name === 'host') host = raw[i + 1]!;
       else if (name === 'content-length') length = true;
       if (name === 'cookie') {
         if (cookieAt >= 0) {
@@ -75,7 +75,9 @@ export class NodeRequestHead implements RequestHead {
       }
       out.push(name, raw[i + 1]!);
     }
-    if (!host && authority !== '') out.unshift('host', authority);
+    if (host === null && authority !== '') out.unshift('host', authority);
+    // A Host beside a different :authority is malformed (RFC 9113 §8.3.1): said as two Host lines, the data server refuses it 400.
+    else if (host !== null && authority !== '' && host !== authority) out.unshift('host', authority);
     // h2 has no Transfer-Encoding: a body without Content-Length is told by HEADERS without END_STREAM. Said as chunked, the owner reads and forwards it.
     if (!length && !(this.req as Http2ServerRequest).stream.endAfterHeaders) out.push('transfer-encoding', 'chunked');
     return (this.lines = out);
