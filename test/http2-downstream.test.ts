@@ -2,8 +2,9 @@ import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, type ClientHttp2Session } from 'node:http2';
+import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -118,6 +119,40 @@ test('h2: a Host beside a different :authority is refused 400; a Host equal to :
   const other = await h2Request(session, '/t/other-host', { headers: { ':authority': NAME, host: 'elsewhere.test' } });
   assert.equal(other.status, 400, other.body.toString());
   assert.equal(JSON.parse(other.body.toString()).code, 'Svc.Data.BadRequest');
+});
+
+// Regressions: the h2 header list bound was advertised, never applied; node dropped HTTP/1.1
+// fields past its count silently; an odd Expect got node's own bare 417.
+test('head bounds on the node engine: an h2 header list over h2MaxHeaderListBytes gets 431 HeadTooLarge; 1,100 HTTP/1.1 fields all reach the upstream; Expect: foo is routed', BOUNDED, async (t) => {
+  const g = await shared();
+  const session = await g.session(t);
+  const small = await h2Request(session, '/t/list-small', { headers: { 'x-pad': 'a'.repeat(12_000) } });
+  assert.equal(small.status, 200, 'a 12 KB list is under the 32 KiB default, and the upstream takes it');
+  // Sent before the server's SETTINGS are read: node's client would itself refuse a list over the peer's advertised bound.
+  const eager = connect(`https://127.0.0.1:${g.tlsPort}`, { ca: g.pki.ca, servername: NAME });
+  t.after(() => eager.destroy());
+  eager.on('error', () => {});
+  const big = await h2Request(eager, '/t/list-big', { headers: { 'x-pad': 'a'.repeat(40_000) } });
+  assert.equal(big.status, 431, big.body.toString());
+  assert.equal(JSON.parse(big.body.toString()).code, 'Svc.Data.HeadTooLarge');
+  assert.ok(!g.up.requests.some((r) => r.url === '/t/list-big'), 'the refused request reached no upstream');
+
+  const headers: Record<string, string> = { expect: 'foo' };
+  for (let i = 0; i < 1_100; i++) headers[`x-f${i}`] = String(i);
+  headers['x-last'] = 'here';
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: g.tlsPort, servername: NAME, ca: g.pki.ca, path: '/t/many', headers, ALPNProtocols: ['http/1.1'] }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(status, 200, 'routed, Expect: foo included');
+  const seen = g.up.requests.find((r) => r.url === '/t/many');
+  assert.ok(seen, 'the request with 1,100 fields reached the upstream');
+  assert.equal(seen.headers['x-last'], 'here', `the field after the first thousand reached the upstream (${Object.keys(seen.headers).length} fields did, the last ${Object.keys(seen.headers).at(-1)})`);
+  assert.equal(seen.headers['x-f1099'], '1099');
 });
 
 test('1,000 concurrent streams on 10 connections: every answer right, the worker\'s RSS bounded', BOUNDED, async (t) => {

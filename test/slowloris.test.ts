@@ -101,7 +101,8 @@ async function slowloris(t: TestContext, engine: 'uws' | 'node', ATTACKERS: numb
     assert.ok(e.how === 'end' || e.how === 'close' || e.how === 'error ECONNRESET', what);
     // Timed from the connect() call, before the worker accepts and starts the deadline;
     // 20 ms of slack for the worker's loop clock, read once per poll of many accepts.
-    assert.ok(e.afterMs >= HEAD_TIMEOUT_MS - 20 && e.afterMs <= HEAD_TIMEOUT_MS + 1_500, what);
+    // uWS's guard runs on its own timer; the node engine's per-connection deadline is held to the second.
+    assert.ok(e.afterMs >= HEAD_TIMEOUT_MS - 20 && e.afterMs <= HEAD_TIMEOUT_MS + (engine === 'node' ? 1_000 : 1_500), what);
   }
 
   // The log carries at most one headerTimeout line a second, each with the running count and

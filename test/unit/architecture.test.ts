@@ -84,14 +84,16 @@ test('no file under src/ imports across a forbidden arrow (docs/architecture.md)
 });
 
 /** Packages only an engine's own folder may import: the rest of the worker talks to engine/contract.ts. */
-const ENGINE_ONLY: Record<string, string> = { 'uWebSockets.js': 'src/worker/engine/uws/', 'node:http2': 'src/worker/engine/node/' };
+const ENGINE_ONLY: Record<string, string> = { 'uWebSockets.js': 'src/worker/engine/uws/', 'node:http2': 'src/worker/engine/node/', http2: 'src/worker/engine/node/' };
+/** `require('…')` and `createRequire(…)('…')` too: a loader that does not go through `import`. */
+const REQUIRE = /\brequire(?:\.resolve)?\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 test("nothing outside an engine's folder imports uWebSockets.js or node:http2 (docs/architecture.md)", () => {
   const violations: string[] = [];
   let seen = 0;
   for (const file of tsFiles(SRC)) {
     const text = readFileSync(file, 'utf8');
-    for (const re of [STATIC, TYPE_QUERY]) {
+    for (const re of [STATIC, TYPE_QUERY, REQUIRE]) {
       for (const m of text.matchAll(re)) {
         const folder = ENGINE_ONLY[m[1]!];
         if (folder === undefined) continue;

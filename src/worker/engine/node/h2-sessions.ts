@@ -15,6 +15,8 @@ export function h2Options(limits: EngineLimits): ServerOptions & SecureServerOpt
     peerMaxConcurrentStreams: limits.h2MaxConcurrentStreams,
     maxSessionInvalidFrames: MAX_INVALID_FRAMES,
     maxSessionRejectedStreams: MAX_REJECTED_STREAMS,
+    // nghttp2 resets a stream past 128 fields; the list's size (limits.h2MaxHeaderListBytes) is the bound, answered 431 (node-engine.ts).
+    maxHeaderListPairs: 4_096,
   };
 }
 

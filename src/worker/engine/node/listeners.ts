@@ -22,6 +22,8 @@ export function configureH1(server: H1Server, limits: EngineLimits): void {
   // Bodies are timed by the request owner (limits.bodyTimeoutMs), never cut by node as a whole.
   s.requestTimeout = 0;
   s.maxHeaderSize = limits.maxHeadBytes;
+  // node drops the fields past maxHeadersCount silently (steps and upstream would not see them): no count, the head's size is the bound.
+  (s as { maxHeadersCount: number | null }).maxHeadersCount = 0;
   s.connectionsCheckingInterval = Math.min(1_000, limits.headerTimeoutMs);
 }
 

@@ -24,6 +24,13 @@ import { WebSocketUpgrades } from './websockets.js';
  */
 const OWN_SOCKET = ((major, minor) => major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12))(...(process.versions.node.split('.').map(Number) as [number, number]));
 
+/** An h2 header list's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it (RFC 9113 §6.5.2). */
+function headerListBytes(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) n += raw[i]!.length + (i & 1 ? 32 : 0);
+  return n;
+}
+
 /** llhttp's refusals of a body's framing (Content-Length, Transfer-Encoding): answered as the data server answers them. */
 const FRAMING_ERRORS = new Set(['HPE_INVALID_TRANSFER_ENCODING', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH']);
 
@@ -129,6 +136,11 @@ class NodeEngine implements DataEngine {
       if (!('stream' in req)) this.onH1Request(req as IncomingMessage, res as ServerResponse, tls, port);
     });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, rest: Buffer) => this.onUpgrade(req, socket, rest, tls, port));
+    // An Expect other than 100-continue: the request goes to its route as on uws, never node's own bare 417.
+    server.on('checkExpectation', (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
+      if ('stream' in req) this.onH2Request(req, res as Http2ServerResponse, tls, port);
+      else this.onH1Request(req, res as ServerResponse, tls, port);
+    });
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(err, socket));
     // A CONNECT (authority form) is no request a gateway route can take: refused and closed, as nginx does.
     server.on('connect', (_req: IncomingMessage, socket: Duplex) => this.refuseConnection(socket, 'Svc.Data.BadRequest'));
@@ -144,16 +156,24 @@ class NodeEngine implements DataEngine {
       watchSession(session, this.limits, this.ctx.ownResets, this.log);
     });
     server.on('request', (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
-      if (!('stream' in req)) return;
-      const conn = connectionOf(req.socket);
-      if (conn) this.book.headSeen(conn);
-      const r = req as Http2ServerRequest;
-      // A stream reset in the same read as its HEADERS (rapid reset) is closed by the next turn: it never reaches the owner, nor an upstream.
-      setImmediate(() => {
-        if (r.stream.closed) return;
-        const down = new NodeDownstream(r, res as Http2ServerResponse, true, this.ctx);
-        this.dispatch(new NodeRequestHead(r, true), down, { tls, port, protocol: 'h2', upgrade: false });
-      });
+      if ('stream' in req) this.onH2Request(req, res as Http2ServerResponse, tls, port);
+    });
+    // An h2c server has no HTTP/1.1 side to take an odd Expect (serveH1 does it on a TLS server).
+    if (server.listenerCount('checkExpectation') === 0) server.on('checkExpectation', (req: Http2ServerRequest, res: Http2ServerResponse) => this.onH2Request(req, res, tls, port));
+  }
+
+  private onH2Request(r: Http2ServerRequest, res: Http2ServerResponse, tls: boolean, port: string): void {
+    const conn = connectionOf(r.socket);
+    if (conn) this.book.headSeen(conn);
+    // The header list over limits.h2MaxHeaderListBytes (RFC 9113 §6.5.2: name, value and 32 bytes a field): 431, as an HTTP/1.1 head over maxHeadBytes.
+    if (headerListBytes(r.rawHeaders) > this.limits.h2MaxHeaderListBytes) {
+      return new NodeDownstream(r, res, true, this.ctx).replyStatic(this.handlers.refusal('Svc.Data.HeadTooLarge'), null, false, false);
+    }
+    // A stream reset in the same read as its HEADERS (rapid reset) is closed by the next turn: it never reaches the owner, nor an upstream.
+    setImmediate(() => {
+      if (r.stream.closed) return;
+      const down = new NodeDownstream(r, res, true, this.ctx);
+      this.dispatch(new NodeRequestHead(r, true), down, { tls, port, protocol: 'h2', upgrade: false });
     });
   }
 
