@@ -5,11 +5,10 @@
 // printed token, one request proxied to an upstream. Everything lives in a temporary folder;
 // ports are chosen at run time; each step has a deadline; only the gateway this script started
 // is stopped. Exit 0 when every step passed. Usage: node scripts/package/smoke.mjs
-import { sh as run } from '../runtime-smoke/proc.mjs';
+import { freePort, sh as run } from '../runtime-smoke/proc.mjs';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,16 +31,6 @@ const log = (line) => process.stdout.write(`package-smoke: ${line} (${((Date.now
 
 /** A command in this smoke's folder within a step's time (runtime-smoke/proc.mjs: its own process group, stopped on timeout). */
 const sh = (cmd, args, options = {}) => run(cmd, args, { cwd: work, timeoutMs: STEP_MS, ...options });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer().once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function pack() {
   const { out } = await sh('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, timeoutMs: 5 * 60_000 });

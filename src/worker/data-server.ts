@@ -157,11 +157,6 @@ export class DataServer {
   /** The per-request callback every engine calls (bench/hot-path.mjs drives it with fakes). */
   readonly handle: (req: RequestHead, down: Downstream, arrival: Arrival) => void;
 
-  /** The engine serving the data port ('uws' or 'node'). */
-  get engineName(): string {
-    return this.engine.name;
-  }
-
   /** Connections open on the data port (and the TLS port), as the engine counts them. */
   get connections(): number {
     return this.engine.connections;

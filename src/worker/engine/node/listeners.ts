@@ -4,7 +4,8 @@ import { createSecureServer, createServer as createH2Server, type Http2SecureSer
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { EngineLimits, TlsProtocol } from '../contract.js';
 import { h2Options } from './h2-sessions.js';
-import { CIPHERS, type SniContexts } from './sni-contexts.js';
+import type { SniContexts } from './sni-contexts.js';
+import { CIPHERS } from '../tls-ciphers.js';
 
 /** Servers that parse HTTP/1.1 (the TLS ones too, with allowHTTP1). */
 export type H1Server = HttpServer | HttpsServer | Http2SecureServer;

@@ -13,7 +13,8 @@ import { watchSession } from './h2-sessions.js';
 import { cleartextServers, sniffPreface, tcpListener, tlsServer, type H1Server, type TlsServer } from './listeners.js';
 import { refuseOn } from './raw-response.js';
 import { NodeRequestHead } from './request-head.js';
-import { CIPHERS, SniContexts } from './sni-contexts.js';
+import { SniContexts } from './sni-contexts.js';
+import { CIPHERS } from '../tls-ciphers.js';
 import { isWebSocketHandshake, UpgradeDownstream } from './upgrade-downstream.js';
 import { WebSocketUpgrades } from './websockets.js';
 

@@ -1,6 +1,5 @@
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { StaticReply } from '../../response-head.js';
+import { statusLine, type StaticReply } from '../../response-head.js';
 import type { IdEcho } from '../contract.js';
 import { h1Headers } from './response-headers.js';
 
@@ -14,7 +13,7 @@ import { h1Headers } from './response-headers.js';
 export function h1HeadText(status: number, reason: string, headers: readonly (readonly [string, string])[], id: IdEcho, contentLength: number | undefined, chunked: boolean): string {
   const flat = h1Headers(headers, id, contentLength, true);
   if (chunked) flat.push('transfer-encoding', 'chunked');
-  let s = `HTTP/1.1 ${status} ${reason || STATUS_CODES[status] || 'Status'}\r\n`;
+  let s = `HTTP/1.1 ${statusLine(status, reason || undefined)}\r\n`;
   for (let i = 0; i < flat.length; i += 2) s += `${flat[i]}: ${flat[i + 1]}\r\n`;
   return s + '\r\n';
 }

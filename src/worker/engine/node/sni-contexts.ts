@@ -4,8 +4,7 @@ import type { CompiledServerTls } from '../../../contracts/generation.js';
 import type { Logger } from '../../../shared/logger.js';
 import { certKeyContext, openStored, processSecretBox } from '../../../shared/secret-box.js';
 
-/** TLS 1.2 suites with forward secrecy and AEAD only (TLS 1.3's are fixed by the library), as the uWS listener offers. */
-export const CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305';
+import { CIPHERS } from '../tls-ciphers.js';
 
 interface Loaded {
   ctx: SecureContext;

@@ -6,9 +6,8 @@ import type { CompiledCert } from '../../../contracts/generation.js';
 import type { Logger } from '../../../shared/logger.js';
 import { certKeyContext, openStored, processSecretBox } from '../../../shared/secret-box.js';
 import type { TemplatedApp } from './uws.js';
+import { CIPHERS } from '../tls-ciphers.js';
 
-/** TLS 1.2 suites with forward secrecy and AEAD only (TLS 1.3's are fixed by the library). */
-const CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305';
 
 /**
  * Adds server name `name` to `app` with `cert` (id `tenant/name`), and the data port's

@@ -1,0 +1,2 @@
+/** TLS 1.2 suites with forward secrecy and AEAD only (TLS 1.3's are fixed by the library): both engines' TLS listeners offer these. */
+export const CIPHERS = 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305';
