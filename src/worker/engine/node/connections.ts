@@ -1,7 +1,6 @@
 import type { ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../../../shared/logger.js';
 import type { EngineHandlers, EngineLimits } from '../contract.js';
 import { refuseOn } from './raw-response.js';
 
@@ -51,7 +50,6 @@ export class ConnectionBook {
   constructor(
     private readonly limits: EngineLimits,
     private readonly handlers: EngineHandlers,
-    private readonly log: Logger,
   ) {}
 
   /** A new TCP connection. `cleartext`: a refusal can be written as HTTP/1.1 at once. Null: refused. */

@@ -54,7 +54,7 @@ class NodeEngine implements DataEngine {
     private readonly limits: EngineLimits,
     private readonly log: Logger,
   ) {
-    this.book = new ConnectionBook(limits, handlers, log);
+    this.book = new ConnectionBook(limits, handlers);
     this.ctx = { draining: () => this.book.draining, ownResets: new WeakSet(), progressPollMs: Math.max(50, Math.min(1_000, limits.sendTimeoutMs / 4)) };
     this.websockets = new WebSocketUpgrades(handlers, log);
     this.sni = new SniContexts(log);
