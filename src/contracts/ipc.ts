@@ -61,6 +61,8 @@ export interface DataPortLimits {
   h2MaxHeaderListBytes: number;
   /** HTTP/2: stream resets per second a connection may cause before GOAWAY. */
   h2MaxResetsPerSecond: number;
+  /** HTTP/2: seconds new connections from an address are refused after its connection got GOAWAY for resets; 0: never. */
+  h2ResetCooldownS: number;
 }
 
 /** Per cluster key (`tenant/name`), the target addresses out of rotation: unhealthy by the checks, or ejected. */

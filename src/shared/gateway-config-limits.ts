@@ -18,6 +18,7 @@ export const LIMIT_DEFAULTS = {
   // head that fits the HTTP/1.1 default of 16 KiB through in h2 too, as nginx's 4 x 8k buffers do.
   h2MaxHeaderListBytes: 32_768,
   h2MaxResetsPerSecond: 200,
+  h2ResetCooldownS: 10,
 } as const;
 
 /**
@@ -53,6 +54,8 @@ export const LimitsSchema = v.optional(
     h2MaxHeaderListBytes: v.optional(Whole(1_024, 1_048_576), LIMIT_DEFAULTS.h2MaxHeaderListBytes),
     /** HTTP/2: stream resets one connection may cause per second before it gets GOAWAY (rapid reset, CVE-2023-44487). */
     h2MaxResetsPerSecond: v.optional(Whole(1, 100_000), LIMIT_DEFAULTS.h2MaxResetsPerSecond),
+    /** HTTP/2: after a connection got that GOAWAY, new connections from its address are cut at accept for this long; 0: never. */
+    h2ResetCooldownS: v.optional(Whole(0, 3_600), LIMIT_DEFAULTS.h2ResetCooldownS),
   }),
   {},
 );

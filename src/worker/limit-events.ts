@@ -1,7 +1,7 @@
 import type { Logger } from '../shared/logger.js';
 
 /** The limits (worker.json `limits`) whose hits the gateway itself sees. */
-export type LimitName = 'headerTimeout' | 'bodyTimeout' | 'sendTimeout' | 'maxTargetBytes' | 'maxBodyBytes' | 'maxConnections' | 'chunkedRequestBodies';
+export type LimitName = 'headerTimeout' | 'bodyTimeout' | 'sendTimeout' | 'maxTargetBytes' | 'maxBodyBytes' | 'maxConnections' | 'chunkedRequestBodies' | 'h2MaxResetsPerSecond' | 'h2ResetCooldownS';
 
 const LOG_EVERY_MS = 1_000;
 
@@ -11,7 +11,7 @@ const LOG_EVERY_MS = 1_000;
  * flood the log.
  */
 export class LimitEvents {
-  readonly counts: Record<LimitName, number> = { headerTimeout: 0, bodyTimeout: 0, sendTimeout: 0, maxTargetBytes: 0, maxBodyBytes: 0, maxConnections: 0, chunkedRequestBodies: 0 };
+  readonly counts: Record<LimitName, number> = { headerTimeout: 0, bodyTimeout: 0, sendTimeout: 0, maxTargetBytes: 0, maxBodyBytes: 0, maxConnections: 0, chunkedRequestBodies: 0, h2MaxResetsPerSecond: 0, h2ResetCooldownS: 0 };
   private readonly loggedAt: Partial<Record<LimitName, number>> = {};
   private readonly quiet: Partial<Record<LimitName, number>> = {};
 

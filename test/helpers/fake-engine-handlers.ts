@@ -18,7 +18,7 @@ export interface Seen {
 
 export const LIMITS: EngineLimits = {
   headerTimeoutMs: 10_000, idleTimeoutS: 10, bodyTimeoutMs: 10_000, sendTimeoutMs: 10_000, maxHeadBytes: 16_384, maxTargetBytes: 8_192,
-  maxBodyBytes: 1 << 26, maxConnections: 1_000, chunkedRequestBodies: 'accept', h2MaxConcurrentStreams: 100, h2MaxHeaderListBytes: 16_384, h2MaxResetsPerSecond: 200,
+  maxBodyBytes: 1 << 26, maxConnections: 1_000, chunkedRequestBodies: 'accept', h2MaxConcurrentStreams: 100, h2MaxHeaderListBytes: 16_384, h2MaxResetsPerSecond: 200, h2ResetCooldownS: 10,
 };
 
 const noop = (): void => {};

@@ -9,10 +9,13 @@ import { connect } from 'node:tls';
  * or `maxStreams` were sent; then it connects again, until `durationMs` has passed. A
  * PING ends each batch and its ACK starts the next: the count is of streams the server
  * had read when it stopped the client, not of bytes still queued on the way.
- * Stdout: `{"started":true}` once the first connection is up, then one JSON line per
- * connection: `{streams, goaway, closed, ms}` (`goaway`: its error code, null when none came).
+ * Stdout: `{"started":true}` once the first connection is up or was refused, then one JSON
+ * line per connection: `{streams, goaway, closed, handshaken, ms}` (`goaway`: its error
+ * code, null when none came; `handshaken`: the TLS handshake completed).
  *
- * argv[2]: JSON `{port, servername, ca, path, durationMs, maxStreams}`.
+ * argv[2]: JSON `{port, servername, ca, path, durationMs, maxStreams, localAddress}`:
+ * the client connects from `localAddress` (a loopback address of its own, as an attacker
+ * has an address of its own).
  */
 
 interface Plan {
@@ -22,12 +25,14 @@ interface Plan {
   path: string;
   durationMs: number;
   maxStreams: number;
+  localAddress: string;
 }
 
 interface Round {
   streams: number;
   goaway: number | null;
   closed: boolean;
+  handshaken: boolean;
   ms: number;
 }
 
@@ -60,8 +65,8 @@ const CANCEL_CODE = Buffer.from([0, 0, 0, CANCEL]);
 
 function round(onUp: () => void): Promise<Round> {
   const t0 = performance.now();
-  const r: Round = { streams: 0, goaway: null, closed: false, ms: 0 };
-  const socket = connect({ port: plan.port, host: '127.0.0.1', servername: plan.servername, ca: plan.ca, ALPNProtocols: ['h2'] });
+  const r: Round = { streams: 0, goaway: null, closed: false, handshaken: false, ms: 0 };
+  const socket = connect({ port: plan.port, host: '127.0.0.1', localAddress: plan.localAddress, servername: plan.servername, ca: plan.ca, ALPNProtocols: ['h2'] });
   let inbox = Buffer.alloc(0);
   let batch = (): void => {};
   socket.on('data', (d: Buffer) => {
@@ -89,6 +94,7 @@ function round(onUp: () => void): Promise<Round> {
     };
     socket.once('close', () => {
       r.closed = true;
+      onUp();
       done();
     });
     let nextId = 1;
@@ -102,6 +108,7 @@ function round(onUp: () => void): Promise<Round> {
       socket.write(Buffer.concat(frames));
     };
     socket.once('secureConnect', () => {
+      r.handshaken = true;
       socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0, Buffer.alloc(0))]));
       onUp();
       batch();

@@ -31,6 +31,7 @@ test('listen.engine defaults to auto, h2c to false, tls.protocols to none (the e
   assert.equal(c.limits.h2MaxConcurrentStreams, 100);
   assert.equal(c.limits.h2MaxHeaderListBytes, 32_768);
   assert.equal(c.limits.h2MaxResetsPerSecond, 200);
+  assert.equal(c.limits.h2ResetCooldownS, 10);
   assert.equal(asked, 0, 'the runtime is probed only for an explicit uws');
 });
 
@@ -44,6 +45,8 @@ test('the engine, the protocols and the h2 limits are checked by the schema, eac
     [{}, { h2MaxConcurrentStreams: 0 }, 'limits.h2MaxConcurrentStreams'],
     [{}, { h2MaxHeaderListBytes: 100 }, 'limits.h2MaxHeaderListBytes'],
     [{}, { h2MaxResetsPerSecond: 1.5 }, 'limits.h2MaxResetsPerSecond'],
+    [{}, { h2ResetCooldownS: -1 }, 'limits.h2ResetCooldownS'],
+    [{}, { h2ResetCooldownS: 3_601 }, 'limits.h2ResetCooldownS'],
   ];
   for (const [listen, limits, expected] of cases) {
     const { loaded, errors } = load(listen, LOADS, limits);

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { EngineHandlers, EngineLimits } from '../contract.js';
 import { refuseOn } from './raw-response.js';
+import type { ResetCooldown } from './reset-cooldown.js';
 
 /** One client connection, whatever speaks on it. */
 export interface Connection {
@@ -50,10 +51,18 @@ export class ConnectionBook {
   constructor(
     private readonly limits: EngineLimits,
     private readonly handlers: EngineHandlers,
+    private readonly cooldown: ResetCooldown,
   ) {}
 
   /** A new TCP connection. `cleartext`: a refusal can be written as HTTP/1.1 at once. Null: refused. */
   admit(socket: Socket, cleartext: boolean): Connection | null {
+    // An address in its rapid-reset cooldown: cut before it costs a handshake or a byte of parsing.
+    if (this.cooldown.refuses(socket.remoteAddress)) {
+      this.handlers.events.hit('h2ResetCooldownS', { address: socket.remoteAddress ?? '' });
+      socket.on('error', () => {});
+      socket.destroy();
+      return null;
+    }
     this.open++;
     const conn: Connection = { socket, h1: cleartext ? socket : null, session: null, inFlight: 0, refused: false, upgraded: false, deadline: null };
     // Errors of a socket node's servers do not own yet (reset while sniffed or refused).

@@ -1,6 +1,8 @@
 import { constants, type SecureServerOptions, type ServerHttp2Session, type ServerHttp2Stream, type ServerOptions } from 'node:http2';
 import type { Logger } from '../../../shared/logger.js';
+import type { LimitEvents } from '../../limit-events.js';
 import type { EngineLimits } from '../contract.js';
+import type { ResetCooldown } from './reset-cooldown.js';
 
 /** Invalid frames and refused streams a session may cause before node closes it: a client that keeps doing either is not a browser. */
 const MAX_INVALID_FRAMES = 100;
@@ -23,7 +25,7 @@ export function h2Options(limits: EngineLimits): ServerOptions & SecureServerOpt
 /**
  * Rapid reset (CVE-2023-44487): a client that resets more than limits.h2MaxResetsPerSecond
  * streams in a second, each before its answer finished, gets GOAWAY ENHANCE_YOUR_CALM and
- * the session is destroyed shortly after.
+ * the session is destroyed shortly after; its address begins a cooldown (reset-cooldown.ts).
  */
 export class ResetGuard {
   private windowStart = 0;
@@ -33,7 +35,8 @@ export class ResetGuard {
   constructor(
     private readonly session: ServerHttp2Session,
     private readonly limit: number,
-    private readonly log: Logger,
+    private readonly events: LimitEvents,
+    private readonly cooldown: ResetCooldown,
   ) {}
 
   reset(): void {
@@ -44,15 +47,26 @@ export class ResetGuard {
     }
     if (++this.count <= this.limit || this.tripped || this.session.destroyed) return;
     this.tripped = true;
-    this.log.warn({ resets: this.count, limit: this.limit }, 'data port: HTTP/2 stream resets over the limit; session closed (GOAWAY)');
+    this.events.hit('h2MaxResetsPerSecond', { resets: this.count, limit: this.limit });
+    this.cooldown.begin(this.session.socket?.remoteAddress);
     this.session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
     setTimeout(() => this.session.destroy(), RESET_GRACE_MS).unref();
   }
 }
 
+/** What every session's watch shares. */
+export interface SessionWatch {
+  /** Streams the gateway reset itself: no count against the client. */
+  ownResets: WeakSet<object>;
+  events: LimitEvents;
+  cooldown: ResetCooldown;
+  log: Logger;
+}
+
 /** Watches a new session: idle timeout, errors, the client's stream resets. */
-export function watchSession(session: ServerHttp2Session, limits: EngineLimits, ownResets: WeakSet<object>, log: Logger): void {
-  const guard = new ResetGuard(session, limits.h2MaxResetsPerSecond, log);
+export function watchSession(session: ServerHttp2Session, limits: EngineLimits, watch: SessionWatch): void {
+  const { ownResets, log } = watch;
+  const guard = new ResetGuard(session, limits.h2MaxResetsPerSecond, watch.events, watch.cooldown);
   session.on('error', (err) => log.debug({ err: err.message }, 'h2 session error'));
   session.setTimeout(limits.idleTimeoutS * 1000, () => session.close());
   session.on('stream', (stream: ServerHttp2Stream) => {

@@ -9,9 +9,10 @@ import type { Arrival, DataEngine, Downstream, EngineHandlers, EngineLimits, Lis
 import { ConnectionBook, connectionOf, tag } from './connections.js';
 import type { DownstreamContext } from './downstream-context.js';
 import { NodeDownstream } from './downstream.js';
-import { watchSession } from './h2-sessions.js';
+import { watchSession, type SessionWatch } from './h2-sessions.js';
 import { cleartextServers, sniffPreface, tcpListener, tlsServer, type H1Server, type TlsServer } from './listeners.js';
 import { refuseOn } from './raw-response.js';
+import { ResetCooldown } from './reset-cooldown.js';
 import { NodeRequestHead } from './request-head.js';
 import { SniContexts } from './sni-contexts.js';
 import { CIPHERS } from '../tls-ciphers.js';
@@ -43,6 +44,7 @@ export function createNodeEngine(handlers: EngineHandlers, limits: EngineLimits,
 class NodeEngine implements DataEngine {
   readonly name = 'node' as const;
   private readonly book: ConnectionBook;
+  private readonly sessionWatch: SessionWatch;
   private readonly ctx: DownstreamContext;
   private readonly websockets: WebSocketUpgrades;
   private readonly sni: SniContexts;
@@ -54,8 +56,10 @@ class NodeEngine implements DataEngine {
     private readonly limits: EngineLimits,
     private readonly log: Logger,
   ) {
-    this.book = new ConnectionBook(limits, handlers);
+    const cooldown = new ResetCooldown(limits.h2ResetCooldownS * 1000);
+    this.book = new ConnectionBook(limits, handlers, cooldown);
     this.ctx = { draining: () => this.book.draining, ownResets: new WeakSet(), progressPollMs: Math.max(50, Math.min(1_000, limits.sendTimeoutMs / 4)) };
+    this.sessionWatch = { ownResets: this.ctx.ownResets, events: handlers.events, cooldown, log };
     this.websockets = new WebSocketUpgrades(handlers, log);
     this.sni = new SniContexts(log);
   }
@@ -154,7 +158,7 @@ class NodeEngine implements DataEngine {
         conn.session = session;
         conn.h1 = null;
       }
-      watchSession(session, this.limits, this.ctx.ownResets, this.log);
+      watchSession(session, this.limits, this.sessionWatch);
     });
     server.on('request', (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
       if ('stream' in req) this.onH2Request(req, res as Http2ServerResponse, tls, port);
