@@ -35,11 +35,11 @@ export abstract class ExchangeReplies extends ExchangeWrites {
     // A body we did not read to the end makes the connection unusable: close it.
     const close = this.closing() || this.upload.open;
     this.done = true; // nothing more is written; the exchange ends with the last byte
-    if (isBodylessStatus(status)) return this.down.reply(head, this.idEcho, null, undefined, close, this.completed, this.stallWatch);
+    if (isBodylessStatus(status)) return this.down.reply(head, this.idEcho, null, undefined, close, this);
     const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    if (this.method === 'HEAD') return this.down.reply(head, this.idEcho, null, length, close, this.completed, this.stallWatch);
+    if (this.method === 'HEAD') return this.down.reply(head, this.idEcho, null, length, close, this);
     this.bytesSent += length;
-    this.down.reply(head, this.idEcho, body, undefined, close, this.completed, this.stallWatch);
+    this.down.reply(head, this.idEcho, body, undefined, close, this);
   }
 
   sendJson(status: number, value: unknown, headers?: Record<string, string>): void {

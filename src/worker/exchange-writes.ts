@@ -1,4 +1,4 @@
-import type { StallWatch } from './engine/contract.js';
+import type { ResponseSink, StallWatch } from './engine/contract.js';
 import { ExchangeHead } from './exchange-head.js';
 import type { RequestBody } from './request-body.js';
 import { SendStall } from './send-stall.js';
@@ -10,7 +10,7 @@ import type { LimitEvents } from './limit-events.js';
  * held head with the first bytes, backpressure through onDrain, a held write bounded by
  * limits.sendTimeoutMs (send-stall.ts).
  */
-export abstract class ExchangeWrites extends ExchangeHead {
+export abstract class ExchangeWrites extends ExchangeHead implements ResponseSink {
   /** limits.sendTimeoutMs over a write held by backpressure; made on first need. */
   protected stall: SendStall | null = null;
   bytesSent = 0;
@@ -23,10 +23,15 @@ export abstract class ExchangeWrites extends ExchangeHead {
   protected abstract finish(): void;
   /** The client is gone: the exchange ends with 499 and its abort hooks run (exchange.ts). */
   protected abstract clientLeft(): void;
-  /** Given to the engine: the response's last byte went out. */
-  protected readonly completed = (): void => this.finish();
-  /** Given to the engine: the stall bound of this response's held writes, made on first need. */
-  protected readonly stallWatch = (): StallWatch => (this.stall ??= new SendStall(this.limits.sendTimeoutMs, () => this.stalled()));
+  /** The engine's word (ResponseSink): the response's last byte went out. */
+  responseCompleted(): void {
+    this.finish();
+  }
+
+  /** The engine's ask (ResponseSink): the stall bound of this response's held writes, made on first need. */
+  stallWatch(): StallWatch {
+    return (this.stall ??= new SendStall(this.limits.sendTimeoutMs, () => this.stalled()));
+  }
 
   /**
    * The client took no byte of a held write for limits.sendTimeoutMs: the connection is
@@ -56,7 +61,7 @@ export abstract class ExchangeWrites extends ExchangeHead {
     this.bytesSent += chunk.length;
     // A known length may end the response with this write: the upload's rest is read and dropped.
     if (total !== null) this.upload.release();
-    return this.down.write(head, this.idEcho, chunk, total, mayClose && this.closing(), onDrain, this.completed, this.stallWatch);
+    return this.down.write(head, this.idEcho, chunk, total, mayClose && this.closing(), onDrain, this);
   }
 
   /**
@@ -80,6 +85,6 @@ export abstract class ExchangeWrites extends ExchangeHead {
       return;
     }
     this.done = true;
-    this.down.reply(head, this.idEcho, null, contentLength, this.closing(), this.completed, this.stallWatch);
+    this.down.reply(head, this.idEcho, null, contentLength, this.closing(), this);
   }
 }

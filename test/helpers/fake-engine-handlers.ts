@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { createNodeEngine } from '../../src/worker/engine/node/node-engine.js';
-import type { ClientWebSocket, DataEngine, Downstream, EngineHandlers, EngineLimits, ListenOptions, ResponseHead, StallWatch, WebSocketPeer } from '../../src/worker/engine/contract.js';
+import type { ClientWebSocket, DataEngine, Downstream, EngineHandlers, EngineLimits, ListenOptions, ResponseHead, ResponseSink, StallWatch, WebSocketPeer } from '../../src/worker/engine/contract.js';
 import { staticReply } from '../../src/worker/response-head.js';
 import { freePorts } from './ports.js';
 import { LimitEvents } from '../../src/worker/limit-events.js';
@@ -22,7 +22,7 @@ export const LIMITS: EngineLimits = {
 };
 
 const noop = (): void => {};
-const noStall = (): StallWatch => ({ held: noop, clear: noop });
+const noSink: ResponseSink = { responseCompleted: noop, stallWatch: (): StallWatch => ({ held: noop, clear: noop }) };
 const head = (status: number, headers: [string, string][] = []): ResponseHead => ({ status, reason: '', headers });
 export const STREAM_BYTES = 10 * 1024 * 1024;
 
@@ -43,16 +43,16 @@ export function fakeHandlers(seen: Seen): EngineHandlers {
       const id = ['x-request-id', 'rid-1'] as const;
       const path = h.getUrl();
       if (path === '/hello') {
-        return down.reply(head(200, [['content-type', 'text/plain'], ['x-proto', arrival.protocol], ['x-host', h.getHeader('host')], ['x-query', h.getQuery() ?? '-'], ['connection', 'keep-alive']]), id, 'hi', undefined, false, noop, noStall);
+        return down.reply(head(200, [['content-type', 'text/plain'], ['x-proto', arrival.protocol], ['x-host', h.getHeader('host')], ['x-query', h.getQuery() ?? '-'], ['connection', 'keep-alive']]), id, 'hi', undefined, false, noSink);
       }
       if (path === '/echo') {
         const parts: Buffer[] = [];
         return down.onData((ab, last) => {
           parts.push(Buffer.from(ab.slice(0)));
-          if (last) down.reply(head(200), id, Buffer.concat(parts), undefined, false, noop, noStall);
+          if (last) down.reply(head(200), id, Buffer.concat(parts), undefined, false, noSink);
         });
       }
-      if (path === '/slow') return void setTimeout(() => down.reply(head(200), id, 'late', undefined, false, noop, noStall), 600);
+      if (path === '/slow') return void setTimeout(() => down.reply(head(200), id, 'late', undefined, false, noSink), 600);
       if (path === '/hang') return;
       if (path === '/stream') {
         const chunk = Buffer.alloc(64 * 1024, 120);
@@ -62,7 +62,7 @@ export function fakeHandlers(seen: Seen): EngineHandlers {
           while (sent < STREAM_BYTES) {
             const first = sent === 0;
             sent += chunk.length;
-            if (!down.write(first ? head(200) : null, id, chunk, STREAM_BYTES, false, pump, noop, noStall)) return void seen.held++;
+            if (!down.write(first ? head(200) : null, id, chunk, STREAM_BYTES, false, pump, noSink)) return void seen.held++;
           }
         };
         return pump();

@@ -56,6 +56,17 @@ export interface StallWatch {
 }
 
 /**
+ * What a downstream tells its response's owner (the Exchange implements it): one object
+ * for the whole request, so the hot path allocates no callbacks to pass.
+ */
+export interface ResponseSink {
+  /** The response's last byte went out (possibly before the call that sent it returns). */
+  responseCompleted(): void;
+  /** The stall watch of this response's held writes, made on first need. */
+  stallWatch(): StallWatch;
+}
+
+/**
  * The client side of one proxied WebSocket as an engine gives it to the relay
  * (worker/websocket-relay.ts): whole messages, the engine's own send buffer.
  */
@@ -101,20 +112,20 @@ export interface Downstream {
   /**
    * A whole response. `body` null: no body (HEAD, 204, 304), `contentLength` reported if
    * given. `close`: the connection closes after it (HTTP/1.1 `connection: close`; h2:
-   * no effect on the connection). `ended` runs once the last byte went out (possibly
-   * before this returns); `stall` watches a held write.
+   * no effect on the connection). `sink` is told when the last byte went out, and watches
+   * a held write.
    */
-  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, ended: () => void, stall: () => StallWatch): void;
+  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, sink: ResponseSink): void;
   /** A reply fixed at compile time (its head block prepared for HTTP/1.1), from inside the request callback. `headOnly`: HEAD. */
   replyStatic(r: StaticReply, id: IdEcho, close: boolean, headOnly: boolean): void;
   /**
    * A chunk of a streamed body, the head first when `head` is given. `total`: the body's
    * length when known (the response ends when `total` bytes are out), null for chunked.
    * Returns false under backpressure: `onDrain` runs once the client took it, and the
-   * caller produces nothing until then. `ended` runs when a known-length body completed.
+   * caller produces nothing until then. `sink` is told when a known-length body completed.
    */
-  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean;
-  /** Ends a streamed response (the head first when given). Returns false while a known-length body's tail still waits (its `ended` completes it). */
+  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, sink: ResponseSink): boolean;
+  /** Ends a streamed response (the head first when given). Returns false while a known-length body's tail still waits (the sink is told when it completed). */
   end(head: ResponseHead | null, id: IdEcho, close: boolean): boolean;
   /** Cuts the connection (h2: resets the stream): the only honest end of a response that failed after its head. */
   close(): void;

@@ -2,13 +2,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { StaticReply } from '../../response-head.js';
-import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
+import type { Downstream, IdEcho, ResponseHead, ResponseSink, StallWatch, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { closingConnection } from './connections.js';
 
 const noop = (): void => {};
 const NO_STALL: StallWatch = { held: noop, clear: noop };
+/** A fixed reply's: nobody waits for its end, nothing bounds its held write but the idle timeout. */
+const NO_SINK: ResponseSink = { responseCompleted: noop, stallWatch: () => NO_STALL };
 
 /**
  * One request's downstream over node's compatibility API, the same for HTTP/1.1 and h2:
@@ -26,10 +28,10 @@ export class NodeDownstream implements Downstream {
   private sent = 0;
   /** Stops watching a held write (its progress poll and its stall watch). */
   private release: (() => void) | null = null;
-  /** h2: the owner's `ended` of the last write, kept for end(). */
-  private lastEnded: (() => void) | null = null;
-  /** h2: `ended`, told once the stream closed (its END_STREAM sent). */
-  private whenSent: (() => void) | null = null;
+  /** h2: the owner of the last write, kept for end(). */
+  private lastSink: ResponseSink | null = null;
+  /** h2: told once the stream closed (its END_STREAM sent). */
+  private whenSent: ResponseSink | null = null;
 
   constructor(
     private readonly req: IncomingMessage | Http2ServerRequest,
@@ -72,32 +74,32 @@ export class NodeDownstream implements Downstream {
     this.req.resume();
   }
 
-  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, ended: () => void, stall: () => StallWatch): void {
+  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, sink: ResponseSink): void {
     if (this.gone) return;
     this.gone = true;
     this.writeHead(head, id, body === null ? contentLength : Buffer.byteLength(body), close);
-    this.finish(body ?? undefined, ended, stall);
+    this.finish(body ?? undefined, sink);
   }
 
   replyStatic(r: StaticReply, id: IdEcho, close: boolean, headOnly: boolean): void {
     const head: ResponseHead = { status: r.status, reason: '', headers: r.headers };
-    if (r.bodyless) this.reply(head, id, null, undefined, close, noop, () => NO_STALL);
-    else this.reply(head, id, headOnly ? null : r.body, r.bodyBytes, close, noop, () => NO_STALL);
+    if (r.bodyless) this.reply(head, id, null, undefined, close, NO_SINK);
+    else this.reply(head, id, headOnly ? null : r.body, r.bodyBytes, close, NO_SINK);
   }
 
-  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean {
+  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, sink: ResponseSink): boolean {
     if (this.gone) return true;
     if (head !== null) this.writeHead(head, id, total ?? undefined, close);
-    if (this.h2) this.lastEnded = ended;
+    if (this.h2) this.lastSink = sink;
     this.sent += chunk.length;
     if (total !== null && this.sent >= total) {
       this.gone = true;
-      this.finish(chunk, ended, stall);
+      this.finish(chunk, sink);
       return true;
     }
     const ok = (this.res as ServerResponse).write(chunk);
     if (!ok) {
-      this.hold(stall);
+      this.hold(sink);
       this.res.once('drain', () => {
         this.release?.();
         if (!this.aborted) onDrain();
@@ -111,8 +113,8 @@ export class NodeDownstream implements Downstream {
     this.gone = true;
     if (head !== null) this.writeHead(head, id, undefined, close);
     this.res.end();
-    if (this.lastEnded === null) return true;
-    this.whenSent = this.lastEnded;
+    if (this.lastSink === null) return true;
+    this.whenSent = this.lastSink;
     return false;
   }
 
@@ -140,25 +142,25 @@ export class NodeDownstream implements Downstream {
     else (this.res as ServerResponse).writeHead(head.status, head.reason || undefined, h1Headers(head.headers, id, contentLength, close || this.ctx.draining()));
   }
 
-  /** The last bytes: `ended` once they went out; a tail the client does not take is watched. */
-  private finish(last: string | Buffer | undefined, ended: () => void, stall: () => StallWatch): void {
+  /** The last bytes: the sink is told once they went out; a tail the client does not take is watched. */
+  private finish(last: string | Buffer | undefined, sink: ResponseSink): void {
     if (this.h2) {
-      this.whenSent = ended;
+      this.whenSent = sink;
     } else {
       this.res.once('finish', () => {
         this.release?.();
-        ended();
+        sink.responseCompleted();
       });
     }
     if (last === undefined) this.res.end();
     else this.res.end(last);
     // A whole body the socket did not take at once (a client that stopped reading) is watched like a held write.
-    if (!this.finished && (this.res.writableNeedDrain || this.pending())) this.hold(stall);
+    if (!this.finished && (this.res.writableNeedDrain || this.pending())) this.hold(sink);
   }
 
-  private hold(stall: () => StallWatch): void {
+  private hold(sink: ResponseSink): void {
     this.release?.();
-    const watch = stall();
+    const watch = sink.stallWatch();
     watch.held(this.progress());
     // node has no event per flushed write: the watch is fed what the client took meanwhile.
     const poll = setInterval(() => watch.held(this.progress()), this.ctx.progressPollMs);
@@ -191,11 +193,11 @@ export class NodeDownstream implements Downstream {
    * before 'finish' is the client's abort ('close' of the response).
    */
   private streamClosed(): void {
-    const ended = this.whenSent;
+    const sink = this.whenSent;
     this.whenSent = null;
-    if (ended === null || !this.finished) return;
+    if (sink === null || !this.finished) return;
     this.release?.();
-    ended();
+    sink.responseCompleted();
   }
 
   private abort(): void {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { StaticReply } from '../../response-head.js';
-import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
+import type { Downstream, IdEcho, ResponseHead, ResponseSink, WebSocketPeer } from '../contract.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { h1HeadText, staticReplyBytes } from './raw-response.js';
 import type { WebSocketUpgrades } from './websockets.js';
@@ -50,11 +50,11 @@ export class UpgradeDownstream implements Downstream {
 
   resume(): void {}
 
-  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, _close: boolean, ended: () => void, _stall: () => StallWatch): void {
+  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, _close: boolean, sink: ResponseSink): void {
     if (this.gone) return;
     const length = body === null ? contentLength : Buffer.byteLength(body);
     const text = Buffer.from(h1HeadText(head.status, head.reason, head.headers, id, length, false), 'latin1');
-    this.last(body === null || this.req.method === 'HEAD' ? text : Buffer.concat([text, typeof body === 'string' ? Buffer.from(body) : body]), ended);
+    this.last(body === null || this.req.method === 'HEAD' ? text : Buffer.concat([text, typeof body === 'string' ? Buffer.from(body) : body]), () => sink.responseCompleted());
   }
 
   replyStatic(r: StaticReply, id: IdEcho, _close: boolean, headOnly: boolean): void {
@@ -62,7 +62,7 @@ export class UpgradeDownstream implements Downstream {
     this.last(staticReplyBytes(r, id, headOnly), () => {});
   }
 
-  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, _close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean {
+  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, _close: boolean, onDrain: () => void, sink: ResponseSink): boolean {
     if (this.gone) return true;
     if (head !== null) {
       this.chunked = total === null;
@@ -70,12 +70,12 @@ export class UpgradeDownstream implements Downstream {
     }
     this.sent += chunk.length;
     if (!this.chunked && total !== null && this.sent >= total) {
-      this.last(chunk, ended);
+      this.last(chunk, () => sink.responseCompleted());
       return true;
     }
     const ok = this.chunked ? chunk.length === 0 || this.socket.write(Buffer.concat([Buffer.from(chunk.length.toString(16) + '\r\n'), chunk, Buffer.from('\r\n')])) : this.socket.write(chunk);
     if (!ok) {
-      const watch = stall();
+      const watch = sink.stallWatch();
       watch.held(this.socket.bytesWritten ?? 0);
       this.socket.once('drain', () => {
         watch.clear();

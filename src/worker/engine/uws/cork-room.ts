@@ -13,7 +13,7 @@
 // with the head it goes out with, each in its own cork; larger whole bodies go through
 // tryEnd (test/unit/exchange-writes.test.ts, test/streaming-small-socket-buffers.test.ts).
 import type { HttpResponse } from './uws.js';
-import type { StallWatch } from '../contract.js';
+import type { ResponseSink, StallWatch } from '../contract.js';
 import { corkRoom } from './cork-size.js';
 export { CORK_BUFFER, fitsCork } from './cork-size.js';
 import { bodylessHead } from '../../response-head.js';
@@ -25,10 +25,10 @@ const MIN_PIECE = 1024;
  * A chunk of a chunked body (after `head`, when the response's head is still to go),
  * in pieces that each fit the cork buffer, one cork each: uWS's write() has no optional
  * form. Pieces after a refused one join uWS's backpressure buffer in order. Returns
- * false under backpressure, with `stall` started; `onDrain` then runs once the socket is
+ * false under backpressure, with the sink's stall watch started; `onDrain` then runs once the socket is
  * writable again.
  */
-export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void, stallOf: () => StallWatch): boolean {
+export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | null, onDrain: () => void, sink: ResponseSink): boolean {
   let room = corkRoom(head === null ? 0 : head.length);
   if (head !== null && room < MIN_PIECE) {
     const alone = head;
@@ -47,7 +47,7 @@ export function writeChunked(res: HttpResponse, chunk: Buffer, head: string | nu
     });
   }
   if (ok) return true;
-  const stall = stallOf();
+  const stall = sink.stallWatch();
   stall.held(res.getWriteOffset());
   res.onWritable(() => drainAndResume(res, onDrain, stall));
   return false;

@@ -1,4 +1,4 @@
-import type { Downstream, IdEcho, ResponseHead, StallWatch, WebSocketPeer } from '../contract.js';
+import type { Downstream, IdEcho, ResponseHead, ResponseSink, WebSocketPeer } from '../contract.js';
 import { headBlock, statusLine, type StaticReply } from '../../response-head.js';
 import { formatAddress } from '../../peer-address.js';
 import { endBodyless, endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
@@ -67,34 +67,34 @@ export class UwsDownstream implements Downstream {
     replyStatic(this.res, r, close, headOnly, echoLine(id));
   }
 
-  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, ended: () => void, stall: () => StallWatch): void {
+  reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, sink: ResponseSink): void {
     if (this.gone) return;
     // Inside uWS's parse a close is only a flag, and the bytes behind this request are read
     // as requests (after a framing refusal, a smuggled one): see request-callback.ts.
-    if (close && requestCallback.active) return void setImmediate(() => this.reply(head, id, body, contentLength, close, ended, stall));
+    if (close && requestCallback.active) return void setImmediate(() => this.reply(head, id, body, contentLength, close, sink));
     const text = headText(head, id);
     const res = this.res;
     if (body === null) {
       endBodyless(res, text, contentLength, close);
-      return this.ended(ended);
+      return this.completed(sink);
     }
     if (fitsCork(text.length, body)) {
       res.cork(() => {
         res.writeStatus(text);
         res.end(body, close);
       });
-      return this.ended(ended);
+      return this.completed(sink);
     }
     // Too large for one cork (see cork-room.ts): tryEnd, the rest when writable. uWS's
     // tryEnd cannot close the connection, so the head asks the client to.
-    endWithTryEnd(res, close ? `${text}\r\nconnection: close` : text, typeof body === 'string' ? Buffer.from(body) : body, () => this.ended(ended), stall());
+    endWithTryEnd(res, close ? `${text}\r\nconnection: close` : text, typeof body === 'string' ? Buffer.from(body) : body, () => this.completed(sink), sink.stallWatch());
   }
 
-  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, ended: () => void, stall: () => StallWatch): boolean {
+  write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, sink: ResponseSink): boolean {
     if (this.gone) return true;
     const text = head === null ? null : headText(head, id);
     const res = this.res;
-    if (total === null) return writeChunked(res, chunk, text, onDrain, stall);
+    if (total === null) return writeChunked(res, chunk, text, onDrain, sink);
     let ok = true;
     res.cork(() => {
       if (text !== null) res.writeStatus(text);
@@ -102,15 +102,15 @@ export class UwsDownstream implements Downstream {
         // The whole body in one chunk that fits uWS's cork buffer (most answers): end()
         // takes it in one call and one send.
         res.end(chunk, close);
-        return this.ended(ended);
+        return this.completed(sink);
       }
       const start = res.getWriteOffset();
       const [sent, finished] = res.tryEnd(chunk, total);
-      if (finished) return this.ended(ended);
+      if (finished) return this.completed(sink);
       if (sent) return;
       ok = false;
       this.tailPending = true;
-      const watch = stall();
+      const watch = sink.stallWatch();
       watch.held(res.getWriteOffset());
       res.onWritable((offset) => {
         // uWS keeps calling this until another onWritable replaces it: once this chunk is
@@ -119,7 +119,7 @@ export class UwsDownstream implements Downstream {
         this.released();
         const [retried, done] = res.tryEnd(chunk.subarray(offset - start), total);
         if (retried || done) this.tailPending = false;
-        if (done) this.ended(ended);
+        if (done) this.completed(sink);
         else if (retried) watch.clear(); // what waits next is the producer, not the client
         else watch.held(res.getWriteOffset());
         // The producer resumes after this callback, never inside it: uWS puts the callback
@@ -160,8 +160,8 @@ export class UwsDownstream implements Downstream {
     return true;
   }
 
-  private ended(ended: () => void): void {
+  private completed(sink: ResponseSink): void {
     this.gone = true;
-    ended();
+    sink.responseCompleted();
   }
 }
