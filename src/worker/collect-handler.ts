@@ -24,7 +24,7 @@ export class CollectHandler extends HandlerWrapper<RelayHandler> {
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     const head = responseHeaders(raw);
     const limit = this.life.flow!.collectLimit;
-    const bodyless = this.life.ex.method === 'HEAD' || isBodylessStatus(statusCode);
+    const bodyless = this.life.method === 'HEAD' || isBodylessStatus(statusCode);
     if (head.foreignCoding || bodyless || head.length === null || head.length > limit) return this.inner.relayHead(statusCode, head, resume, statusMessage);
     this.gathering = { status: statusCode, headers: head.headers, chunks: [] };
     return true;
@@ -32,7 +32,7 @@ export class CollectHandler extends HandlerWrapper<RelayHandler> {
 
   override onData(chunk: Buffer): boolean {
     if (this.gathering === null) return super.onData(chunk);
-    if (!this.life.ex.aborted) this.gathering.chunks.push(chunk); // bounded by collectLimit
+    if (!this.life.aborted) this.gathering.chunks.push(chunk); // bounded by collectLimit
     return true;
   }
 

@@ -2,6 +2,7 @@ import type { CompiledServerTls } from '../contracts/generation.js';
 import type { Arrival, DataEngine, Downstream, EngineFactory, RequestHead } from './engine/contract.js';
 import { OpenWebSockets } from './open-websockets.js';
 import { Exchange } from './exchange.js';
+import type { ExchangeEnd } from './exchange-end.js';
 import { framingOk } from './request-framing.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
@@ -68,7 +69,7 @@ export class DataServer {
     const idle = () => {
       if (this.inFlight === 0 && this.webSockets.size === 0 && this.idleWaiters.length) for (const w of this.idleWaiters.splice(0)) w();
     };
-    const finished = (ex: Exchange) => {
+    const finished = (ex: ExchangeEnd) => {
       --this.inFlight;
       if (watching) observer.exchangeEnded(ex);
       idle();

@@ -55,7 +55,7 @@ export abstract class ExchangeReplies extends ExchangeWrites {
     const key = this.header('sec-websocket-key') ?? '';
     if (!this.down.upgrade(peer, key, protocol, this.idEcho)) return false;
     this.status = 101;
-    this.finish();
+    this.settle();
     return true;
   }
 }

@@ -19,13 +19,13 @@ export abstract class ExchangeWrites extends ExchangeHead implements ResponseSin
   protected abstract readonly limits: DataPortLimits;
   protected abstract readonly events: LimitEvents;
   abstract get ended(): boolean;
-  /** The exchange ended: its final status is decided (exchange.ts). */
-  protected abstract finish(): void;
-  /** The client is gone: the exchange ends with 499 and its abort hooks run (exchange.ts). */
+  /** The exchange settled: its final status is decided (exchange-end.ts). */
+  protected abstract settle(): void;
+  /** The client is gone: the exchange ends with 499 and its abort hooks run (exchange-end.ts). */
   protected abstract clientLeft(): void;
   /** The engine's word (ResponseSink): the response's last byte went out. */
   responseCompleted(): void {
-    this.finish();
+    this.settle();
   }
 
   /** The engine's ask (ResponseSink): the stall bound of this response's held writes, made on first need. */
@@ -72,7 +72,7 @@ export abstract class ExchangeWrites extends ExchangeHead implements ResponseSin
     if (this.aborted || this.done) return;
     const close = !this.headFlushed && this.closing();
     this.upload.release();
-    if (this.down.end(this.takeHead(), this.idEcho, close)) this.finish();
+    if (this.down.end(this.takeHead(), this.idEcho, close)) this.settle();
   }
 
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
@@ -81,7 +81,7 @@ export abstract class ExchangeWrites extends ExchangeHead implements ResponseSin
     this.upload.release();
     const head = this.takeHead();
     if (head === null) {
-      if (this.down.end(null, this.idEcho, false)) this.finish();
+      if (this.down.end(null, this.idEcho, false)) this.settle();
       return;
     }
     this.done = true;

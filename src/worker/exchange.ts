@@ -1,132 +1,156 @@
-import { Readable } from 'node:stream';
-import type { Downstream, RequestHead } from './engine/contract.js';
-import { ExchangeReplies } from './exchange-replies.js';
-import { RequestBody } from './request-body.js';
-import type { TrustedProxies } from './trusted-proxies.js';
-import type { DataPortLimits } from '../contracts/ipc.js';
-import type { LimitEvents } from './limit-events.js';
-import type { RouteMeter } from './observe/meters.js';
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { ErrorCode } from '../shared/errors.js';
+import type { CollectedAnswer, StepReply, StepRun } from '../steps/step.js';
+import { withTraceId } from '../steps/reply.js';
+import { envelopeReply } from './envelope.js';
+import { ExchangeEnd } from './exchange-end.js';
+import type { RequestFlow } from './flow.js';
+import type { GenerationRequests } from './generation-requests.js';
 import type { RequestTrace } from './observe/request-trace.js';
-import { finalStatus } from './final-status.js';
-
-/** Who is told when an exchange ended (its RequestLife): its final status is then decided. */
-export interface ExchangeOwner {
-  exchangeEnded(): void;
-}
+import type { LifeEnv, RequestOwner } from './request-owner.js';
+import type { ClusterPools } from './upstream-pools.js';
+import { proxyBuffered } from './request-buffer.js';
+import { RelayHandler } from './relay-handler.js';
+import { CollectHandler } from './collect-handler.js';
 
 /**
- * The one owner of a request, whatever engine it came on (engine/contract.ts): from the
- * data server's callback to its completion, and the one place its final status is
- * decided. Everything else in the worker talks to an Exchange, never to an engine:
- *  - the request is copied synchronously (exchange-request.ts, request-head.ts), without
- *    the identity headers of a peer that is not a trusted proxy (client-address.ts);
- *  - onAborted is registered before anything can await;
- *  - a streamed head is held and goes out with the first body bytes (exchange-head.ts);
- *  - response bodies go to the engine's downstream with backpressure (exchange-writes.ts,
- *    exchange-replies.ts); a write held by backpressure waits at most
- *    limits.sendTimeoutMs for the client to take a byte (send-stall.ts);
- *  - request bodies go through onData + pause/resume (backpressure);
- *  - nothing is written after an abort or after the end;
- *  - no exception escapes into the engine (DataServer wraps each request).
+ * The one owner of a request, from the data server's callback to its completion: its
+ * downstream half (the request copied, the answer written, the final status decided once:
+ * exchange-end.ts and the classes it extends) and its phases, as its methods (named as
+ * Pingora's ProxyHttp names its own). A route's terminal (runtime.ts) calls the phases its
+ * route has, so a phase a route does not use costs nothing:
+ *
+ * 1. match            the route table's lookup (route-match.ts), in the data server's callback
+ *                     before this object is made: a fixed reply and the NoRoute envelope need
+ *                     none (docs/architecture.md, "One owner per request")
+ * 2. requestSteps     the route's steps edit, hold or answer the request before a connection is taken
+ * 3. upstreamPeer     the cluster's pools: a step may have chosen another (traffic-split)
+ * 4. upstreamRequest  body read ahead or streamed, attempts dispatched (request-buffer.ts, proxy.ts, forwarding.ts)
+ * 5. upstreamResponse each attempt's answer handler, relayed as it comes (relay-handler.ts)
+ * 6. responseSteps    collectors (cache, compression) over the whole answer (collect-handler.ts calls it)
+ * 7. log              exchangeEnded(): the final status is decided, the done hooks run;
+ *                     finish(): the work ended, the generation's count; the trace ends after both
+ *
+ * The code it hands the request to sees it as a RequestOwner (request-owner.ts).
  */
+export class Exchange extends ExchangeEnd implements RequestOwner {
+  /** The steps' view of the request; null on routes without steps. */
+  flow: RequestFlow | null = null;
+  /** Nothing of ours runs for this request any more; set once, by finish(). */
+  finished = false;
+  /** The generation that counts this request while its work runs; null until begin(). */
+  private requests: GenerationRequests | null = null;
+  private lifeEnv: LifeEnv | null = null;
 
-export class Exchange extends ExchangeReplies {
-  protected override readonly upload: RequestBody;
-  private abortHooks: (() => void)[] | null = null;
-  // What the metrics and the access log read when the exchange ends (observe/observer.ts).
-  readonly startedAt = performance.now();
+  /** What every request of the generation shares; set by begin(). */
+  get env(): LifeEnv {
+    return this.lifeEnv!;
+  }
+
+  /** A cluster route's terminal takes the request: its generation counts it until finish(). */
+  begin(flow: RequestFlow | null, requests: GenerationRequests, env: LifeEnv, trace: RequestTrace | null): this {
+    requests.started();
+    this.requests = requests;
+    this.lifeEnv = env;
+    this.flow = flow;
+    this.trace = trace;
+    if (flow !== null) flow.trace = trace;
+    return this;
+  }
+
+  /** Neither answered nor left: an answer can still be written. */
+  get answerable(): boolean {
+    return !this.aborted && !this.done;
+  }
+
+  /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
+  requestSteps(run: StepRun, forward: (ex: Exchange) => void, stepFailed: (err: unknown) => void): void {
+    const r = run(this.flow!);
+    if (r === undefined) return forward(this);
+    if (r instanceof Promise) {
+      r.then((o) => (o === undefined ? forward(this) : this.stepAnswered(o))).catch((err) => {
+        stepFailed(err);
+        this.replyError('Svc.Internal');
+      });
+      return;
+    }
+    this.stepAnswered(r);
+  }
+
+  private stepAnswered(o: StepReply): void {
+    const flow = this.flow!;
+    flow.discardBody();
+    // A count of the step's decision, with the status it answered: how the request ended
+    // (499 if its client left before the refusal was written) is switchyard_requests_total's.
+    if (o.served !== true && this.env.metrics !== null && this.meter !== null) this.env.metrics.rejected(this.meter, flow.answeredBy ?? 'group', o.status);
+    const head = flow.replyHead(o);
+    this.reply(head.status, withTraceId(o, this.traceId()), head.headers);
+  }
+
+  /** 3. The pools the request goes to: the route's cluster, or the one a step chose. */
+  upstreamPeer(routePools: ClusterPools, poolsFor: (cluster: string) => ClusterPools): ClusterPools {
+    const cluster = this.flow?.cluster ?? null;
+    return cluster === null ? routePools : poolsFor(cluster);
+  }
+
+  /** 4. Sends the request upstream; a body up to `bufferBytes` is read whole first (request-buffer.ts). */
+  upstreamRequest(pools: ClusterPools, body: Buffer | Readable | null, bufferBytes: number): void {
+    proxyBuffered(this, pools, body, bufferBytes);
+  }
+
+  /** 5. The handler an attempt's answer goes to: relayed, or gathered first for the collectors (phase 6). */
+  upstreamResponse(): Dispatcher.DispatchHandler {
+    const relay = new RelayHandler(this);
+    return this.flow?.collectors ? new CollectHandler(this, relay) : relay;
+  }
+
+  /** 6. The collectors, then the response hooks, over a whole answer; it goes out in one piece. */
+  responseSteps(answer: CollectedAnswer): void {
+    const flow = this.flow!;
+    const a = flow.collected(answer);
+    const head = { status: a.status, headers: a.headers };
+    flow.applyResponseHooks(head);
+    this.reply(head.status, a.body, head.headers);
+  }
+
   /**
-   * The status the request ended with, decided once when the exchange ends (final-status.ts)
-   * and read by every consumer: metrics, access log, trace, done hooks. 0 while it runs.
+   * 7. The exchange settled with its final status (answered, cut, or the client left): the
+   * done hooks run now, also while a step still works for a client that left (a
+   * concurrency slot, a breaker's count must not wait for a slow step).
    */
-  finalStatus = 0;
-  /** Told when the exchange ended; null: no route's terminal took it. */
-  owner: ExchangeOwner | null = null;
-  /** The status a response cut after its head ends with (close()); 0: not cut. */
-  private cutStatus = 0;
-  private hasEnded = false;
-  /** The route's meter, set by its terminal; null: no route took the request. */
-  meter: RouteMeter | null = null;
-  /** The last attempt's target and its time to the answer's head. */
-  upstream: string | null = null;
-  upstreamMs: number | null = null;
-  /** The request's W3C trace, set by its RequestLife; null: no route's terminal took it. */
-  trace: RequestTrace | null = null;
-  /** The access log writes this request's line (it was sampled). */
-  logged = false;
-
-  constructor(
-    down: Downstream,
-    req: RequestHead,
-    method: string,
-    path: string,
-    /** Worker-wide: a draining worker asks clients to close their connection. */
-    protected override readonly closing: () => boolean,
-    private readonly onFinish: (ex: Exchange) => void,
-    /** worker.json's trustedProxies. */
-    proxies: TrustedProxies,
-    /** The data port, as X-Forwarded-Port gives it ('' when unknown). */
-    localPort: string,
-    protected override readonly limits: DataPortLimits,
-    protected override readonly events: LimitEvents,
-    /** How the request came: X-Forwarded-Proto. */
-    scheme: 'http' | 'https' = 'http',
-  ) {
-    super(down, req, method, path, proxies, localPort, scheme);
-    this.upload = new RequestBody(down, () => this.done || this.aborted, () => this.aborted, limits, events);
-    if (this.badFraming || this.hostRepeated) this.upload.open = true; // refused unread: the connection must close after the answer
-    down.onAborted(() => this.clientLeft());
+  protected override exchangeEnded(): void {
+    this.flow?.ended(this.finalStatus);
+    if (this.finished) this.endTrace();
   }
 
-  /** The engine's abort: the client went away (or the gateway closed on it) before the response ended. */
-  protected override clientLeft(): void {
-    if (this.aborted) return;
-    this.aborted = true;
+  /** 7. The request's work ended (answered, failed, or given up on a client that left): the generation's count. Idempotent. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.ended) this.endTrace();
+    this.requests?.ended();
+  }
+
+  /** After its calls out ended (the upstream's answer completes before its last bytes reach the client). */
+  private endTrace(): void {
+    this.trace?.end(this.finalStatus, this.requestId);
+  }
+
+  /** The id an error envelope carries: the request's id, or a trace id made for it. */
+  traceId(): string {
+    return this.requestId || this.env.traceId();
+  }
+
+  /** Answers with the error envelope (unless the client left or was answered), then finishes. */
+  replyError(code: ErrorCode, traceId?: string): void {
+    if (this.answerable) this.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
     this.finish();
-    if (this.abortHooks) for (const h of this.abortHooks) h();
   }
 
-  /** Request body bytes read from the client. */
-  get bytesReceived(): number {
-    return this.upload.received;
-  }
-
-  onAbort(hook: () => void): void {
-    (this.abortHooks ??= []).push(hook);
-  }
-
-  /** The request body as a stream (request-body.ts); call it synchronously in the request callback. */
-  bodyStream(highWaterMark = 64 * 1024): Readable {
-    const stream = this.upload.stream(highWaterMark);
-    this.onAbort(() => stream.destroy(new Error('client aborted')));
-    return stream;
-  }
-
-  /** The exchange ended (completed, cut, or left by its client): finalStatus is decided. */
-  override get ended(): boolean {
-    return this.hasEnded;
-  }
-
-  /**
-   * Cuts the connection: the only honest end for a response that failed after its head was
-   * sent. `status`: the failure's (502, 504, …), the status the request ends with.
-   */
-  close(status: number): void {
-    if (this.aborted || this.done) return;
-    this.cutStatus = status;
+  /** Answers with a whole response (a step's reply, a collected answer), then finishes. */
+  reply(status: number, body: string | Buffer, headers: [string, string][]): void {
+    this.sendHead(status, body, headers);
     this.finish();
-    this.down.close();
-  }
-
-  /** The exchange ended (completed, cut, or left by its client): its final status is decided here, once. */
-  protected override finish(): void {
-    if (this.hasEnded) return;
-    this.hasEnded = true;
-    this.done = true;
-    this.stall?.clear();
-    this.finalStatus = finalStatus(this.status, this.aborted, this.cutStatus);
-    this.onFinish(this);
-    this.owner?.exchangeEnded();
   }
 }
-

@@ -22,7 +22,7 @@ export class RequestFlow implements Flow {
    */
   collectors: { maxBytes: number; fn: (a: CollectedAnswer) => CollectedAnswer }[] | null = null;
   collectLimit = 0;
-  /** The request's trace, set by its RequestLife; null for a flow no request owns. */
+  /** The request's trace, set when its Exchange began (exchange.ts); null for a flow no request owns. */
   trace: RequestTrace | null = null;
 
   traceCall(method: string, url: string): CallTrace | null {
@@ -116,7 +116,7 @@ export class RequestFlow implements Flow {
   private endStatus: number | null = null;
 
   /**
-   * The request ended: runs the done hooks once. Its RequestLife calls this, early when
+   * The request ended: runs the done hooks once. Its Exchange calls this, early when
    * the client left while a step still works, so a second call changes nothing.
    */
   ended(status: number): void {

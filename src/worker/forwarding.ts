@@ -61,7 +61,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
 
   /** Sends attempt `n` to `upstream` (a target pool, or the very connection a re-send goes on). */
   private attempt(n: number, upstream: Upstream, resendOn?: Dispatcher): void {
-    if (this.life.ex.aborted) return; // the previous attempt already finished the request on the abort
+    if (this.life.aborted) return; // the previous attempt already finished the request on the abort
     const retry = this.retry;
     const answer = this.life.upstreamResponse();
     this.inner =
@@ -76,7 +76,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     this.answered = false;
     this.abortUpstream = null;
     this.sentAt = performance.now();
-    const trace = this.life.ex.trace;
+    const trace = this.life.trace;
     if (trace !== null && trace.recording) {
       // Each attempt is a span of its own, whose id the upstream gets: the headers end with traceparent (upstreamHeaders).
       this.call = trace.call(this.opts.method, this.pools.addressOf(upstream));
@@ -92,7 +92,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
 
   /** Where a retry goes: another target for a cluster's policy, else the cluster's next pick. */
   private nextTarget(retry: RetryPolicy, failed: Upstream): Upstream {
-    return retry.elsewhere && this.pools.size > 1 ? this.pools.pickOther(failed) : this.pools.pick(this.life.ex);
+    return retry.elsewhere && this.pools.size > 1 ? this.pools.pickOther(failed) : this.pools.pick(this.life);
   }
 
   /** The client left: the upstream request is aborted and the request ends now. */
@@ -113,7 +113,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     this.written = true;
     this.abortUpstream = abort;
     super.onConnect(abort);
-    if (this.life.ex.aborted) abort(new Error('client aborted'));
+    if (this.life.aborted) abort(new Error('client aborted'));
   }
 
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
@@ -121,7 +121,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
     if (statusCode < 200) return true; // 1xx: not relayed
     this.status = statusCode;
     const ms = performance.now() - this.sentAt;
-    const ex = this.life.ex;
+    const ex = this.life;
     ex.upstream = this.pools.addressOf(this.target!);
     ex.upstreamMs = ms;
     this.pools.answered(this.target!, ms, statusCode);
@@ -136,17 +136,17 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
 
   override onError(err: Error): void {
     this.call?.fail(errorType(err));
-    if (!this.answered && !this.life.ex.aborted) {
+    if (!this.answered && !this.life.aborted) {
       this.pools.outcome(this.target!, null);
       this.pools.failed(this.target!, err);
       // No answer from this attempt: an earlier attempt's answer is not the one the client gets either.
-      this.life.ex.upstream = null;
-      this.life.ex.upstreamMs = null;
-    } else if (this.answered && !this.life.ex.aborted && cutOff(err)) {
+      this.life.upstream = null;
+      this.life.upstreamMs = null;
+    } else if (this.answered && !this.life.aborted && cutOff(err)) {
       // The target cut its answer or stopped sending it: a failed attempt too (the client sees the cut).
       this.pools.failed(this.target!, err);
     }
-    if (!this.answered && !this.life.ex.aborted && this.sentAgain(err)) return;
+    if (!this.answered && !this.life.aborted && this.sentAgain(err)) return;
     super.onError(err);
   }
 
@@ -154,7 +154,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   private sentAgain(err: Error): boolean {
     const next = sendAgain({
       err,
-      method: this.life.ex.method,
+      method: this.life.method,
       replayable: this.replayable,
       written: this.written,
       answered: this.answered,

@@ -1,6 +1,6 @@
 /**
  * The requests a generation still serves: its pools close once it is retired and the
- * last one ended. Counted by RequestLife alone (its constructor and its finish).
+ * last one ended. Counted by the Exchange alone (its begin and its finish).
  */
 export class GenerationRequests {
   private live = 0;

@@ -17,8 +17,8 @@ import { HeadersDeadline, PRECISE_HEADERS_BELOW_MS } from './headers-deadline.js
  * otherwise. The request's life ends through its handlers (relay-handler.ts).
  */
 export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Readable | null): void {
-  const { ex, flow } = life;
-  if (ex.aborted) {
+  const { flow } = life;
+  if (life.aborted) {
     if (body !== null && !Buffer.isBuffer(body)) body.destroy();
     return life.finish();
   }
@@ -27,19 +27,19 @@ export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Re
   const retry = replayable ? (flow?.retry ?? pools.retryPolicy) : null;
   const headersMs = Math.min(flow?.timeouts?.headersMs ?? pools.spec.headersMs, retry?.perTryMs ?? Infinity);
   const opts: Dispatcher.DispatchOptions = {
-    path: flow === null ? target(ex.path, ex.query) : target(flow.path, flow.query),
-    method: ex.method as Dispatcher.HttpMethod,
-    headers: upstreamHeaders(ex, flow === null ? null : flow.editPlan(), ex.trace),
+    path: flow === null ? target(life.path, life.query) : target(flow.path, flow.query),
+    method: life.method as Dispatcher.HttpMethod,
+    headers: upstreamHeaders(life, flow === null ? null : flow.editPlan(), life.trace),
     body,
     headersTimeout: headersMs,
     bodyTimeout: flow?.timeouts?.bodyMs ?? pools.spec.bodyMs,
     // undici's pipelining guard: a request with a streamed body is not safe to replay on another connection.
-    idempotent: replayable && (ex.method === 'GET' || ex.method === 'HEAD'),
+    idempotent: replayable && (life.method === 'GET' || life.method === 'HEAD'),
   };
   pools.retryPolicy?.budget?.request();
   const forwarding = new Forwarding(life, pools, opts, replayable, retry);
-  ex.onAbort(() => forwarding.clientAborted());
-  forwarding.start(pools.pick(life.ex), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
+  life.onAbort(() => forwarding.clientAborted());
+  forwarding.start(pools.pick(life), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
 }
 
 function target(path: string, query: string | null): string {

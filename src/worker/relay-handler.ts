@@ -47,7 +47,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
       this.abortUpstream?.(new UpstreamCodingError());
       return false;
     }
-    const { ex, flow } = this.life;
+    const ex = this.life;
+    const flow = ex.flow;
     this.total = head.length;
     this.status = statusCode;
     // 1xx never get here: Forwarding drops them.
@@ -63,7 +64,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    const ex = this.life.ex;
+    const ex = this.life;
     if (this.bodyless || ex.aborted) return true;
     // false pauses the upstream socket until drained() resumes it. Once the answer
     // completed, its connection may carry another request: a late drain must not resume that one.
@@ -75,7 +76,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
-    const ex = this.life.ex;
+    const ex = this.life;
     // A 204 carries no Content-Length (RFC 9110 §8.6); HEAD and 304 report the upstream's.
     if (this.bodyless) ex.endWithoutBody(this.status === 204 ? undefined : (this.total ?? undefined));
     else ex.end(); // no-op when the last write already completed a known length
@@ -85,11 +86,11 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     const life = this.life;
     if (!life.answerable) return life.finish();
-    if (life.ex.headersSent) {
+    if (life.headersSent) {
       // The client cannot be told with a status any more: it sees the connection cut, and
       // the request ends with the status the envelope would have had (final-status.ts).
-      life.env.log.warn({ code: (err as { code?: string }).code, err: err.message, path: life.ex.path }, 'upstream failed after the response head was sent; client connection cut');
-      life.ex.close(ERRORS[errorCode(err)].status);
+      life.env.log.warn({ code: (err as { code?: string }).code, err: err.message, path: life.path }, 'upstream failed after the response head was sent; client connection cut');
+      life.close(ERRORS[errorCode(err)].status);
       return life.finish();
     }
     life.replyError(life.flow?.bodyTooLarge ? 'Svc.Data.TooLarge' : errorCode(err));

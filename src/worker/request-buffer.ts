@@ -67,7 +67,7 @@ export function readAhead(body: Readable, max: number, deadlineMs: number, then:
  * cluster's bodyMs (else 408). `max` 0, a body already whole (a Buffer) or none: straight on.
  */
 export function proxyBuffered(life: RequestOwner, pools: ClusterPools, body: Buffer | Readable | null, max: number): void {
-  if (max === 0 || !(body instanceof Readable) || life.ex.aborted) return proxy(life, pools, body);
+  if (max === 0 || !(body instanceof Readable) || life.aborted) return proxy(life, pools, body);
   readAhead(body, max, pools.spec.bodyMs, (b) => {
     if (!(b instanceof Error)) return proxy(life, pools, b);
     const code: ErrorCode = life.flow?.bodyTooLarge
@@ -80,7 +80,7 @@ export function proxyBuffered(life: RequestOwner, pools: ClusterPools, body: Buf
     if (code !== 'Svc.Internal' || !life.answerable) return life.replyError(code);
     // Neither the client leaving, nor the deadline, nor a body cap: not a failure the body stream should have.
     const traceId = life.traceId();
-    life.env.log.warn({ err: b.message, traceId, path: life.ex.path }, 'the request body read failed');
+    life.env.log.warn({ err: b.message, traceId, path: life.path }, 'the request body read failed');
     life.replyError(code, traceId);
   });
 }

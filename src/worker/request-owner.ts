@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { CollectedAnswer } from '../steps/step.js';
-import type { Exchange } from './exchange.js';
+import type { ExchangeEnd } from './exchange-end.js';
 import type { RequestFlow } from './flow.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 
@@ -19,12 +19,10 @@ export interface LifeEnv {
 /**
  * A request's owner as the code it hands the request to sees it: the proxy stage
  * (request-buffer.ts, proxy.ts), each attempt's handlers (forwarding.ts and the handlers
- * it chains) and the WebSocket handshake. RequestLife implements it; they import this,
+ * it chains) and the WebSocket handshake. The Exchange implements it; they import this,
  * never the class, which leads to them (phases 4-6), so no import cycle ties them.
  */
-export interface RequestOwner {
-  /** The downstream half: the client's request and answer, and the final status. */
-  readonly ex: Exchange;
+export interface RequestOwner extends ExchangeEnd {
   /** The steps' view of the request; null on routes without steps. */
   readonly flow: RequestFlow | null;
   readonly env: LifeEnv;

@@ -42,7 +42,7 @@ export class RetryHandler extends HandlerWrapper {
   }
 
   override onError(err: Error): void {
-    const ex = this.life.ex;
+    const ex = this.life;
     if (!ex.aborted && !ex.headersSent && (this.discarding || ((this.policy.errors ?? retriable)(err) && this.mayRetry()))) return this.retryNow();
     super.onError(err);
   }
@@ -53,7 +53,7 @@ export class RetryHandler extends HandlerWrapper {
   }
 
   private retryNow(): void {
-    if (this.life.ex.aborted) return this.life.finish();
+    if (this.life.aborted) return this.life.finish();
     this.next();
   }
 }

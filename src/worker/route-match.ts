@@ -4,7 +4,7 @@ import type { RouteTable } from '../shared/route-table.js';
 import { routingHost } from '../shared/route-table.js';
 
 /**
- * Phase 1 of a request (the others are RequestLife's methods): the route, from method,
+ * Phase 1 of a request (the others are its Exchange's methods): the route, from method,
  * path and Host alone, before any await. It runs in the data server's callback before
  * any owner exists: a fixed reply, and the NoRoute envelope, never get one.
  */

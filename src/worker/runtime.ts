@@ -10,7 +10,7 @@ import { RouteTable } from '../shared/route-table.js';
 import { ClusterPools, type PoolsContext } from './upstream-pools.js';
 import type { WebSocketRouteCounts } from './websocket-route-counts.js';
 import { RequestFlow } from './flow.js';
-import { GenerationRequests, RequestLife } from './request-life.js';
+import { GenerationRequests } from './generation-requests.js';
 import { match } from './route-match.js';
 import { HttpsOnly, httpsRedirect } from './https-only.js';
 import type { DataMetrics } from './observe/data-metrics.js';
@@ -76,13 +76,12 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   const stepFailed = (err: unknown) => log.error({ err }, 'step failed');
   const tracing = deps.tracing;
   // The route's terminal set ex.meter: the trace names the route.
-  const lifeOf = (ex: Exchange, flow: RequestFlow | null) => new RequestLife(ex, flow, requests, lifeEnv, tracing.start(ex));
+  const begin = (ex: Exchange, flow: RequestFlow | null) => ex.begin(flow, requests, lifeEnv, tracing.start(ex));
 
   type Built = ReturnType<typeof buildRoutePipeline>;
 
   /**
-   * A route's terminal: the request's owner (RequestLife) and the calls to those of its
-   * phases the route has, as one closure per route, none per request. A WebSocket
+   * A route's terminal: the calls to those of its owner's phases (exchange.ts) the route has, as one closure per route, none per request. A WebSocket
    * handshake (Exchange.wantsUpgrade) on a cluster route is proxied when the route has
    * `websocket`, else refused with an envelope.
    */
@@ -100,7 +99,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');
       return (ex) => {
         ex.meter = meter;
-        lifeOf(ex, null).replyError('Svc.Data.RouteUnavailable');
+        begin(ex, null).replyError('Svc.Data.RouteUnavailable');
       };
     }
     // Bodies up to this size are read whole before a connection is taken (request-buffer.ts).
@@ -110,7 +109,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     return (ex) => {
       ex.meter = meter;
       if (!ex.wantsUpgrade) http(ex);
-      else if (ws === null) lifeOf(ex, null).replyError('Svc.Data.UpgradeRefused');
+      else if (ws === null) begin(ex, null).replyError('Svc.Data.UpgradeRefused');
       else ws(ex);
     };
   }
@@ -118,22 +117,21 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   function httpTerminal(upstream: ClusterPools, built: Built, bufferBytes: number): (ex: Exchange) => void {
     if (built === null) {
       // No steps: no flow, the route's own pools.
-      return (ex) => lifeOf(ex, null).upstreamRequest(upstream, ex.hasBody ? ex.bodyStream() : null, bufferBytes);
+      return (ex) => begin(ex, null).upstreamRequest(upstream, ex.hasBody ? ex.bodyStream() : null, bufferBytes);
     }
     const { run: pipeline, owned } = built;
-    const forward = (life: RequestLife) => life.upstreamRequest(life.upstreamPeer(upstream, poolsFor), life.flow!.upstreamBody(), bufferBytes);
+    const forward = (ex: Exchange) => ex.upstreamRequest(ex.upstreamPeer(upstream, poolsFor), ex.flow!.upstreamBody(), bufferBytes);
     return (ex) => {
       // The body stream is attached now: uWS drops body data that has no reader.
-      const life = lifeOf(ex, new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned));
-      life.requestSteps(pipeline, forward, stepFailed);
+      begin(ex, new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned)).requestSteps(pipeline, forward, stepFailed);
     };
   }
 
   /** A WebSocket route's handshake: the same steps, then the upstream's handshake (websocket-upgrade.ts). */
   function websocketTerminal(routeId: string, upstream: ClusterPools, built: Built, settings: WebSocketSettings): (ex: Exchange) => void {
-    const connect = (life: RequestLife) => openWebSocket(life, life.upstreamPeer(upstream, poolsFor), settings, routeId, deps.webSockets);
-    if (built === null) return (ex) => connect(lifeOf(ex, null));
-    return (ex) => lifeOf(ex, new RequestFlow(ex, null, built.owned)).requestSteps(built.run, connect, stepFailed);
+    const connect = (ex: Exchange) => openWebSocket(ex, ex.upstreamPeer(upstream, poolsFor), settings, routeId, deps.webSockets);
+    if (built === null) return (ex) => connect(begin(ex, null));
+    return (ex) => begin(ex, new RequestFlow(ex, null, built.owned)).requestSteps(built.run, connect, stepFailed);
   }
 
   const redirect = httpsRedirect(deps.tlsPort);

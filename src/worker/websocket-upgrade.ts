@@ -23,26 +23,26 @@ const REFUSAL_BODY_BYTES = 64 * 1024;
  * failure before that is an ordinary HTTP answer (an envelope, or the upstream's refusal).
  */
 export function openWebSocket(life: RequestOwner, pools: ClusterPools, settings: WebSocketSettings, routeId: string, counts: WebSocketRouteCounts): void {
-  const { ex, flow } = life;
+  const { flow } = life;
   if (!life.answerable) return life.finish();
   if (counts.count(routeId) >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
   // The target as written (`host:port`, `http://…`, `https://…`): TLS targets get wss with the cluster's `tls`.
-  const target = pools.pick(ex);
+  const target = pools.pick(life);
   const address = pools.addressOf(target);
   const { secure, hostPort } = targetParts(address);
   const guard = pools.connectVerdict(hostPort);
   if ('denied' in guard) return life.replyError('Svc.Data.UpstreamDenied');
-  const path = flow === null ? ex.path : flow.path;
-  const query = flow === null ? ex.query : flow.query;
+  const path = flow === null ? life.path : flow.path;
+  const query = flow === null ? life.query : flow.query;
   // The handshake is a call of the request's trace (its own span when traced).
-  const trace = ex.trace;
+  const trace = life.trace;
   const call = trace === null ? null : trace.call('GET', hostPort);
   const traceHeaders = trace === null ? null : { replaced: trace.recording ? call!.traceparent : trace.replaced, fresh: trace.fresh };
   let upstream: UpstreamSocket;
   try {
-    upstream = new UpstreamSocket(`${secure ? 'wss' : 'ws'}://${hostPort}${path}${query === null ? '' : `?${query}`}`, subprotocols(ex.header('sec-websocket-protocol')), {
+    upstream = new UpstreamSocket(`${secure ? 'wss' : 'ws'}://${hostPort}${path}${query === null ? '' : `?${query}`}`, subprotocols(life.header('sec-websocket-protocol')), {
       ...(secure ? tlsOptions(pools.spec.tls).options : {}),
-      headers: handshakeHeaders(upstreamHeaders(ex, flow === null ? null : flow.editPlan(), traceHeaders)),
+      headers: handshakeHeaders(upstreamHeaders(life, flow === null ? null : flow.editPlan(), traceHeaders)),
       perMessageDeflate: false,
       followRedirects: false,
       maxPayload: settings.maxMessageBytes,
@@ -57,9 +57,9 @@ export function openWebSocket(life: RequestOwner, pools: ClusterPools, settings:
   const sentAt = performance.now();
   // The handshake's answer, as an HTTP attempt's head: the access log's upstream fields, the target's metrics.
   const answered = (status: number) => {
-    ex.upstream = address;
-    ex.upstreamMs = performance.now() - sentAt;
-    pools.answered(target, ex.upstreamMs, status);
+    life.upstream = address;
+    life.upstreamMs = performance.now() - sentAt;
+    pools.answered(target, life.upstreamMs, status);
   };
   let counted = true;
   const release = () => {
@@ -67,7 +67,7 @@ export function openWebSocket(life: RequestOwner, pools: ClusterPools, settings:
     counted = false;
     counts.remove(routeId);
   };
-  ex.onAbort(() => {
+  life.onAbort(() => {
     upstream.terminate();
     release();
     life.finish();
@@ -89,7 +89,7 @@ export function openWebSocket(life: RequestOwner, pools: ClusterPools, settings:
     const relay = new WebSocketRelay(upstream, settings, release);
     call?.end(101);
     answered(101);
-    if (!ex.upgrade(relay, upstream.protocol)) {
+    if (!life.upgrade(relay, upstream.protocol)) {
       upstream.terminate();
       release();
     }

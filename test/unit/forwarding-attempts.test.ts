@@ -3,62 +3,17 @@ import assert from 'node:assert/strict';
 import { errors, type Dispatcher } from 'undici';
 import { proxy } from '../../src/worker/proxy.js';
 import { RequestFlow } from '../../src/worker/flow.js';
-import { GenerationRequests, RequestLife } from '../../src/worker/request-life.js';
-import type { Exchange } from '../../src/worker/exchange.js';
-import { finalStatus } from '../../src/worker/final-status.js';
+import { GenerationRequests } from '../../src/worker/generation-requests.js';
 import type { ClusterPools } from '../../src/worker/upstream-pools.js';
+import { recordedExchange } from '../helpers/recording-downstream.js';
 
 // The proxy stage's attempts driven by hand: a fake upstream calls the handler undici
-// would call, in undici's order, and the Exchange records what the client got.
+// would call, in undici's order, and a real Exchange over a recording downstream records
+// what the client got.
 
 type Handler = Dispatcher.DispatchHandler & { onConnection?(conn: Dispatcher, reused: boolean): void };
 
-function fakeExchange() {
-  const got: string[] = [];
-  const ex = {
-    method: 'GET',
-    path: '/x',
-    query: null,
-    headers: ['host', 'example.test'],
-    remoteAddress: '127.0.0.1',
-    localPort: '8080', scheme: 'http',
-    requestId: '', requestIdHeader: null, setRequestId: () => {},
-    aborted: false,
-    done: false,
-    ended: false,
-    headersSent: false,
-    status: 0,
-    finalStatus: 0,
-    owner: null as { exchangeEnded(): void } | null,
-    aborts: [] as (() => void)[],
-    /** The exchange ends once, deciding its final status, and tells its owner (as Exchange.finish). */
-    finish() {
-      if (this.ended) return;
-      this.ended = this.done = true;
-      this.finalStatus = finalStatus(this.status, this.aborted);
-      this.owner?.exchangeEnded();
-    },
-    headerList: () => undefined,
-    onAbort(h: () => void) {
-      this.aborts.push(h);
-    },
-    writeHead(status: number) {
-      got.push(`head ${status}`);
-      this.status = status;
-    },
-    write: (chunk: Buffer) => (got.push(`body ${chunk.toString()}`), true),
-    end() {
-      got.push('end');
-      this.finish();
-    },
-    sendStatic(r: { status: number; body: string }) {
-      got.push(`envelope ${JSON.parse(r.body).code}`);
-      this.status = r.status;
-      this.finish();
-    },
-  };
-  return { ex, got };
-}
+const env = { traceId: () => 't', log: { warn() {} }, metrics: null, requestIdHeader: null };
 
 const raw = (body: string) => [Buffer.from('content-length'), Buffer.from(String(body.length))];
 
@@ -75,8 +30,8 @@ function pools(pick: () => Dispatcher): ClusterPools {
 }
 
 test('a re-send on a new connection comes before the retry step and is not one of its attempts', async () => {
-  const { ex, got } = fakeExchange();
-  const flow = new RequestFlow(ex as unknown as Exchange);
+  const { ex, down } = recordedExchange();
+  const flow = new RequestFlow(ex);
   flow.retry = { attempts: 2, statuses: new Set([503]), backoffMs: 1 };
   const statuses: number[] = [];
   flow.onDone((s) => statuses.push(s));
@@ -102,20 +57,21 @@ test('a re-send on a new connection comes before the retry step and is not one o
   } as unknown as Dispatcher;
   let done = false;
   const requests = new GenerationRequests(() => (done = true));
-  const life = new RequestLife(ex as unknown as Exchange, flow, requests, { traceId: () => 't', log: { warn() {} } });
+  const life = ex.begin(flow, requests, env, null);
   requests.retire();
   proxy(life, pools(() => target), null);
   await new Promise((r) => setTimeout(r, 30));
   assert.deepEqual(sent, ['first', 'resend', 'retry'], 're-sent, then the retry step’s second attempt');
-  assert.deepEqual(got, ['head 200', 'body fine', 'end'], 'the 503 was dropped, never relayed');
+  assert.deepEqual(down.got, ['head 200', 'body 4/4', 'end'], 'the 503 was dropped, never relayed');
+  assert.equal(ex.finalStatus, 200);
   assert.deepEqual(statuses, [200]);
   assert.equal(life.finished, true);
   assert.equal(done, true, 'the generation let go of the request');
 });
 
 test('a client that leaves aborts the upstream request and ends the request once, with 499', () => {
-  const { ex, got } = fakeExchange();
-  const flow = new RequestFlow(ex as unknown as Exchange);
+  const { ex, down } = recordedExchange();
+  const flow = new RequestFlow(ex);
   const statuses: number[] = [];
   flow.onDone((s) => statuses.push(s));
   let handler: Handler | null = null;
@@ -130,13 +86,12 @@ test('a client that leaves aborts the upstream request and ends the request once
       return true;
     },
   } as unknown as Dispatcher;
-  const life = new RequestLife(ex as unknown as Exchange, flow, new GenerationRequests(() => {}), { traceId: () => 't', log: { warn() {} } });
-  proxy(life, pools(() => target), null);
+  proxy(ex.begin(flow, new GenerationRequests(() => {}), env, null), pools(() => target), null);
   assert.ok(handler);
-  ex.aborted = true;
-  ex.finish();
-  for (const h of ex.aborts) h();
+  down.leave();
   assert.deepEqual(aborted, ['client aborted']);
   assert.deepEqual(statuses, [499]);
-  assert.deepEqual(got, [], 'nothing written to a client that left');
+  assert.equal(ex.finalStatus, 499);
+  assert.equal(ex.finished, true);
+  assert.deepEqual(down.got, [], 'nothing written to a client that left');
 });

@@ -1,63 +1,54 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RelayHandler } from '../../src/worker/relay-handler.js';
-import { GenerationRequests, RequestLife } from '../../src/worker/request-life.js';
-import type { Exchange } from '../../src/worker/exchange.js';
+import { GenerationRequests } from '../../src/worker/generation-requests.js';
+import { recordedExchange } from '../helpers/recording-downstream.js';
 
 // Regression: the handler paused undici on the last body bytes when the client was slow.
 // If the upstream then closed the connection (Connection: close), undici finished its
 // parser on the socket's end, asserted it was not paused, and the throw killed the worker
 // (seen in the streaming tests under CPU load: "assert(!this.paused)" in Parser.finish).
 
-function fakeExchange(writable: boolean) {
-  const calls: string[] = [];
-  const ex = {
-    method: 'GET',
-    path: '/x',
-    aborted: false,
-    done: false,
-    headersSent: false,
-    writeHead: () => calls.push('head'),
-    write: (chunk: Buffer, total: number | null) => (calls.push(`write ${chunk.length}/${total}`), writable),
-    end: () => calls.push('end'),
-    endWithoutBody: () => calls.push('endWithoutBody'),
-    close: () => calls.push('close'),
-    sendStatic: () => calls.push('envelope'),
-  };
-  return { ex: ex as unknown as Exchange, calls };
+const env = { traceId: () => 'trace', log: { warn() {} }, metrics: null, requestIdHeader: null };
+
+/** A real Exchange whose client takes nothing at once (every write that does not end the body reports backpressure). */
+function slowClient() {
+  const { ex, down } = recordedExchange();
+  down.accepting = false;
+  return { ex: ex.begin(null, new GenerationRequests(() => {}), env, null), down };
 }
 
-const env = { traceId: () => 'trace', log: { warn() {} } };
-const lifeOf = (ex: Exchange) => new RequestLife(ex, null, new GenerationRequests(() => {}), env);
 const head = (length: number) => [Buffer.from('content-type'), Buffer.from('text/plain'), Buffer.from('content-length'), Buffer.from(String(length))];
 
 test('a known-length body: backpressure pauses undici before the last bytes, never on them', () => {
-  const { ex, calls } = fakeExchange(false); // the client takes nothing at once
+  const { ex, down } = slowClient();
   let resumed = 0;
-  const h = new RelayHandler(lifeOf(ex));
+  const h = new RelayHandler(ex);
   h.onConnect(() => {});
   assert.equal(h.onHeaders(200, head(10), () => resumed++, 'OK'), true);
   assert.equal(h.onData(Buffer.alloc(4)), false, 'more is coming: pause');
   assert.equal(h.onData(Buffer.alloc(6)), true, 'the last bytes: do not pause');
   h.onComplete([]);
-  assert.deepEqual(calls, ['head', 'write 4/10', 'write 6/10', 'end']);
+  assert.deepEqual(down.got, ['head 200', 'body 4/10', 'body 6/10', 'end']);
   assert.equal(resumed, 0);
+  assert.equal(ex.finalStatus, 200);
 });
 
 test('a body of unknown length still pauses undici under backpressure', () => {
-  const { ex } = fakeExchange(false);
-  const h = new RelayHandler(lifeOf(ex));
+  const { ex } = slowClient();
+  const h = new RelayHandler(ex);
   h.onConnect(() => {});
   h.onHeaders(200, [Buffer.from('content-type'), Buffer.from('text/plain')], () => {}, 'OK');
   assert.equal(h.onData(Buffer.alloc(4)), false);
 });
 
 test('a drain that comes after the answer completed does not resume the connection (it may carry another request)', () => {
-  const { ex } = fakeExchange(false);
+  const { ex, down } = slowClient();
   let resumed = 0;
   let drain: (() => void) | undefined;
-  (ex as unknown as { write: unknown }).write = (_c: Buffer, _t: number | null, onDrain: () => void) => ((drain = onDrain), false);
-  const h = new RelayHandler(lifeOf(ex));
+  const write = down.write.bind(down);
+  down.write = (h, id, chunk, total, close, onDrain, sink) => ((drain = onDrain), write(h, id, chunk, total, close, onDrain, sink));
+  const h = new RelayHandler(ex);
   h.onConnect(() => {});
   h.onHeaders(200, [Buffer.from('content-type'), Buffer.from('text/plain')], () => resumed++, 'OK');
   h.onData(Buffer.alloc(4));

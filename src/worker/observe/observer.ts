@@ -1,4 +1,4 @@
-import type { Exchange } from '../exchange.js';
+import type { ExchangeEnd } from '../exchange-end.js';
 import type { StaticReply } from '../response-head.js';
 import type { Downstream, RequestHead } from '../engine/contract.js';
 import type { DataMetrics } from './data-metrics.js';
@@ -40,7 +40,7 @@ export class RequestObserver {
   }
 
   /** An exchange ended: answered, cut, or left by its client (its finalStatus is decided). */
-  exchangeEnded(ex: Exchange): void {
+  exchangeEnded(ex: ExchangeEnd): void {
     const status = ex.finalStatus;
     const ms = performance.now() - ex.startedAt;
     if (this.counting) this.meters.ended(ex.meter ?? this.meters.unmatched, ex.method, status, ms / 1000, ex.bytesReceived, ex.bytesSent);

@@ -1,4 +1,4 @@
-import type { Exchange } from '../exchange.js';
+import type { ExchangeEnd } from '../exchange-end.js';
 import type { StaticReply } from '../response-head.js';
 import type { Downstream, RequestHead } from '../engine/contract.js';
 import type { RequestRecord } from './request-record.js';
@@ -18,7 +18,7 @@ export class ExchangeRecord implements RequestRecord {
   readonly upstreamMs: number | null;
 
   constructor(
-    private readonly ex: Exchange,
+    private readonly ex: ExchangeEnd,
     readonly status: number,
     readonly durationMs: number,
   ) {

@@ -23,7 +23,7 @@ export interface UpstreamTrace {
   readonly fresh: boolean;
 }
 
-/** One request's place in a W3C trace, from its arrival to its end (owned by its RequestLife). */
+/** One request's place in a W3C trace, from its arrival to its end (owned by its Exchange, exchange.ts). */
 export interface RequestTrace extends UpstreamTrace {
   /** 32 hex digits: the trace continued or started. */
   readonly traceId: string;

@@ -1,65 +1,31 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GenerationRequests, RequestLife } from '../../src/worker/request-life.js';
+import { GenerationRequests } from '../../src/worker/generation-requests.js';
 import { RequestFlow } from '../../src/worker/flow.js';
-import type { Exchange } from '../../src/worker/exchange.js';
 import { finalStatus } from '../../src/worker/final-status.js';
+import type { RequestTrace } from '../../src/worker/observe/request-trace.js';
+import { recordedExchange } from '../helpers/recording-downstream.js';
 
-/** An exchange as RequestLife sees it: it ends once (answered or left), deciding its final status then, and tells its owner. */
-function fakeExchange() {
-  const sent: { status?: number; body: string }[] = [];
-  const ex = {
-    method: 'GET',
-    path: '/x',
-    query: null,
-    headers: [],
-    aborted: false,
-    done: false,
-    ended: false,
-    status: 0,
-    finalStatus: 0,
-    requestId: '',
-    trace: null as { end(status: number): void } | null,
-    owner: null as { exchangeEnded(): void } | null,
-    end() {
-      if (this.ended) return;
-      this.ended = this.done = true;
-      this.finalStatus = finalStatus(this.status, this.aborted);
-      this.owner?.exchangeEnded();
-    },
-    /** The client left (uWS's onAborted). */
-    abort() {
-      this.aborted = true;
-      this.end();
-    },
-    sendStatic(r: { status: number; body: string }) {
-      if (this.aborted || this.done) return;
-      this.status = r.status;
-      sent.push({ body: r.body });
-      this.end();
-    },
-    sendHead(status: number, body: string) {
-      if (this.aborted || this.done) return;
-      this.status = status;
-      sent.push({ status, body });
-      this.end();
-    },
-  };
-  return { ex: ex as unknown as Exchange & typeof ex, sent };
-}
+// The owner's phases and its end, on a real Exchange over a recording downstream: it
+// settles once (answered, cut or left), deciding its final status then, and its work ends
+// once (the generation's count); the trace ends after both.
 
-const env = { traceId: () => 'trace-1', log: { warn() {} } };
+const env = { traceId: () => 'trace-1', log: { warn() {} }, metrics: null, requestIdHeader: null };
 
 function setup() {
   let closed = 0;
   const requests = new GenerationRequests(() => closed++);
-  const { ex, sent } = fakeExchange();
+  const { ex, down } = recordedExchange();
   const flow = new RequestFlow(ex);
   const done: [number, boolean][] = [];
   flow.onDone((status, stepAnswered) => done.push([status, stepAnswered]));
-  const life = new RequestLife(ex, flow, requests, env);
-  return { requests, ex, sent, flow, done, life, closed: () => closed };
+  ex.begin(flow, requests, env, null);
+  const sent = (): string[] => down.got.filter((l) => l.startsWith('body ')).map((l) => l.slice(5));
+  return { requests, ex, down, sent, flow, done, life: ex, closed: () => closed };
 }
+
+/** A trace that records the statuses it ended with. */
+const recordingTrace = (ends: number[]): RequestTrace => ({ end: (s: number) => ends.push(s) }) as unknown as RequestTrace;
 
 test('finish() runs the done hooks once, with the status sent, however often it is called', () => {
   const { life, done } = setup();
@@ -68,20 +34,22 @@ test('finish() runs the done hooks once, with the status sent, however often it 
   life.finish();
   assert.deepEqual(done, [[201, false]]);
   assert.equal(life.finished, true);
+  assert.equal(life.finalStatus, 201);
 });
 
 test('an abort racing the completion: the done hooks run once, with 499', () => {
-  const { life, ex, done } = setup();
-  ex.abort(); // the client left while the answer was on its way
+  const { life, down, done } = setup();
+  down.leave(); // the client left while the answer was on its way
   life.reply(200, 'late', []);
   life.finish();
   assert.deepEqual(done, [[499, false]]);
+  assert.deepEqual(down.got, [], 'nothing written to a client that left');
 });
 
 test('the client leaving while a step waits runs the done hooks now; the generation counts the request until it finishes', () => {
-  const { life, ex, done, requests, closed } = setup();
+  const { life, down, done, requests, closed } = setup();
   requests.retire();
-  ex.abort();
+  down.leave();
   assert.deepEqual(done, [[499, false]]);
   assert.equal(closed(), 0, 'the step still works: the pools stay open');
   life.finish();
@@ -91,20 +59,22 @@ test('the client leaving while a step waits runs the done hooks now; the generat
 
 test('the trace ends once, with the final status, after both the exchange and the work ended, in either order', () => {
   for (const exchangeFirst of [true, false]) {
-    const { life, ex } = setup();
+    let closed = 0;
+    const { ex, down } = recordedExchange();
     const ends: number[] = [];
-    ex.trace = { end: (s: number) => ends.push(s) };
-    ex.status = 200; // the head went out
+    ex.begin(null, new GenerationRequests(() => closed++), env, recordingTrace(ends));
+    ex.writeHead(200, 'OK', []);
+    ex.write(Buffer.from('part'), null, () => {}); // the head went out
     if (exchangeFirst) {
-      ex.abort(); // the client left before the body ended
+      down.leave(); // the client left before the body ended
       assert.deepEqual(ends, [], 'the upstream call may still be open');
-      life.finish();
+      ex.finish();
     } else {
-      life.finish(); // the upstream answer completed; its last bytes still wait for the client
+      ex.finish(); // the upstream answer completed; its last bytes still wait for the client
       assert.deepEqual(ends, [], 'the exchange has not ended');
-      ex.abort();
+      down.leave();
     }
-    life.finish();
+    ex.finish();
     assert.deepEqual(ends, [499]);
   }
 });
@@ -121,22 +91,22 @@ test('replyError answers with the envelope and its traceId once, and not after t
   const a = setup();
   a.life.replyError('Svc.Data.UpstreamTimeout');
   a.life.replyError('Svc.Internal');
-  assert.equal(a.sent.length, 1);
-  assert.deepEqual(JSON.parse(a.sent[0]!.body), { code: 'Svc.Data.UpstreamTimeout', message: JSON.parse(a.sent[0]!.body).message, traceId: 'trace-1' });
+  assert.equal(a.sent().length, 1);
+  assert.deepEqual(JSON.parse(a.sent()[0]!), { code: 'Svc.Data.UpstreamTimeout', message: JSON.parse(a.sent()[0]!).message, traceId: 'trace-1' });
   assert.deepEqual(a.done, [[504, false]]);
 
   const b = setup();
-  b.ex.abort();
+  b.down.leave();
   b.life.replyError('Svc.Data.UpstreamTimeout');
-  assert.equal(b.sent.length, 0);
+  assert.equal(b.sent().length, 0);
   assert.deepEqual(b.done, [[499, false]]);
 });
 
 test('a retired generation closes its pools when its last request ends, once', () => {
   let closed = 0;
   const requests = new GenerationRequests(() => closed++);
-  const a = new RequestLife(fakeExchange().ex, null, requests, env);
-  const b = new RequestLife(fakeExchange().ex, null, requests, env);
+  const a = recordedExchange().ex.begin(null, requests, env, null);
+  const b = recordedExchange().ex.begin(null, requests, env, null);
   requests.retire();
   a.finish();
   a.finish();
@@ -148,8 +118,8 @@ test('a retired generation closes its pools when its last request ends, once', (
 test('a generation counts its requests in flight; retired, it tells `drained` after closing its pools, at once when none is left', () => {
   const order: string[] = [];
   const requests = new GenerationRequests(() => order.push('pools'));
-  const a = new RequestLife(fakeExchange().ex, null, requests, env);
-  new RequestLife(fakeExchange().ex, null, requests, env).finish();
+  const a = recordedExchange().ex.begin(null, requests, env, null);
+  recordedExchange().ex.begin(null, requests, env, null).finish();
   assert.equal(requests.inFlight, 1);
   requests.retire(() => order.push('drained'));
   assert.deepEqual(order, []);
@@ -160,6 +130,16 @@ test('a generation counts its requests in flight; retired, it tells `drained` af
   const idle = new GenerationRequests(() => order.push('idle pools'));
   idle.retire(() => order.push('idle drained'));
   assert.deepEqual(order.slice(2), ['idle pools', 'idle drained']);
+});
+
+test('an exchange no cluster route began (a large fixed reply, a refusal) settles with its status and counts in no generation', () => {
+  const { ex, down } = recordedExchange();
+  ex.sendHead(200, 'fixed', []);
+  assert.equal(ex.ended, true);
+  assert.equal(ex.finalStatus, 200);
+  assert.equal(ex.finished, false);
+  ex.finish(); // nothing to count
+  assert.deepEqual(down.got, ['head 200', 'body fixed', 'end']);
 });
 
 test('the final status: 499 when the client left (also after the head, also on a cut), the cut failure\'s status, else the status sent', () => {
