@@ -2,6 +2,8 @@ import type { ResponseHead, WebSocketPeer } from './engine/contract.js';
 import { isBodylessStatus, type StaticReply } from './response-head.js';
 import { ExchangeWrites } from './exchange-writes.js';
 
+const isConnection = ([name]: readonly [string, string]): boolean => name.length === 10 && name.toLowerCase() === 'connection';
+
 /** Whole responses the gateway sends at once (a step's, a fixed one, an error) and the WebSocket 101. */
 export abstract class ExchangeReplies extends ExchangeWrites {
   /** A WebSocket handshake the engine can complete (the route proxies it or refuses it). */
@@ -12,10 +14,20 @@ export abstract class ExchangeReplies extends ExchangeWrites {
     this.sendHead(status, body, headers ? Object.entries(headers) : []);
   }
 
-  /** Like send, with headers as a list (repeated names allowed). */
+  /**
+   * Like send, with headers as a list (repeated names allowed). The engines own the
+   * Connection line: a reply's own (a step's `connection: close`) is taken out and asks
+   * for the close, so each engine writes one line and closes alike.
+   */
   sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
-    this.whole(status, { status, reason: '', headers: this.idEcho === null ? headers : this.withoutId(headers) }, body);
+    let close = false;
+    const at = headers.findIndex(isConnection);
+    if (at !== -1) {
+      close = /(^|[\s,])close($|[\s,])/i.test(headers[at]![1]);
+      headers = headers.filter((h) => !isConnection(h));
+    }
+    this.whole(status, { status, reason: '', headers: this.idEcho === null ? headers : this.withoutId(headers) }, body, close);
   }
 
   /** A response fixed at compile time that could not go out from the request callback (see DataServer). */
@@ -29,11 +41,11 @@ export abstract class ExchangeReplies extends ExchangeWrites {
    * length a GET would get and never the body (RFC 9110 §9.3.2). The response completed
    * once its last byte went out: a client leaving before that ends it with 499.
    */
-  private whole(status: number, head: ResponseHead, body: string | Buffer): void {
+  private whole(status: number, head: ResponseHead, body: string | Buffer, asked = false): void {
     this.status = status;
     this.pendingHead = null; // a held streamed head is replaced by this response
     // A body we did not read to the end makes the connection unusable: close it.
-    const close = this.closing() || this.upload.open;
+    const close = asked || this.closing() || this.upload.open;
     this.done = true; // nothing more is written; the exchange ends with the last byte
     if (isBodylessStatus(status)) return this.down.reply(head, this.idEcho, null, undefined, close, this);
     const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
