@@ -4,6 +4,7 @@ import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'no
 import type { StaticReply } from '../../response-head.js';
 import type { Downstream, IdEcho, ResponseHead, ResponseSink, StallWatch, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
+import { staticH1Headers, staticH2Headers } from './static-reply-headers.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { closingConnection } from './connections.js';
 
@@ -82,9 +83,12 @@ export class NodeDownstream implements Downstream {
   }
 
   replyStatic(r: StaticReply, id: IdEcho, close: boolean, headOnly: boolean): void {
-    const head: ResponseHead = { status: r.status, reason: '', headers: r.headers };
-    if (r.bodyless) this.reply(head, id, null, undefined, close, NO_SINK);
-    else this.reply(head, id, headOnly ? null : r.body, r.bodyBytes, close, NO_SINK);
+    if (this.gone) return;
+    this.gone = true;
+    this.markClosing(close);
+    if (this.h2) (this.res as Http2ServerResponse).writeHead(r.status, staticH2Headers(r, id));
+    else (this.res as ServerResponse).writeHead(r.status, undefined, staticH1Headers(r, id, close || this.ctx.draining()));
+    this.finish(r.bodyless || headOnly ? undefined : r.body, NO_SINK);
   }
 
   write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, sink: ResponseSink): boolean {
@@ -136,10 +140,14 @@ export class NodeDownstream implements Downstream {
   }
 
   private writeHead(head: ResponseHead, id: IdEcho, contentLength: number | undefined, close: boolean): void {
-    // A closing answer ends the connection: a request pipelined behind it is never served (a smuggled one after a framing refusal).
-    if (close && !this.h2) closingConnection(this.req.socket);
+    this.markClosing(close);
     if (this.h2) (this.res as Http2ServerResponse).writeHead(head.status, h2Headers(head.headers, id, contentLength));
     else (this.res as ServerResponse).writeHead(head.status, head.reason || undefined, h1Headers(head.headers, id, contentLength, close || this.ctx.draining()));
+  }
+
+  /** A closing answer ends the connection: a request pipelined behind it is never served (a smuggled one after a framing refusal). */
+  private markClosing(close: boolean): void {
+    if (close && !this.h2) closingConnection(this.req.socket);
   }
 
   /** The last bytes: the sink is told once they went out; a tail the client does not take is watched. */
