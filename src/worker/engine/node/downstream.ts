@@ -7,6 +7,7 @@ import { h1Headers, h2Headers } from './response-headers.js';
 import { staticH1Headers, staticH2Headers } from './static-reply-headers.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { closingConnection } from './connections.js';
+import type { HeldWrite } from './held-writes.js';
 
 const noop = (): void => {};
 const NO_STALL: StallWatch = { held: noop, clear: noop };
@@ -19,7 +20,7 @@ const NO_SINK: ResponseSink = { responseCompleted: noop, stallWatch: () => NO_ST
  * says so with write()'s result and 'drain'; the owner produces nothing meanwhile, so that
  * buffer stays one chunk deep.
  */
-export class NodeDownstream implements Downstream {
+export class NodeDownstream implements Downstream, HeldWrite {
   /** The response ended or the client left: nothing more is written. */
   private gone = false;
   private finished = false;
@@ -27,8 +28,8 @@ export class NodeDownstream implements Downstream {
   private aborted = false;
   /** Body bytes given to node. */
   private sent = 0;
-  /** Stops watching a held write (its progress poll and its stall watch). */
-  private release: (() => void) | null = null;
+  /** A write is held: it is in ctx.heldWrites, its progress fed to its stall watch. */
+  private holding = false;
   /** h2: the owner of the last write, kept for end(). */
   private lastSink: ResponseSink | null = null;
   /** h2: told once the stream closed (its END_STREAM sent). */
@@ -44,7 +45,7 @@ export class NodeDownstream implements Downstream {
       this.finished = true;
     });
     res.once('close', () => {
-      this.release?.();
+      this.release();
       if (!this.finished) this.abort();
     });
     if (h2) (req as Http2ServerRequest).stream.once('close', () => this.streamClosed());
@@ -105,7 +106,7 @@ export class NodeDownstream implements Downstream {
     if (!ok) {
       this.hold(sink);
       this.res.once('drain', () => {
-        this.release?.();
+        this.release();
         if (!this.aborted) onDrain();
       });
     }
@@ -156,7 +157,7 @@ export class NodeDownstream implements Downstream {
       this.whenSent = sink;
     } else {
       this.res.once('finish', () => {
-        this.release?.();
+        this.release();
         sink.responseCompleted();
       });
     }
@@ -167,21 +168,20 @@ export class NodeDownstream implements Downstream {
   }
 
   private hold(sink: ResponseSink): void {
-    this.release?.();
-    const watch = sink.stallWatch();
-    watch.held(this.progress());
-    // node has no event per flushed write: the watch is fed what the client took meanwhile.
-    const poll = setInterval(() => watch.held(this.progress()), this.ctx.progressPollMs);
-    poll.unref();
-    this.release = () => {
-      clearInterval(poll);
-      watch.clear();
-      this.release = null;
-    };
+    this.release();
+    this.holding = true;
+    this.ctx.heldWrites.hold(this, sink.stallWatch());
+  }
+
+  /** Stops watching a held write (its stall watch cleared). */
+  private release(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.ctx.heldWrites.release(this);
   }
 
   /** Moves when the client takes bytes: what the socket handed the kernel (HTTP/1.1), this stream's sent bytes (h2). */
-  private progress(): number {
+  progress(): number {
     if (this.h2) return this.sent - (this.req as Http2ServerRequest).stream.bufferSize;
     const socket = this.req.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
     // bytesWritten counts what waits in libuv's queue too; writeQueueSize is that part.
@@ -204,7 +204,7 @@ export class NodeDownstream implements Downstream {
     const sink = this.whenSent;
     this.whenSent = null;
     if (sink === null || !this.finished) return;
-    this.release?.();
+    this.release();
     sink.responseCompleted();
   }
 
@@ -212,7 +212,7 @@ export class NodeDownstream implements Downstream {
     if (this.aborted || this.finished) return;
     this.aborted = true;
     this.gone = true;
-    this.release?.();
+    this.release();
     const cb = this.abortCb;
     this.abortCb = null;
     cb?.();

@@ -9,6 +9,7 @@ import type { DataEngine, EngineHandlers, EngineLimits, ListenOptions } from '..
 import { ConnectionBook, handshaken, sessionStarted } from './connections.js';
 import type { DownstreamContext } from './downstream-context.js';
 import { watchSession, type SessionWatch } from './h2-sessions.js';
+import { HeldWrites } from './held-writes.js';
 import { bindListener, cleartextServers, tcpListener, tlsServer, type H1Server, type TlsServer } from './listeners.js';
 import { RequestIntake } from './request-intake.js';
 import { ResetCooldown } from './reset-cooldown.js';
@@ -36,7 +37,8 @@ class NodeEngine implements DataEngine {
   ) {
     const cooldown = new ResetCooldown(limits.h2ResetCooldownS * 1000);
     this.book = new ConnectionBook(limits, handlers, cooldown);
-    const ctx: DownstreamContext = { draining: () => this.book.draining, ownResets: new WeakSet(), progressPollMs: Math.max(50, Math.min(1_000, limits.sendTimeoutMs / 4)) };
+    const progressPollMs = Math.max(50, Math.min(1_000, limits.sendTimeoutMs / 4));
+    const ctx: DownstreamContext = { draining: () => this.book.draining, ownResets: new WeakSet(), progressPollMs, heldWrites: new HeldWrites(progressPollMs) };
     this.sessionWatch = { ownResets: ctx.ownResets, events: handlers.events, cooldown, log };
     this.intake = new RequestIntake(handlers, limits, this.book, ctx, log);
     this.sni = new SniContexts(log);
