@@ -1,6 +1,7 @@
 import type { ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import type { EngineHandlers, EngineLimits } from '../contract.js';
 import { refuseOn } from './raw-response.js';
 import type { ResetCooldown } from './reset-cooldown.js';
@@ -36,6 +37,23 @@ export function tag(socket: object, conn: Connection): void {
 /** The connection of a socket; also through node's h2 socket proxies, which pass property reads on to the socket. */
 export function connectionOf(socket: object | null | undefined): Connection | undefined {
   return socket ? (socket as { [CONNECTION]?: Connection })[CONNECTION] : undefined;
+}
+
+/** A TLS handshake completed: its socket is its TCP connection's, and takes HTTP/1.1 refusals unless it speaks h2. */
+export function handshaken(socket: TLSSocket): void {
+  // node keeps the TCP socket a TLS socket wraps as `_parent`.
+  const conn = connectionOf((socket as unknown as { _parent?: Socket })._parent) ?? null;
+  if (conn === null) return;
+  tag(socket, conn);
+  if (socket.alpnProtocol !== 'h2') conn.h1 = socket;
+}
+
+/** An h2 session began: a refusal or a drain of its connection goes through the session. */
+export function sessionStarted(session: ServerHttp2Session): void {
+  const conn = connectionOf(session.socket);
+  if (!conn) return;
+  conn.session = session;
+  conn.h1 = null;
 }
 
 /**

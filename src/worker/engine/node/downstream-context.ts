@@ -1,4 +1,6 @@
-/** What every downstream of one engine reads: its drain state, its own stream resets, its send-stall poll. */
+import type { HeldWrites } from './held-writes.js';
+
+/** What every downstream of one engine reads: its drain state, its own stream resets, its held writes. */
 export interface DownstreamContext {
   /** The engine stopped accepting: HTTP/1.1 answers ask the client to close. */
   draining(): boolean;
@@ -6,6 +8,8 @@ export interface DownstreamContext {
   readonly ownResets: WeakSet<object>;
   /** How often a held write's progress is read (node has no event per flushed write). */
   readonly progressPollMs: number;
+  /** The held writes whose progress feeds their send-stall watch, read every progressPollMs. */
+  readonly heldWrites: HeldWrites;
 }
 
 /** The socket peer as text; an IPv4-mapped IPv6 address as plain IPv4. */

@@ -4,8 +4,10 @@ import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'no
 import type { StaticReply } from '../../response-head.js';
 import type { Downstream, IdEcho, ResponseHead, ResponseSink, StallWatch, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
+import { staticH1Headers, staticH2Headers } from './static-reply-headers.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { closingConnection } from './connections.js';
+import type { HeldWrite } from './held-writes.js';
 
 const noop = (): void => {};
 const NO_STALL: StallWatch = { held: noop, clear: noop };
@@ -18,7 +20,7 @@ const NO_SINK: ResponseSink = { responseCompleted: noop, stallWatch: () => NO_ST
  * says so with write()'s result and 'drain'; the owner produces nothing meanwhile, so that
  * buffer stays one chunk deep.
  */
-export class NodeDownstream implements Downstream {
+export class NodeDownstream implements Downstream, HeldWrite {
   /** The response ended or the client left: nothing more is written. */
   private gone = false;
   private finished = false;
@@ -26,8 +28,8 @@ export class NodeDownstream implements Downstream {
   private aborted = false;
   /** Body bytes given to node. */
   private sent = 0;
-  /** Stops watching a held write (its progress poll and its stall watch). */
-  private release: (() => void) | null = null;
+  /** A write is held: it is in ctx.heldWrites, its progress fed to its stall watch. */
+  private holding = false;
   /** h2: the owner of the last write, kept for end(). */
   private lastSink: ResponseSink | null = null;
   /** h2: told once the stream closed (its END_STREAM sent). */
@@ -43,7 +45,7 @@ export class NodeDownstream implements Downstream {
       this.finished = true;
     });
     res.once('close', () => {
-      this.release?.();
+      this.release();
       if (!this.finished) this.abort();
     });
     if (h2) (req as Http2ServerRequest).stream.once('close', () => this.streamClosed());
@@ -82,9 +84,12 @@ export class NodeDownstream implements Downstream {
   }
 
   replyStatic(r: StaticReply, id: IdEcho, close: boolean, headOnly: boolean): void {
-    const head: ResponseHead = { status: r.status, reason: '', headers: r.headers };
-    if (r.bodyless) this.reply(head, id, null, undefined, close, NO_SINK);
-    else this.reply(head, id, headOnly ? null : r.body, r.bodyBytes, close, NO_SINK);
+    if (this.gone) return;
+    this.gone = true;
+    this.markClosing(close);
+    if (this.h2) (this.res as Http2ServerResponse).writeHead(r.status, staticH2Headers(r, id));
+    else (this.res as ServerResponse).writeHead(r.status, undefined, staticH1Headers(r, id, close || this.ctx.draining()));
+    this.finish(r.bodyless || headOnly ? undefined : r.body, NO_SINK);
   }
 
   write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, sink: ResponseSink): boolean {
@@ -101,7 +106,7 @@ export class NodeDownstream implements Downstream {
     if (!ok) {
       this.hold(sink);
       this.res.once('drain', () => {
-        this.release?.();
+        this.release();
         if (!this.aborted) onDrain();
       });
     }
@@ -136,10 +141,14 @@ export class NodeDownstream implements Downstream {
   }
 
   private writeHead(head: ResponseHead, id: IdEcho, contentLength: number | undefined, close: boolean): void {
-    // A closing answer ends the connection: a request pipelined behind it is never served (a smuggled one after a framing refusal).
-    if (close && !this.h2) closingConnection(this.req.socket);
+    this.markClosing(close);
     if (this.h2) (this.res as Http2ServerResponse).writeHead(head.status, h2Headers(head.headers, id, contentLength));
     else (this.res as ServerResponse).writeHead(head.status, head.reason || undefined, h1Headers(head.headers, id, contentLength, close || this.ctx.draining()));
+  }
+
+  /** A closing answer ends the connection: a request pipelined behind it is never served (a smuggled one after a framing refusal). */
+  private markClosing(close: boolean): void {
+    if (close && !this.h2) closingConnection(this.req.socket);
   }
 
   /** The last bytes: the sink is told once they went out; a tail the client does not take is watched. */
@@ -148,7 +157,7 @@ export class NodeDownstream implements Downstream {
       this.whenSent = sink;
     } else {
       this.res.once('finish', () => {
-        this.release?.();
+        this.release();
         sink.responseCompleted();
       });
     }
@@ -159,21 +168,20 @@ export class NodeDownstream implements Downstream {
   }
 
   private hold(sink: ResponseSink): void {
-    this.release?.();
-    const watch = sink.stallWatch();
-    watch.held(this.progress());
-    // node has no event per flushed write: the watch is fed what the client took meanwhile.
-    const poll = setInterval(() => watch.held(this.progress()), this.ctx.progressPollMs);
-    poll.unref();
-    this.release = () => {
-      clearInterval(poll);
-      watch.clear();
-      this.release = null;
-    };
+    this.release();
+    this.holding = true;
+    this.ctx.heldWrites.hold(this, sink.stallWatch());
+  }
+
+  /** Stops watching a held write (its stall watch cleared). */
+  private release(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.ctx.heldWrites.release(this);
   }
 
   /** Moves when the client takes bytes: what the socket handed the kernel (HTTP/1.1), this stream's sent bytes (h2). */
-  private progress(): number {
+  progress(): number {
     if (this.h2) return this.sent - (this.req as Http2ServerRequest).stream.bufferSize;
     const socket = this.req.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
     // bytesWritten counts what waits in libuv's queue too; writeQueueSize is that part.
@@ -196,7 +204,7 @@ export class NodeDownstream implements Downstream {
     const sink = this.whenSent;
     this.whenSent = null;
     if (sink === null || !this.finished) return;
-    this.release?.();
+    this.release();
     sink.responseCompleted();
   }
 
@@ -204,7 +212,7 @@ export class NodeDownstream implements Downstream {
     if (this.aborted || this.finished) return;
     this.aborted = true;
     this.gone = true;
-    this.release?.();
+    this.release();
     const cb = this.abortCb;
     this.abortCb = null;
     cb?.();

@@ -17,7 +17,7 @@ export function h2Options(limits: EngineLimits): ServerOptions & SecureServerOpt
     peerMaxConcurrentStreams: limits.h2MaxConcurrentStreams,
     maxSessionInvalidFrames: MAX_INVALID_FRAMES,
     maxSessionRejectedStreams: MAX_REJECTED_STREAMS,
-    // nghttp2 resets a stream past 128 fields; the list's size (limits.h2MaxHeaderListBytes) is the bound, answered 431 (node-engine.ts).
+    // nghttp2 resets a stream past 128 fields; the list's size (limits.h2MaxHeaderListBytes) is the bound, answered 431 (request-intake.ts).
     maxHeaderListPairs: 4_096,
   };
 }

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createSecureServer, createServer as createH2Server, type Http2SecureServer, type Http2Server } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Logger } from '../../../shared/logger.js';
 import type { EngineLimits, TlsProtocol } from '../contract.js';
 import { h2Options } from './h2-sessions.js';
 import type { SniContexts } from './sni-contexts.js';
@@ -10,6 +11,13 @@ import { CIPHERS } from '../tls-ciphers.js';
 /** Servers that parse HTTP/1.1 (the TLS ones too, with allowHTTP1). */
 export type H1Server = HttpServer | HttpsServer | Http2SecureServer;
 export type TlsServer = HttpsServer | Http2SecureServer;
+
+/**
+ * Each worker binds a socket of its own with SO_REUSEPORT where node offers it (22.12, 23.1
+ * and later), as uWS does: the kernel spreads connections. On older runtimes node:cluster
+ * shares the supervisor's socket, which hands connections to the workers in turn.
+ */
+const OWN_SOCKET = ((major, minor) => major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12))(...(process.versions.node.split('.').map(Number) as [number, number]));
 
 /** The client preface of HTTP/2 with prior knowledge (RFC 9113 §3.4). */
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -38,11 +46,19 @@ export function cleartextServers(limits: EngineLimits, h2c: boolean): { h1: Http
 }
 
 /**
- * The TCP listener in front of the cleartext servers: each connection goes to `accept`,
- * which sees the first bytes when h2c is on (sniffPreface).
+ * The TCP listener in front of the cleartext servers: a connection `admit` lets in goes to
+ * the HTTP/1.1 server, or with h2c to the h2 one when its first bytes are the preface.
  */
-export function tcpListener(accept: (socket: Socket) => void): NetServer {
-  return createNetServer({ noDelay: true }, accept);
+export function tcpListener(h1: HttpServer, h2: Http2Server | null, admit: (socket: Socket) => boolean): NetServer {
+  return createNetServer({ noDelay: true }, (socket) => {
+    if (!admit(socket)) return;
+    if (!h2) return void h1.emit('connection', socket);
+    sniffPreface(socket, (isH2) => {
+      if (isH2) return void h2.emit('connection', socket);
+      h1.emit('connection', socket);
+      socket.resume(); // node's parser reads the unshifted bytes from the flowing socket
+    });
+  });
 }
 
 /**
@@ -50,7 +66,7 @@ export function tcpListener(accept: (socket: Socket) => void): NetServer {
  * puts them back and says which it was. The bytes are unshifted, so node's HTTP/1.1 parser
  * reads them from the socket's buffer and its h2 session from `readableLength`.
  */
-export function sniffPreface(socket: Socket, done: (h2: boolean) => void): void {
+function sniffPreface(socket: Socket, done: (h2: boolean) => void): void {
   let got: Buffer | null = null;
   const onData = (chunk: Buffer): void => {
     got = got === null ? chunk : Buffer.concat([got, chunk]);
@@ -74,4 +90,20 @@ export function tlsServer(protocols: TlsProtocol[], sni: SniContexts, limits: En
     : createHttpsServer({ ...base, ALPNProtocols: ['http/1.1'], maxHeaderSize: limits.maxHeadBytes });
   configureH1(server, limits);
   return server;
+}
+
+/** Binds a listener (its own socket where the runtime has SO_REUSEPORT); resolves false when the address cannot be bound. */
+export function bindListener(server: NetServer, host: string, port: number, log: Logger): Promise<boolean> {
+  return new Promise((resolve) => {
+    const failed = (err: Error): void => {
+      log.error({ host, port, err: err.message }, 'data port: cannot listen');
+      resolve(false);
+    };
+    server.once('error', failed);
+    server.listen({ port, host, ...(OWN_SOCKET ? { reusePort: true, exclusive: true } : {}) }, () => {
+      server.off('error', failed);
+      server.on('error', (err) => log.error({ err: err.message }, 'data port listener error'));
+      resolve(true);
+    });
+  });
 }
