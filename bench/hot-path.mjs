@@ -11,6 +11,7 @@ import { compile } from '../dist/compiler/compile.js';
 import { buildRuntime } from '../dist/worker/runtime.js';
 import { DataServer } from '../dist/worker/data-server.js';
 import { UwsDownstream } from '../dist/worker/engine/uws/uws-downstream.js';
+import { RequestCallback } from '../dist/worker/engine/uws/request-callback.js';
 import { LIMIT_DEFAULTS } from '../dist/shared/gateway-config-limits.js';
 import { ClusterPools } from '../dist/worker/upstream-pools.js';
 import { workerObservation } from '../dist/worker/observe/observation.js';
@@ -132,7 +133,8 @@ const server = new DataServer(
   () => ({ name: 'uws', connections: 0, listen: async () => false, updateCertificates() {}, stopAccepting() {} }),
 );
 const ARRIVAL = { tls: false, port: '8080', protocol: '1.1', upgrade: false };
-const serve = (req) => server.handle(req, new UwsDownstream(res, null), ARRIVAL);
+const inCallback = new RequestCallback();
+const serve = (req) => server.handle(req, new UwsDownstream(res, null, inCallback), ARRIVAL);
 
 // The same request headers on every route, as in run.mjs: only the route differs.
 const HEADERS = [['host', '127.0.0.1:8080'], ...Object.entries(REQUEST_HEADERS)];

@@ -202,8 +202,9 @@ interface FloodRound {
 const ATTACKER = '127.0.0.2';
 
 /** Runs the rapid-reset client (its own process) against `g`; `probe` measures a well-behaved client's latencies while it runs. */
-async function flood(t: TestContext, g: TlsGateway, durationMs: number, probe: ClientHttp2Session): Promise<{ rounds: FloodRound[]; during: number[] }> {
-  const plan = { port: g.tlsPort, servername: NAME, ca: g.pki.ca, path: '/t/flood', durationMs, maxStreams: 10_000, localAddress: ATTACKER };
+/** `port`: where the flood goes (a port nobody listens on: the same client's load on the machine, without a gateway to hit). */
+async function flood(t: TestContext, g: TlsGateway, durationMs: number, probe: ClientHttp2Session, port = g.tlsPort): Promise<{ rounds: FloodRound[]; during: number[] }> {
+  const plan = { port, servername: NAME, ca: g.pki.ca, path: '/t/flood', durationMs, maxStreams: 10_000, localAddress: ATTACKER };
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/rapid-reset-flood.ts'), JSON.stringify(plan)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill('SIGKILL'));
   let out = '';
@@ -226,46 +227,40 @@ function cpuMs(pid: number): number {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }
 
-test('rapid reset: a client cancelling every stream it opens gets GOAWAY ENHANCE_YOUR_CALM long before 10,000 streams, and its address cannot connect again for the cooldown; a well-behaved client\'s p99 stays within 20 % + 5 ms', { timeout: 120_000 }, async (t) => {
+test('rapid reset: 10,000 HEADERS+RST_STREAM: the first connection gets GOAWAY ENHANCE_YOUR_CALM long before, its address cannot connect again for the cooldown, none reaches the upstream; a well-behaved client\'s p99 within 20 % of the same client load aimed at a closed port', { timeout: 120_000 }, async (t) => {
   const g = await shared();
   const probe = await g.session(t);
   await latencies(probe, '/t/probe', 500); // warm-up
-  const baseline = await latencies(probe, '/t/probe', 3_000);
-  const [base50, base99] = [percentile(baseline, 50), percentile(baseline, 99)];
-  t.diagnostic(`probe before: p50 ${ms(base50)} ms, p99 ${ms(base99)} ms (${baseline.length} requests)`);
-
-  // One connection: streams until the server stops it.
   const flooded = (): number => g.up.requests.filter((q) => q.url === '/t/flood').length;
-  const one = await flood(t, g, 0, probe);
-  assert.equal(one.rounds.length, 1);
-  const [r] = one.rounds;
-  t.diagnostic(`one connection: ${r!.streams} streams (HEADERS + RST_STREAM) in ${r!.ms} ms, then GOAWAY ${r!.goaway}; ${flooded()} reached the upstream; probe meanwhile p50 ${ms(percentile(one.during, 50))} ms, max ${ms(Math.max(...one.during))} ms (${one.during.length} requests)`);
-  assert.equal(r!.goaway, constants.NGHTTP2_ENHANCE_YOUR_CALM);
-  assert.ok(r!.streams <= 1_000, `${r!.streams} streams before GOAWAY`);
-  assert.ok(flooded() <= r!.streams / 4, `${flooded()} of ${r!.streams} streams reset at once were forwarded upstream`);
 
-  // The client reconnecting at once for 3 s, within limits.h2ResetCooldownS (10 s): each connection
-  // is cut at accept, before a handshake; the probe's p99 over that time against the baseline's.
-  const quiet = loadavg()[0]! < cpus().length;
+  // The control: the same flooding process, for the same time, aimed at a port nobody
+  // listens on. The machine (2 shared cores in CI) carries its CPU either way; what the
+  // flood adds beyond it is the gateway's doing.
+  const control = await flood(t, g, 3_000, probe, await freePort());
+  const [ctl50, ctl99] = [percentile(control.during, 50), percentile(control.during, 99)];
+  t.diagnostic(`control (the flooder aimed at a closed port): ${control.rounds.length} connection attempts; probe p50 ${ms(ctl50)} ms, p99 ${ms(ctl99)} ms (${control.during.length} requests)`);
+
+  // The flood: up to 10,000 streams for at most 3 s, reconnecting at once whenever cut.
   const cpu0 = cpuMs(g.worker);
   const w0 = performance.now();
-  const reached = flooded();
-  const again = await flood(t, g, 3_000, probe);
+  const run = await flood(t, g, 3_000, probe);
   const workerCpu = (100 * (cpuMs(g.worker) - cpu0)) / (performance.now() - w0);
-  const [flood50, flood99] = [percentile(again.during, 50), percentile(again.during, 99)];
-  const handshaken = again.rounds.filter((x) => x.handshaken).length;
-  t.diagnostic(`reconnecting for 3 s: ${again.rounds.length} connections, ${handshaken} handshaken, ${again.rounds.reduce((a, x) => a + x.streams, 0)} streams, ${flooded() - reached} more reached the upstream; worker CPU ${workerCpu.toFixed(0)} % of a core; probe meanwhile p50 ${ms(flood50)} ms, p99 ${ms(flood99)} ms (${again.during.length} requests); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
-  assert.ok(again.rounds.length > 0);
+  const [first, ...rest] = run.rounds;
+  const [flood50, flood99] = [percentile(run.during, 50), percentile(run.during, 99)];
+  const handshaken = rest.filter((x) => x.handshaken).length;
+  t.diagnostic(`flood: the first connection ${first!.streams} streams (HEADERS + RST_STREAM) in ${first!.ms} ms, then GOAWAY ${first!.goaway}; then ${rest.length} reconnections, ${handshaken} handshaken; ${flooded()} streams reached the upstream; worker CPU ${workerCpu.toFixed(0)} % of a core; probe p50 ${ms(flood50)} ms, p99 ${ms(flood99)} ms (${run.during.length} requests); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
+  assert.equal(first!.goaway, constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  assert.ok(first!.streams <= 1_000, `${first!.streams} streams before GOAWAY`);
+  assert.ok(flooded() <= first!.streams / 4, `${flooded()} of ${first!.streams} streams reset at once were forwarded upstream`);
+  assert.ok(rest.length > 0, 'the flooder reconnected');
   assert.equal(handshaken, 0, 'a connection from the flooding address got a TLS handshake during its cooldown');
-  assert.equal(flooded(), reached);
   // A new connection from another address is served meanwhile.
   const fresh = await g.session(t);
   assert.equal((await h2Request(fresh, '/t/probe')).status, 200, 'a new client on another address was refused');
-  assert.ok(workerCpu < 80, `the worker spent ${workerCpu.toFixed(0)} % of a core on the flood`);
-  // Bound: +20 % + 5 ms. The p99 is held to it only on a machine not already oversubscribed: there the flooding process's own CPU alone moves it.
-  assert.ok(flood50 <= base50 * 1.2 + 5, `p50 ${ms(flood50)} ms during the flood against ${ms(base50)} ms before`);
-  if (quiet) assert.ok(flood99 <= base99 * 1.2 + 5, `p99 ${ms(flood99)} ms during the flood against ${ms(base99)} ms before`);
-  else t.diagnostic('p99 bound not held: the machine was oversubscribed before the flood');
+  assert.ok(workerCpu < 80, `the worker spent ${workerCpu.toFixed(0)} % of a core during the flood`);
+  // +20 % of the control, and 1 ms for the timer and scheduler grain of a shared VM.
+  assert.ok(flood50 <= ctl50 * 1.2 + 1, `p50 ${ms(flood50)} ms during the flood against ${ms(ctl50)} ms in the control`);
+  assert.ok(flood99 <= ctl99 * 1.2 + 1, `p99 ${ms(flood99)} ms during the flood against ${ms(ctl99)} ms in the control`);
   assert.equal((await h2Request(probe, '/t/probe')).status, 200, 'the well-behaved session was never closed');
 });
 

@@ -137,8 +137,10 @@ export class DataServer {
         // No exception may escape into the engine: answer 500 and keep serving.
         log.error({ err }, 'data-plane handler threw');
         const r = refusal('Svc.Internal', rid);
-        if (ex) ex.sendHead(500, r.body, r.headers);
-        else down.replyStatic(r, rid === '' ? null : ids!.echo(rid), true, method === 'HEAD');
+        if (ex) {
+          ex.sendHead(500, r.body, r.headers);
+          ex.finish(); // its generation no longer counts it, and its trace ends
+        } else down.replyStatic(r, rid === '' ? null : ids!.echo(rid), true, method === 'HEAD');
       }
     };
     this.handle = serve;

@@ -66,13 +66,19 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
 
   /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
   requestSteps(run: StepRun, forward: (ex: Exchange) => void, stepFailed: (err: unknown) => void): void {
-    const r = run(this.flow!);
+    const failed = (err: unknown): void => {
+      stepFailed(err);
+      this.replyError('Svc.Internal');
+    };
+    let r: ReturnType<StepRun>;
+    try {
+      r = run(this.flow!);
+    } catch (err) {
+      return failed(err); // a step that throws before it awaits: answered and finished as one that rejects
+    }
     if (r === undefined) return forward(this);
     if (r instanceof Promise) {
-      r.then((o) => (o === undefined ? forward(this) : this.stepAnswered(o))).catch((err) => {
-        stepFailed(err);
-        this.replyError('Svc.Internal');
-      });
+      r.then((o) => (o === undefined ? forward(this) : this.stepAnswered(o))).catch(failed);
       return;
     }
     this.stepAnswered(r);

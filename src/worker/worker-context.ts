@@ -24,7 +24,9 @@ type InitMessage = Extract<ToWorker, { type: 'init' }>;
  * All one worker process holds, in the one object main.ts creates at boot and passes
  * down: what outlives generations (the runtime served, the targets' health, leases, open
  * WebSockets) and, from `start` on, what worker.json's settings build. No worker module
- * keeps state of its own, so a test can build as many workers' parts as it needs.
+ * keeps state of its own but memo tables of pure functions (status lines, formatted
+ * addresses, a fixed reply's node header lines), so a test can build as many workers'
+ * parts as it needs.
  */
 export class WorkerContext {
   log: Logger = createLogger('info', { role: 'worker' });

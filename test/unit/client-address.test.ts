@@ -10,6 +10,7 @@ import { upstreamHeaders } from '../../src/worker/upstream-request-headers.js';
 import { FakeUwsResponse } from '../helpers/fake-uws-response.js';
 import type { HttpRequest, HttpResponse } from '../../src/worker/engine/uws/uws.js';
 import { UwsDownstream } from '../../src/worker/engine/uws/uws-downstream.js';
+import { RequestCallback } from '../../src/worker/engine/uws/request-callback.js';
 
 const lb = new TrustedProxies(['10.0.0.0/8', '2001:db8:ff::/48']).trusts;
 
@@ -81,7 +82,7 @@ function exchangeFrom(peer: number[], headers: [string, string][], trusted: stri
     return new Uint8Array(peer).buffer;
   };
   const req = { getQuery: () => undefined, forEach: (cb: (k: string, v: string) => void) => headers.forEach(([k, v]) => cb(k, v)) };
-  const ex = new Exchange(new UwsDownstream(res as unknown as HttpResponse, null), req as unknown as HttpRequest, 'GET', '/x', () => false, () => {}, new TrustedProxies(trusted), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
+  const ex = new Exchange(new UwsDownstream(res as unknown as HttpResponse, null, new RequestCallback()), req as unknown as HttpRequest, 'GET', '/x', () => false, () => {}, new TrustedProxies(trusted), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
   return { ex, peerReads: () => peerReads };
 }
 

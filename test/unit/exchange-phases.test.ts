@@ -150,3 +150,27 @@ test('the final status: 499 when the client left (also after the head, also on a
   assert.equal(finalStatus(200, false), 200);
   assert.equal(finalStatus(101, false), 101);
 });
+
+test('a step that throws before it awaits: 500, logged, the done hooks with 500, the generation lets go of the request and the trace ends', async () => {
+  for (const sync of [true, false]) {
+    let closed = 0;
+    const requests = new GenerationRequests(() => closed++);
+    const { ex, down } = recordedExchange();
+    const flow = new RequestFlow(ex);
+    const ends: number[] = [];
+    const done: number[] = [];
+    flow.onDone((s) => done.push(s));
+    ex.begin(flow, requests, env, recordingTrace(ends));
+    requests.retire();
+    const failures: unknown[] = [];
+    const boom = new Error('step bug');
+    ex.requestSteps(sync ? () => { throw boom; } : () => Promise.reject(boom), () => assert.fail('forwarded'), (err) => failures.push(err));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(failures, [boom], `${sync ? 'sync' : 'async'}: the failure is logged`);
+    assert.equal(down.got[0], 'head 500');
+    assert.deepEqual(done, [500]);
+    assert.deepEqual(ends, [500], 'the trace ended');
+    assert.equal(ex.finished, true);
+    assert.equal(closed, 1, 'the retired generation closed its pools: the request was let go');
+  }
+});

@@ -10,6 +10,7 @@ import { createLogger } from '../../src/shared/logger.js';
 import { FakeUwsResponse, fakeUwsRequest } from '../helpers/fake-uws-response.js';
 import type { HttpRequest, HttpResponse } from '../../src/worker/engine/uws/uws.js';
 import { UwsDownstream } from '../../src/worker/engine/uws/uws-downstream.js';
+import { RequestCallback } from '../../src/worker/engine/uws/request-callback.js';
 
 // Regressions for the two ways the Exchange lost response bytes on slow sockets (the
 // end-to-end proof is test/streaming-small-socket-buffers.test.ts):
@@ -22,7 +23,7 @@ function exchange(room: number, sendTimeoutMs: number = LIMIT_DEFAULTS.sendTimeo
   const res = new FakeUwsResponse(room);
   let finished = 0;
   const limits = { ...LIMIT_DEFAULTS, sendTimeoutMs };
-  const ex = new Exchange(new UwsDownstream(res as unknown as HttpResponse, null), fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', limits, new LimitEvents(createLogger('silent')));
+  const ex = new Exchange(new UwsDownstream(res as unknown as HttpResponse, null, new RequestCallback()), fakeUwsRequest as unknown as HttpRequest, 'GET', '/x', () => false, () => finished++, new TrustedProxies([]), '', limits, new LimitEvents(createLogger('silent')));
   return { res, ex, finished: () => finished };
 }
 

@@ -12,7 +12,7 @@ export const EXPORT = {
   timeoutMs: 5_000,
   /** Exports in flight at once (a hanging collector holds each until its timeout). */
   inFlight: 2,
-};
+} as const;
 
 /**
  * Ended spans, encoded into batches once per turn of the event loop (span-batches.ts), sent

@@ -3,7 +3,7 @@ import { headBlock, statusLine, type StaticReply } from '../../response-head.js'
 import { formatAddress } from '../../peer-address.js';
 import { endBodyless, endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { replyStatic } from './fixed-reply.js';
-import { requestCallback } from './request-callback.js';
+import type { RequestCallback } from './request-callback.js';
 import { upgradeLater, type HttpResponse, type us_socket_context_t } from './uws.js';
 
 /** `\r\n<name>: <value>`: the request id's line after a head block. */
@@ -32,6 +32,8 @@ export class UwsDownstream implements Downstream {
     readonly res: HttpResponse,
     /** A WebSocket handshake's uWS context (res.upgrade needs it); null on any other request. */
     private readonly context: us_socket_context_t | null,
+    /** The engine's: whether uWS is still in its request callback this turn. */
+    private readonly inCallback: RequestCallback,
   ) {}
 
   remoteAddress(): string {
@@ -71,7 +73,7 @@ export class UwsDownstream implements Downstream {
     if (this.gone) return;
     // Inside uWS's parse a close is only a flag, and the bytes behind this request are read
     // as requests (after a framing refusal, a smuggled one): see request-callback.ts.
-    if (close && requestCallback.active) return void setImmediate(() => this.reply(head, id, body, contentLength, close, sink));
+    if (close && this.inCallback.active) return void setImmediate(() => this.reply(head, id, body, contentLength, close, sink));
     const text = headText(head, id);
     const res = this.res;
     if (body === null) {

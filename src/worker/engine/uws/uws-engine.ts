@@ -2,7 +2,7 @@ import type { CompiledServerTls } from '../../../contracts/generation.js';
 import type { Logger } from '../../../shared/logger.js';
 import type { Arrival, DataEngine, EngineHandlers, EngineLimits, ListenOptions } from '../contract.js';
 import { ConnectionGuard } from './connection-guard.js';
-import { requestCallback } from './request-callback.js';
+import { RequestCallback } from './request-callback.js';
 import { TlsListener } from './tls-listener.js';
 import { UwsDownstream } from './uws-downstream.js';
 import { webSocketBehavior } from './uws-websockets.js';
@@ -23,6 +23,7 @@ class UwsEngine implements DataEngine {
   readonly name = 'uws';
   private readonly app = uws.App();
   private readonly guard: ConnectionGuard;
+  private readonly inCallback = new RequestCallback();
   private listenSocket: us_listen_socket | null = null;
   private tls: TlsListener | null = null;
 
@@ -44,13 +45,14 @@ class UwsEngine implements DataEngine {
   private serving(arrival: Arrival, handshake: Arrival): { plain: (res: HttpResponse, req: HttpRequest) => void; upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => void } {
     const guard = this.guard;
     const handlers = this.handlers;
+    const inCallback = this.inCallback;
     const serve = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t | null): void => {
-      requestCallback.enter();
+      inCallback.enter();
       try {
         if (guard.candidates > 0) guard.requestFrom(res);
-        handlers.request(req, new UwsDownstream(res, context), context === null ? arrival : handshake);
+        handlers.request(req, new UwsDownstream(res, context, inCallback), context === null ? arrival : handshake);
       } finally {
-        requestCallback.leave();
+        inCallback.leave();
       }
     };
     return { plain: (res, req) => serve(res, req, null), upgrade: (res, req, context) => serve(res, req, context) };
