@@ -16,11 +16,12 @@ const HOST = 'smoke.test';
 /**
  * Runs the steps in order: a failed setup step (the first three) stops the scenario, a failed
  * request step does not. `engine`: worker.json listen.engine (auto: what users get).
+ * `expect`: the engine `validate` must name (auto: uws where its binary has a build, else node).
  */
-export async function scenario({ node, app, work, log, engine = 'auto' }) {
+export async function scenario({ node, app, work, log, engine = 'auto', expect }) {
   const cli = (args, opts = {}) => sh(node, [join(app, 'bin', 'run.js'), ...args], { cwd: work, timeoutMs: STEP_MS, ...opts });
   const results = [];
-  const ctx = { node, app, work, cli, log, engineChoice: engine };
+  const ctx = { node, app, work, cli, log, engineChoice: engine, expect };
   const steps = [
     ['init and validate', init, true],
     ['run (ready line)', run, true],
@@ -63,6 +64,7 @@ async function init(ctx) {
   const checked = JSON.parse((await ctx.cli(['validate', '--config', made.config], { env: ctx.env })).out);
   ctx.engine = checked.listeners.map((l) => l.line).join('; ');
   ctx.engineName = checked.listeners[0].engine;
+  if (ctx.expect && checked.listeners.some((l) => l.engine !== ctx.expect || !l.why)) throw new Error(`validate chose ${ctx.engine}, expected ${ctx.expect} with its reason`);
   return ctx.engine;
 }
 
