@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatAddress } from '../../src/worker/peer-address.js';
+import { formatAddress } from '../../src/worker/engine/uws/peer-address.js';
 import { headBlock, staticReply, statusLine } from '../../src/worker/response-head.js';
 
 const bytes = (...b: number[]) => new Uint8Array(b).buffer;

@@ -11,11 +11,9 @@ import type { CompiledServerTls } from '../../contracts/generation.js';
 import type { LimitEvents } from '../limit-events.js';
 import type { Logger } from '../../shared/logger.js';
 
-/** The engines; `auto` picks `uws` where its binary loads on this runtime, else `node`. */
-export type EngineName = 'uws' | 'node';
-export type EngineChoice = EngineName | 'auto';
-/** ALPN protocols a TLS listener may offer. */
-export type TlsProtocol = 'h2' | 'http/1.1';
+// The engines' names and the ALPN protocols a TLS listener may offer: one definition, worker.json's (shared/engine-choice.ts).
+import type { EngineName, TlsProtocol } from '../../shared/engine-choice.js';
+export type { EngineChoice, EngineName, TlsProtocol } from '../../shared/engine-choice.js';
 
 /**
  * A request's head as the engine parsed it. Valid only during the engine's request

@@ -1,6 +1,6 @@
 import type { Downstream, IdEcho, ResponseHead, ResponseSink, WebSocketPeer } from '../contract.js';
 import { headBlock, statusLine, type StaticReply } from '../../response-head.js';
-import { formatAddress } from '../../peer-address.js';
+import { formatAddress } from './peer-address.js';
 import { endBodyless, endWithTryEnd, fitsCork, writeChunked } from './cork-room.js';
 import { replyStatic } from './fixed-reply.js';
 import type { RequestCallback } from './request-callback.js';
