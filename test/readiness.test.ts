@@ -9,6 +9,7 @@ import { privatePostgresSkip, startPrivatePostgres } from './helpers/private-pos
 import { KeepAliveClient } from './helpers/keep-alive-client.js';
 import { startHeldUpstream } from './helpers/held-upstream.js';
 import type { Json } from './helpers/json.js';
+import { uwsSupport } from '../src/shared/uws-support.js';
 
 const DATA_PATH = '/readyz';
 /** readiness.storeTimeoutMs's default, what a probe waits on the store at most. */
@@ -183,10 +184,12 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
   });
 });
 
-test('a node that stops: its data path reads 503 on connections still open while it drains', BOUNDED, async (t) => {
-  // Regression: the drain did not re-judge readiness, so a keep-alive probe read 200 until the worker exited.
+// Regressions: the drain did not re-judge readiness, so a keep-alive probe read 200 until the
+// worker exited; on the node engine the drain cut idle kept-alive connections, so the probe read no answer.
+for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
+test(`a node that stops: its data path reads 503 on connections still open while it drains (${engine} engine)`, BOUNDED, async (t) => {
   const held = await startHeldUpstream(t);
-  const gw = await startGateway(t, { workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY], edit: withDataPath() });
+  const gw = await startGateway(t, { engine, workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY], edit: withDataPath() });
   await apply(gw, [['cluster', 'held', { targets: [held.target] }], ['route', 'held', { cluster: 'held', pathPrefix: '/held' }]]);
   const probe = new KeepAliveClient(gw.dataPort);
   t.after(() => probe.socket.destroy());

@@ -185,6 +185,6 @@ export interface DataEngine {
   updateCertificates(certificates: CompiledServerTls | undefined): void;
   /** Open client connections on every listener. */
   readonly connections: number;
-  /** Stops accepting; idle connections close, HTTP/2 connections get GOAWAY, open requests go on. */
+  /** Stops accepting; HTTP/2 connections get GOAWAY, an HTTP/1.1 one closes after its next answer; open requests go on. */
   stopAccepting(): void;
 }

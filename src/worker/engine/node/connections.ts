@@ -118,13 +118,14 @@ export class ConnectionBook {
     if (this.draining && conn.inFlight <= 0) conn.h1?.end();
   }
 
-  /** Idle connections close, h2 ones get GOAWAY and close once their streams ended, busy HTTP/1.1 ones after their answer. */
+  /**
+   * h2 connections get GOAWAY and close once their streams ended; an HTTP/1.1 one closes
+   * after its next answer (which asks the client to), as on uws: a readiness probe on a
+   * kept-alive connection reads the draining node's 503 instead of a cut.
+   */
   drain(): void {
     this.draining = true;
-    for (const conn of this.all) {
-      if (conn.session) conn.session.close();
-      else if (conn.inFlight === 0 && !conn.upgraded) conn.socket.destroy();
-    }
+    for (const conn of this.all) if (conn.session) conn.session.close();
   }
 
   private expired(conn: Connection): void {
