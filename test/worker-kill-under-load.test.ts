@@ -6,6 +6,7 @@ import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply, clusterStatus, publish, setEntity } from './helpers/admin.js';
 import { isRunning, sleep, waitFor } from './helpers/wait.js';
+import { uwsSupport } from '../src/shared/uws-support.js';
 
 const KEEPALIVE_CLIENTS = 8;
 const NEW_CONN_LOOPS = 2;
@@ -19,9 +20,12 @@ interface Outcome {
   what: string;
 }
 
-test('kill -9 of a worker under load: the other keeps serving, the replacement serves the current generation', { timeout: 120_000 }, async (t) => {
+// On the node engine under Node 20 the workers share the supervisor's socket: a regression there
+// left a connection handed to the killed worker unanswered (worker-pool.ts, SCHED_NONE).
+for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
+test(`kill -9 of a worker under load: the other keeps serving, the replacement serves the current generation (${engine} engine)`, { timeout: 120_000 }, async (t) => {
   const up = await startUpstream(t);
-  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY] });
+  const gw = await startGateway(t, { engine, workers: 2, keys: [ROOT_KEY] });
   // No catch-all: a request to /probe gets a 404 whose traceId names the worker process.
   await apply(gw, [
     ['cluster', 'api', { targets: [up.target] }],

@@ -59,6 +59,11 @@ export class WorkerPool implements WorkerPoolView {
     // SWITCHYARD_WORKER_NODE_ARGS: extra node flags for workers only, for profiling
     // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"; node refuses those in NODE_OPTIONS).
     const extra = process.env.SWITCHYARD_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    // Where the node engine shares this process's socket (Node before 22.12: no SO_REUSEPORT),
+    // the workers accept from it themselves: node's round-robin hands a connection to a worker
+    // and holds it forever when that worker is killed before it took it (a client waited 3 s and
+    // more at every kill -9 under load, test/worker-kill-under-load.test.ts).
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false, execArgv: [...process.execArgv, ...WORKER_V8_FLAGS, ...extra] });
   }
 

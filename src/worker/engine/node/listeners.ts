@@ -15,7 +15,7 @@ export type TlsServer = HttpsServer | Http2SecureServer;
 /**
  * Each worker binds a socket of its own with SO_REUSEPORT where node offers it (22.12, 23.1
  * and later), as uWS does: the kernel spreads connections. On older runtimes node:cluster
- * shares the supervisor's socket, which hands connections to the workers in turn.
+ * shares the supervisor's socket and each worker accepts from it (SCHED_NONE, worker-pool.ts).
  */
 const OWN_SOCKET = ((major, minor) => major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12))(...(process.versions.node.split('.').map(Number) as [number, number]));
 
