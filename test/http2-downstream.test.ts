@@ -1,10 +1,12 @@
 import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,7 +16,7 @@ import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { issue, makePki, type Pki } from './helpers/certs.js';
 import { freePort } from './helpers/ports.js';
 import { MiB, rssBytes, sampleRss } from './helpers/proc.js';
-import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
+import { BOUNDED, isRunning, sleep, waitFor } from './helpers/wait.js';
 import { h2Request, latencies, openSession, percentile } from './helpers/h2-client.js';
 import { startEchoUpstream, serveH2Specials, trickleBytes } from './helpers/h2-upstreams.js';
 
@@ -191,6 +193,8 @@ test('1,000 concurrent streams on 10 connections: every answer right, the worker
 
 interface FloodRound {
   started?: true;
+  done?: true;
+  cpuMs?: number;
   streams: number;
   goaway: number | null;
   closed: boolean;
@@ -203,9 +207,10 @@ const ATTACKER = '127.0.0.2';
 
 /** Runs the rapid-reset client (its own process) against `g`; `probe` measures a well-behaved client's latencies while it runs. */
 /** `port`: where the flood goes (a port nobody listens on: the same client's load on the machine, without a gateway to hit). */
-async function flood(t: TestContext, g: TlsGateway, durationMs: number, probe: ClientHttp2Session, port = g.tlsPort): Promise<{ rounds: FloodRound[]; during: number[] }> {
+async function flood(t: TestContext, g: TlsGateway, durationMs: number, probe: ClientHttp2Session, port = g.tlsPort): Promise<{ rounds: FloodRound[]; during: number[]; cpuMs: number }> {
   const plan = { port, servername: NAME, ca: g.pki.ca, path: '/t/flood', durationMs, maxStreams: 10_000, localAddress: ATTACKER };
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/rapid-reset-flood.ts'), JSON.stringify(plan)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  // On its own CPU (the last), away from the worker and the probe (pinned to the first by the test).
+  const child = spawn('taskset', ['-c', String(cpus().length - 1), process.execPath, '--import', 'tsx', join(ROOT, 'test/helpers/rapid-reset-flood.ts'), JSON.stringify(plan)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill('SIGKILL'));
   let out = '';
   let exit: number | null | undefined;
@@ -214,11 +219,45 @@ async function flood(t: TestContext, g: TlsGateway, durationMs: number, probe: C
   await waitFor('the flood to start', () => out.includes('"started"') || exit !== undefined, { timeoutMs: 15_000 });
   const during = await latencies(probe, '/t/probe', 30_000, () => exit !== undefined);
   assert.equal(await exited, 0);
-  const rounds = out.trim().split('\n').map((l) => JSON.parse(l) as FloodRound).filter((r) => !r.started);
-  return { rounds, during };
+  const lines = out.trim().split('\n').map((l) => JSON.parse(l) as FloodRound);
+  const rounds = lines.filter((r) => !r.started && !r.done);
+  return { rounds, during, cpuMs: lines.find((r) => r.done)?.cpuMs ?? 0 };
 }
 
 const ms = (v: number): string => v.toFixed(2);
+
+/** Pins a process (and its threads) to `cpuList` (taskset's syntax: "0", "0-1"). */
+const pin = (pid: number, cpuList: string): void => void execFileSync('taskset', ['-a', '-p', '-c', cpuList, String(pid)], { stdio: 'ignore' });
+
+/** One HTTP/1.1 connection over TLS (ALPN http/1.1), kept alive: `get` sends a request on it and reads its whole answer ('' when the connection was cut). */
+async function tlsH1(g: TlsGateway): Promise<{ socket: TLSSocket; get(path: string): Promise<string> }> {
+  const socket = tlsConnect({ host: '127.0.0.1', port: g.tlsPort, servername: NAME, ca: g.pki.ca, ALPNProtocols: ['http/1.1'] });
+  await once(socket, 'secureConnect');
+  let inbox = '';
+  let waiter: (() => void) | null = null;
+  socket.setEncoding('latin1').on('data', (d: string) => ((inbox += d), waiter?.()));
+  socket.on('close', () => waiter?.());
+  socket.on('error', () => {});
+  const complete = (): boolean => {
+    const end = inbox.indexOf('\r\n\r\n');
+    const length = /\r\ncontent-length: (\d+)/i.exec(inbox);
+    return end !== -1 && length !== null && inbox.length >= end + 4 + Number(length[1]);
+  };
+  return {
+    socket,
+    get: (path) =>
+      new Promise((resolve) => {
+        inbox = '';
+        if (socket.destroyed) return resolve('');
+        waiter = () => {
+          if (!complete() && !socket.destroyed && socket.readable) return;
+          waiter = null;
+          resolve(inbox);
+        };
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: ${NAME}\r\n\r\n`);
+      }),
+  };
+}
 
 /** A process's CPU time (user + system) in ms, from /proc. */
 function cpuMs(pid: number): number {
@@ -227,18 +266,24 @@ function cpuMs(pid: number): number {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 }
 
-test('rapid reset: 10,000 HEADERS+RST_STREAM: the first connection gets GOAWAY ENHANCE_YOUR_CALM long before, its address cannot connect again for the cooldown, none reaches the upstream; a well-behaved client\'s p99 within 20 % of the same client load aimed at a closed port', { timeout: 120_000 }, async (t) => {
+test('rapid reset: 10,000 HEADERS+RST_STREAM: the first connection gets GOAWAY ENHANCE_YOUR_CALM long before, its address cannot connect again for the cooldown, none reaches the upstream; a well-behaved client\'s p50 and p99 within 20 % of its own without the flood', { timeout: 120_000 }, async (t) => {
   const g = await shared();
   const probe = await g.session(t);
   await latencies(probe, '/t/probe', 500); // warm-up
   const flooded = (): number => g.up.requests.filter((q) => q.url === '/t/flood').length;
+  // The worker and this process (the probe, the upstream) share the first CPU, the flooder has
+  // the last to itself: what the flood adds to the probe's latency is then the gateway's work.
+  const all = `0-${cpus().length - 1}`;
+  pin(g.worker, '0');
+  pin(process.pid, '0');
+  t.after(() => (pin(process.pid, all), isRunning(g.worker) && pin(g.worker, all)));
+  const quiet = await latencies(probe, '/t/probe', 3_000);
+  t.diagnostic(`quiet (no flooder): probe p50 ${ms(percentile(quiet, 50))} ms, p99 ${ms(percentile(quiet, 99))} ms (${quiet.length} requests)`);
 
-  // The control: the same flooding process, for the same time, aimed at a port nobody
-  // listens on. The machine (2 shared cores in CI) carries its CPU either way; what the
-  // flood adds beyond it is the gateway's doing.
+  // The control, reported: the same flooding process, for the same time, aimed at a port nobody listens on.
   const control = await flood(t, g, 3_000, probe, await freePort());
   const [ctl50, ctl99] = [percentile(control.during, 50), percentile(control.during, 99)];
-  t.diagnostic(`control (the flooder aimed at a closed port): ${control.rounds.length} connection attempts; probe p50 ${ms(ctl50)} ms, p99 ${ms(ctl99)} ms (${control.during.length} requests)`);
+  t.diagnostic(`control (the flooder aimed at a closed port): ${control.rounds.length} connection attempts, the flooder ${control.cpuMs} ms of CPU; probe p50 ${ms(ctl50)} ms, p99 ${ms(ctl99)} ms (${control.during.length} requests)`);
 
   // The flood: up to 10,000 streams for at most 3 s, reconnecting at once whenever cut.
   const cpu0 = cpuMs(g.worker);
@@ -248,7 +293,7 @@ test('rapid reset: 10,000 HEADERS+RST_STREAM: the first connection gets GOAWAY E
   const [first, ...rest] = run.rounds;
   const [flood50, flood99] = [percentile(run.during, 50), percentile(run.during, 99)];
   const handshaken = rest.filter((x) => x.handshaken).length;
-  t.diagnostic(`flood: the first connection ${first!.streams} streams (HEADERS + RST_STREAM) in ${first!.ms} ms, then GOAWAY ${first!.goaway}; then ${rest.length} reconnections, ${handshaken} handshaken; ${flooded()} streams reached the upstream; worker CPU ${workerCpu.toFixed(0)} % of a core; probe p50 ${ms(flood50)} ms, p99 ${ms(flood99)} ms (${run.during.length} requests); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
+  t.diagnostic(`flood: the first connection ${first!.streams} streams (HEADERS + RST_STREAM) in ${first!.ms} ms, then GOAWAY ${first!.goaway}; then ${rest.length} reconnections, ${handshaken} handshaken; the flooder ${run.cpuMs} ms of CPU; ${flooded()} streams reached the upstream; worker CPU ${workerCpu.toFixed(0)} % of a core; probe p50 ${ms(flood50)} ms, p99 ${ms(flood99)} ms (${run.during.length} requests); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
   assert.equal(first!.goaway, constants.NGHTTP2_ENHANCE_YOUR_CALM);
   assert.ok(first!.streams <= 1_000, `${first!.streams} streams before GOAWAY`);
   assert.ok(flooded() <= first!.streams / 4, `${flooded()} of ${first!.streams} streams reset at once were forwarded upstream`);
@@ -258,9 +303,12 @@ test('rapid reset: 10,000 HEADERS+RST_STREAM: the first connection gets GOAWAY E
   const fresh = await g.session(t);
   assert.equal((await h2Request(fresh, '/t/probe')).status, 200, 'a new client on another address was refused');
   assert.ok(workerCpu < 80, `the worker spent ${workerCpu.toFixed(0)} % of a core during the flood`);
-  // +20 % of the control, and 1 ms for the timer and scheduler grain of a shared VM.
-  assert.ok(flood50 <= ctl50 * 1.2 + 1, `p50 ${ms(flood50)} ms during the flood against ${ms(ctl50)} ms in the control`);
-  assert.ok(flood99 <= ctl99 * 1.2 + 1, `p99 ${ms(flood99)} ms during the flood against ${ms(ctl99)} ms in the control`);
+  // Against the same probe with no flooder: +20 %, and 0.5 ms for the timer and scheduler grain
+  // of a shared VM. (The control is reported, not held: on this kind of VM a busy second CPU
+  // alone lowered the probe's p99 from about 3.6 ms to 0.7 ms, measured.)
+  const [q50, q99] = [percentile(quiet, 50), percentile(quiet, 99)];
+  assert.ok(flood50 <= q50 * 1.2 + 0.5, `p50 ${ms(flood50)} ms during the flood against ${ms(q50)} ms without it`);
+  assert.ok(flood99 <= q99 * 1.2 + 0.5, `p99 ${ms(flood99)} ms during the flood against ${ms(q99)} ms without it`);
   assert.equal((await h2Request(probe, '/t/probe')).status, 200, 'the well-behaved session was never closed');
 });
 
@@ -357,11 +405,18 @@ test('publish and drain over h2: 50 trickling answers survive a publish; the new
   const fresh = await h2Request(session, '/new/x');
   assert.deepEqual([fresh.status, fresh.body.toString()], [200, 'new route'], 'the new route answers on the same session');
 
+  // An idle kept-alive HTTP/1.1 connection on the same TLS port: the drain answers its next request, asking it to close, instead of cutting it.
+  const h1 = await tlsH1(g);
+  t.after(() => h1.socket.destroy());
+  assert.match(await h1.get('/new/x'), /^HTTP\/1\.1 200 /);
+
   const goaway = new Promise<{ code: number; lastStreamID: number }>((r) => session.once('goaway', (code, lastStreamID) => r({ code, lastStreamID })));
   const t0 = Date.now();
   const stopped = g.gw.stop('SIGTERM', graceMs + 5_000);
   const ga = await goaway;
   assert.equal(ga.code, constants.NGHTTP2_NO_ERROR);
+  const afterDrain = await h1.get('/new/x');
+  assert.match(afterDrain, /^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n/i, `the kept-alive TLS connection during the drain: ${JSON.stringify(afterDrain.slice(0, 300))}`);
   assert.throws(() => session.request({ ':path': '/t/late' }), { code: 'ERR_HTTP2_GOAWAY_SESSION' });
   await assert.rejects(g.session(t), 'a new connection is refused');
 

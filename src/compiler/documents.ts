@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { isSealed } from '../shared/secret-box.js';
 import { splitHostPort } from '../shared/host-port.js';
+import { MANAGED_HEADERS } from '../shared/hop-by-hop.js';
 import type { Kind } from '../contracts/entities.js';
 import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
@@ -162,7 +163,8 @@ export const RouteDoc = v.strictObject({
     v.strictObject({
       statusCode: v.pipe(Status, v.minValue(200, 'must be a final status (200-599)'), v.maxValue(599)),
       body: v.optional(v.string(), ''),
-      headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/)), HeaderValue)),
+      // Framing and hop-by-hop lines are the engine's: a configured one would go out beside its own.
+      headers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/), v.check((n) => !MANAGED_HEADERS.has(n.toLowerCase()), 'is managed by the gateway (framing or hop-by-hop): it cannot be set')), HeaderValue)),
     }),
   ),
   redirect: v.optional(

@@ -11,6 +11,13 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'proxy-authorization',
 ]);
 
+/**
+ * Names configuration may not set on an answer: the message's framing (the gateway writes its
+ * own Content-Length or chunked coding; a second one corrupts the message) and the
+ * connection's own (hop-by-hop) headers.
+ */
+export const MANAGED_HEADERS: ReadonlySet<string> = new Set([...HOP_BY_HOP, 'content-length']);
+
 /** Lower-case names listed in a Connection header ("close, x-foo"): hop-by-hop too. */
 export function connectionListed(value: string | string[] | undefined): Set<string> | null {
   if (!value) return null;

@@ -3,6 +3,7 @@ import { isBodylessStatus, type StaticReply } from './response-head.js';
 import { ExchangeWrites } from './exchange-writes.js';
 
 const isConnection = ([name]: readonly [string, string]): boolean => name.length === 10 && name.toLowerCase() === 'connection';
+const CLOSE = /(^|[\s,])close($|[\s,])/i;
 
 /** Whole responses the gateway sends at once (a step's, a fixed one, an error) and the WebSocket 101. */
 export abstract class ExchangeReplies extends ExchangeWrites {
@@ -22,9 +23,8 @@ export abstract class ExchangeReplies extends ExchangeWrites {
   sendHead(status: number, body: string | Buffer, headers: [string, string][]): void {
     if (this.aborted || this.done) return;
     let close = false;
-    const at = headers.findIndex(isConnection);
-    if (at !== -1) {
-      close = /(^|[\s,])close($|[\s,])/i.test(headers[at]![1]);
+    if (headers.some(isConnection)) {
+      close = headers.some((h) => isConnection(h) && CLOSE.test(h[1]));
       headers = headers.filter((h) => !isConnection(h));
     }
     this.whole(status, { status, reason: '', headers: this.idEcho === null ? headers : this.withoutId(headers) }, body, close);

@@ -11,7 +11,8 @@ import { connect } from 'node:tls';
  * had read when it stopped the client, not of bytes still queued on the way.
  * Stdout: `{"started":true}` once the first connection is up or was refused, then one JSON
  * line per connection: `{streams, goaway, closed, handshaken, ms}` (`goaway`: its error
- * code, null when none came; `handshaken`: the TLS handshake completed).
+ * code, null when none came; `handshaken`: the TLS handshake completed), and last
+ * `{done: true, cpuMs}`: the CPU time this process spent (what it took of the machine).
  *
  * argv[2]: JSON `{port, servername, ca, path, durationMs, maxStreams, localAddress}`:
  * the client connects from `localAddress` (a loopback address of its own, as an attacker
@@ -127,3 +128,5 @@ do {
   process.stdout.write(JSON.stringify(r) + '\n');
   if (r.streams >= plan.maxStreams) break;
 } while (performance.now() < end);
+const cpu = process.cpuUsage();
+process.stdout.write(JSON.stringify({ done: true, cpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + '\n');

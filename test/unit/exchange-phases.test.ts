@@ -174,3 +174,14 @@ test('a step that throws before it awaits: 500, logged, the done hooks with 500,
     assert.equal(closed, 1, 'the retired generation closed its pools: the request was let go');
   }
 });
+
+test('a whole reply\'s own Connection lines are taken out; any that says close asks the engine for the close', () => {
+  for (const [lines, close] of [[[['connection', 'keep-alive, close']], true], [[['Connection', 'keep-alive'], ['connection', 'close']], true], [[['connection', 'upgrade']], false], [[['x-connection', 'close']], false]] as [[string, string][], boolean][]) {
+    const { ex, down } = recordedExchange();
+    const closes: boolean[] = [];
+    const reply = down.reply.bind(down);
+    down.reply = (head, id, body, length, c, sink) => (closes.push(c), head.headers.some(([n]) => n.toLowerCase() === 'connection') ? assert.fail('a Connection line reached the engine') : reply(head, id, body, length, c, sink));
+    ex.sendHead(413, 'too large', [['content-type', 'text/plain'], ...lines]);
+    assert.deepEqual(closes, [close], JSON.stringify(lines));
+  }
+});

@@ -49,6 +49,17 @@ export function cleartextServers(limits: EngineLimits, h2c: boolean): { h1: Http
  * The TCP listener in front of the cleartext servers: a connection `admit` lets in goes to
  * the HTTP/1.1 server, or with h2c to the h2 one when its first bytes are the preface.
  */
+/**
+ * The TLS port's listener: a connection reaches the TLS server only once admitted, so one
+ * refused (over the cap, or from an address in its rapid-reset cooldown) costs an accept and a
+ * close, never the TLSSocket and SSL state node's TLS server would set up for it first.
+ */
+export function tlsListener(tls: TlsServer, admit: (socket: Socket) => boolean): NetServer {
+  return createNetServer({ noDelay: true }, (socket) => {
+    if (admit(socket)) tls.emit('connection', socket);
+  });
+}
+
 export function tcpListener(h1: HttpServer, h2: Http2Server | null, admit: (socket: Socket) => boolean): NetServer {
   return createNetServer({ noDelay: true }, (socket) => {
     if (!admit(socket)) return;

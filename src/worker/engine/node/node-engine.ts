@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2Server, Http2ServerRequest, Http2ServerResponse, ServerHttp2Session } from 'node:http2';
-import type { Server as NetServer, Socket } from 'node:net';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { CompiledServerTls } from '../../../contracts/generation.js';
@@ -10,7 +10,7 @@ import { ConnectionBook, handshaken, sessionStarted } from './connections.js';
 import type { DownstreamContext } from './downstream-context.js';
 import { watchSession, type SessionWatch } from './h2-sessions.js';
 import { HeldWrites } from './held-writes.js';
-import { bindListener, cleartextServers, tcpListener, tlsServer, type H1Server, type TlsServer } from './listeners.js';
+import { bindListener, cleartextServers, tcpListener, tlsListener, tlsServer, type H1Server, type TlsServer } from './listeners.js';
 import { RequestIntake } from './request-intake.js';
 import { ResetCooldown } from './reset-cooldown.js';
 import { SniContexts } from './sni-contexts.js';
@@ -56,12 +56,10 @@ class NodeEngine implements DataEngine {
       const tls = tlsServer(options.tls.protocols, this.sni, this.limits);
       this.useDefaultContext(tls);
       this.tlsServers.push(tls);
-      // Before node's own listeners: the cap is checked before any handshake work.
-      tls.prependListener('connection', (socket: Socket) => void this.book.admit(socket, false));
       tls.prependListener('secureConnection', (socket: TLSSocket) => handshaken(socket));
       this.serveH1(tls, true, port);
       if (options.tls.protocols.includes('h2')) this.serveH2(tls as unknown as Http2Server, true, port);
-      server = tls;
+      server = tlsListener(tls, (socket) => this.book.admit(socket, false) !== null);
     } else {
       const { h1, h2 } = cleartextServers(this.limits, options.h2c === true);
       this.serveH1(h1, false, port);
@@ -80,7 +78,9 @@ class NodeEngine implements DataEngine {
   }
 
   stopAccepting(): void {
-    for (const l of this.listeners) l.close();
+    // net.Server's close stops the listening socket only: an https or h2 server's own close
+    // first cuts its idle kept-alive connections, which the drain leaves to their next answer.
+    for (const l of this.listeners) NetServer.prototype.close.call(l);
     this.listeners.length = 0;
     this.book.drain();
   }
