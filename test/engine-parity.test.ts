@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply, type Kind } from './helpers/admin.js';
 import { request } from './helpers/http.js';
@@ -11,6 +9,7 @@ import { startUpstream } from './helpers/upstream.js';
 import { SERVER, startOtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { freePort } from './helpers/ports.js';
 import { BOUNDED, waitFor } from './helpers/wait.js';
+import { accessLogLines } from './helpers/access-log-file.js';
 import type { Json } from './helpers/json.js';
 import { uwsSupport } from '../src/shared/uws-support.js';
 
@@ -225,15 +224,6 @@ function differences(uws: Json, node: Json): string[] {
   return paths.filter((p) => a.get(p) !== b.get(p)).map((p) => `${p.slice(1)}: uws ${a.get(p) ?? '(absent)'}, node ${b.get(p) ?? '(absent)'}`);
 }
 
-function accessLines(gw: Gateway): Record<string, Json>[] {
-  const file = join(gw.dir, 'access.log');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, Json>);
-}
-
 /** The COMPARED_SERIES samples of a scrape, keyed by name and labels as exposed. */
 async function counters(gw: Gateway): Promise<Map<string, number>> {
   const r = await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root });
@@ -281,7 +271,7 @@ test(
 
     const waitForLines = (e: Engine) =>
       waitFor(`${e}: an access-log line for every request`, () => {
-        const byId = new Map(accessLines(gw[e]).map((l) => [String(l.requestId), l]));
+        const byId = new Map(accessLogLines(gw[e]).map((l) => [String(l.requestId), l]));
         return CASES.every((_, i) => byId.has(id(e, i))) ? byId : undefined;
       });
     const [uwsLines, nodeLines] = await Promise.all([waitForLines('uws'), waitForLines('node')]);

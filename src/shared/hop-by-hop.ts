@@ -33,3 +33,8 @@ export function connectionListed(value: string | string[] | undefined): Set<stri
   }
   return s.size ? s : null;
 }
+
+/** Whether a Connection header asks to close the connection ("close", "keep-alive, close"). */
+export function asksClose(value: string): boolean {
+  return value.length === 5 ? value.toLowerCase() === 'close' : (connectionListed(value)?.has('close') ?? false);
+}

@@ -1,9 +1,9 @@
 import type { ResponseHead, WebSocketPeer } from './engine/contract.js';
 import { isBodylessStatus, type StaticReply } from './response-head.js';
 import { ExchangeWrites } from './exchange-writes.js';
+import { asksClose } from '../shared/hop-by-hop.js';
 
 const isConnection = ([name]: readonly [string, string]): boolean => name.length === 10 && name.toLowerCase() === 'connection';
-const CLOSE = /(^|[\s,])close($|[\s,])/i;
 
 /** Whole responses the gateway sends at once (a step's, a fixed one, an error) and the WebSocket 101. */
 export abstract class ExchangeReplies extends ExchangeWrites {
@@ -24,7 +24,7 @@ export abstract class ExchangeReplies extends ExchangeWrites {
     if (this.aborted || this.done) return;
     let close = false;
     if (headers.some(isConnection)) {
-      close = headers.some((h) => isConnection(h) && CLOSE.test(h[1]));
+      close = headers.some((h) => isConnection(h) && asksClose(h[1]));
       headers = headers.filter((h) => !isConnection(h));
     }
     this.whole(status, { status, reason: '', headers: this.idEcho === null ? headers : this.withoutId(headers) }, body, close);

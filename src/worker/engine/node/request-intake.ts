@@ -82,7 +82,7 @@ export class RequestIntake {
   }
 
   /** A refusal as HTTP/1.1 on a connection nothing more is read from. */
-  refuseConnection(socket: Duplex, code: 'Svc.Data.BadRequest' | 'Svc.Data.BadFraming'): void {
+  refuseConnection(socket: Duplex, code: 'Svc.Data.BadRequest' | 'Svc.Data.BadFraming' | 'Svc.Data.HeadTooLarge' | 'Svc.Data.HeadTimeout'): void {
     const conn = connectionOf(socket);
     if (conn) conn.refused = true;
     refuseOn(socket, this.handlers.refusal(code));
@@ -92,10 +92,7 @@ export class RequestIntake {
   onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     const code = err.code ?? '';
     if (code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
-    const refusal = code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Data.HeadTooLarge' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Data.HeadTimeout' : FRAMING_ERRORS.has(code) ? 'Svc.Data.BadFraming' : 'Svc.Data.BadRequest';
-    const conn = connectionOf(socket);
-    if (conn) conn.refused = true;
-    refuseOn(socket, this.handlers.refusal(refusal));
+    this.refuseConnection(socket, code === 'HPE_HEADER_OVERFLOW' ? 'Svc.Data.HeadTooLarge' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Svc.Data.HeadTimeout' : FRAMING_ERRORS.has(code) ? 'Svc.Data.BadFraming' : 'Svc.Data.BadRequest');
   }
 
   /** The owner's request callback; no exception escapes into node's event handlers. */
