@@ -13,6 +13,7 @@ import { impactWarnings } from './impact-warnings.js';
 import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
+import { grpcRouteIssues } from './grpc-routes.js';
 import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-tls.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
@@ -177,14 +178,20 @@ function compileRoute(
   if (doc.websocket && doc.cluster === undefined) issue('/websocket', 'Compile.Route.Terminal', 'websocket needs a cluster terminal: only a cluster route proxies WebSockets');
   // Steps are checked on every route, but only a cluster route runs them.
   const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`, doc.cluster !== undefined);
+  if (doc.grpc) {
+    if (doc.cluster === undefined) issue('/grpc', 'Compile.Route.Grpc', 'grpc needs a cluster terminal: only a cluster route carries gRPC calls');
+    grpcRouteIssues(doc, doc.cluster === undefined ? undefined : clusters.get(doc.cluster), compiledSteps, (pointer, message) => issue(pointer, 'Compile.Route.Grpc', message));
+  }
   let terminal: CompiledTerminal | null = null;
   if (terminals.length === 1) {
     if (doc.cluster !== undefined) {
       if (!clusters.has(doc.cluster)) issue('/cluster', 'Compile.Route.Cluster', `no cluster ${doc.cluster} in tenant ${tenant}`);
       else if (compiledSteps) {
-        const bufferBytes = doc.requestBuffering?.maxBytes ?? clusters.get(doc.cluster)!.requestBuffering?.maxBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES;
+        // A gRPC call's body streams for the call's life: never read ahead.
+        const bufferBytes = doc.grpc ? 0 : (doc.requestBuffering?.maxBytes ?? clusters.get(doc.cluster)!.requestBuffering?.maxBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES);
         const websocket = doc.websocket ? { ...WEBSOCKET_DEFAULTS, ...(doc.websocket === true ? {} : doc.websocket) } : undefined;
-        terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes, ...(websocket && { websocket }) };
+        const grpc = doc.grpc ? { web: doc.grpc !== true && doc.grpc.web } : undefined;
+        terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes, ...(websocket && { websocket }), ...(grpc && { grpc }) };
       }
     } else if (doc.redirect) {
       terminal = { type: 'redirect', location: doc.redirect.location, statusCode: doc.redirect.statusCode ?? 302 };

@@ -159,6 +159,11 @@ export const RouteDoc = v.strictObject({
       }),
     ]),
   ),
+  /**
+   * The route carries gRPC calls (docs/reference.md "gRPC"): `true`, or `{web: true}` to
+   * also take gRPC-Web from browsers and speak gRPC to the upstream.
+   */
+  grpc: v.optional(v.union([v.boolean(), v.strictObject({ web: v.optional(v.boolean(), false) })])),
   directResponse: v.optional(
     v.strictObject({
       statusCode: v.pipe(Status, v.minValue(200, 'must be a final status (200-599)'), v.maxValue(599)),

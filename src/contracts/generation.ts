@@ -135,7 +135,7 @@ export interface CompiledRoute {
 
 export type CompiledTerminal =
   /** bufferBytes: request bodies up to this size are read whole before the upstream is called; 0 streams. */
-  | { type: 'cluster'; cluster: string; steps: CompiledStep[]; bufferBytes: number; websocket?: WebSocketSettings }
+  | { type: 'cluster'; cluster: string; steps: CompiledStep[]; bufferBytes: number; websocket?: WebSocketSettings; grpc?: { web: boolean } }
   | { type: 'redirect'; location: string; statusCode: number }
   | { type: 'directResponse'; statusCode: number; body: string; headers: Record<string, string> };
 

@@ -13,6 +13,7 @@ export const COMPILE_ISSUES = {
   'Compile.Step.UrlDenied': { message: "The step's URL is one this tenant may not reach (worker.json upstreams)" },
   'Compile.Route.Terminal': { message: 'The route needs exactly one terminal: cluster, redirect or directResponse' },
   'Compile.Route.Cluster': { message: 'The cluster the route names is not in this tenant' },
+  'Compile.Route.Grpc': { message: 'The route carries gRPC: its cluster must speak HTTP/2 (protocol h2 or h2c) and none of its steps may read or rewrite a body' },
   'Compile.Route.Hosts': { message: "A non-default tenant's routes must declare hosts" },
   'Compile.Route.HostConflict': { message: "The route claims a host another tenant's route already claims" },
   'Compile.Route.PathPrefix': { message: 'The pathPrefix is not in the normal form requests are matched in' },

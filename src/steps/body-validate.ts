@@ -115,6 +115,7 @@ export const bodyValidate = defineStep({
     maxBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16 * 1024 * 1024)), 1024 * 1024),
     requireJson: v.optional(v.boolean(), true),
   }),
+  touchesBody: 'reads the request body (a JSON document)',
   create(s) {
     const validate = validatorOf(s.schema);
     const tooLarge = stepError('Svc.Data.TooLarge', `The request body exceeds ${s.maxBytes} bytes`, { connection: 'close' });

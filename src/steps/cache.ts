@@ -27,6 +27,7 @@ export const cache = defineStep({
     maxEntries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 1000),
     maxEntryBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16 * 1024 * 1024)), 256 * 1024),
   }),
+  touchesBody: 'stores and replays whole response bodies',
   create(s) {
     const store = new ResponseStore(s.maxEntries);
     return (flow) => {

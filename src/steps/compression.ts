@@ -19,6 +19,7 @@ export const compression = defineStep({
     maxBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64 * 1024 * 1024)), 4 * 1024 * 1024),
     types: v.optional(v.array(v.pipe(v.string(), v.minLength(1))), ['text/', 'application/json', 'application/javascript', 'application/xml', 'image/svg+xml']),
   }),
+  touchesBody: 'rewrites the response body',
   create(s) {
     const typeOk = (t: string | undefined) => t !== undefined && s.types.some((p) => t.toLowerCase().startsWith(p));
     return (flow) => {

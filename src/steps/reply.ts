@@ -13,7 +13,7 @@ export function stepError(code: ErrorCode, message?: string, headers?: Record<st
   const marked = JSON.stringify(errorEnvelope(code, TRACE_SLOT, message, extra));
   const traceAt = marked.indexOf(SLOT_JSON);
   const body = marked.slice(0, traceAt) + marked.slice(traceAt + SLOT_JSON.length);
-  return { status: ERRORS[code].status, headers: { 'content-type': 'application/json', ...headers }, body, traceAt };
+  return { status: ERRORS[code].status, headers: { 'content-type': 'application/json', ...headers }, body, traceAt, code };
 }
 
 /** A step's answer as sent: an envelope from stepError gets the request's trace id. */

@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import type { Upstream } from '../contracts/upstream.js';
 import type { QueryPair } from '../shared/url-query.js';
+import type { ErrorCode } from '../shared/errors.js';
 
 /** The final status of a request whose client left before its response completed (nginx's 499). */
 export const CLIENT_LEFT = 499;
@@ -154,6 +155,8 @@ export interface StepReply {
    * answer (a 401, forward-auth's 302 to a login page, an injected fault) is a refusal.
    */
   served?: true;
+  /** The envelope's code (stepError's): a gRPC call gets it in grpc-message. */
+  code?: ErrorCode;
   /**
    * An error envelope built once for every request it refuses: the worker writes the
    * request's trace id into `body` at this offset when it sends it (withTraceId).
@@ -236,6 +239,11 @@ export interface StepDefinition<S = unknown> {
    * compiler warns about the steps placed after one (Compile.Orch.NodeNeverRuns).
    */
   alwaysAnswers?(settings: S): 'served' | 'refusal' | null;
+  /**
+   * What the step does with a body, for a route that refuses such steps (a gRPC route,
+   * whose bodies are streams of framed messages): e.g. 'reads the request body'.
+   */
+  touchesBody?: string;
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
   compileTime?: boolean;
 }

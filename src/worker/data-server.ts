@@ -4,6 +4,8 @@ import { OpenWebSockets } from './open-websockets.js';
 import { Exchange } from './exchange.js';
 import type { ExchangeEnd } from './exchange-end.js';
 import { framingOk } from './request-framing.js';
+import { isGrpcType } from './request-head.js';
+import { GrpcCall } from './grpc/grpc-call.js';
 import type { StaticReply } from './response-head.js';
 import type { Logger } from '../shared/logger.js';
 import { normalizePath } from '../shared/normalize-path.js';
@@ -46,6 +48,8 @@ export class DataServer {
   private draining = false;
   private idleWaiters: (() => void)[] = [];
   private readonly webSockets = new OpenWebSockets();
+  /** Open gRPC calls: a drain's end closes them with UNAVAILABLE rather than cutting them. */
+  private readonly grpcCalls = new Set<Exchange>();
 
   /** `refusal` makes the envelope for an answer the data server gives itself, with the request's id as its traceId. */
   constructor(
@@ -71,6 +75,7 @@ export class DataServer {
     };
     const finished = (ex: ExchangeEnd) => {
       --this.inFlight;
+      if (ex.grpc !== null) this.grpcCalls.delete(ex as Exchange);
       if (watching) observer.exchangeEnded(ex);
       idle();
     };
@@ -110,8 +115,9 @@ export class DataServer {
         // A handshake to a fixed answer is refused, not answered as if it were a plain GET; error envelopes stay as they are.
         if (arrival.upgrade && typeof target !== 'function' && target.status < 400) target = refusal('Svc.Data.UpgradeRefused', rid);
         const head = method === 'HEAD';
-        // A fixed answer skips the Exchange, unless the request's framing must be refused first.
-        if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding'))) {
+        // A fixed answer skips the Exchange, unless the request's framing must be refused first,
+        // or it is a refusal a gRPC call reads as a grpc-status (an Exchange writes it).
+        if (typeof target !== 'function' && (!target.large || head) && framingOk(req.getHeader('transfer-encoding')) && (target.code === undefined || !isGrpcType(req.getHeader('content-type')))) {
           if (watching) observer.fixedAnswered(target, req, down, method, path ?? url, rid, clientOf);
           down.replyStatic(target, rid === '' ? null : ids!.echo(rid), this.draining || malformed, head);
           return;
@@ -120,6 +126,10 @@ export class DataServer {
         ex = new Exchange(down, req, method, path ?? '/', closing, finished, proxies, arrival.port, limits, events, arrival.tls ? 'https' : 'http');
         ex.wantsUpgrade = arrival.upgrade;
         if (rid !== '') ex.setRequestId(ids!.header, rid);
+        if (ex.grpcRequest) {
+          ex.grpc = new GrpcCall(ex.header('content-type') ?? '', arrival.protocol === 'h2');
+          this.grpcCalls.add(ex);
+        }
         // The socket's address is gone when the exchange ends: a sampled request's record reads it now.
         if (recording && observer.sampled()) {
           ex.logged = true;
@@ -131,7 +141,8 @@ export class DataServer {
         else {
           // A large fixed body needs the engine's backpressure; it is still its route's answer.
           if (target.meter !== undefined) ex.meter = target.meter;
-          ex.sendStatic(target);
+          if (target.code !== undefined && ex.grpc !== null) ex.replyError(target.code, target.traceId);
+          else ex.sendStatic(target);
         }
       } catch (err) {
         // No exception may escape into the engine: answer 500 and keep serving.
@@ -182,7 +193,8 @@ export class DataServer {
   /**
    * Stops accepting, then resolves when in-flight exchanges finish and open WebSockets
    * close, or when the grace period ends: WebSockets still open then are closed with 1001
-   * on both sides, and their close frames get a moment to leave before the worker exits.
+   * on both sides, gRPC calls still open end with UNAVAILABLE (Svc.Data.Draining), and
+   * their last frames get a moment to leave before the worker exits.
    */
   drain(graceMs: number): Promise<void> {
     this.draining = true;
@@ -190,8 +202,9 @@ export class DataServer {
     if (this.inFlight === 0 && this.webSockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const t = setTimeout(() => {
-        if (this.webSockets.size === 0) return resolve();
+        if (this.webSockets.size === 0 && this.grpcCalls.size === 0) return resolve();
         this.webSockets.closeAll(1001, 'gateway shutting down');
+        for (const ex of [...this.grpcCalls]) ex.endGrpc(503, 'Svc.Data.Draining');
         setTimeout(resolve, CLOSE_FLUSH_MS);
       }, graceMs);
       this.idleWaiters.push(() => {

@@ -77,7 +77,14 @@ export abstract class ExchangeEnd extends ExchangeReplies {
     if (this.aborted) return;
     this.aborted = true;
     this.settle();
-    if (this.abortHooks) for (const h of this.abortHooks) h();
+    this.cancelWork();
+  }
+
+  /** Stops the request's work as a client's leaving does (its upstream call aborted, its body stream destroyed), once. */
+  protected cancelWork(): void {
+    const hooks = this.abortHooks;
+    this.abortHooks = null;
+    if (hooks) for (const h of hooks) h();
   }
 
   /** Request body bytes read from the client. */

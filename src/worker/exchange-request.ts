@@ -1,7 +1,8 @@
 import type { Downstream, IdEcho, RequestHead } from './engine/contract.js';
 import type { StepRequest } from '../steps/step.js';
 import { clientAddress, dropIdentityHeaders } from './client-address.js';
-import { BAD_FRAMING, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
+import { BAD_FRAMING, GRPC, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
+import type { GrpcCall } from './grpc/grpc-call.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 import type { QueryPair } from '../shared/url-query.js';
 import { ParsedOnDemand } from '../shared/parsed-on-demand.js';
@@ -25,6 +26,10 @@ export class ExchangeRequest implements StepRequest {
   readonly path: string;
   /** More than one Host header: answered 400, never routed further. */
   readonly hostRepeated: boolean;
+  /** Its content-type is gRPC's (or gRPC-Web's): the data server gives it a GrpcCall. */
+  readonly grpcRequest: boolean;
+  /** A gRPC call: how its refusals are answered and its status is known (grpc/grpc-call.ts); null for any other request. */
+  grpc: GrpcCall | null = null;
   aborted = false;
   done = false;
   /** The request's id, and the header it goes up and back in (worker.json `requestId`); '' and null without. */
@@ -60,6 +65,7 @@ export class ExchangeRequest implements StepRequest {
     this.hasBody = (head & HAS_BODY) !== 0;
     this.badFraming = (head & BAD_FRAMING) !== 0;
     this.hostRepeated = (head & HOST_REPEATED) !== 0;
+    this.grpcRequest = (head & GRPC) !== 0;
   }
 
   /** Gives the request its id (the data server's, or one a route's request-id step kept). */

@@ -1,4 +1,4 @@
-import type { ResponseSink, StallWatch } from './engine/contract.js';
+import type { ResponseSink, StallWatch, Trailers } from './engine/contract.js';
 import { ExchangeHead } from './exchange-head.js';
 import type { RequestBody } from './request-body.js';
 import { SendStall } from './send-stall.js';
@@ -65,14 +65,15 @@ export abstract class ExchangeWrites extends ExchangeHead implements ResponseSin
   }
 
   /**
-   * Ends a streamed response: a no-op if the engine already completed it, or if part of a
+   * Ends a streamed response, with `trailers` where the client's protocol carries them
+   * (engine/contract.ts): a no-op if the engine already completed it, or if part of a
    * known-length body still waits for the socket (the engine completes it).
    */
-  end(): void {
+  end(trailers: Trailers | null = null): void {
     if (this.aborted || this.done) return;
     const close = !this.headFlushed && this.closing();
     this.upload.release();
-    if (this.down.end(this.takeHead(), this.idEcho, close)) this.settle();
+    if (this.down.end(this.takeHead(), this.idEcho, close, trailers)) this.settle();
   }
 
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { ErrorCode } from '../shared/errors.js';
+import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { CollectedAnswer, StepReply, StepRun } from '../steps/step.js';
 import { withTraceId } from '../steps/reply.js';
 import { envelopeReply } from './envelope.js';
@@ -56,6 +56,8 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
     this.flow = flow;
     this.trace = trace;
     if (flow !== null) flow.trace = trace;
+    // A gRPC call's grpc-timeout is its deadline from here (grpc/grpc-call.ts).
+    if (this.grpc !== null) this.grpc.startDeadline(this.header('grpc-timeout'), () => this.deadlinePassed());
     return this;
   }
 
@@ -90,6 +92,8 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
     // A count of the step's decision, with the status it answered: how the request ended
     // (499 if its client left before the refusal was written) is switchyard_requests_total's.
     if (o.served !== true && this.env.metrics !== null && this.meter !== null) this.env.metrics.rejected(this.meter, flow.answeredBy ?? 'group', o.status);
+    // A gRPC client reads a refusal as a grpc-status; what a step serves (a cache hit, echo) goes out as it is.
+    if (this.grpc !== null && o.served !== true && o.status >= 400) return this.replyGrpc(o.status, o.code ?? null, this.traceId());
     const head = flow.replyHead(o);
     this.reply(head.status, withTraceId(o, this.traceId()), head.headers);
   }
@@ -126,6 +130,7 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
    * concurrency slot, a breaker's count must not wait for a slow step).
    */
   protected override exchangeEnded(): void {
+    this.grpc?.stop();
     this.flow?.ended(this.finalStatus);
     if (this.finished) this.endTrace();
   }
@@ -150,7 +155,46 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
 
   /** Answers with the error envelope (unless the client left or was answered), then finishes. */
   replyError(code: ErrorCode, traceId?: string): void {
+    if (this.grpc !== null) return this.replyGrpc(ERRORS[code].status, code, traceId ?? this.traceId());
     if (this.answerable) this.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
+    this.finish();
+  }
+
+  /** A gRPC call's refusal: HTTP 200 with the grpc-status `httpStatus` maps to (grpc/grpc-call.ts), then finishes. */
+  replyGrpc(httpStatus: number, code: ErrorCode | null, traceId: string): void {
+    if (this.answerable) {
+      const r = this.grpc!.refusal(httpStatus, code, traceId);
+      if (r.trailers === null) this.sendHead(200, '', r.head);
+      else {
+        this.writeHead(200, undefined, r.head);
+        this.end(r.trailers);
+      }
+    }
+    this.finish();
+  }
+
+  /**
+   * A gRPC call's deadline passed: DEADLINE_EXCEEDED as its refusal, or as trailers after
+   * the messages already relayed; then its upstream stream is cancelled, as the client's
+   * leaving would (the upstream sees the call cancelled).
+   */
+  private deadlinePassed(): void {
+    this.endGrpc(504, 'Svc.Data.DeadlineExceeded');
+  }
+
+  /**
+   * Ends a gRPC call whose messages are flowing with `code`'s grpc-status in its trailers
+   * (a deadline, a drain's end); its upstream is cancelled. Not for gRPC-Web, whose
+   * status must be in the body: its connection is cut instead.
+   */
+  endGrpc(httpStatus: number, code: ErrorCode): void {
+    if (!this.answerable) return;
+    const g = this.grpc!;
+    if (!this.headersSent || g.web !== null || !g.h2) {
+      if (!this.headersSent) this.replyGrpc(httpStatus, code, this.traceId());
+      else this.close(httpStatus);
+    } else this.end(g.refusal(httpStatus, code, this.traceId()).trailers);
+    this.cancelWork();
     this.finish();
   }
 

@@ -119,6 +119,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   override onHeaders(statusCode: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
     this.answered = true;
     if (statusCode < 200) return true; // 1xx: not relayed
+    this.life.grpc?.upstreamFields(raw);
     this.status = statusCode;
     const ms = performance.now() - this.sentAt;
     const ex = this.life;
@@ -130,6 +131,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   }
 
   override onComplete(trailers: string[] | null): void {
+    this.life.grpc?.upstreamFields(trailers);
     this.call?.end(this.status);
     super.onComplete(trailers);
   }

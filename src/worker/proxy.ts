@@ -18,28 +18,32 @@ import { HeadersDeadline, PRECISE_HEADERS_BELOW_MS } from './headers-deadline.js
  */
 export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Readable | null): void {
   const { flow } = life;
-  if (life.aborted) {
+  // The client left, or the call's deadline answered it while a step worked.
+  if (!life.answerable) {
     if (body !== null && !Buffer.isBuffer(body)) body.destroy();
     return life.finish();
   }
   const replayable = body === null || Buffer.isBuffer(body); // a streamed body is read once
   // The retry step's policy wins over the cluster's for its route.
   const retry = replayable ? (flow?.retry ?? pools.retryPolicy) : null;
-  const headersMs = Math.min(flow?.timeouts?.headersMs ?? pools.spec.headersMs, retry?.perTryMs ?? Infinity);
+  // A gRPC call's deadline is its grpc-timeout (exchange.ts): the cluster's waits would cut a
+  // long call or a quiet stream; a route's timeout step still bounds it. 0: no wait bound.
+  const grpc = life.grpc !== null;
+  const headersMs = Math.min(flow?.timeouts?.headersMs ?? (grpc ? 0 : pools.spec.headersMs), retry?.perTryMs ?? Infinity);
   const opts: Dispatcher.DispatchOptions = {
     path: flow === null ? target(life.path, life.query) : target(flow.path, flow.query),
     method: life.method as Dispatcher.HttpMethod,
     headers: upstreamHeaders(life, flow === null ? null : flow.editPlan(), life.trace),
     body,
     headersTimeout: headersMs,
-    bodyTimeout: flow?.timeouts?.bodyMs ?? pools.spec.bodyMs,
+    bodyTimeout: flow?.timeouts?.bodyMs ?? (grpc ? 0 : pools.spec.bodyMs),
     // undici's pipelining guard: a request with a streamed body is not safe to replay on another connection.
     idempotent: replayable && (life.method === 'GET' || life.method === 'HEAD'),
   };
   pools.retryPolicy?.budget?.request();
   const forwarding = new Forwarding(life, pools, opts, replayable, retry);
   life.onAbort(() => forwarding.clientAborted());
-  forwarding.start(pools.pick(life), headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
+  forwarding.start(pools.pick(life), headersMs > 0 && headersMs < PRECISE_HEADERS_BELOW_MS ? new HeadersDeadline(forwarding, headersMs, life) : forwarding);
 }
 
 function target(path: string, query: string | null): string {

@@ -4,6 +4,9 @@ import type { RequestOwner } from './request-owner.js';
 import { errorCode, UpstreamCodingError } from './upstream-failure.js';
 import { ERRORS } from '../shared/errors.js';
 import { isBodylessStatus } from './response-head.js';
+import { relayedTrailers } from './trailers.js';
+import { grpcStatusFields } from './grpc/grpc-status.js';
+import type { Trailers } from './engine/contract.js';
 
 /** A response head read once from undici's raw pairs (upstream-head.ts). */
 export type UpstreamHead = ReturnType<typeof responseHeaders>;
@@ -28,6 +31,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private bodyless = false;
   /** Resumes the upstream once the client took a chunk it could not take at once (made on first need). */
   private drained: (() => void) | null = null;
+  /** A gRPC answer's status fields from a trailers-only head, for an h2 client's trailers. */
+  private statusFields: Trailers | null = null;
 
   constructor(private readonly life: RequestOwner) {}
 
@@ -53,6 +58,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     // 1xx never get here: Forwarding drops them.
     this.bodyless = ex.method === 'HEAD' || isBodylessStatus(statusCode);
+    if (ex.grpc !== null) this.statusFields = grpcStatusFields(head.headers);
     if (flow?.hasResponseHooks) {
       const edited = { status: statusCode, headers: head.headers };
       flow.applyResponseHooks(edited);
@@ -75,11 +81,14 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     return more;
   }
 
-  onComplete(): void {
+  onComplete(trailers: readonly (string | Buffer)[] | null): void {
     const ex = this.life;
     // A 204 carries no Content-Length (RFC 9110 §8.6); HEAD and 304 report the upstream's.
     if (this.bodyless) ex.endWithoutBody(this.status === 204 ? undefined : (this.total ?? undefined));
-    else ex.end(); // no-op when the last write already completed a known length
+    // A trailers-only gRPC answer (its status in the head): node's h2 server always sends the
+    // head without END_STREAM, and gRPC clients read a status only at the stream's end, so
+    // it goes out as trailers too. A no-op when the last write already completed a known length.
+    else ex.end(relayedTrailers(trailers) ?? this.statusFields);
     this.life.finish();
   }
 

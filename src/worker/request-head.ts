@@ -7,6 +7,7 @@ export const HAS_BODY = 1; // Content-Length other than 0, or Transfer-Encoding
 export const BAD_FRAMING = 2; // a Transfer-Encoding other than chunked alone, more than one Content-Length or Transfer-Encoding line, or a Content-Length not all digits
 export const HOST_REPEATED = 4; // more than one Host header
 export const IDENTITY = 8; // the client named itself (an identity header, client-address.ts)
+export const GRPC = 16; // a gRPC or gRPC-Web call (content-type application/grpc…)
 
 const DIGITS = /^\d+$/;
 
@@ -37,7 +38,14 @@ export function copyRequestHead(req: RequestHead, into: string[]): number {
       // uWS hands over the first of several lines; together they would be a list (`chunked, chunked`).
       if (coded || !framingOk(v)) flags |= BAD_FRAMING;
       coded = true;
+    } else if (k === 'content-type') {
+      if (isGrpcType(v)) flags |= GRPC;
     } else if (isIdentityHeader(k)) flags |= IDENTITY;
   });
   return hosts > 1 ? flags | HOST_REPEATED : flags;
+}
+
+/** `application/grpc`, with or without a suffix or parameters (`+proto`, `-web`, `-web-text`). */
+export function isGrpcType(contentType: string): boolean {
+  return contentType.startsWith('application/grpc') && (contentType.length === 16 || '+-;'.includes(contentType[16]!));
 }

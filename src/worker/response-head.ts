@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { RouteMeter } from './observe/meters.js';
+import type { ErrorCode } from '../shared/errors.js';
 // A response head as uWS wants it: the status line and the header lines in one string
 // (one writeStatus call per response; see headBlock). Pure: no uWS object is touched here.
 import { fitsCork } from './engine/uws/cork-size.js';
@@ -21,6 +22,9 @@ export interface StaticReply {
   large: boolean;
   /** A 204 or 304: never a body nor a length, whatever the method (RFC 9110 §6.4.1, §8.6). */
   bodyless: boolean;
+  /** An error envelope's code and trace id (envelope.ts): a gRPC call gets them as a grpc-status and grpc-message instead. */
+  code?: ErrorCode;
+  traceId?: string;
 }
 
 /** Statuses whose answers never carry a body. */

@@ -43,6 +43,12 @@ export interface ResponseHead {
   block?: string;
 }
 
+/**
+ * A response's trailer fields (gRPC's grpc-status and grpc-message), names lower case and
+ * never a framing or connection-specific one (the owner filters them: trailers.ts).
+ */
+export type Trailers = readonly (readonly [string, string])[];
+
 /** The request id's header, echoed on every answer (worker.json `requestId`); null without. */
 export type IdEcho = readonly [name: string, value: string] | null;
 
@@ -123,8 +129,13 @@ export interface Downstream {
    * caller produces nothing until then. `sink` is told when a known-length body completed.
    */
   write(head: ResponseHead | null, id: IdEcho, chunk: Buffer, total: number | null, close: boolean, onDrain: () => void, sink: ResponseSink): boolean;
-  /** Ends a streamed response (the head first when given). Returns false while a known-length body's tail still waits (the sink is told when it completed). */
-  end(head: ResponseHead | null, id: IdEcho, close: boolean): boolean;
+  /**
+   * Ends a streamed response (the head first when given), with `trailers` after the body
+   * where the protocol carries them: h2 sends them as a trailing HEADERS frame; the
+   * HTTP/1.1 engines write none (gRPC-Web carries its trailers in the body instead).
+   * Returns false while a known-length body's tail still waits (the sink is told when it completed).
+   */
+  end(head: ResponseHead | null, id: IdEcho, close: boolean, trailers?: Trailers | null): boolean;
   /** Cuts the connection (h2: resets the stream): the only honest end of a response that failed after its head. */
   close(): void;
   /**

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { StaticReply } from '../../response-head.js';
-import type { Downstream, IdEcho, ResponseHead, ResponseSink, StallWatch, WebSocketPeer } from '../contract.js';
+import type { Downstream, IdEcho, ResponseHead, ResponseSink, StallWatch, Trailers, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
 import { staticH1Headers, staticH2Headers } from './static-reply-headers.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
@@ -113,10 +113,12 @@ export class NodeDownstream implements Downstream, HeldWrite {
     return ok;
   }
 
-  end(head: ResponseHead | null, id: IdEcho, close: boolean): boolean {
+  end(head: ResponseHead | null, id: IdEcho, close: boolean, trailers?: Trailers | null): boolean {
     if (this.gone) return true;
     this.gone = true;
     if (head !== null) this.writeHead(head, id, undefined, close);
+    // node's h2 compatibility layer always responds with waitForTrailers: these go out with END_STREAM.
+    if (this.h2 && trailers) (this.res as Http2ServerResponse).addTrailers(trailerFields(trailers));
     this.res.end();
     if (this.lastSink === null) return true;
     this.whenSent = this.lastSink;
@@ -217,4 +219,14 @@ export class NodeDownstream implements Downstream, HeldWrite {
     this.abortCb = null;
     cb?.();
   }
+}
+
+/** Trailers as node's header object: a repeated name becomes a list. */
+function trailerFields(trailers: Trailers): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = {};
+  for (const [name, value] of trailers) {
+    const had = fields[name];
+    fields[name] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
+  }
+  return fields;
 }
