@@ -1,4 +1,4 @@
-import type { Downstream, IdEcho, RequestHead, ResponseHead, ResponseSink, WebSocketPeer } from '../../src/worker/engine/contract.js';
+import type { Downstream, IdEcho, RequestHead, ResponseHead, ResponseSink, Trailers, WebSocketPeer } from '../../src/worker/engine/contract.js';
 import type { StaticReply } from '../../src/worker/response-head.js';
 import { Exchange } from '../../src/worker/exchange.js';
 import { TrustedProxies } from '../../src/worker/trusted-proxies.js';
@@ -13,6 +13,9 @@ import { createLogger } from '../../src/shared/logger.js';
  */
 export class RecordingDownstream implements Downstream {
   readonly got: string[] = [];
+  /** Every head written, whole; and the trailers end() was given. */
+  readonly heads: ResponseHead[] = [];
+  trailers: Trailers | null = null;
   accepting = true;
   private abortCb: (() => void) | null = null;
   private gone = false;
@@ -29,6 +32,7 @@ export class RecordingDownstream implements Downstream {
   resume(): void {}
 
   reply(head: ResponseHead, _id: IdEcho, body: string | Buffer | null, _length: number | undefined, _close: boolean, sink: ResponseSink): void {
+    this.heads.push(head);
     this.got.push(`head ${head.status}`);
     if (body !== null) this.got.push(`body ${body.toString()}`);
     this.done('end');
@@ -41,7 +45,7 @@ export class RecordingDownstream implements Downstream {
   }
 
   write(head: ResponseHead | null, _id: IdEcho, chunk: Buffer, total: number | null, _close: boolean, _onDrain: () => void, sink: ResponseSink): boolean {
-    if (head !== null) this.got.push(`head ${head.status}`);
+    if (head !== null) this.head(head);
     this.got.push(`body ${chunk.length}/${total}`);
     this.sent += chunk.length;
     if (total !== null && this.sent >= total) {
@@ -52,8 +56,9 @@ export class RecordingDownstream implements Downstream {
     return this.accepting;
   }
 
-  end(head: ResponseHead | null): boolean {
-    if (head !== null) this.got.push(`head ${head.status}`);
+  end(head: ResponseHead | null, _id: IdEcho, _close: boolean, trailers?: Trailers | null): boolean {
+    if (head !== null) this.head(head);
+    this.trailers = trailers ?? null;
     this.done('end');
     return true;
   }
@@ -74,6 +79,11 @@ export class RecordingDownstream implements Downstream {
     this.abortCb?.();
   }
 
+  private head(head: ResponseHead): void {
+    this.heads.push(head);
+    this.got.push(`head ${head.status}`);
+  }
+
   private done(line: string): void {
     this.got.push(line);
     this.gone = true;
@@ -89,9 +99,23 @@ const HEAD: RequestHead = {
   forEach: (cb) => cb('host', 'example.test'),
 };
 
-/** A real Exchange over a RecordingDownstream, as the data server makes one. */
-export function recordedExchange(): { ex: Exchange; down: RecordingDownstream } {
+/** A request head of `method` with Host example.test and `headers` besides. */
+function requestHead(method: string, headers: [string, string][]): RequestHead {
+  const all: [string, string][] = [['host', 'example.test'], ...headers];
+  return {
+    getCaseSensitiveMethod: () => method,
+    getUrl: () => '/x',
+    getQuery: () => undefined,
+    getHeader: (name) => all.find(([k]) => k === name)?.[1] ?? '',
+    forEach: (cb) => all.forEach(([k, v]) => cb(k, v)),
+  };
+}
+
+/** A real Exchange over a RecordingDownstream, as the data server makes one (a GET of /x, or `method` with `headers`). */
+export function recordedExchange(opts: { method?: string; headers?: [string, string][] } = {}): { ex: Exchange; down: RecordingDownstream } {
   const down = new RecordingDownstream();
-  const ex = new Exchange(down, HEAD, 'GET', '/x', () => false, () => {}, new TrustedProxies([]), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
+  const method = opts.method ?? 'GET';
+  const head = opts.headers === undefined && method === 'GET' ? HEAD : requestHead(method, opts.headers ?? []);
+  const ex = new Exchange(down, head, method, '/x', () => false, () => {}, new TrustedProxies([]), '8080', LIMIT_DEFAULTS, new LimitEvents(createLogger('silent')));
   return { ex, down };
 }
