@@ -13,6 +13,7 @@ import type { ClusterPools } from './upstream-pools.js';
 import { proxyBuffered } from './request-buffer.js';
 import { RelayHandler } from './relay-handler.js';
 import { CollectHandler } from './collect-handler.js';
+import { GrpcWebResponse } from './grpc/grpc-web-response.js';
 
 /**
  * The one owner of a request, from the data server's callback to its completion: its
@@ -112,7 +113,9 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
   /** 5. The handler an attempt's answer goes to: relayed, or gathered first for the collectors (phase 6). */
   upstreamResponse(): Dispatcher.DispatchHandler {
     const relay = new RelayHandler(this);
-    return this.flow?.collectors ? new CollectHandler(this, relay) : relay;
+    const answer = this.flow?.collectors ? new CollectHandler(this, relay) : relay;
+    // A translated gRPC-Web call: the upstream's gRPC answer becomes gRPC-Web (grpc/grpc-web-response.ts).
+    return this.grpc?.translate ? new GrpcWebResponse(answer, this.grpc.responseMode) : answer;
   }
 
   /** 6. The collectors, then the response hooks, over a whole answer; it goes out in one piece. */

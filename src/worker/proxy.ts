@@ -5,6 +5,7 @@ import { upstreamHeaders } from './upstream-request-headers.js';
 import type { RequestOwner } from './request-owner.js';
 import { Forwarding } from './forwarding.js';
 import { HeadersDeadline, PRECISE_HEADERS_BELOW_MS } from './headers-deadline.js';
+import { grpcWebRequestBody, grpcWebUpstreamHeaders } from './grpc/grpc-web-request.js';
 
 /**
  * The proxy stage: always last, no settings. The upstream gets the normalised path (the
@@ -28,12 +29,19 @@ export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Re
   const retry = replayable ? (flow?.retry ?? pools.retryPolicy) : null;
   // A gRPC call's deadline is its grpc-timeout (exchange.ts): the cluster's waits would cut a
   // long call or a quiet stream; a route's timeout step still bounds it. 0: no wait bound.
-  const grpc = life.grpc !== null;
+  const call = life.grpc;
+  const grpc = call !== null;
+  let headers = upstreamHeaders(life, flow === null ? null : flow.editPlan(), life.trace);
+  if (call !== null && call.translate) {
+    // A browser's gRPC-Web call becomes a gRPC call upstream (grpc/grpc-web-request.ts).
+    headers = grpcWebUpstreamHeaders(headers, call.web!);
+    body = grpcWebRequestBody(body, call.web!);
+  }
   const headersMs = Math.min(flow?.timeouts?.headersMs ?? (grpc ? 0 : pools.spec.headersMs), retry?.perTryMs ?? Infinity);
   const opts: Dispatcher.DispatchOptions = {
     path: flow === null ? target(life.path, life.query) : target(flow.path, flow.query),
     method: life.method as Dispatcher.HttpMethod,
-    headers: upstreamHeaders(life, flow === null ? null : flow.editPlan(), life.trace),
+    headers,
     body,
     headersTimeout: headersMs,
     bodyTimeout: flow?.timeouts?.bodyMs ?? (grpc ? 0 : pools.spec.bodyMs),
@@ -41,7 +49,7 @@ export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Re
     idempotent: replayable && (life.method === 'GET' || life.method === 'HEAD'),
   };
   // gRPC needs `te: trailers` upstream (HTTP/2 allows no other te); the client's, hop-by-hop, was dropped. First: the traceparent stays last (forwarding.ts).
-  if (grpc) (opts.headers as string[]).unshift('te', 'trailers');
+  if (grpc) headers.unshift('te', 'trailers');
   pools.retryPolicy?.budget?.request();
   const forwarding = new Forwarding(life, pools, opts, replayable, retry);
   life.onAbort(() => forwarding.clientAborted());

@@ -110,7 +110,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const web = t.grpc?.web === true;
     return (ex) => {
       ex.meter = meter;
-      if (web && ex.grpc?.web) ex.grpc.translate = true;
+      if (web && ex.grpc?.web) ex.grpc.translateWeb(ex.header('accept'));
       if (!ex.wantsUpgrade) http(ex);
       else if (ws === null) begin(ex, null).replyError('Svc.Data.UpgradeRefused');
       else ws(ex);

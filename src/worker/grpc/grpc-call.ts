@@ -1,9 +1,8 @@
 import type { Trailers } from '../engine/contract.js';
 import type { ErrorCode } from '../../shared/errors.js';
 import { grpcMessage, grpcStatusOf, grpcTimeoutMs } from './grpc-status.js';
+import { grpcWebMode, grpcWebResponseMode, type GrpcWebMode } from './grpc-web-mode.js';
 
-/** The gRPC-Web encodings a browser sends (PROTOCOL-WEB.md): framed bytes, or the same base64-encoded. */
-export type GrpcWebMode = 'binary' | 'text';
 
 /**
  * What a request is as a gRPC call, made only for one (its content-type is gRPC's): how
@@ -19,6 +18,8 @@ export class GrpcCall {
   readonly contentType: string;
   /** A gRPC-Web call its route translates: the upstream speaks gRPC (route `grpc: {web: true}`). */
   translate = false;
+  /** How a translated call's answer is encoded: the request's mode, or text when its Accept asks for it. */
+  responseMode: GrpcWebMode = 'binary';
   private deadline: NodeJS.Timeout | null = null;
 
   constructor(
@@ -27,7 +28,13 @@ export class GrpcCall {
     readonly h2: boolean,
   ) {
     this.contentType = requestType.split(';', 1)[0]!.trim();
-    this.web = !this.contentType.startsWith('application/grpc-web') ? null : this.contentType.startsWith('application/grpc-web-text') ? 'text' : 'binary';
+    this.web = grpcWebMode(this.contentType);
+  }
+
+  /** Its route translates it (a gRPC-Web call on a `grpc: {web: true}` route); `accept`: the request's Accept. */
+  translateWeb(accept: string | undefined): void {
+    this.translate = true;
+    this.responseMode = grpcWebResponseMode(this.web!, accept);
   }
 
   /** The `grpc-service` and `grpc-method` of a path `/package.Service/Method` (trace attributes). */
