@@ -8,9 +8,10 @@ const DROPPED = new Set(['content-length', 'x-grpc-web', 'te']);
 /**
  * A gRPC-Web request's upstream headers (flat `name, value, …` pairs with lower-case
  * names, as upstream-request-headers.ts builds them) turned into a gRPC request's:
- * Content-Type `application/grpc[+suffix]`, `te: trailers` (gRPC servers require it),
- * no Content-Length (a text body's length changes, and gRPC frames itself), no
- * `x-grpc-web` (the gRPC-Web client's marker, meaningless upstream).
+ * Content-Type `application/grpc[+suffix]`, no Content-Length (a text body's length
+ * changes, and gRPC frames itself), no `x-grpc-web` (the gRPC-Web client's marker,
+ * meaningless upstream). The order is kept: a replaced traceparent stays last
+ * (forwarding.ts); proxy.ts puts `te: trailers` first for every gRPC call.
  */
 export function grpcWebUpstreamHeaders(headers: string[], _mode: GrpcWebMode): string[] {
   const out: string[] = [];
@@ -19,7 +20,6 @@ export function grpcWebUpstreamHeaders(headers: string[], _mode: GrpcWebMode): s
     if (DROPPED.has(name)) continue;
     out.push(name, name === 'content-type' ? grpcUpstreamContentType(headers[i + 1]!) : headers[i + 1]!);
   }
-  out.push('te', 'trailers');
   return out;
 }
 
