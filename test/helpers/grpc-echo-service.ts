@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
+import { Metadata } from '@grpc/grpc-js';
 import type * as grpc from '@grpc/grpc-js';
 import { streamPayload, type EchoReply, type EchoRequest, type StreamRequest, type StreamSummary } from './grpc-echo-proto.js';
+
+/**
+ * Call metadata that makes Unary send its head before answering, so a `fail:<N>` status
+ * travels in trailers; without it grpc-js answers a failure trailers-only (status in the head).
+ */
+export const HEADERS_FIRST = 'x-echo-headers-first';
 
 /** What the echo server counts; grpc.ts's EchoServer documents each field. */
 export interface EchoStats { calls: number; cancelled: number; completed: number; lastMetadata: Record<string, string> | null }
@@ -50,6 +57,8 @@ export function echoService(stats: EchoStats, onCancelled: EventEmitter): grpc.U
       let timer: NodeJS.Timeout | undefined;
       const finish = begin(call, 'Unary', () => clearTimeout(timer));
       const { message = '', payload = Buffer.alloc(0), delayMs = 0 } = call.request;
+      // Asked for, the head goes first: a failure's status then comes in trailers, not trailers-only.
+      if (call.metadata.get(HEADERS_FIRST).length > 0) call.sendMetadata(new Metadata());
       const answer = () => {
         if (call.cancelled || !finish()) return;
         const fail = /^fail:(\d+)$/.exec(message);

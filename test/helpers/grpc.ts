@@ -5,13 +5,16 @@ import { echoConstructor, type EchoClient, type EchoReply, type EchoRequest } fr
 import { echoService, type EchoStats } from './grpc-echo-service.js';
 
 export * from './grpc-echo-proto.js';
+export { HEADERS_FIRST } from './grpc-echo-service.js';
 
 /**
  * A real gRPC server (@grpc/grpc-js) of `switchyard.test.Echo` on 127.0.0.1, port chosen
  * by the kernel; h2c unless `tls` is given. What each method does:
  *  - Unary: waits `delayMs`, then answers `{message, payload}` with `metadata` = JSON of
  *    the call's metadata (binary values base64); `message: 'fail:<N>'` answers status N,
- *    details `failed on purpose`. A call cancelled while waiting is never answered.
+ *    details `failed on purpose` (trailers-only, as grpc-js answers a failure before any
+ *    message; in trailers after the head with metadata HEADERS_FIRST). A call cancelled
+ *    while waiting is never answered.
  *  - ServerStream: `count` replies, `index` 0..count-1, `payload` = streamPayload(index,
  *    size), one every `intervalMs` when set (else as fast as the stream drains).
  *  - ClientStream: `{count, bytes, sha256}` of the payloads, sha256 over them concatenated.

@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { echoClient, startEchoServer, streamPayload, unary, type EchoReply, type StreamSummary } from '../helpers/grpc.js';
+import { echoClient, HEADERS_FIRST, startEchoServer, streamPayload, unary, type EchoReply, type StreamSummary } from '../helpers/grpc.js';
 import { makeCa } from '../helpers/tls-certs.js';
 
 // The gRPC test peers themselves, client straight to server (no gateway): what the
@@ -116,4 +118,30 @@ test('over TLS, a client trusting the CA reaches the server', async (t) => {
   const client = echoClient(server.address, { tls: { ca: ca.cert } });
   t.after(() => client.close());
   assert.equal((await unary(client, { message: 'secure' })).message, 'secure');
+});
+
+test('a failure comes trailers-only by default, and in trailers after the head when the call asks for the head first', async (t) => {
+  const server = await startEchoServer(t);
+  const session = connect(`http://${server.address}`);
+  t.after(() => session.close());
+  const msg = Buffer.from([0x0a, 6, ...Buffer.from('fail:5')]); // EchoRequest { message: 'fail:5' }
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, msg.length]), msg]);
+  const call = async (extra: Record<string, string>) => {
+    const s = session.request({ ':method': 'POST', ':path': '/switchyard.test.Echo/Unary', 'content-type': 'application/grpc', te: 'trailers', ...extra });
+    s.end(frame);
+    const [head] = (await once(s, 'response')) as [Record<string, string>];
+    const trailers = new Promise<Record<string, string> | null>((resolve) => {
+      s.once('trailers', resolve);
+      s.once('close', () => resolve(null));
+    });
+    s.resume();
+    return { head, trailers: await trailers };
+  };
+  const only = await call({});
+  assert.equal(only.head['grpc-status'], '5');
+  assert.equal(only.trailers, null);
+  const first = await call({ [HEADERS_FIRST]: '1' });
+  assert.equal(first.head['grpc-status'], undefined);
+  assert.equal(first.trailers?.['grpc-status'], '5');
+  assert.equal(first.trailers?.['grpc-message'], 'failed%20on%20purpose');
 });
