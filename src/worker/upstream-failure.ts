@@ -6,6 +6,7 @@ import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import { UpstreamDeniedError } from '../shared/upstream-guard.js';
 import { UpstreamTlsError, tlsErrorCode } from '../shared/upstream-tls.js';
 import { RequestBodyRefused } from './request-body.js';
+import { GrpcWebTextError } from './grpc/grpc-web-text-decoder.js';
 
 /**
  * What an upstream attempt's failure means, from the error's type: undici's error classes
@@ -66,7 +67,7 @@ export function failureKind(err: Error): Exclude<UpstreamErrorKind, 'status'> {
 /** The registry code the client is answered with for a failure before the response head. */
 export function errorCode(err: Error): ErrorCode {
   if (err instanceof RequestBodyRefused) return err.code; // the client's body broke a data-port limit
-  if (refusedBeforeSending(err)) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
+  if (refusedBeforeSending(err) || err instanceof GrpcWebTextError) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   if (err instanceof UpstreamBusyError) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
   if (err instanceof UpstreamDeniedError) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy
   // A failed handshake, or a TLS alert after it (an upstream refusing the client certificate).

@@ -3,7 +3,7 @@ import { HandlerWrapper } from '../handler-wrapper.js';
 import { grpcWebContentType, isGrpcContentType, type GrpcWebMode } from './grpc-web-mode.js';
 import { GrpcWebTextEncoder } from './grpc-web-text-encoder.js';
 import { trailerFrame } from './grpc-web-trailers.js';
-import { grpcStatusOfHttp } from './http-grpc-status.js';
+import { grpcStatusOf } from './grpc-status.js';
 
 const CONTENT_TYPE = Buffer.from('content-type');
 const GRPC_STATUS = Buffer.from('grpc-status');
@@ -59,7 +59,7 @@ export class GrpcWebResponse<H extends Dispatcher.DispatchHandler = Dispatcher.D
     }
     if (this.dropBody) {
       this.statusInHead = true;
-      head.push(GRPC_STATUS, Buffer.from(String(grpcStatusOfHttp(statusCode))));
+      head.push(GRPC_STATUS, Buffer.from(String(grpcStatusOf(statusCode))));
       head.push(GRPC_MESSAGE, Buffer.from(encodeURIComponent(`upstream answered HTTP ${statusCode}`)));
     }
     head.push(CONTENT_TYPE, Buffer.from(grpcWebContentType(contentType, this.mode), 'latin1'));
