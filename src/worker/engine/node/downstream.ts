@@ -34,6 +34,8 @@ export class NodeDownstream implements Downstream, HeldWrite {
   private lastSink: ResponseSink | null = null;
   /** h2: told once the stream closed (its END_STREAM sent). */
   private whenSent: ResponseSink | null = null;
+  /** The response was ended here (res.end called): a stream that closes before it was the client's reset. */
+  private ended = false;
 
   constructor(
     private readonly req: IncomingMessage | Http2ServerRequest,
@@ -116,6 +118,7 @@ export class NodeDownstream implements Downstream, HeldWrite {
   end(head: ResponseHead | null, id: IdEcho, close: boolean, trailers?: Trailers | null): boolean {
     if (this.gone) return true;
     this.gone = true;
+    this.ended = true;
     if (head !== null) this.writeHead(head, id, undefined, close);
     // node's h2 compatibility layer always responds with waitForTrailers: these go out with END_STREAM.
     if (this.h2 && trailers) (this.res as Http2ServerResponse).addTrailers(trailerFields(trailers));
@@ -155,6 +158,7 @@ export class NodeDownstream implements Downstream, HeldWrite {
 
   /** The last bytes: the sink is told once they went out; a tail the client does not take is watched. */
   private finish(last: string | Buffer | undefined, sink: ResponseSink): void {
+    this.ended = true;
     if (this.h2) {
       this.whenSent = sink;
     } else {
@@ -203,6 +207,9 @@ export class NodeDownstream implements Downstream, HeldWrite {
    * before 'finish' is the client's abort ('close' of the response).
    */
   private streamClosed(): void {
+    // A stream the client reset (a cancelled gRPC call) before the response ended: node's
+    // compatibility response may have said 'finish' first (Node 20), so 'close' alone misses it.
+    if (!this.ended) return this.abort(true);
     const sink = this.whenSent;
     this.whenSent = null;
     if (sink === null || !this.finished) return;
@@ -210,8 +217,8 @@ export class NodeDownstream implements Downstream, HeldWrite {
     sink.responseCompleted();
   }
 
-  private abort(): void {
-    if (this.aborted || this.finished) return;
+  private abort(reset = false): void {
+    if (this.aborted || (this.finished && !reset)) return;
     this.aborted = true;
     this.gone = true;
     this.release();
