@@ -148,7 +148,8 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
 
   /** After its calls out ended (the upstream's answer completes before its last bytes reach the client). */
   private endTrace(): void {
-    this.trace?.end(this.finalStatus, this.requestId);
+    const trace = this.trace;
+    if (trace !== null) trace.end(this.finalStatus, this.requestId, this.grpc === null ? null : this.grpc.statusAtEnd(this.finalStatus));
   }
 
   /** The id an error envelope carries: the request's id, or a trace id made for it. */
