@@ -14,6 +14,18 @@ export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 /** How an upstream attempt failed: no connection, no TLS session, no answer in time, the connection cut, a 5xx answer, else. */
 export const UPSTREAM_ERROR_KINDS = ['connect', 'tls', 'timeout', 'reset', 'status', 'other'] as const;
 export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_KINDS)[number];
+/**
+ * The `grpc_status` label's values: gRPC's codes 0..16, `other` for any other number an
+ * upstream sent (bounded: an upstream cannot make series), `none` for a call whose client
+ * got no grpc-status (it left first, or the answer carried none or was cut).
+ */
+export const GRPC_STATUS_LABELS = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15', '16', 'other', 'none'] as const;
+
+/** A grpc-status's index in GRPC_STATUS_LABELS (null: `none`). */
+export function grpcStatusIndex(status: number | null): number {
+  if (status === null) return GRPC_STATUS_LABELS.length - 1;
+  return status >= 0 && status <= 16 && Number.isInteger(status) ? status : GRPC_STATUS_LABELS.length - 2;
+}
 
 /** A histogram's movement: per bucket (not cumulative; DURATION_BUCKETS.length + 1 entries, the last +Inf) and the sum. */
 export interface HistogramDelta {
@@ -32,6 +44,8 @@ export interface RouteDelta {
   bytesSent: number;
   /** [step code, status, count]: answers a step refused the request with. */
   rejections: [string, number, number][];
+  /** gRPC calls that ended, per GRPC_STATUS_LABELS index, sparse as [index, count] pairs; absent when none did. */
+  grpc?: [number, number][];
 }
 
 export interface UpstreamDelta {

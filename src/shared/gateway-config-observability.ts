@@ -16,6 +16,7 @@ export const ACCESS_LOG_FIELDS = [
   'method',
   'path',
   'status',
+  'grpcStatus',
   'bytesReceived',
   'bytesSent',
   'durationMs',

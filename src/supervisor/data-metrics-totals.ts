@@ -1,4 +1,4 @@
-import { DURATION_BUCKETS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, routeKey, upstreamKey, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
+import { DURATION_BUCKETS, GRPC_STATUS_LABELS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, routeKey, upstreamKey, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
 import type { Exposition } from '../shared/metrics-exposition.js';
 
 class HistogramTotal {
@@ -20,6 +20,8 @@ interface RouteTotal {
   bytesSent: number;
   /** `step status` -> count. */
   rejections: Map<string, number>;
+  /** gRPC calls per GRPC_STATUS_LABELS index; null while the route had none. */
+  grpc: number[] | null;
 }
 
 interface UpstreamTotal {
@@ -44,7 +46,7 @@ export class DataMetricsTotals {
       const key = routeKey(d.tenant, d.route);
       let t = this.routes.get(key);
       if (!t) {
-        t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map() };
+        t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map(), grpc: null };
         this.routes.set(key, t);
       }
       for (const [i, n] of d.requests) if (i >= 0 && i < t.requests.length) t.requests[i]! += n;
@@ -54,6 +56,10 @@ export class DataMetricsTotals {
       for (const [step, status, n] of d.rejections) {
         const k = `${step} ${status}`;
         t.rejections.set(k, (t.rejections.get(k) ?? 0) + n);
+      }
+      if (d.grpc !== undefined) {
+        const g = (t.grpc ??= new Array<number>(GRPC_STATUS_LABELS.length).fill(0));
+        for (const [i, n] of d.grpc) if (i >= 0 && i < g.length) g[i]! += n;
       }
     }
     for (const d of delta.upstreams) {
@@ -94,6 +100,12 @@ export class DataMetricsTotals {
         const sp = k.lastIndexOf(' ');
         out.sample('switchyard_step_rejections_total', { tenant: r.tenant, route: r.route, step: k.slice(0, sp), status: k.slice(sp + 1) }, n);
       }
+    }
+    out.family('switchyard_grpc_calls_total', 'counter', 'gRPC calls that ended, by route and the grpc-status their client got (none: no status reached it).');
+    for (const r of routes) {
+      r.grpc?.forEach((n, i) => {
+        if (n > 0) out.sample('switchyard_grpc_calls_total', { tenant: r.tenant, route: r.route, grpc_status: GRPC_STATUS_LABELS[i]! }, n);
+      });
     }
     const upstreams = [...this.upstreams.values()];
     out.family('switchyard_upstream_duration_seconds', 'histogram', 'Time to the answer\'s head, per attempt, by tenant, cluster and target.');

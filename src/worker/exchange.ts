@@ -115,7 +115,7 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
     const relay = new RelayHandler(this);
     const answer = this.flow?.collectors ? new CollectHandler(this, relay) : relay;
     // A translated gRPC-Web call: the upstream's gRPC answer becomes gRPC-Web (grpc/grpc-web-response.ts).
-    return this.grpc?.translate ? new GrpcWebResponse(answer, this.grpc.responseMode) : answer;
+    return this.grpc?.translate ? new GrpcWebResponse(answer, this.grpc.responseMode, this.grpc) : answer;
   }
 
   /** 6. The collectors, then the response hooks, over a whole answer; it goes out in one piece. */
@@ -148,7 +148,8 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
 
   /** After its calls out ended (the upstream's answer completes before its last bytes reach the client). */
   private endTrace(): void {
-    this.trace?.end(this.finalStatus, this.requestId);
+    const trace = this.trace;
+    if (trace !== null) trace.end(this.finalStatus, this.requestId, this.grpc === null ? null : this.grpc.statusAtEnd(this.finalStatus));
   }
 
   /** The id an error envelope carries: the request's id, or a trace id made for it. */

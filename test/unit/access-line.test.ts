@@ -19,6 +19,7 @@ function record(over: Partial<RequestRecord> = {}): RequestRecord {
     path: '/v1/items',
     query: 'page=2&token=abc',
     status: 200,
+    grpcStatus: null,
     bytesReceived: 0,
     bytesSent: 123,
     upstream: '127.0.0.1:9000',
@@ -75,6 +76,7 @@ test('a JSON line has every field, in ACCESS_LOG_FIELDS order, with the values o
     method: 'GET',
     path: '/v1/items?page=2&token=[redacted]',
     status: 200,
+    grpcStatus: null,
     bytesReceived: 0,
     bytesSent: 123,
     durationMs: 12.346,
@@ -96,6 +98,25 @@ test('a JSON line writes what is absent as null, and non-finite numbers as null 
   assert.equal(parsed.path, '/v1/items');
   for (const f of ['requestId', 'tenant', 'route', 'upstream', 'upstreamMs', 'userAgent', 'referer', 'traceId', 'durationMs']) assert.equal(parsed[f], null, f);
   assert.equal(parsed.status, 404);
+});
+
+test('a gRPC call has its grpc-status beside its HTTP status 200, written as a number (0 included); any other request has null', () => {
+  const line = format(settings());
+  const call = (grpcStatus: number | null) => parseLine(line(record({ method: 'POST', path: '/switchyard.test.Echo/Unary', query: null, grpcStatus })));
+  for (const n of [0, 5, 12, 16, 99]) {
+    const parsed = call(n);
+    assert.equal(parsed.status, 200);
+    assert.equal(parsed.grpcStatus, n);
+  }
+  assert.equal(call(null).grpcStatus, null, 'a call whose client got no status');
+  const keys = Object.keys(call(5));
+  assert.equal(keys.indexOf('grpcStatus'), keys.indexOf('status') + 1, 'next to the HTTP status');
+  assert.deepEqual(Object.keys(parseLine(format(settings({ fields: ['grpcStatus', 'path'] }))(record({ grpcStatus: 14 })))), ['path', 'grpcStatus']);
+});
+
+test('a combined line is nginx\'s combined whatever the grpc-status: no field of its own', () => {
+  const line = format(settings({ format: 'combined' }));
+  assert.equal(line(record({ grpcStatus: 5 })), line(record({ grpcStatus: null })));
 });
 
 test('`fields` keeps only those fields, still in ACCESS_LOG_FIELDS order', () => {

@@ -35,9 +35,10 @@ const raw = (...pairs: string[]) => pairs.map((s) => Buffer.from(s, 'latin1'));
 const frame = (message: string) => Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), Buffer.from(message)]);
 const grpcHead = raw('Content-Type', 'application/grpc+proto', 'Content-Length', '40', 'grpc-accept-encoding', 'identity', 'x-up', 'a');
 
-function wrap(mode: GrpcWebMode) {
+/** `call`: the call's status as the gateway knows it (the upstream's, read before this handler sees the answer). */
+function wrap(mode: GrpcWebMode, call: { status: number | null } = { status: null }) {
   const inner = new Inner();
-  return { inner, h: new GrpcWebResponse(inner, mode) };
+  return { inner, call, h: new GrpcWebResponse(inner, mode, call) };
 }
 
 /** The body the client got, base64-decoded in text mode, split into [flag, payload] frames. */
@@ -55,7 +56,7 @@ function frames(inner: Inner, mode: GrpcWebMode): [number, string][] {
 
 for (const mode of ['binary', 'text'] as const) {
   test(`${mode}: the head gets the gRPC-Web type and no length; messages then one trailer frame; no HTTP trailers`, () => {
-    const { inner, h } = wrap(mode);
+    const { inner, h, call } = wrap(mode);
     assert.equal(h.onHeaders(200, grpcHead, () => {}, 'OK'), true);
     assert.equal(inner.status, 200);
     assert.deepEqual(inner.head, [['grpc-accept-encoding', 'identity'], ['x-up', 'a'], ['content-type', mode === 'text' ? 'application/grpc-web-text+proto' : 'application/grpc-web+proto']]);
@@ -67,6 +68,7 @@ for (const mode of ['binary', 'text'] as const) {
     h.onData(m2.subarray(1));
     h.onComplete(['grpc-status', '0', 'Grpc-Message', 'OK']);
     assert.equal(inner.completed, null);
+    assert.equal(call.status, null, 'the upstream\'s status is read before this handler, not here');
     assert.deepEqual(frames(inner, mode), [[0, 'hello'], [0, 'world!!'], [0x80, 'grpc-status:0\r\ngrpc-message:OK\r\n']]);
     if (mode === 'text') for (const c of inner.body) assert.match(c.toString('latin1'), /^[A-Za-z0-9+/]*=*$/);
     else assert.deepEqual(Buffer.concat(inner.body).subarray(0, m1.length + m2.length), Buffer.concat([m1, m2]));
@@ -91,7 +93,8 @@ for (const mode of ['binary', 'text'] as const) {
   });
 
   test(`${mode}: an answer that is not gRPC becomes trailers-only with a mapped status, its body dropped`, () => {
-    const { inner, h } = wrap(mode);
+    const wrapped = wrap(mode);
+    const { inner, h } = wrapped;
     h.onHeaders(503, raw('Content-Type', 'text/html', 'Content-Length', '5', 'Content-Encoding', 'gzip', 'retry-after', '1'), () => {}, 'Service Unavailable');
     assert.equal(h.onData(Buffer.from('<h1>')), true);
     h.onComplete([]);
@@ -101,21 +104,24 @@ for (const mode of ['binary', 'text'] as const) {
     assert.equal(inner.header('content-encoding'), undefined);
     assert.equal(inner.header('retry-after'), '1');
     assert.deepEqual(inner.body, []);
+    assert.equal(wrapped.call.status, 14, 'the status the client got is the call\'s (metrics, access log, trace)');
 
     const ok = wrap(mode);
     ok.h.onHeaders(200, raw('content-type', 'text/plain'), () => {}, 'OK');
     ok.h.onComplete(null);
     assert.equal(ok.inner.header('grpc-status'), '2');
+    assert.equal(ok.call.status, 2);
   });
 
   test(`${mode}: a gRPC answer that ends with no status at all gets one (UNKNOWN)`, () => {
-    const { inner, h } = wrap(mode);
+    const { inner, h, call } = wrap(mode);
     h.onHeaders(200, grpcHead, () => {}, 'OK');
     h.onData(frame('x'));
     h.onComplete(null);
     const last = frames(inner, mode).at(-1)!;
     assert.equal(last[0], 0x80);
     assert.match(last[1], /^grpc-status:2\r\ngrpc-message:[^\r]+\r\n$/);
+    assert.equal(call.status, 2);
   });
 }
 

@@ -78,6 +78,26 @@ test('a span is a valid OTLP protobuf Span whatever its path or error text holds
   assert.equal(c!.statusCode, 0);
 });
 
+test("a gRPC call's span: rpc.system, rpc.service, rpc.method and rpc.grpc.status_code beside the HTTP status, within maxBytes", () => {
+  const grpc = (service: string, method: string, status: number) => {
+    const span = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', '', 'POST echo', SERVER, undefined);
+    span.status = 200;
+    span.rpc = true;
+    span.rpcService = service;
+    span.rpcMethod = method;
+    span.grpcStatus = status;
+    return span.end();
+  };
+  const plain = new OtlpSpan('4bf92f3577b34da6a3ce929d0e0e4736', 'bbbbbbbbbbbbbbbb', '', 'GET web', SERVER, undefined);
+  plain.status = 200;
+  const odd = `pkg.${'é'.repeat(300)}"\n`; // any text a path may hold, past a one-byte length
+  const [ok, notFound, unknown, other] = decodeSpans(exportOf(grpc('switchyard.test.Echo', 'Unary', 0), grpc(odd, 'M/x', 5), grpc('', '', -1), plain.end()));
+  assert.deepEqual(ok!.attributes, { 'http.response.status_code': 200, 'rpc.system': 'grpc', 'rpc.service': 'switchyard.test.Echo', 'rpc.method': 'Unary', 'rpc.grpc.status_code': 0 });
+  assert.deepEqual(notFound!.attributes, { 'http.response.status_code': 200, 'rpc.system': 'grpc', 'rpc.service': odd, 'rpc.method': 'M/x', 'rpc.grpc.status_code': 5 });
+  assert.deepEqual(unknown!.attributes, { 'http.response.status_code': 200, 'rpc.system': 'grpc' }, 'no service, method or status known: none written');
+  assert.deepEqual(other!.attributes, { 'http.response.status_code': 200 }, 'any other request has no rpc.* attribute');
+});
+
 test('a new trace is sampled by ratio on its trace id: all at 1, none at 0, about the ratio between, the same answer for the same id', () => {
   // Ids whose sampled digits (16-24) spread evenly over 32 bits.
   const ids = Array.from({ length: 20_000 }, (_, i) => `${'a'.repeat(16)}${((i * 2_654_435_761) >>> 0).toString(16).padStart(8, '0')}${'f'.repeat(8)}`);

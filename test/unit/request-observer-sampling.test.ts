@@ -28,7 +28,7 @@ test('a fixed answer the access log does not sample makes no record: neither its
 test('an exchange is written only when it was sampled at its start', () => {
   const s = sink(true);
   const observer = new RequestObserver(new DataMetrics(), false, s);
-  const ex = { aborted: false, headersSent: true, status: 200, finalStatus: 200, startedAt: performance.now(), method: 'GET', logged: false } as unknown as Exchange;
+  const ex = { aborted: false, headersSent: true, status: 200, finalStatus: 200, startedAt: performance.now(), method: 'GET', logged: false, grpc: null } as unknown as Exchange;
   observer.exchangeEnded(ex);
   assert.equal(s.written.length, 0, 'not sampled: no line');
   (ex as { logged: boolean }).logged = true;
@@ -39,7 +39,7 @@ test('an exchange is written only when it was sampled at its start', () => {
 test("an exchange's record keeps the counters and upstream it ended with (its line is written later in the turn)", () => {
   const s = sink(true);
   const observer = new RequestObserver(new DataMetrics(), false, s);
-  const ex = { logged: true, aborted: false, headersSent: true, status: 200, finalStatus: 200, startedAt: performance.now(), bytesReceived: 10, bytesSent: 20, upstream: '127.0.0.1:1', upstreamMs: 3 };
+  const ex = { logged: true, aborted: false, headersSent: true, status: 200, finalStatus: 200, startedAt: performance.now(), bytesReceived: 10, bytesSent: 20, upstream: '127.0.0.1:1', upstreamMs: 3, grpc: null };
   observer.exchangeEnded(ex as unknown as Exchange);
   // Bytes of a request body that arrive after the answer must not change the line.
   Object.assign(ex, { bytesReceived: 99, bytesSent: 99, upstream: null, upstreamMs: null });

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { tracingFor, type TracingSettings } from '../../src/worker/observe/tracer.js';
 import type { TracedRequest } from '../../src/worker/observe/request-trace.js';
 import { parseTraceparent } from '../../src/worker/observe/traceparent.js';
-import { CLIENT, SERVER, startOtlpReceiver } from '../helpers/otlp-receiver.js';
+import { CLIENT, SERVER, startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { GrpcCall } from '../../src/worker/grpc/grpc-call.js';
 import { freePort } from '../helpers/ports.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -18,6 +19,7 @@ function req(headers: Record<string, string> = {}): TracedRequest {
     scheme: 'http',
     clientAddress: '10.1.2.3',
     meter: { tenant: 'default', route: 'orders', spans: null },
+    grpc: null,
     header: (n) => ({ host: 'shop.example:8080', ...headers })[n],
   };
 }
@@ -99,6 +101,34 @@ test('an incoming sampled traceparent is continued (its span is the parent, its 
   assert.equal(client.parentSpanId, server.spanId);
   assert.equal(client.attributes['error.type'], '503');
   assert.equal(spans.length, 2, 'nothing of the unsampled request');
+});
+
+test("a gRPC call's SERVER span: rpc.* from its path and the status its client got; server-side codes make the span an error", async (t) => {
+  const rx = await startOtlpReceiver(t);
+  const tracing = tracingFor(settings(rx.url), quiet);
+  const call = (path: string, grpcStatus: number | null) => {
+    const tr = tracing.start({ ...req(), method: 'POST', path, grpc: new GrpcCall('application/grpc', true) });
+    tr.end(200, '', grpcStatus);
+    return tr.traceId;
+  };
+  const ids = [call('/switchyard.test.Echo/Unary', 0), call('/switchyard.test.Echo/Unary', 5), call('/pkg.Svc/Gone', 14), call('/pkg.Svc/Left', null), call('/noslash', 12)];
+  const plain = tracing.start(req());
+  plain.end(200, '', null);
+  await tracing.flush(5_000);
+  const spans = await rx.waitForSpans('six spans', (s) => s.length >= 6);
+  const [ok, notFound, unavailable, left, bare] = ids.map((id) => spans.find((s) => s.traceId === id)!);
+  const rpc = (s: ReceivedSpan) => Object.fromEntries(Object.entries(s.attributes).filter(([k]) => k.startsWith('rpc.') || k === 'http.response.status_code'));
+  assert.deepEqual(rpc(ok!), { 'http.response.status_code': 200, 'rpc.system': 'grpc', 'rpc.service': 'switchyard.test.Echo', 'rpc.method': 'Unary', 'rpc.grpc.status_code': 0 });
+  assert.equal(ok!.statusCode, 0);
+  assert.equal(notFound!.attributes['rpc.grpc.status_code'], 5);
+  assert.equal(notFound!.statusCode, 0, "NOT_FOUND is the client's, not the server's error");
+  assert.equal(unavailable!.attributes['rpc.grpc.status_code'], 14);
+  assert.equal(unavailable!.statusCode, 2, 'UNAVAILABLE is an error of the server side');
+  assert.equal(unavailable!.attributes['error.type'], undefined, 'error.type stays for HTTP failures');
+  assert.deepEqual(rpc(left!), { 'http.response.status_code': 200, 'rpc.system': 'grpc', 'rpc.service': 'pkg.Svc', 'rpc.method': 'Left' }, 'no status reached the client');
+  assert.deepEqual(rpc(bare!), { 'http.response.status_code': 200, 'rpc.system': 'grpc', 'rpc.grpc.status_code': 12 }, 'a path that names no method');
+  assert.equal(bare!.statusCode, 2);
+  assert.deepEqual(rpc(spans.find((s) => s.traceId === plain.traceId)!), { 'http.response.status_code': 200 }, 'a request that is no gRPC call');
 });
 
 test('sampleRatio 0: new traces are propagated (flags 00), not recorded', async (t) => {

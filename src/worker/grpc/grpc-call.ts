@@ -1,5 +1,6 @@
 import type { Trailers } from '../engine/contract.js';
 import type { ErrorCode } from '../../shared/errors.js';
+import { CLIENT_LEFT } from '../../steps/step.js';
 import { grpcMessage, grpcStatusOf, grpcTimeoutMs } from './grpc-status.js';
 import { grpcWebMode, grpcWebResponseMode, type GrpcWebMode } from './grpc-web-mode.js';
 
@@ -58,6 +59,15 @@ export class GrpcCall {
   stop(): void {
     if (this.deadline !== null) clearTimeout(this.deadline);
     this.deadline = null;
+  }
+
+  /**
+   * The status its metrics, access log line and span report once the call ended with
+   * `finalStatus`: none (null) when its client left before the answer's end (499), even if
+   * the upstream's status had arrived by then, since the client never read it.
+   */
+  statusAtEnd(finalStatus: number): number | null {
+    return finalStatus === CLIENT_LEFT ? null : this.status;
   }
 
   /** Reads grpc-status from an upstream's head (a trailers-only answer) or trailers, as flat `name, value` pairs. */

@@ -4,6 +4,7 @@ import { grpcWebContentType, isGrpcContentType, type GrpcWebMode } from './grpc-
 import { GrpcWebTextEncoder } from './grpc-web-text-encoder.js';
 import { trailerFrame } from './grpc-web-trailers.js';
 import { grpcStatusOf } from './grpc-status.js';
+import type { GrpcCall } from './grpc-call.js';
 
 const CONTENT_TYPE = Buffer.from('content-type');
 const GRPC_STATUS = Buffer.from('grpc-status');
@@ -12,7 +13,8 @@ const GRPC_MESSAGE = Buffer.from('grpc-message');
 const DROPPED = new Set(['content-length', 'content-type']);
 
 /** What a gRPC answer that ends without any status reads as (grpc-js says the same: UNKNOWN). */
-const NO_STATUS = ['grpc-status', '2', 'grpc-message', encodeURIComponent('upstream answer ended without grpc-status')];
+const UNKNOWN = 2;
+const NO_STATUS = ['grpc-status', String(UNKNOWN), 'grpc-message', encodeURIComponent('upstream answer ended without grpc-status')];
 
 /**
  * The upstream's gRPC answer turned into a gRPC-Web one for the client, wrapped around the
@@ -38,7 +40,12 @@ export class GrpcWebResponse<H extends Dispatcher.DispatchHandler = Dispatcher.D
   /** The answer was not gRPC: its body does not go to the client. */
   private dropBody = false;
 
-  constructor(inner: H, private readonly mode: GrpcWebMode) {
+  constructor(
+    inner: H,
+    private readonly mode: GrpcWebMode,
+    /** The call whose status the client reads: a status made here is the one it got (metrics, access log, trace). */
+    private readonly call: Pick<GrpcCall, 'status'> | null = null,
+  ) {
     super(inner);
     this.encoder = mode === 'text' ? new GrpcWebTextEncoder() : null;
   }
@@ -59,7 +66,9 @@ export class GrpcWebResponse<H extends Dispatcher.DispatchHandler = Dispatcher.D
     }
     if (this.dropBody) {
       this.statusInHead = true;
-      head.push(GRPC_STATUS, Buffer.from(String(grpcStatusOf(statusCode))));
+      const status = grpcStatusOf(statusCode);
+      if (this.call !== null) this.call.status = status;
+      head.push(GRPC_STATUS, Buffer.from(String(status)));
       head.push(GRPC_MESSAGE, Buffer.from(encodeURIComponent(`upstream answered HTTP ${statusCode}`)));
     }
     head.push(CONTENT_TYPE, Buffer.from(grpcWebContentType(contentType, this.mode), 'latin1'));
@@ -76,7 +85,9 @@ export class GrpcWebResponse<H extends Dispatcher.DispatchHandler = Dispatcher.D
   /** `trailers`: flat pairs, strings or (from undici's HTTP/1 parser) Buffers. */
   override onComplete(trailers: (string | Buffer)[] | null): void {
     if (!this.dropBody) {
-      const frame = trailers !== null && trailers.length > 0 ? trailerFrame(trailers) : this.statusInHead ? null : trailerFrame(NO_STATUS);
+      const hasTrailers = trailers !== null && trailers.length > 0;
+      if (!hasTrailers && !this.statusInHead && this.call !== null) this.call.status = UNKNOWN;
+      const frame = hasTrailers ? trailerFrame(trailers) : this.statusInHead ? null : trailerFrame(NO_STATUS);
       if (this.encoder !== null) {
         const text = this.encoder.end() + (frame === null ? '' : frame.toString('base64'));
         if (text.length > 0) this.inner.onData!(Buffer.from(text, 'latin1'));

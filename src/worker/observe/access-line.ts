@@ -83,6 +83,7 @@ function jsonLine(fields: readonly AccessLogField[], target: Target): AccessLine
     out.jsonField(key.method, method);
     out.jsonField(key.path, path);
     out.numberField(key.status, r.status);
+    out.numberField(key.grpcStatus, r.grpcStatus);
     out.numberField(key.bytesReceived, r.bytesReceived);
     out.numberField(key.bytesSent, r.bytesSent);
     out.msField(key.durationMs, r.durationMs);

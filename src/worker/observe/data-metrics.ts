@@ -1,4 +1,4 @@
-import { clusterNames, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type UpstreamDelta } from '../../contracts/metrics.js';
+import { clusterNames, GRPC_STATUS_LABELS, grpcStatusIndex, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type UpstreamDelta } from '../../contracts/metrics.js';
 import { methodIndex, RouteMeter, UpstreamMeter } from './meters.js';
 
 /** 1xx..5xx as 0..4; anything outside (a 499 of a client that left is 4xx) clamped. */
@@ -61,6 +61,12 @@ export class DataMetrics {
     this.moved(m);
   }
 
+  /** A gRPC call ended with the grpc-status its client got (null: none reached it); counted beside `ended`. */
+  grpcEnded(m: RouteMeter, status: number | null): void {
+    (m.grpc ??= new Array<number>(GRPC_STATUS_LABELS.length).fill(0))[grpcStatusIndex(status)]!++;
+    this.moved(m);
+  }
+
   /** A step of the route refused a request with `status`. */
   rejected(m: RouteMeter, step: string, status: number): void {
     const key = `${step} ${status}`;
@@ -86,11 +92,17 @@ export class DataMetrics {
   }
 }
 
-function takeRoute(m: RouteMeter): RouteDelta {
-  const requests: [number, number][] = [];
-  m.requests.forEach((n, i) => {
-    if (n > 0) requests.push([i, n]);
+/** The counts that moved, as [index, count] pairs. */
+function sparse(counts: number[]): [number, number][] {
+  const pairs: [number, number][] = [];
+  counts.forEach((n, i) => {
+    if (n > 0) pairs.push([i, n]);
   });
+  return pairs;
+}
+
+function takeRoute(m: RouteMeter): RouteDelta {
+  const requests = sparse(m.requests);
   m.requests.fill(0);
   const rejections: [string, number, number][] = [];
   for (const [key, n] of m.rejections ?? []) {
@@ -98,7 +110,12 @@ function takeRoute(m: RouteMeter): RouteDelta {
     rejections.push([key.slice(0, sp), Number(key.slice(sp + 1)), n]);
   }
   m.rejections = null;
-  const d = { tenant: m.tenant, route: m.route, requests, duration: m.duration.take(), bytesReceived: m.bytesReceived, bytesSent: m.bytesSent, rejections };
+  const d: RouteDelta = { tenant: m.tenant, route: m.route, requests, duration: m.duration.take(), bytesReceived: m.bytesReceived, bytesSent: m.bytesSent, rejections };
+  const grpc = m.grpc === null ? [] : sparse(m.grpc);
+  if (grpc.length > 0) {
+    d.grpc = grpc;
+    m.grpc!.fill(0);
+  }
   m.bytesReceived = 0;
   m.bytesSent = 0;
   m.moved = false;

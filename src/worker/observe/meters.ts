@@ -59,6 +59,8 @@ export class RouteMeter {
   bytesSent = 0;
   /** `step status` -> count. */
   rejections: Map<string, number> | null = null;
+  /** gRPC calls per GRPC_STATUS_LABELS index; null until the route's first one (most routes have none). */
+  grpc: number[] | null = null;
   /** Moved since the last shipment (it is in the registry's list of those). */
   moved = false;
   /** The tracer's attributes and span name of this route, made at its first recorded span. */

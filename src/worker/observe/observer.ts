@@ -43,8 +43,15 @@ export class RequestObserver {
   exchangeEnded(ex: ExchangeEnd): void {
     const status = ex.finalStatus;
     const ms = performance.now() - ex.startedAt;
-    if (this.counting) this.meters.ended(ex.meter ?? this.meters.unmatched, ex.method, status, ms / 1000, ex.bytesReceived, ex.bytesSent);
-    if (ex.logged) this.sink!.write(new ExchangeRecord(ex, status, ms));
+    const meter = ex.meter ?? this.meters.unmatched;
+    if (this.counting) this.meters.ended(meter, ex.method, status, ms / 1000, ex.bytesReceived, ex.bytesSent);
+    // A gRPC call also counts by its grpc-status (its HTTP status is 200 even when refused); any other request costs this one check.
+    let grpcStatus: number | null = null;
+    if (ex.grpc !== null) {
+      grpcStatus = ex.grpc.statusAtEnd(status);
+      if (this.counting) this.meters.grpcEnded(meter, grpcStatus);
+    }
+    if (ex.logged) this.sink!.write(new ExchangeRecord(ex, status, ms, grpcStatus));
   }
 
   /** A fixed answer written from the request callback (the engine's request head is still valid). */

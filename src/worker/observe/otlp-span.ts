@@ -29,6 +29,10 @@ const KEY = {
   serverPort: attributeKey('server.port'),
   requestId: attributeKey('switchyard.request_id'),
   status: attributeKey('http.response.status_code'),
+  rpcSystem: attributeKey('rpc.system'),
+  rpcService: attributeKey('rpc.service'),
+  rpcMethod: attributeKey('rpc.method'),
+  grpcStatus: attributeKey('rpc.grpc.status_code'),
   errorType: attributeKey('error.type'),
 };
 const KEYS_BYTES = Object.values(KEY).reduce((n, k) => n + k.length, 0);
@@ -38,7 +42,7 @@ const ORIGIN = performance.timeOrigin;
 const clock = performance;
 
 /** Bytes a span takes besides its strings and keys: ids, kind, times, status, field tags and lengths. */
-const SPAN_FIXED = 96 + 12 * 16;
+const SPAN_FIXED = 96 + 16 * 16;
 
 export class OtlpSpan {
   /** `http.request.method`. */
@@ -56,6 +60,12 @@ export class OtlpSpan {
   requestId = '';
   /** `http.response.status_code`: 0 until answered. */
   status = 0;
+  /** `rpc.system` = `grpc` (a gRPC call's SERVER span), with `rpc.service` and `rpc.method` ('' when its path names none). */
+  rpc = false;
+  rpcService = '';
+  rpcMethod = '';
+  /** `rpc.grpc.status_code`: -1 while none is known (none reached the client, or not a gRPC call). */
+  grpcStatus = -1;
   /** `error.type`: '' unless the span failed. */
   errorType = '';
   /** The span's status is ERROR (OTLP STATUS_CODE_ERROR). */
@@ -110,7 +120,7 @@ export class OtlpSpan {
   maxBytes(): number {
     const chars =
       this.name.length + (this.traceState?.length ?? 0) + this.method.length + this.path.length + this.scheme.length + this.client.length +
-      this.requestId.length + this.errorType.length;
+      this.requestId.length + this.errorType.length + this.rpcService.length + this.rpcMethod.length + (this.rpc ? RPC_SYSTEM_GRPC.length : 0);
     return SPAN_FIXED + KEYS_BYTES + 3 * chars + (this.routeAttributes?.length ?? 0) + (this.serverAttributes?.length ?? 0);
   }
 
@@ -142,6 +152,12 @@ export class OtlpSpan {
     if (this.serverAttributes !== null) w.bytes(this.serverAttributes);
     if (this.requestId !== '') writeString(w, KEY.requestId, this.requestId, true);
     if (this.status !== 0) w.bytes(statusAttribute(this.status));
+    if (this.rpc) {
+      w.bytes(RPC_SYSTEM_GRPC);
+      if (this.rpcService !== '') writeString(w, KEY.rpcService, this.rpcService, false);
+      if (this.rpcMethod !== '') writeString(w, KEY.rpcMethod, this.rpcMethod, false);
+      if (this.grpcStatus >= 0) writeInt(w, KEY.grpcStatus, this.grpcStatus);
+    }
     if (this.errorType !== '') writeString(w, KEY.errorType, this.errorType, false);
     if (this.failed) w.bytes(ERROR_STATUS);
     w.close(start, max);
@@ -149,6 +165,8 @@ export class OtlpSpan {
 }
 
 const ERROR_STATUS = Buffer.from([tag(15, 2), 2, tag(3, 0), 2]);
+/** `rpc.system` = `grpc`, encoded once. */
+const RPC_SYSTEM_GRPC = encodedOnce(KEY.rpcSystem.length + 16, (w) => writeString(w, KEY.rpcSystem, 'grpc', true));
 
 /** A string attribute whose few values repeat (a method, a scheme): each value encoded once, the last one kept. */
 class RepeatedAttribute {

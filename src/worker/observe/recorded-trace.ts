@@ -53,7 +53,7 @@ export class RecordedTrace implements RequestTrace {
     c.prev = c.next = null;
   }
 
-  end(status: number, requestId: string): void {
+  end(status: number, requestId: string, grpcStatus: number | null = null): void {
     if (this.ended) return;
     this.ended = true;
     while (this.open !== null) this.open.fail(status === CLIENT_LEFT ? 'client_aborted' : 'abandoned');
@@ -65,9 +65,21 @@ export class RecordedTrace implements RequestTrace {
       span.errorType = String(status);
       span.failed = true;
     }
+    if (grpcStatus !== null) {
+      span.grpcStatus = grpcStatus;
+      // A gRPC call answers HTTP 200 even when it fails: the server-side error codes mark the span.
+      if (GRPC_SERVER_ERRORS.has(grpcStatus)) span.failed = true;
+    }
     this.exportSpan(span.end());
   }
 }
+
+/**
+ * The grpc-status codes that make a SERVER span an error (OpenTelemetry's gRPC
+ * conventions): UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS.
+ * The others are the client's own (NOT_FOUND, PERMISSION_DENIED, …).
+ */
+const GRPC_SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15]);
 
 /** One call's CLIENT span, ended once: by its answer, its failure, or the end of its request. */
 class RecordedCall implements CallTrace {

@@ -21,6 +21,7 @@ export class ExchangeRecord implements RequestRecord {
     private readonly ex: ExchangeEnd,
     readonly status: number,
     readonly durationMs: number,
+    readonly grpcStatus: number | null,
   ) {
     this.startedAt = Date.now() - durationMs;
     this.bytesReceived = ex.bytesReceived;
@@ -72,6 +73,8 @@ export class FixedRecord implements RequestRecord {
   readonly route: string;
   readonly query: string | null;
   readonly bytesReceived = 0;
+  // A gRPC call's refusal always goes through an Exchange (data-server.ts): a fixed answer never is one.
+  readonly grpcStatus = null;
   readonly upstream = null;
   readonly upstreamMs = null;
   readonly client: string;

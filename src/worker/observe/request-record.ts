@@ -22,6 +22,8 @@ export interface RequestRecord {
   readonly queryPairs: readonly QueryPair[];
   /** The request's final status (final-status.ts): the status sent, 499 when the client left before the answer completed. */
   readonly status: number;
+  /** A gRPC call's grpc-status as its client got it (grpc/grpc-call.ts); null for any other request, and for a call that got none. */
+  readonly grpcStatus: number | null;
   readonly bytesReceived: number;
   readonly bytesSent: number;
   /** The upstream target (host:port) of the last attempt, and its time to first byte; null without one. */

@@ -1,5 +1,6 @@
 import type { CallTrace } from '../../steps/step.js';
 import type { RouteMeter } from './meters.js';
+import type { GrpcCall } from '../grpc/grpc-call.js';
 import { TraceIds, validTraceparent } from './traceparent.js';
 
 export type { CallTrace };
@@ -12,6 +13,8 @@ export interface TracedRequest {
   readonly clientAddress: string;
   /** The route that took the request (its meter, which keeps the route's span parts); null: none. */
   readonly meter: Pick<RouteMeter, 'tenant' | 'route' | 'spans'> | null;
+  /** A gRPC call (its span gets the rpc.* attributes); null for any other request. */
+  readonly grpc: GrpcCall | null;
   header(name: string): string | undefined;
 }
 
@@ -36,9 +39,10 @@ export interface RequestTrace extends UpstreamTrace {
   call(method: string, server: string): CallTrace;
   /**
    * The request ended with its final status (final-status.ts) and its id ('' without ids: a
-   * request-id step may have kept the client's, so it is known only now).
+   * request-id step may have kept the client's, so it is known only now); a gRPC call's
+   * grpc-status as its client got it (GrpcCall.statusAtEnd; null or absent: none).
    */
-  end(status: number, requestId: string): void;
+  end(status: number, requestId: string, grpcStatus?: number | null): void;
 }
 
 /** Makes the trace of each request, once per worker (tracer.ts builds the recording one). */

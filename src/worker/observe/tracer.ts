@@ -6,6 +6,7 @@ import { throttledWarn } from './export-warnings.js';
 import { OtlpSpan, SERVER, serverAttributes } from './otlp-span.js';
 import { RouteSpans } from './route-spans.js';
 import { OtlpExporter } from './otlp-exporter.js';
+import { GrpcCall } from '../grpc/grpc-call.js';
 
 export type TracingSettings = NonNullable<ObserveSettings['tracing']>;
 
@@ -79,6 +80,15 @@ class OtlpTracing implements Tracing {
     span.routeAttributes = attributes;
     const host = req.header('host');
     if (host !== undefined) span.serverAttributes = this.hostAttributes(req.scheme, host);
+    if (req.grpc !== null) {
+      // OpenTelemetry's gRPC conventions, beside the HTTP ones: the service and method from the path.
+      const m = GrpcCall.methodOf(req.path);
+      span.rpc = true;
+      if (m !== null) {
+        span.rpcService = m.service;
+        span.rpcMethod = m.method;
+      }
+    }
     return new RecordedTrace(span, parent === null, this.ids, this.exportSpan);
   }
 
