@@ -39,6 +39,7 @@ export function targetUpstream(
       maxPending: budget.maxPending,
       pendingTimeoutMs: budget.pendingTimeoutMs,
       idleMs: IDLE_CONNECTION_MS,
+      connectMs: spec.connectMs,
       onConnectError,
       ...(onTlsFailure ? { onTlsFailure } : {}),
     });

@@ -1,4 +1,4 @@
-import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
+import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import { errors, type Dispatcher } from 'undici';
 import type { Upstream } from '../../contracts/upstream.js';
 import type { ConnectionAware } from '../target-pool.js';
@@ -50,7 +50,7 @@ export class H2Call {
 
   readonly abort = (err?: Error): void => this.fail(err ?? new errors.RequestAbortedError('request aborted'));
 
-  /** The session could not be had (connect failed): nothing was sent, the body is untouched for another attempt. */
+  /** Nothing was sent (the session could not be had, or the request was refused): the body is untouched for another attempt. */
   refuse(err: Error): void {
     if (this.over) return;
     this.over = true;
@@ -62,7 +62,12 @@ export class H2Call {
   start(session: ClientHttp2Session, place: CallPlace, reused: boolean): void {
     const h = this.handler;
     h.onConnection?.(place.conn, reused);
-    const head = h2RequestHead(this.opts, place.scheme, place.authority);
+    let head: OutgoingHttpHeaders;
+    try {
+      head = h2RequestHead(this.opts, place.scheme, place.authority);
+    } catch (err) {
+      return this.refuse(err as Error); // undici refuses such a request before it takes a connection
+    }
     const body = this.opts.body as Buffer | string | null | undefined;
     const source = streamedBody(body);
     const bodyless = source === null && (body === null || body === undefined || body.length === 0);

@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http2';
-import type { Dispatcher } from 'undici';
+import { errors, type Dispatcher } from 'undici';
 
 /**
  * Connection-specific fields HTTP/2 forbids in a request (RFC 9113 §8.2.2): node:http2
@@ -10,11 +10,22 @@ const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connecti
 
 type Value = string | string[] | number | undefined;
 
+/** undici's checks on a request's fields (a DEL byte gets through the uWS engine; HPACK would carry CR LF). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+function checked(name: string, value: string | string[] | number): string | string[] | number {
+  if (!TOKEN.test(name)) throw new errors.InvalidArgumentError('invalid header key');
+  for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'string' && BAD_VALUE.test(v)) throw new errors.InvalidArgumentError(`invalid ${name} header`);
+  return value;
+}
+
 /**
  * The HEADERS of a request from undici's dispatch options: the pseudo-headers (`:scheme`
  * from the target, `:authority` from Host or else the target's host:port) and the
  * request's own fields, names in lower case, repeated names as one list. Field names
- * that start with `:` are not the request's to set and are dropped.
+ * that start with `:` are not the request's to set and are dropped. A name or value
+ * undici would refuse throws its InvalidArgumentError (400, nothing sent).
  */
 export function h2RequestHead(opts: Dispatcher.DispatchOptions, scheme: 'http' | 'https', targetAuthority: string): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = { ':method': opts.method, ':scheme': scheme, ':path': opts.path };
@@ -22,6 +33,7 @@ export function h2RequestHead(opts: Dispatcher.DispatchOptions, scheme: 'http' |
   const add = (raw: string, value: Value): void => {
     if (value === undefined) return;
     const name = raw.toLowerCase();
+    checked(raw, value);
     if (CONNECTION_SPECIFIC.has(name) || name.startsWith(':')) return;
     if (name === 'host') {
       authority ??= String(Array.isArray(value) ? value[0] : value);

@@ -19,6 +19,8 @@ export interface H2TargetPoolOptions {
   pendingTimeoutMs?: number;
   /** A session without streams this long closes. */
   idleMs: number;
+  /** How long a new session may take to get the peer's first SETTINGS once connected (the cluster's connect timeout). */
+  connectMs: number;
   /** A connection to the target could not be made (refused, timed out, denied, TLS or ALPN failed). */
   onConnectError?: () => void;
   /** A TLS connection that did not negotiate h2 (the workers' warn line). */
@@ -97,7 +99,7 @@ export class H2TargetPool implements Upstream, SessionOwner {
       if (s.taking) taking++;
     }
     if (this.closed || taking >= this.options.connections) return null;
-    const s = new H2Session(this, this.place, this.options.idleMs);
+    const s = new H2Session(this, this.place, this.options.idleMs, this.options.connectMs);
     this.sessions.push(s);
     const o = this.options;
     s.open((done) => openH2Session(o.connection, o.target, done, o.onTlsFailure));
@@ -112,6 +114,10 @@ export class H2TargetPool implements Upstream, SessionOwner {
       if (w === undefined) return;
       s.run(w.opts, w.handler);
     }
+  }
+
+  handBack(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    this.dispatch(opts, handler);
   }
 
   ended(session: H2Session, connectError: Error | null): void {
