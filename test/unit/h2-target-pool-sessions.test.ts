@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { constants, type ServerHttp2Session } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { errors, type Dispatcher } from 'undici';
 import { H2TargetPool, type H2TargetPoolOptions } from '../../src/worker/upstream-h2/h2-target-pool.js';
 import { targetConnection } from '../../src/shared/upstream-connect.js';
@@ -154,6 +155,33 @@ test('a refused target: onConnectError, the request fails with ECONNREFUSED befo
   assert.ok(connectFailed(r.error!));
   assert.equal(connectErrors, 1);
   assert.equal(pool.busy, 0);
+});
+
+test('an h2c target that does not speak HTTP/2 fails like a connect failure: an HTTP/1.1 server closes, a silent one times out at connectMs', async (t) => {
+  const h1 = createHttpServer((_req, res) => res.end('h1'));
+  const held: Socket[] = [];
+  const silent = createNetServer((sock) => void held.push(sock));
+  for (const s of [h1, silent]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    h1.closeAllConnections();
+    for (const sock of held) sock.destroy();
+    h1.close();
+    silent.close();
+  });
+  let connectErrors = 0;
+  const h1Pool = poolOn(t, `127.0.0.1:${(h1.address() as AddressInfo).port}`, { onConnectError: () => connectErrors++ });
+  const closed = await send(h1Pool, '/').done;
+  assert.deepEqual(closed.events, ['error'], 'nothing was sent: another target may take it');
+  assert.ok(closed.error instanceof errors.SocketError, String(closed.error));
+
+  const silentPool = poolOn(t, `127.0.0.1:${(silent.address() as AddressInfo).port}`, { connectMs: 150, onConnectError: () => connectErrors++ });
+  const started = performance.now();
+  const timedOut = await send(silentPool, '/').done;
+  assert.ok(timedOut.error instanceof errors.ConnectTimeoutError, String(timedOut.error));
+  assert.ok(performance.now() - started >= 140);
+  assert.ok(connectFailed(timedOut.error));
+  assert.equal(connectErrors, 2, 'both targets are held off');
+  assert.equal(silentPool.size + h1Pool.size, 0);
 });
 
 test("the upstream policy holds: a tenant's session to loopback is refused before any connection", async (t) => {

@@ -1,18 +1,10 @@
 import type { ClientHttp2Session, Settings } from 'node:http2';
-import { errors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { ASSUMED_MAX_STREAMS } from '../../shared/upstream-h2-session.js';
 import { H2Call, type CallPlace } from './h2-call.js';
 import { closedUnder } from './h2-errors.js';
-
-/** What a session tells its pool. */
-export interface SessionOwner {
-  /** A stream slot freed up, the peer allowed more streams, or the session stopped taking new ones: waiting requests may go. */
-  roomMade(): void;
-  /** The session is gone: closed, or never connected (`connectError`). */
-  ended(session: H2Session, connectError: Error | null): void;
-  /** A request the session took while it connected, beyond what the peer's SETTINGS then allowed: it goes elsewhere. */
-  handBack(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void;
-}
+import type { SessionOwner } from './session-owner.js';
+import { firstSettings } from './first-settings.js';
 
 interface Held {
   opts: Dispatcher.DispatchOptions;
@@ -22,13 +14,12 @@ interface Held {
 type Opener = (done: (err: Error | null, session: ClientHttp2Session | null) => void) => void;
 
 /**
- * One HTTP/2 connection of a target's pool and the streams on it: at most the peer's
- * SETTINGS_MAX_CONCURRENT_STREAMS at once. Until the peer's first SETTINGS it takes up to
- * ASSUMED_MAX_STREAMS requests and holds them; then it starts as many as the peer allows
- * and hands the rest back to the pool (a stream past the limit would be refused), or,
- * when the connection fails (or no SETTINGS come within `settingsMs`), fails them with the
- * connect error, nothing sent. A GOAWAY, the pool's close or `idleMs` without a stream
- * makes it `draining`: no new stream, the open ones finish, then it closes.
+ * One HTTP/2 connection of a target's pool, at most the peer's SETTINGS_MAX_CONCURRENT_STREAMS
+ * streams at once. Until the peer's first SETTINGS it holds up to ASSUMED_MAX_STREAMS
+ * requests; then it starts as many as the peer allows and hands the rest back (a stream
+ * past the limit would be refused), or fails them with the connect error, nothing sent
+ * (also when no SETTINGS come within `settingsMs`). A GOAWAY, the pool's close or `idleMs`
+ * without a stream make it `draining`: no new stream, the open ones finish, then it closes.
  */
 export class H2Session {
   private session: ClientHttp2Session | null = null;
@@ -39,11 +30,10 @@ export class H2Session {
   /** Streams started so far: a stream after the first goes on a reused connection. */
   private started = 0;
   private held: Held[] = [];
-  private settingsTimer: NodeJS.Timeout | null = null;
   private idle: NodeJS.Timeout | null = null;
   private drainWhenReady = false;
   private connectError: Error | null = null;
-  /** Resolves once the session is gone. */
+  /** Resolves once it is gone. */
   readonly gone: Promise<void>;
   private markGone!: () => void;
 
@@ -62,13 +52,17 @@ export class H2Session {
     return (this.state === 'connecting' || this.state === 'ready') && this.active < this.capacity;
   }
 
-  /** It counts against the pool's connections: it still takes new streams (a draining one is on its way out). */
+  /** It counts against the pool's connections (a draining one is on its way out). */
   get taking(): boolean {
     return this.state === 'connecting' || this.state === 'ready';
   }
 
   get streams(): number {
     return this.active;
+  }
+
+  get over(): boolean {
+    return this.state === 'closed';
   }
 
   open(opener: Opener): void {
@@ -85,6 +79,7 @@ export class H2Session {
 
   private begin(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     const call = new H2Call(opts, handler, this.callDone);
+    // No session: it failed to connect synchronously, before the pool could know.
     if (this.session === null) call.refuse(this.connectError ?? closedUnder());
     else call.start(this.session, this.place, this.started++ > 0);
   }
@@ -109,22 +104,20 @@ export class H2Session {
     session.on('error', () => {});
     session.on('remoteSettings', (s: Settings) => {
       this.capacity = s.maxConcurrentStreams ?? this.capacity;
-      if (this.state === 'connecting') this.settled();
       this.owner.roomMade();
     });
     // node:http2 closes the session on a GOAWAY (NO_ERROR: the open streams finish; else at once).
     session.on('goaway', () => this.drain());
     session.once('close', () => this.closed());
-    this.settingsTimer = setTimeout(() => {
-      this.failed(new errors.ConnectTimeoutError(`no HTTP/2 SETTINGS from the upstream within ${this.settingsMs} ms`));
+    firstSettings(session, this.settingsMs, (err) => {
+      if (err === null) return this.settled();
+      this.failed(err);
       session.destroy();
-    }, this.settingsMs);
+    });
   }
 
   /** The peer's first SETTINGS came: the held requests start, as many as it allows; the rest go back to the pool. */
   private settled(): void {
-    if (this.settingsTimer !== null) clearTimeout(this.settingsTimer);
-    this.settingsTimer = null;
     this.state = 'ready';
     const held = this.held;
     this.held = [];
@@ -141,21 +134,18 @@ export class H2Session {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.connectError = err;
-    if (this.settingsTimer !== null) clearTimeout(this.settingsTimer);
     const held = this.held;
     this.held = [];
-    this.owner.ended(this, err);
+    this.owner.ended(err);
     this.markGone();
     for (const h of held) new H2Call(h.opts, h.handler, this.callDone).refuse(err);
   }
 
   private closed(): void {
-    if (this.settingsTimer !== null) clearTimeout(this.settingsTimer);
-    if (this.state === 'connecting') return this.failed(closedUnder()); // closed before its SETTINGS
-    if (this.state === 'closed') return;
+    if (this.state === 'closed' || this.state === 'connecting') return; // before its SETTINGS: firstSettings fails it
     this.state = 'closed';
     this.clearIdle();
-    this.owner.ended(this, null);
+    this.owner.ended(null);
     this.markGone();
   }
 

@@ -5,7 +5,8 @@ import { openH2Session } from '../../shared/upstream-h2-session.js';
 import { targetParts } from '../../shared/target-url.js';
 import type { UpstreamTlsError } from '../../shared/upstream-tls.js';
 import { PendingQueue } from '../pending-queue.js';
-import { H2Session, type SessionOwner } from './h2-session.js';
+import { H2Session } from './h2-session.js';
+import type { SessionOwner } from './session-owner.js';
 import { legacyHandler } from './legacy-handler.js';
 
 export interface H2TargetPoolOptions {
@@ -120,9 +121,8 @@ export class H2TargetPool implements Upstream, SessionOwner {
     this.dispatch(opts, handler);
   }
 
-  ended(session: H2Session, connectError: Error | null): void {
-    const i = this.sessions.indexOf(session);
-    if (i >= 0) this.sessions.splice(i, 1);
+  ended(connectError: Error | null): void {
+    for (let i = this.sessions.length - 1; i >= 0; i--) if (this.sessions[i]!.over) this.sessions.splice(i, 1);
     if (connectError !== null) this.options.onConnectError?.();
     this.roomMade();
   }
