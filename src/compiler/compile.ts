@@ -14,6 +14,7 @@ import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
 import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-tls.js';
+import { clusterProtocolIssues, websocketProtocolIssues } from './cluster-protocol.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
 
@@ -111,6 +112,7 @@ function compileTenant(
       issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
     }
     clusterTlsIssues(tenant, name, c, certDocs, own ? own.secrets : null, issues);
+    clusterProtocolIssues(name, c, issues);
   }
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
@@ -152,6 +154,8 @@ function compileCluster(tenant: string, c: ClusterDoc, certs: ReadonlyMap<string
       pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
     },
     ...(c.tls ? { tls: compileTls(tenant, c.tls, certs) } : {}),
+    // Absent for HTTP/1.1: a generation stored before the field existed reads the same.
+    ...(c.protocol === 'h2' || c.protocol === 'h2c' ? { protocol: c.protocol } : {}),
   };
 }
 
@@ -184,6 +188,7 @@ function compileRoute(
       else if (compiledSteps) {
         const bufferBytes = doc.requestBuffering?.maxBytes ?? clusters.get(doc.cluster)!.requestBuffering?.maxBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES;
         const websocket = doc.websocket ? { ...WEBSOCKET_DEFAULTS, ...(doc.websocket === true ? {} : doc.websocket) } : undefined;
+        websocketProtocolIssues(name, doc, compiledSteps, clusters, issues);
         terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes, ...(websocket && { websocket }) };
       }
     } else if (doc.redirect) {
