@@ -240,3 +240,29 @@ test('header bytes HTTP/2 cannot carry are refused before sending (400, as undic
   const ok = await send(pool, {}).done;
   assert.equal(ok.status, 201, 'the session still serves');
 });
+
+test("a handler of undici's newer interface (mirror's copies) is served too: onRequestStart, onResponseStart with parsed headers, data, onResponseEnd with trailers", async (t) => {
+  const up = await h2Upstream(t, (stream) => {
+    stream.respond({ ':status': 202, 'x-a': '1' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'x-t': 'done' }));
+    stream.end('copy');
+  });
+  const pool = poolOn(t, up);
+  const seen: string[] = [];
+  await new Promise<void>((resolve) => {
+    pool.dispatch({ path: '/m', method: 'GET', headersTimeout: 5_000, bodyTimeout: 5_000 }, {
+      onRequestStart: () => seen.push('start'),
+      onResponseStart: (_c: unknown, status: number, headers: Record<string, string>) => seen.push(`head ${status} ${headers['x-a']}`),
+      onResponseData: (_c: unknown, chunk: Buffer) => seen.push(`data ${chunk.toString()}`),
+      onResponseEnd: (_c: unknown, trailers: Record<string, string>) => {
+        seen.push(`end ${trailers['x-t']}`);
+        resolve();
+      },
+      onResponseError: (_c: unknown, err: Error) => {
+        seen.push(`error ${err.message}`);
+        resolve();
+      },
+    } as unknown as Dispatcher.DispatchHandler);
+  });
+  assert.deepEqual(seen, ['start', 'head 202 1', 'data copy', 'end done']);
+});
