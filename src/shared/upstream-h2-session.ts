@@ -20,6 +20,9 @@ import { UpstreamTlsError } from './upstream-tls.js';
 /** What this side announces: a gateway has no use for server push. */
 const SETTINGS = { enablePush: false };
 
+/** A session as its users outside the places that import node:http2 see it (the health probes). */
+export type UpstreamH2Session = ClientHttp2Session;
+
 /** Streams a session may open before the peer's SETTINGS say (node's own assumption, and nghttp2's). */
 export const ASSUMED_MAX_STREAMS = 100;
 
