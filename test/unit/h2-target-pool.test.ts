@@ -266,3 +266,25 @@ test("a handler of undici's newer interface (mirror's copies) is served too: onR
   });
   assert.deepEqual(seen, ['start', 'head 202 1', 'data copy', 'end done']);
 });
+
+test('a handler that throws in onHeaders or onData fails its request with that error and resets the stream, as undici does; the session serves on', async (t) => {
+  const up = await h2Upstream(t, (stream) => {
+    stream.respond({ ':status': 200 });
+    stream.write('chunk');
+  });
+  const pool = poolOn(t, up);
+  for (const where of ['headers', 'data'] as const) {
+    const boom = new Error(`handler bug in ${where}`);
+    const closed = up.closeOf(`/${where}`);
+    const h = recordingHandler({
+      pause: (what) => {
+        if (what === where) throw boom;
+        return false;
+      },
+    });
+    send(pool, { path: `/${where}` }, h);
+    assert.equal((await h.done).error, boom);
+    assert.equal((await closed).rstCode, constants.NGHTTP2_CANCEL);
+  }
+  assert.equal(up.sessions.length, 1);
+});

@@ -78,7 +78,7 @@ export class H2Call {
       return this.fail(requestRefusal(err as Error));
     }
     this.stream = stream;
-    this.answer = new H2Answer(stream, h, this.deadline, () => this.over);
+    this.answer = new H2Answer(stream, h, this.deadline, () => this.over, this.fail);
     stream.once('end', this.onEnd).on('error', this.onStreamError).once('close', this.onClose);
     this.deadline.start('headers');
     this.stopBody = sendBody(stream, bodyless ? null : body, source, { wrote: this.wrote, ended: this.bodyEnded, failed: this.fail });
