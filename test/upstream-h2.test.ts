@@ -137,3 +137,33 @@ test("the upstream allow-list holds for h2c clusters: a tenant's loopback target
   assert.equal((refused.json as { code: string }).code, 'Svc.Data.UpstreamDenied');
   assert.equal(seen.length, 0);
 });
+
+test('a reused HTTP/2 connection that the upstream drops under an idempotent request: the gateway re-sends it on a new connection, the client never knows', BOUNDED, async (t) => {
+  const served = new Map<unknown, number>();
+  const paths: string[] = [];
+  const up = await h2Upstream(t, (stream, headers, session) => {
+    paths.push(String(headers[':path']));
+    const n = (served.get(session) ?? 0) + 1;
+    served.set(session, n);
+    // The second request of a connection finds it gone (the upstream restarted, say).
+    if (n === 2) return void session.destroy();
+    stream.respond({ ':status': 200 });
+    stream.end(`answer ${n} on connection ${served.size}`);
+  });
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'c', { targets: [up.target], protocol: 'h2c' }],
+    ['route', 'r', { cluster: 'c', pathPrefix: '/' }],
+  ]);
+  assert.equal((await request(`${gw.dataUrl}/warm`)).text, 'answer 1 on connection 1');
+  const r = await request(`${gw.dataUrl}/again`);
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.text, 'answer 1 on connection 2');
+  assert.deepEqual(paths, ['/warm', '/again', '/again']);
+  // A POST is never sent twice: its client gets the failure (/warm2 leaves connection 3 with one request served).
+  assert.equal((await request(`${gw.dataUrl}/warm2`)).text, 'answer 1 on connection 3');
+  const post = await request(`${gw.dataUrl}/post`, { method: 'POST', body: 'once' });
+  assert.equal(post.status, 502, post.text);
+  assert.equal((post.json as { code: string }).code, 'Svc.Data.UpstreamUnreachable');
+  assert.equal(paths.filter((p) => p === '/post').length, 1);
+});
