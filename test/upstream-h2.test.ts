@@ -167,3 +167,19 @@ test('a reused HTTP/2 connection that the upstream drops under an idempotent req
   assert.equal((post.json as { code: string }).code, 'Svc.Data.UpstreamUnreachable');
   assert.equal(paths.filter((p) => p === '/post').length, 1);
 });
+
+test("mirror copies to an h2c cluster reach it over HTTP/2; the main request's answer is the main cluster's", BOUNDED, async (t) => {
+  const { up: main } = await digestUpstream(t);
+  const { up: shadow, seen: copies } = await digestUpstream(t);
+  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+  await apply(gw, [
+    ['cluster', 'main', { targets: [main.target], protocol: 'h2c' }],
+    ['cluster', 'shadow', { targets: [shadow.target], protocol: 'h2c' }],
+    ['route', 'r', { cluster: 'main', pathPrefix: '/', steps: [{ code: 'mirror', settings: { cluster: 'shadow' } }] }],
+  ]);
+  const r = await request(`${gw.dataUrl}/copied`);
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.text, /^GET \/copied 0 /);
+  const copy = await waitFor('the mirror copy', () => copies.find((s) => s.path === '/copied'));
+  assert.equal(copy.alpn, 'h2c');
+});
