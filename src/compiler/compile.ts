@@ -15,6 +15,7 @@ import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
 import { grpcRouteIssues } from './grpc-routes.js';
 import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-tls.js';
+import { clusterProtocolIssues, websocketProtocolIssues } from './cluster-protocol.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
 
@@ -112,6 +113,7 @@ function compileTenant(
       issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
     }
     clusterTlsIssues(tenant, name, c, certDocs, own ? own.secrets : null, issues);
+    clusterProtocolIssues(name, c, issues);
   }
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
@@ -153,6 +155,8 @@ function compileCluster(tenant: string, c: ClusterDoc, certs: ReadonlyMap<string
       pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
     },
     ...(c.tls ? { tls: compileTls(tenant, c.tls, certs) } : {}),
+    // Absent for HTTP/1.1: a generation stored before the field existed reads the same.
+    ...(c.protocol === 'h2' || c.protocol === 'h2c' ? { protocol: c.protocol } : {}),
   };
 }
 
@@ -190,6 +194,7 @@ function compileRoute(
         // A gRPC call's body streams for the call's life: never read ahead.
         const bufferBytes = doc.grpc ? 0 : (doc.requestBuffering?.maxBytes ?? clusters.get(doc.cluster)!.requestBuffering?.maxBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES);
         const websocket = doc.websocket ? { ...WEBSOCKET_DEFAULTS, ...(doc.websocket === true ? {} : doc.websocket) } : undefined;
+        websocketProtocolIssues(name, doc, compiledSteps, clusters, issues);
         const grpc = doc.grpc ? { web: doc.grpc !== true && doc.grpc.web } : undefined;
         terminal = { type: 'cluster', cluster: `${tenant}/${doc.cluster}`, steps: compiledSteps, bufferBytes, ...(websocket && { websocket }), ...(grpc && { grpc }) };
       }

@@ -102,6 +102,8 @@ const ClusterTls = v.strictObject({
 
 export const ClusterDoc = v.strictObject({
   targets: v.pipe(v.array(Target), v.minLength(1, 'needs at least one target')),
+  /** What the targets are spoken to in: HTTP/1.1, HTTP/2 over TLS (h2), HTTP/2 with prior knowledge (h2c) (docs/reference.md "Clusters"). */
+  protocol: v.optional(v.picklist(['http1.1', 'h2', 'h2c']), 'http1.1'),
   /** How a request picks a target (docs/reference.md "Clusters"). */
   balance: v.optional(v.picklist(['round-robin', 'least-request', 'hash']), 'round-robin'),
   hashOn: v.optional(HashOn),

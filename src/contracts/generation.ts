@@ -88,6 +88,8 @@ export interface CompiledCluster {
   connections: { perTarget: number; maxPending: number; pendingTimeoutMs: number };
   /** TLS to the https:// targets; absent: Node's defaults (verified against its bundled CAs). */
   tls?: CompiledTls;
+  /** HTTP/2 to the targets: `h2` over TLS (ALPN h2), `h2c` with prior knowledge; absent: HTTP/1.1 (also every generation stored before it existed). */
+  protocol?: 'h2' | 'h2c';
 }
 
 /**

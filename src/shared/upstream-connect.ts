@@ -27,13 +27,15 @@ export function targetConnection(
   guard: UpstreamGuard,
   tenant: string,
   target: string,
-  spec: { connectMs: number; tls?: CompiledTls },
+  spec: { connectMs: number; tls?: CompiledTls; protocol?: 'h2' | 'h2c' },
   onTlsFailure?: (err: UpstreamTlsError) => void,
 ): TargetConnection {
   const { secure, hostPort, origin } = targetParts(target);
   const base = { timeout: spec.connectMs };
   if (!secure) return { origin, connect: guard.connect(tenant, hostPort, base), missingEnv: [] };
   const { options, missing } = tlsOptions(spec.tls);
-  const connect = secureConnector(guard.connect(tenant, hostPort, { ...base, ...options }), target, onTlsFailure);
+  // An h2 cluster's handshake offers ALPN h2 (undici's connector then offers http/1.1 and h2; upstream-h2-session.ts refuses any but h2).
+  const alpn = spec.protocol === 'h2' ? { allowH2: true } : {};
+  const connect = secureConnector(guard.connect(tenant, hostPort, { ...base, ...options, ...alpn }), target, onTlsFailure);
   return { origin, connect, servername: options.servername ?? urlHostPort(hostPort).host, missingEnv: missing };
 }

@@ -45,10 +45,10 @@ export class HealthChecks implements HealthView {
         wanted.add(key);
         const have = this.probers.get(key);
         if (have) {
-          if (JSON.stringify([have.check, have.tls]) !== JSON.stringify([c.healthCheck, c.tls])) have.retune(c.healthCheck, c.tls);
+          if (JSON.stringify([have.check, have.tls, have.protocol]) !== JSON.stringify([c.healthCheck, c.tls, c.protocol])) have.retune(c.healthCheck, c.tls, c.protocol);
           continue;
         }
-        const p = new HealthProber(tenant, target, c.healthCheck, c.tls, (prober, from, why) => this.changed(clusterKey, prober, from, why), this.guard);
+        const p = new HealthProber(tenant, target, c.healthCheck, c.tls, (prober, from, why) => this.changed(clusterKey, prober, from, why), this.guard, c.protocol);
         this.probers.set(key, p);
         if (p.state === 'unhealthy') changed = true;
         p.start();

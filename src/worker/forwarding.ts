@@ -27,7 +27,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   private resent = false;
   private failedOver = false;
   // The current attempt, as send-again.ts judges it.
-  private conn: Dispatcher | null = null;
+  private conn: Upstream | null = null;
   private reused = false;
   /** undici handed the request to a socket (onConnect): from then on bytes may have reached the upstream. */
   private written = false;
@@ -60,7 +60,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   }
 
   /** Sends attempt `n` to `upstream` (a target pool, or the very connection a re-send goes on). */
-  private attempt(n: number, upstream: Upstream, resendOn?: Dispatcher): void {
+  private attempt(n: number, upstream: Upstream, resendOn?: Upstream): void {
     if (this.life.aborted) return; // the previous attempt already finished the request on the abort
     const retry = this.retry;
     const answer = this.life.upstreamResponse();
@@ -102,7 +102,7 @@ export class Forwarding extends HandlerWrapper implements ConnectionAware {
   }
 
   /** The pool tells which connection the attempt goes on (ConnectionAware). */
-  onConnection(conn: Dispatcher, reused: boolean): void {
+  onConnection(conn: Upstream, reused: boolean): void {
     this.conn = conn;
     this.reused = reused;
     // A request that waited in the pool's queue had an onConnect from the queue (its abort), not from a socket.

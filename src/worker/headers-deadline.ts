@@ -1,5 +1,6 @@
 import { errors, type Dispatcher } from 'undici';
 import type { ConnectionAware } from './target-pool.js';
+import type { Upstream } from '../contracts/upstream.js';
 import type { RequestOwner } from './request-owner.js';
 import { HandlerWrapper } from './handler-wrapper.js';
 
@@ -27,7 +28,7 @@ export class HeadersDeadline extends HandlerWrapper<Dispatcher.DispatchHandler &
     super(inner);
   }
 
-  onConnection(conn: Dispatcher, reused: boolean): void {
+  onConnection(conn: Upstream, reused: boolean): void {
     this.inner.onConnection(conn, reused);
   }
 

@@ -21,10 +21,11 @@ export interface TargetPoolOptions {
  * (the proxy's, to re-send on a new connection). `reused`: the connection carried an
  * earlier request, so the upstream may have closed it since. The connection stays taken
  * for the request until undici frees it, also from inside the handler's onError: a
- * request dispatched on it there gets a new socket of that connection.
+ * request dispatched on it there gets a new socket of that connection. (An HTTP/2 pool
+ * names itself: a re-send there goes on a live session or a new one.)
  */
 export interface ConnectionAware {
-  onConnection(conn: Dispatcher, reused: boolean): void;
+  onConnection(conn: Upstream, reused: boolean): void;
 }
 
 /**

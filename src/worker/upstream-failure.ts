@@ -7,6 +7,7 @@ import { UpstreamDeniedError } from '../shared/upstream-guard.js';
 import { UpstreamTlsError, tlsErrorCode } from '../shared/upstream-tls.js';
 import { RequestBodyRefused } from './request-body.js';
 import { GrpcWebTextError } from './grpc/grpc-web-text-decoder.js';
+import { H2StreamResetError } from './upstream-h2/h2-errors.js';
 
 /**
  * What an upstream attempt's failure means, from the error's type: undici's error classes
@@ -37,9 +38,12 @@ export function connectFailed(err: Error): boolean {
   return err instanceof errors.ConnectTimeoutError || err instanceof UpstreamDeniedError || err instanceof UpstreamTlsError || NOT_CONNECTED.has(socketCode(err) ?? '');
 }
 
-/** The connection was closed or reset under the request (undici: 'other side closed', 'closed'). */
+/**
+ * The connection was closed or reset under the request (undici: 'other side closed',
+ * 'closed'), or, on HTTP/2, the upstream reset the request's stream (RST_STREAM).
+ */
 export function connectionClosed(err: Error): boolean {
-  if (err instanceof errors.SocketError) return true;
+  if (err instanceof errors.SocketError || err instanceof H2StreamResetError) return true;
   const code = socketCode(err);
   return code === 'ECONNRESET' || code === 'EPIPE';
 }

@@ -1,12 +1,13 @@
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { UpstreamMeter } from './observe/meters.js';
 import { failureKind } from './upstream-failure.js';
-import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generation.js';
-import { TargetPool } from './target-pool.js';
+import type { CompiledCluster } from '../contracts/generation.js';
+import { targetUpstream, type TargetUpstream } from './target-upstream.js';
 import type { Upstream } from '../contracts/upstream.js';
 import { targetConnection } from '../shared/upstream-connect.js';
 import type { Logger } from '../shared/logger.js';
 import { TlsFailureLog } from './tls-failure-log.js';
+import type { UpstreamTlsError } from '../shared/upstream-tls.js';
 import { targetChoice, type TargetChoice } from '../shared/balance/target-choice.js';
 import { hashKey, type KeySource } from '../shared/balance/hash-key.js';
 import type { TargetHealth } from './target-health.js';
@@ -27,7 +28,8 @@ export interface PoolsContext {
 export const HOLD_OFF_MS = 1_000;
 
 /**
- * Keep-alive connections to one cluster's targets, balanced as the cluster says (round
+ * Keep-alive connections to one cluster's targets (HTTP/1.1, or HTTP/2 for an h2/h2c
+ * cluster: target-upstream.ts), balanced as the cluster says (round
  * robin, weighted, least-request or rendezvous hashing: shared/balance/). Built once per generation; closed (gracefully, after their requests finish) when the generation
  * that built them retires and goes idle.
  *
@@ -36,7 +38,7 @@ export const HOLD_OFF_MS = 1_000;
  * held off. After that it is tried again by the next request that picks it.
  */
 export class ClusterPools {
-  private readonly pools: TargetPool[];
+  private readonly pools: TargetUpstream[];
   /** Per target: until when (Date.now()) it is held off; 0 when it is not. */
   private readonly heldUntil: number[];
   private next = 0;
@@ -70,20 +72,13 @@ export class ClusterPools {
     this.down = spec.targets.map(() => false);
     this.failures = spec.targets.map(() => 0);
     this.heldUntil = spec.targets.map(() => 0);
-    const budget = spec.connections ?? CONNECTION_DEFAULTS; // a generation stored before the budget existed
     const tlsLog = log ? new TlsFailureLog(log, key) : null;
     this.pools = spec.targets.map((t, i) => {
       // A failed TLS handshake is a connect failure (hold-off, failover) that is also logged.
-      const c = targetConnection(shared.upstreamGuard, tenant, t, spec, tlsLog ? (err) => tlsLog.failed(err) : undefined);
+      const tlsFailed = tlsLog ? (err: UpstreamTlsError) => tlsLog.failed(err) : undefined;
+      const c = targetConnection(shared.upstreamGuard, tenant, t, spec, tlsFailed);
       if (c.missingEnv.length) log?.error({ cluster: key, target: t, missing: c.missingEnv }, 'upstream TLS: client certificate variables unset; connecting without a client certificate');
-      return new TargetPool(c.origin, {
-        connections: budget.perTarget,
-        maxPending: budget.maxPending,
-        pendingTimeoutMs: budget.pendingTimeoutMs,
-        ...(c.servername !== undefined ? { servername: c.servername } : {}),
-        client: { pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 600_000, connect: c.connect },
-        onConnectError: () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS),
-      });
+      return targetUpstream(spec, t, c, () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS), tlsFailed);
     });
     this.choice = targetChoice(spec, (i) => this.pools[i]!.busy);
     this.pools.forEach((p, i) => this.indexOf.set(p, i));
@@ -150,7 +145,7 @@ export class ClusterPools {
   /** A target other than `failed` (the cluster has two at least), one not held off if there is one. */
   pickOther(failed: Upstream): Upstream {
     const now = Date.now();
-    let held: TargetPool | null = null;
+    let held: TargetUpstream | null = null;
     for (let k = 0; k < this.pools.length; k++) {
       const i = this.advance();
       const p = this.pools[i]!;
@@ -194,7 +189,7 @@ export class ClusterPools {
   }
 
   /** `first` is held off or down: the next target round the ring that is neither; if all are, `first`. */
-  private pickAround(first: number): TargetPool {
+  private pickAround(first: number): TargetUpstream {
     const now = Date.now();
     for (let k = 0, i = first; k < this.pools.length; k++, i = this.advance()) {
       if (this.heldUntil[i]! <= now && !this.down[i]) {

@@ -8,6 +8,7 @@ import type { Upstream } from '../../src/contracts/upstream.js';
 import { freePort } from '../helpers/ports.js';
 import { UpstreamGuard } from '../../src/shared/upstream-guard.js';
 import { TargetHealth } from '../../src/worker/target-health.js';
+import { h2Upstream } from '../helpers/h2-server.js';
 
 /** These pools connect to loopback on purpose: the policy is deliberately open. */
 const shared = { upstreamGuard: UpstreamGuard.allowAll(), targetHealth: new TargetHealth(), reportOutlier: () => {} };
@@ -65,4 +66,21 @@ test('every target held off: plain round robin', async (t) => {
   const [a, b] = [both.pick(), both.pick()];
   assert.deepEqual(await Promise.all([get(a), get(b)]), ['ECONNREFUSED', 'ECONNREFUSED']);
   assert.deepEqual([both.pick(), both.pick(), both.pick(), both.pick()], [a, b, a, b]);
+});
+
+test('an h2c cluster: a target that refused its session is held off the same way, and the live one answers over HTTP/2', async (t) => {
+  const up = await h2Upstream(t, (stream, headers) => {
+    stream.respond({ ':status': 200 });
+    stream.end(`h2 ${headers[':path']}`);
+  });
+  const dead = `127.0.0.1:${await freePort()}`;
+  const spec = { targets: [dead, up.target], protocol: 'h2c' as const, connectMs: 1_000, headersMs: 5_000, bodyMs: 5_000, connections: { perTarget: 2, maxPending: 8, pendingTimeoutMs: 1_000 } };
+  const pools = new ClusterPools(spec, 'default/g', shared);
+  t.after(() => pools.close());
+  const [first, second] = [pools.pick(), pools.pick()];
+  assert.equal(await get(first), 'ECONNREFUSED');
+  for (let i = 0; i < 4; i++) assert.equal(pools.pick(), second, `pick ${i} during the hold-off`);
+  assert.equal(await get(second), 'ok');
+  assert.equal(up.sessions.length, 1, 'the request went over HTTP/2');
+  assert.deepEqual(pools.inFlight(), { [dead]: 0, [up.target]: 0 });
 });
