@@ -12,7 +12,7 @@ type Issue = (pointer: string, message: string) => void;
  */
 export function grpcRouteIssues(doc: RouteDoc, cluster: ClusterDoc | undefined, steps: CompiledStep[] | null, issue: Issue): void {
   if (!doc.grpc) return;
-  const protocol = (cluster as { protocol?: string } | undefined)?.protocol;
+  const protocol = cluster?.protocol;
   if (cluster !== undefined && protocol !== 'h2' && protocol !== 'h2c') issue('/grpc', `cluster ${doc.cluster} speaks ${protocol ?? 'http1.1'}: a gRPC route needs a cluster with protocol "h2" or "h2c"`);
   if (doc.websocket) issue('/websocket', 'a gRPC route takes no WebSocket upgrades');
   if (doc.requestBuffering && doc.requestBuffering.maxBytes > 0) issue('/requestBuffering', 'a gRPC route streams its bodies: requestBuffering.maxBytes must be 0 or absent');
