@@ -42,9 +42,9 @@ async function grpcGateway(t: Pick<TestContext, 'after'>, opts: { drainGraceMs?:
     ['cluster', 'echo', { targets: [echo.address], protocol: 'h2c' }],
     ['cluster', 'nowhere', { targets: [`127.0.0.1:${await freePort()}`], protocol: 'h2c' }],
     ['route', 'echo', { pathPrefix: PREFIX, cluster: 'echo', grpc: true }],
-    ['route', 'keyed', { hosts: ['keyed.test'], pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'key-auth', settings: { keys: [{ id: 'ci', sha256: KEY_SHA }] } }] }],
-    ['route', 'limited', { hosts: ['limited.test'], pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 2, key: 'ip' } }] }],
-    ['route', 'down', { hosts: ['down.test'], pathPrefix: PREFIX, cluster: 'nowhere', grpc: true }],
+    ['route', 'keyed', { hosts: ['keyed.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'key-auth', settings: { keys: [{ id: 'ci', sha256: KEY_SHA }] } }] }],
+    ['route', 'limited', { hosts: ['limited.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 2, key: 'ip' } }] }],
+    ['route', 'down', { hosts: ['down.test'], order: 10, pathPrefix: PREFIX, cluster: 'nowhere', grpc: true }],
   ]);
   const address = gw.dataUrl.replace(/^http:\/\//, '');
   return {
@@ -209,9 +209,12 @@ test("the gateway's own refusals are gRPC statuses: UNAUTHENTICATED, RESOURCE_EX
   const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => codeOf((o as PromiseRejectedResult).reason));
   assert.ok(refused.length >= 2 && refused.every((c) => c === grpc.status.RESOURCE_EXHAUSTED), `burst 2 then RESOURCE_EXHAUSTED: ${JSON.stringify(refused)}`);
 
-  const nowhere = g.client(t, 'no-route.test');
-  // A host no route serves, and a method path no route serves: no route answers UNIMPLEMENTED.
-  await assert.rejects(unary(nowhere, { message: 'x' }), (err) => codeOf(err) === grpc.status.UNIMPLEMENTED);
+  // A method no route serves: UNIMPLEMENTED.
+  const other = g.client(t);
+  await assert.rejects(
+    new Promise((resolve, reject) => other.makeUnaryRequest('/switchyard.test.Other/Call', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (err, r) => (err ? reject(err) : resolve(r)))),
+    (err: grpc.ServiceError) => err.code === grpc.status.UNIMPLEMENTED && /^Svc\.Data\.NoRoute: /.test(err.details),
+  );
   await assert.rejects(unary(g.client(t, 'down.test'), { message: 'x' }), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE && /UpstreamUnreachable/.test(err.details));
 });
 

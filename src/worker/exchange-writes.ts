@@ -73,7 +73,11 @@ export abstract class ExchangeWrites extends ExchangeHead implements ResponseSin
     if (this.aborted || this.done) return;
     const close = !this.headFlushed && this.closing();
     this.upload.release();
-    if (this.down.end(this.takeHead(), this.idEcho, close, trailers)) this.settle();
+    const completed = this.down.end(this.takeHead(), this.idEcho, close, trailers);
+    // Nothing more is written, even while the engine still sends the tail: a failure
+    // reported after this (an upstream call cancelled at a deadline) cannot cut the answer.
+    this.done = true;
+    if (completed) this.settle();
   }
 
   /** Ends a response that has no body (HEAD, 204, 304), reporting `contentLength` if known. */
