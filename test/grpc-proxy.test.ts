@@ -35,7 +35,8 @@ async function grpcGateway(t: Pick<TestContext, 'after'>, opts: { drainGraceMs?:
     ...(opts.drainGraceMs !== undefined ? { drainGraceMs: opts.drainGraceMs } : {}),
     edit: (c) => {
       (c.listen as Record<string, unknown>).h2c = true;
-      c.limits = { h2MaxConcurrentStreams: 400 };
+      // A short body gap bound, which a gRPC stream resting between messages must not meet.
+      c.limits = { h2MaxConcurrentStreams: 400, bodyTimeoutMs: 300 };
     },
   });
   await apply(gw, [
@@ -119,11 +120,12 @@ test('client streaming: 200 messages summed and hashed by the upstream', BOUNDED
   assert.deepEqual(summary, { count: 200, bytes, sha256: hash.digest('hex') });
 });
 
-test('bidi: 1 MiB messages both ways, byte for byte, each answered before the next is sent', BOUNDED, async (t) => {
+test('bidi: 1 MiB messages both ways, byte for byte, each answered before the next is sent; a rest longer than limits.bodyTimeoutMs ends nothing', BOUNDED, async (t) => {
   const g = await sharedGateway();
   const call = g.client(t).bidi();
   const replies: EchoReply[] = [];
   for (let i = 0; i < 8; i++) {
+    if (i === 4) await sleep(800); // the call rests: its deadline, not the body gap bound, limits it
     const payload = randomBytes(1024 * 1024);
     call.write({ message: `m${i}`, payload });
     // Full duplex: the answer to this message arrives while the request stream stays open.

@@ -21,6 +21,8 @@ export class RequestBodyRefused extends Error {
  */
 export class RequestBody {
   open = false;
+  /** No gap bound between pieces: a gRPC call's stream may rest for as long as the call lives (its deadline bounds it). */
+  untimed = false;
   /** The upload is paused for backpressure (the stream's reader is behind). */
   private paused = false;
   /** Body bytes read from the client so far. */
@@ -104,6 +106,7 @@ export class RequestBody {
 
   /** The gap allowed between two pieces of the body (none while paused: then the reader is slow, not the client). */
   private waitFor(stream: Readable): void {
+    if (this.untimed) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       if (this.paused || !this.open || stream.destroyed) return;
