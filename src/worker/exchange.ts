@@ -4,7 +4,7 @@ import { ERRORS, type ErrorCode } from '../shared/errors.js';
 import type { CollectedAnswer, StepReply, StepRun } from '../steps/step.js';
 import { withTraceId } from '../steps/reply.js';
 import { envelopeReply } from './envelope.js';
-import { ExchangeEnd } from './exchange-end.js';
+import { ExchangeGrpc } from './exchange-grpc.js';
 import type { RequestFlow } from './flow.js';
 import type { GenerationRequests } from './generation-requests.js';
 import type { RequestTrace } from './observe/request-trace.js';
@@ -35,7 +35,7 @@ import { GrpcWebResponse } from './grpc/grpc-web-response.js';
  *
  * The code it hands the request to sees it as a RequestOwner (request-owner.ts).
  */
-export class Exchange extends ExchangeEnd implements RequestOwner {
+export class Exchange extends ExchangeGrpc implements RequestOwner {
   /** The steps' view of the request; null on routes without steps. */
   flow: RequestFlow | null = null;
   /** Nothing of ours runs for this request any more; set once, by finish(). */
@@ -58,13 +58,8 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
     this.trace = trace;
     if (flow !== null) flow.trace = trace;
     // A gRPC call's grpc-timeout is its deadline from here (grpc/grpc-call.ts).
-    if (this.grpc !== null) this.grpc.startDeadline(this.header('grpc-timeout'), () => this.deadlinePassed());
+    if (this.grpc !== null) this.startDeadline();
     return this;
-  }
-
-  /** Neither answered nor left: an answer can still be written. */
-  get answerable(): boolean {
-    return !this.aborted && !this.done;
   }
 
   /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
@@ -161,44 +156,6 @@ export class Exchange extends ExchangeEnd implements RequestOwner {
   replyError(code: ErrorCode, traceId?: string): void {
     if (this.grpc !== null) return this.replyGrpc(ERRORS[code].status, code, traceId ?? this.traceId());
     if (this.answerable) this.sendStatic(envelopeReply(code, traceId ?? this.traceId()));
-    this.finish();
-  }
-
-  /** A gRPC call's refusal: HTTP 200 with the grpc-status `httpStatus` maps to (grpc/grpc-call.ts), then finishes. */
-  replyGrpc(httpStatus: number, code: ErrorCode | null, traceId: string): void {
-    if (this.answerable) {
-      const r = this.grpc!.refusal(httpStatus, code, traceId);
-      if (r.trailers === null) this.sendHead(200, '', r.head);
-      else {
-        this.writeHead(200, undefined, r.head);
-        this.end(r.trailers);
-      }
-    }
-    this.finish();
-  }
-
-  /**
-   * A gRPC call's deadline passed: DEADLINE_EXCEEDED as its refusal, or as trailers after
-   * the messages already relayed; then its upstream stream is cancelled, as the client's
-   * leaving would (the upstream sees the call cancelled).
-   */
-  private deadlinePassed(): void {
-    this.endGrpc(504, 'Svc.Data.DeadlineExceeded');
-  }
-
-  /**
-   * Ends a gRPC call whose messages are flowing with `code`'s grpc-status in its trailers
-   * (a deadline, a drain's end); its upstream is cancelled. Not for gRPC-Web, whose
-   * status must be in the body: its connection is cut instead.
-   */
-  endGrpc(httpStatus: number, code: ErrorCode): void {
-    if (!this.answerable) return;
-    const g = this.grpc!;
-    if (!this.headersSent || g.web !== null || !g.h2) {
-      if (!this.headersSent) this.replyGrpc(httpStatus, code, this.traceId());
-      else this.close(httpStatus);
-    } else this.end(g.refusal(httpStatus, code, this.traceId()).trailers);
-    this.cancelWork();
     this.finish();
   }
 
