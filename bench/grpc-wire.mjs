@@ -50,9 +50,9 @@ export const requestBody = (method, request) => frame(SERVICE[method].requestSer
 
 /**
  * One call of `method` at `baseUrl` (http: h2c with prior knowledge), over a session of its
- * own. Resolves with { status, grpcStatus, grpcMessage, replies } (replies decoded; grpc-status
- * from the trailers, or from the head of a trailers-only answer); rejects on a transport error
- * or after `timeoutMs`.
+ * own. Resolves with { status, grpcStatus, grpcMessage, inTrailers, replies } (replies decoded;
+ * grpc-status from the trailers, or from the head of a trailers-only answer: `inTrailers` says
+ * which); rejects on a transport error or after `timeoutMs`.
  */
 export function grpcCall(baseUrl, method, request, { timeoutMs = 5_000 } = {}) {
   return new Promise((resolve, reject) => {
@@ -78,7 +78,8 @@ export function grpcCall(baseUrl, method, request, { timeoutMs = 5_000 } = {}) {
       try {
         const status = tail['grpc-status'] ?? head['grpc-status'];
         const replies = unframe(Buffer.concat(chunks)).map((m) => SERVICE[method].responseDeserialize(m));
-        resolve({ status: head[':status'], grpcStatus: status === undefined ? null : Number(status), grpcMessage: tail['grpc-message'] ?? head['grpc-message'] ?? '', replies });
+        const grpcMessage = tail['grpc-message'] ?? head['grpc-message'] ?? '';
+        resolve({ status: head[':status'], grpcStatus: status === undefined ? null : Number(status), grpcMessage, inTrailers: 'grpc-status' in tail, replies });
       } catch (err) {
         reject(err);
       }

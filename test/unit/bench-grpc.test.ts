@@ -11,6 +11,8 @@ import { grpcStreamLoad, grpcUnaryLoad } from '../../bench/grpc-load.mjs';
 import { SERVICE, frame, grpcCall, methodPath } from '../../bench/grpc-wire.mjs';
 // @ts-expect-error: the bench is plain JavaScript without type declarations
 import { h2Load } from '../../bench/h2-load.mjs';
+// @ts-expect-error: the bench is plain JavaScript without type declarations
+import { expectGrpc } from '../../bench/sanity-checks.mjs';
 import { BOUNDED } from '../helpers/wait.js';
 
 type LoadResult = { rps: number; p99Ms: number; requests: number; non2xx: number; errors: number; answered2xx?: number; grpcNotServed?: number };
@@ -75,6 +77,23 @@ test('the gRPC upstream answers Unary and Stream as asked and counts the Unary c
   await grpcCall(upstream, 'Unary', { name: 'y' });
   assert.deepEqual((await grpcCall(upstream, 'Served', {})).replies, [{ unary: 2 }]);
   assert.equal((await grpcCall(upstream, 'Stream', { count: -1, size: 1 })).grpcStatus, 3);
+});
+
+test("the sanity check passes the upstream's calls; an answer whose trailers were lost, or a refusal in the head, fails it", BOUNDED, async (t) => {
+  const upstream = await startGrpcUpstream(t);
+  await expectGrpc('upstream', `${upstream}${methodPath('Unary')}`, 'Unary');
+  await expectGrpc('upstream', `${upstream}${methodPath('Stream')}`, 'Stream', { count: 100, size: 100 });
+  const short = await fakeGrpcServer(t, (s) => streamReplies(s, 99, 100, '0'));
+  await assert.rejects(expectGrpc('short', `${short}${methodPath('Stream')}`, 'Stream', { count: 100, size: 100 }), /grpc-status 0 in the trailers, 99 replies; expected/);
+
+  const reply = frame(SERVICE.Unary.responseSerialize({ message: 'hello bench' }) as Buffer);
+  const noTrailers = await fakeGrpcServer(t, (s) => {
+    s.respond({ ':status': 200, 'content-type': 'application/grpc' });
+    s.end(reply);
+  });
+  await assert.rejects(expectGrpc('no trailers', `${noTrailers}${methodPath('Unary')}`, 'Unary'), /answered 200, grpc-status null, 1 replies; expected/);
+  const okInHead = await fakeGrpcServer(t, (s) => s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '0' }, { endStream: true }));
+  await assert.rejects(expectGrpc('trailers-only', `${okInHead}${methodPath('Unary')}`, 'Unary'), /grpc-status 0 in the head/);
 });
 
 test('streamed messages/s: every message of the upstream counted, whole calls timed, no error', BOUNDED, async (t) => {
