@@ -34,14 +34,16 @@ export function writeBenchConfig(procs, prefix, host, dataPort, adminPort, extra
 
 /**
  * Resolves with { data, tls, generation, pid, child } once the routes are published (`tls`: the TLS
- * port's base URL, null without `cert`: {certificate, privateKey}); `engine`: 'uws' or 'node'; `extra`: worker.json fields;
- * `routes`: more [name, document] routes to the upstream cluster (`bench-upstream`).
+ * port's base URL, null without `cert`: {certificate, privateKey}); `engine`: 'uws' or 'node'; `h2c`:
+ * listen.h2c (node engine); `extra`: worker.json fields; `clusters`: more [name, document] clusters;
+ * `routes`: more [name, document] routes (to `bench-upstream`, the upstream's cluster, or to one of `clusters`).
  */
-export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, engine = null, extra = {}, routes = [] }) {
+export async function startGateway(procs, { root, benchDir, host, upstreamPort, cpu, freePort, checked = false, cert = null, wsUpstreamPort = null, engine = null, h2c = false, extra = {}, clusters = [], routes = [] }) {
   const [dataPort, adminPort] = [await freePort(), await freePort()];
   const tlsPort = cert ? await freePort() : null;
   const token = randomBytes(30).toString('base64url'); // 40 characters
-  const listen = tlsPort || engine ? { listen: { port: dataPort, host, ...(engine ? { engine } : {}), ...(tlsPort ? { tls: { port: tlsPort } } : {}) } } : {};
+  const listenFields = { ...(engine ? { engine } : {}), ...(h2c ? { h2c: true } : {}), ...(tlsPort ? { tls: { port: tlsPort } } : {}) };
+  const listen = Object.keys(listenFields).length ? { listen: { port: dataPort, host, ...listenFields } } : {};
   const configFile = writeBenchConfig(procs, 'switchyard-bench-', host, dataPort, adminPort, { ...listen, ...extra });
   const gatewayCmd = [process.execPath, join(root, 'bin', 'run.js'), 'run', '--config', configFile];
   const { child, match } = await procs.startNode('gateway', [join(benchDir, 'guard.mjs'), ...gatewayCmd], {
@@ -75,6 +77,7 @@ export async function startGateway(procs, { root, benchDir, host, upstreamPort, 
     await api('config/set/cluster/bench-ws', { targets: [`${host}:${wsUpstreamPort}`] });
     await api('config/set/route/bench-ws', { cluster: 'bench-ws', pathPrefix: '/ws', order: 10, websocket: true });
   }
+  for (const [name, doc] of clusters) await api(`config/set/cluster/${name}`, doc);
   for (const [name, doc] of routes) await api(`config/set/route/${name}`, doc);
   const published = await api('publish/go', {});
   if (!published.ok) throw new Error(`gateway publish failed: ${JSON.stringify(published)}`);

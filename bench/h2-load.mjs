@@ -10,16 +10,18 @@ import { childOutput } from './child-output.mjs';
 const GRACE_MS = 10_000;
 
 /**
- * The `load(url, seconds, headers)` of the h2 targets. `spawnH2load(args)` starts h2load
- * (pinned to the load generator's CPU when pinning is on) and tracks the child; `tmpDir` holds
- * the per-request log of one call at a time.
+ * The `load(url, seconds, headers, { dataFile })` of the h2 targets (an https URL: h2 by ALPN;
+ * http: h2c with prior knowledge); with `dataFile`, every request is a POST of that file's
+ * bytes. `spawnH2load(args)` starts h2load (pinned to the load generator's CPU when pinning is
+ * on) and tracks the child; `tmpDir` holds the per-request log of one call at a time.
  */
 export function h2Load({ clients, streams, spawnH2load, tmpDir }) {
   let calls = 0;
-  return async (url, seconds, headers = {}) => {
+  return async (url, seconds, headers = {}, { dataFile = null } = {}) => {
     const logFile = join(tmpDir, `h2load-${++calls}.tsv`);
     const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-    const child = spawnH2load([`-c${clients}`, `-m${streams}`, '-t1', `-D${seconds}`, `--log-file=${logFile}`, ...h, url]);
+    const data = dataFile ? ['-d', dataFile] : [];
+    const child = spawnH2load([`-c${clients}`, `-m${streams}`, '-t1', `-D${seconds}`, `--log-file=${logFile}`, ...data, ...h, url]);
     const killer = setTimeout(() => child.kill('SIGKILL'), seconds * 1000 + GRACE_MS);
     try {
       const { code, signal, out, err } = await childOutput(child);
@@ -34,7 +36,11 @@ export function h2Load({ clients, streams, spawnH2load, tmpDir }) {
   };
 }
 
-/** Parses h2load's summary: requests/s, completed requests, non-2xx answers and failed streams (p99Ms is null: see p99FromH2loadLog). */
+/**
+ * Parses h2load's summary: requests/s, completed requests, 2xx and non-2xx answers (streams still
+ * in flight when the time was up count there when their head came) and failed streams (p99Ms is
+ * null: see p99FromH2loadLog).
+ */
 export function parseH2load(out) {
   const finished = /finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(out);
   const requests = /requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, \d+ errored, \d+ timeout/.exec(out);
@@ -46,6 +52,7 @@ export function parseH2load(out) {
     rps: Number(finished[1]),
     p99Ms: null,
     requests: Number(requests[1]),
+    answered2xx: Number(status[1]),
     non2xx: Number(status[2]) + Number(status[3]) + Number(status[4]),
     // "failed" counts every stream that ended without an answer, errored and timed out ones included.
     errors: Number(requests[2]),

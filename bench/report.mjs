@@ -6,13 +6,15 @@ import { fmt, maxOrNull, median, table } from './table.mjs';
  * Acceptance targets: the cluster route and directResponse, five steps, TLS against nginx,
  * WebSocket echo against the echo upstream direct, observability, the fleet's volume and
  * cluster-wide rate limits, the node engine against fastify, its HTTP/2 against nginx's
- * (an aim), and this checkout's uws engine against a BENCH_COMPARE build.
+ * (an aim), this checkout's uws engine against a BENCH_COMPARE build, and gRPC unary calls
+ * through the gateway against the gRPC upstream direct (an aim).
  */
 export const TARGETS = {
   ...{ clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 },
   ...{ defaultsVsOff: 0.95, accessLogVsOff: 0.9, tracingVsOff: 0.8 },
   ...{ postgresVsVirtual: 0.98, clusterVsNodeRateLimit: 0.8 },
   ...{ nodeEngineVsBaseline: 1.1, nodeH2VsNginxH2: 0.4, clusterVsCompare: 0.97 },
+  ...{ grpcUnaryVsDirect: 0.5 },
 };
 
 // [key, label, numerator, denominator, target]
@@ -32,6 +34,8 @@ export const RATIOS = [
   ['gatewayTlsVsCluster', 'gateway TLS / gateway cluster (plain)', 'gatewayTls', 'gatewayCluster', null],
   ['nginxTlsVsNginx', 'nginx TLS / nginx (plain)', 'nginxTls', 'nginx', null],
   ['nodeH2VsNginxH2', 'gateway h2 over TLS (node engine) / nginx h2 over TLS', 'nodeH2', 'nginxH2', TARGETS.nodeH2VsNginxH2],
+  ['grpcUnaryGatewayVsDirect', 'gRPC unary calls: gateway / direct', 'grpcUnaryGateway', 'grpcUnaryDirect', TARGETS.grpcUnaryVsDirect],
+  ['grpcStreamGatewayVsDirect', 'gRPC streamed messages: gateway / direct', 'grpcStreamGateway', 'grpcStreamDirect', null],
   ['gatewayWsVsDirect', 'gateway WebSocket echo / echo direct (messages)', 'gatewayWs', 'wsDirect', TARGETS.wsVsDirect],
   ['observeOffTwinVsOff', 'cluster route: all off, a second gateway / the first (control)', 'observeOffTwin', 'observeOff', null],
   ['observeDefaultsVsOff', 'cluster route: metrics + request id (defaults) / all off', 'observeDefaults', 'observeOff', TARGETS.defaultsVsOff],

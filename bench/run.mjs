@@ -2,8 +2,9 @@
 // plain Node proxy baseline (fastify + @fastify/http-proxy) and a bare uWebSockets.js
 // server, its TLS port against nginx terminating TLS, and WebSocket echo messages/s
 // through it against the echo upstream direct, the node engine's HTTP/1.1 against fastify and
-// the uws engine, and its HTTP/2 over TLS (h2load) against nginx's, as ratios measured in one
-// run on one machine.
+// the uws engine, its HTTP/2 over TLS (h2load) against nginx's, and gRPC calls and streamed
+// messages through it (h2c) against the gRPC upstream direct, as ratios measured in one run on
+// one machine.
 //
 // Every server runs in its own process on 127.0.0.1 with ports chosen at run time;
 // the load generator (autocannon, in this process, or wrk when it is on PATH) drives
@@ -27,7 +28,8 @@
 //   BENCH_COMPARE  path of another checkout with dist/ built: its gateway runs too, as the
 //                  targets compareCluster, compareSteps and compareDirect, in the same rounds (an A/B)
 //   BENCH_UPSTREAM uws | node: the upstream's server (default uws; see upstream.mjs)
-//   BENCH_H2       0: leave out the HTTP/2 targets (default: run them when h2load is on PATH)
+//   BENCH_H2       0: leave out the HTTP/2 targets and the gRPC unary ones (default: run them
+//                  when h2load is on PATH)
 //   BENCH_NGINX    0: leave out the nginx reference targets, plain, TLS and access log (default: run them
 //                  when nginx is installed; see nginx-reference.mjs)
 import { spawnSync } from 'node:child_process';
@@ -49,6 +51,8 @@ import { h2Load } from './h2-load.mjs';
 import { OBSERVE_KEYS, observeVariants } from './observe-variants.mjs';
 import { fleetVariants } from './fleet-variants.mjs';
 import { concurrentPairsOf, concurrentRatios, measureConcurrently } from './concurrent-pairs.mjs';
+import { GRPC_KEYS, GRPC_UNARY_KEYS, grpcTargets } from './grpc-targets.mjs';
+import { grpcStreamLoad } from './grpc-load.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
@@ -59,6 +63,10 @@ const WS_MESSAGE_BYTES = 32; // one small text message per round trip: the relay
 // h2load: a few connections with several streams each (what an h2 client multiplexes).
 const H2_CLIENTS = 16;
 const H2_STREAMS = 10;
+// gRPC server streaming: calls in flight on one connection, replies per call, payload bytes per reply.
+const GRPC_STREAM_CALLS = 8;
+const GRPC_STREAM_MESSAGES = 10_000;
+const GRPC_STREAM_BYTES = 100;
 const WARMUP_FIRST_SECONDS = 3;
 const WARMUP_SECONDS = 1;
 const SECONDS = positiveInt(process.env.BENCH_SECONDS, 2);
@@ -154,6 +162,12 @@ const wsLoad = wsEchoLoad({
   messageBytes: WS_MESSAGE_BYTES,
   spawnNode: (args) => procs.spawn(CPU_LOAD, process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }),
 });
+const grpcStream = grpcStreamLoad({
+  calls: GRPC_STREAM_CALLS,
+  messages: GRPC_STREAM_MESSAGES,
+  bytes: GRPC_STREAM_BYTES,
+  spawnNode: (args) => procs.spawn(CPU_LOAD, process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }),
+});
 const h2 = H2LOAD
   ? h2Load({
       clients: H2_CLIENTS,
@@ -211,6 +225,9 @@ async function main() {
     : null;
   const wantsFleet = !ONLY || [...ONLY].some((k) => k.startsWith('fleet') || k.startsWith('rateLimit'));
   const fleet = wantsFleet ? await fleetVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, log }) : [];
+  // gRPC: its own upstream and gateway (node engine, h2c), started only when one of its targets is wanted.
+  if (!h2 && GRPC_UNARY_KEYS.some(wantsVariant)) log(`no gRPC unary targets: they need h2load on PATH (apt-get install nghttp2-client)${process.env.BENCH_H2 === '0' ? ' (BENCH_H2=0)' : ''}`);
+  const grpc = await grpcTargets(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort, wanted: wantsVariant, h2, streamLoad: grpcStream, streamBytes: GRPC_STREAM_BYTES });
 
   // Within a round, the targets of each ratio run back to back (the ratios are per-round pairs).
   const PROXIED = UPSTREAM_BODY.toString(); // what the upstream and every proxy in front of it answer
@@ -237,6 +254,8 @@ async function main() {
     // HTTP/2 over TLS, driven by h2load instead of wrk.
     ...(withH2 && nginx ? [{ key: 'nginxH2', label: 'nginx h2 over TLS, 1 worker (reference)', url: `https://${HOST}:${nginxTlsArgs[3]}/`, expect: PROXIED, h2: true, pid: nginx.child.pid }] : []),
     ...(nodeGateway.tls ? [{ key: 'nodeH2', label: 'gateway h2 over TLS, node engine', url: `${nodeGateway.tls}/`, expect: PROXIED, h2: true, pid: nodeGateway.pid }] : []),
+    // gRPC over h2c (grpc-targets.mjs): each target brings its own load and sanity check.
+    ...grpc,
     // WebSocket echo: "requests" are echoed messages (ws-load.mjs instead of wrk).
     { key: 'gatewayWs', label: 'gateway WebSocket echo (messages/s)', url: `${gateway.data.replace(/^http/, 'ws')}/ws`, ws: true, pid: gateway.pid },
     { key: 'wsDirect', label: 'WebSocket echo direct (messages/s)', url: `ws://${HOST}:${wsEchoPort}/ws`, ws: true, pid: wsEcho.child.pid },
@@ -250,13 +269,15 @@ async function main() {
   const targets = ONLY ? allTargets.filter((t) => ONLY.has(t.key)) : allTargets;
   if (ONLY) {
     const unknown = [...ONLY].filter((k) => !allTargets.some((t) => t.key === k));
-    const known = new Set([...allTargets.map((t) => t.key), ...OBSERVE_KEYS]);
-    if (unknown.length) throw new Error(`BENCH_ONLY: unknown target ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
+    const known = new Set([...allTargets.map((t) => t.key), ...OBSERVE_KEYS, ...GRPC_KEYS]);
+    // A gRPC unary target left out for want of h2load was said so above.
+    if (unknown.some((k) => !GRPC_KEYS.includes(k))) throw new Error(`BENCH_ONLY: unknown target ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
   }
   // Every target gets the same request: the headers the five-step route needs (an API key
   // and an allowed Origin) go to all of them, so a ratio compares servers or routes, never loads.
   for (const t of targets) {
-    if (t.ws) await expectEcho(t.label, t.url);
+    if (t.check) await t.check(t);
+    else if (t.ws) await expectEcho(t.label, t.url);
     else await (t.h2 ? expectH2Body : expectBody)(t.label, t.url, t.expect, REQUEST_HEADERS);
   }
 
@@ -285,7 +306,7 @@ async function main() {
       const w = t.observe ? WARMUP_SECONDS : warmup;
       const seconds = t.observe ? OBSERVE_SECONDS : SECONDS;
       log(`round ${round}/${ROUNDS}: ${t.label} ${t.url} (warm-up ${w} s, then ${seconds} s)`);
-      const drive = t.ws ? wsLoad : t.h2 ? h2 : load;
+      const drive = t.drive ?? (t.ws ? wsLoad : t.h2 ? h2 : load);
       await drive(t.url, w, REQUEST_HEADERS);
       const cpuBefore = treeCpuMs(t.pid);
       const ticksBefore = cpuTicks();
@@ -324,7 +345,7 @@ async function main() {
     tool: TOOL,
     upstream: UPSTREAM,
     pinning: PIN ? { serverUnderTest: CPU_SERVER, loadGeneratorAndUpstream: CPU_LOAD } : null,
-    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, h2load: { clients: H2_CLIENTS, streamsPerClient: H2_STREAMS }, seconds: SECONDS, observeSeconds: OBSERVE_SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
+    load: { connections: CONNECTIONS, pipelining: PIPELINING, webSocketMessageBytes: WS_MESSAGE_BYTES, h2load: { clients: H2_CLIENTS, streamsPerClient: H2_STREAMS }, grpcStream: { calls: GRPC_STREAM_CALLS, messagesPerCall: GRPC_STREAM_MESSAGES, messageBytes: GRPC_STREAM_BYTES }, seconds: SECONDS, observeSeconds: OBSERVE_SECONDS, warmupSeconds: { firstRound: WARMUP_FIRST_SECONDS, otherRounds: WARMUP_SECONDS }, rounds: ROUNDS, alternating: true },
     results,
     ratios,
   };

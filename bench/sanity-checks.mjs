@@ -1,11 +1,13 @@
 // What run.mjs checks of every target before loading it: the answer a load generator will
 // count must be the right one (a proxy answering 502 fast would otherwise read as fast).
 // HTTP and HTTPS targets must answer 200 with the expected body; WebSocket targets must
-// echo one text message as sent; HTTP/2 targets must answer 200 with the body over h2.
+// echo one text message as sent; HTTP/2 targets must answer 200 with the body over h2; gRPC
+// targets must answer a call 200 with grpc-status 0 in the trailers and the expected replies.
 import { connect } from 'node:http2';
 import { Agent, request } from 'undici';
 import { WebSocket } from 'ws';
 import { BENCH_TLS_NAME } from './tls-cert.mjs';
+import { UNARY_REPLY, UNARY_REQUEST, grpcCall } from './grpc-wire.mjs';
 
 const CHECK_TIMEOUT_MS = 5_000;
 
@@ -77,4 +79,24 @@ export function expectH2Body(name, url, expected, headers = {}) {
       resolve();
     });
   });
+}
+
+/**
+ * One call of `method` ('Unary', or 'Stream' asking for `count` replies of `size` bytes) at the
+ * origin of `url` (http: h2c) answers 200 with the expected replies and grpc-status 0 in the
+ * trailers (a relay that dropped them would fail every real client), else this rejects.
+ */
+export async function expectGrpc(name, url, method, { count = 0, size = 0 } = {}) {
+  const request = method === 'Unary' ? UNARY_REQUEST : { count, size };
+  const r = await grpcCall(new URL(url).origin, method, request, { timeoutMs: CHECK_TIMEOUT_MS }).catch((err) => {
+    throw new Error(`${name}: ${url} ${err.message}`);
+  });
+  const ok =
+    method === 'Unary'
+      ? r.replies.length === 1 && r.replies[0].message === UNARY_REPLY.message
+      : r.replies.length === count && r.replies.every((m) => m.payload.length === size);
+  if (r.status !== 200 || r.grpcStatus !== 0 || !r.inTrailers || !ok) {
+    const where = r.grpcStatus === null ? '' : r.inTrailers ? ' in the trailers' : ' in the head';
+    throw new Error(`${name}: ${url} answered ${r.status}, grpc-status ${r.grpcStatus}${where}${r.grpcMessage ? ` (${decodeURIComponent(r.grpcMessage)})` : ''}, ${r.replies.length} replies; expected 200, the replies asked for and grpc-status 0 in the trailers`);
+  }
 }
