@@ -46,6 +46,8 @@ async function grpcGateway(t: Pick<TestContext, 'after'>, opts: { drainGraceMs?:
     ['route', 'keyed', { hosts: ['keyed.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'key-auth', settings: { keys: [{ id: 'ci', sha256: KEY_SHA }] } }] }],
     ['route', 'limited', { hosts: ['limited.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 2, key: 'ip' } }] }],
     ['route', 'down', { hosts: ['down.test'], order: 10, pathPrefix: PREFIX, cluster: 'nowhere', grpc: true }],
+    ['route', 'edited', { hosts: ['edited.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'request-headers', settings: { set: { 'x-env': 'prod' }, remove: ['x-secret'] } }, { code: 'response-headers', settings: { set: { 'x-served-by': 'gateway' } } }] }],
+    ['route', 'fenced', { hosts: ['fenced.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'ip-restriction', settings: { allow: ['10.0.0.0/8'] } }] }],
   ]);
   const address = gw.dataUrl.replace(/^http:\/\//, '');
   return {
@@ -91,6 +93,21 @@ test('unary: the reply, the metadata the upstream saw, and an upstream status re
   assert.equal(seen['x-team'], 'payments');
   assert.equal(seen['x-forwarded-proto'], 'http', 'the gateway added its forwarding headers');
   await assert.rejects(unary(c, { message: 'fail:5' }), (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND && err.details === 'failed on purpose');
+});
+
+test("header steps edit a call's metadata both ways", BOUNDED, async (t) => {
+  const g = await sharedGateway();
+  const md = new grpc.Metadata();
+  md.set('x-secret', 'client-only');
+  let head: grpc.Metadata | null = null;
+  const reply = await new Promise<EchoReply>((resolve, reject) => {
+    const call = g.client(t, 'edited.test').unary({ message: 'm' }, md, (err, r) => (err ? reject(err) : resolve(r!)));
+    call.on('metadata', (m: grpc.Metadata) => (head = m));
+  });
+  const seen = JSON.parse(reply.metadata) as Record<string, string>;
+  assert.equal(seen['x-env'], 'prod');
+  assert.equal(seen['x-secret'], undefined, 'removed before the upstream');
+  assert.deepEqual(head!.get('x-served-by'), ['gateway']);
 });
 
 test('server streaming: 10,000 messages, every byte as sent', BOUNDED, async (t) => {
@@ -218,6 +235,7 @@ test("the gateway's own refusals are gRPC statuses: UNAUTHENTICATED, RESOURCE_EX
     (err: grpc.ServiceError) => err.code === grpc.status.UNIMPLEMENTED && /^Svc\.Data\.NoRoute: /.test(err.details),
   );
   await assert.rejects(unary(g.client(t, 'down.test'), { message: 'x' }), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE && /UpstreamUnreachable/.test(err.details));
+  await assert.rejects(unary(g.client(t, 'fenced.test'), { message: 'x' }), (err: grpc.ServiceError) => err.code === grpc.status.PERMISSION_DENIED && /IpDenied/.test(err.details));
 });
 
 /** `n` server-streaming calls of `count` messages, one every `intervalMs`, all open at once; resolves with each call's message count or error code. */
