@@ -48,8 +48,8 @@ export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Re
     // undici's pipelining guard: a request with a streamed body is not safe to replay on another connection.
     idempotent: replayable && (life.method === 'GET' || life.method === 'HEAD'),
   };
-  // gRPC needs `te: trailers` upstream (HTTP/2 allows no other te); the client's, hop-by-hop, was dropped. First: the traceparent stays last (forwarding.ts).
-  if (grpc) headers.unshift('te', 'trailers');
+  // gRPC over HTTP/2 needs `te: trailers` upstream (the only te h2 allows); the client's, hop-by-hop, was dropped. First: the traceparent stays last (forwarding.ts).
+  if (grpc && pools.spec.protocol !== undefined) headers.unshift('te', 'trailers');
   pools.retryPolicy?.budget?.request();
   const forwarding = new Forwarding(life, pools, opts, replayable, retry);
   life.onAbort(() => forwarding.clientAborted());
