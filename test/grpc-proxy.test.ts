@@ -47,6 +47,10 @@ async function grpcGateway(t: Pick<TestContext, 'after'>, opts: { drainGraceMs?:
     ['route', 'limited', { hosts: ['limited.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 2, key: 'ip' } }] }],
     ['route', 'down', { hosts: ['down.test'], order: 10, pathPrefix: PREFIX, cluster: 'nowhere', grpc: true }],
     ['route', 'edited', { hosts: ['edited.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'request-headers', settings: { set: { 'x-env': 'prod' }, remove: ['x-secret'] } }, { code: 'response-headers', settings: { set: { 'x-served-by': 'gateway' } } }] }],
+    // Not a gRPC route: a gRPC content-type lifts none of its bounds.
+    ['route', 'plain', { hosts: ['plain.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo' }],
+    // The upstream does not see grpc-timeout: the gateway's deadline is the only one.
+    ['route', 'deadline', { hosts: ['deadline.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'request-headers', settings: { remove: ['grpc-timeout'] } }] }],
     ['route', 'fenced', { hosts: ['fenced.test'], order: 10, pathPrefix: PREFIX, cluster: 'echo', grpc: true, steps: [{ code: 'ip-restriction', settings: { allow: ['10.0.0.0/8'] } }] }],
   ]);
   const address = gw.dataUrl.replace(/^http:\/\//, '');
@@ -201,7 +205,7 @@ function varint(n: number): Buffer {
 test("grpc-timeout is the call's deadline: DEADLINE_EXCEEDED from the gateway, and the upstream's call cancelled", BOUNDED, async (t) => {
   const g = await sharedGateway();
   const before = g.echo.stats.cancelled;
-  const r = await rawCall(t, g.gw, { 'grpc-timeout': '300m' }, slowRequest(5_000));
+  const r = await rawCall(t, g.gw, { 'grpc-timeout': '300m', ':authority': 'deadline.test' }, slowRequest(5_000));
   assert.equal(r.status, 200);
   assert.equal(r.trailers['grpc-status'], '4');
   assert.match(String(r.trailers['grpc-message']), /^Svc\.Data\.DeadlineExceeded: .*\(traceId \S+\)$/);
@@ -209,6 +213,23 @@ test("grpc-timeout is the call's deadline: DEADLINE_EXCEEDED from the gateway, a
   await g.echo.cancelledAt(before + 1, 3_000);
   // And through grpc-js, whose own deadline races the gateway's: either way the call ends DEADLINE_EXCEEDED.
   await assert.rejects(unary(g.client(t), { message: 'slow', delayMs: 5_000 }, new grpc.Metadata(), { deadline: Date.now() + 300 }), (err) => codeOf(err) === grpc.status.DEADLINE_EXCEEDED);
+});
+
+test('a gRPC content-type on a route without grpc lifts no bound: a stalled body meets limits.bodyTimeoutMs', BOUNDED, async (t) => {
+  const g = await sharedGateway();
+  const session: ClientHttp2Session = connect(g.gw.dataUrl);
+  t.after(() => session.close());
+  const started = performance.now();
+  const req = session.request({ ':method': 'POST', ':path': `${PREFIX}Unary`, ':authority': 'plain.test', 'content-type': 'application/grpc', te: 'trailers' });
+  req.write(slowRequest(10).subarray(0, 3)); // part of a message, then nothing
+  req.resume();
+  // The answer ends the stream from the gateway's side; the client's half stays open.
+  const [trailers] = (await once(req, 'trailers')) as [Record<string, unknown>];
+  req.close();
+  const ms = performance.now() - started;
+  assert.equal(trailers['grpc-status'], '4', 'the body timeout, as a gRPC status');
+  assert.match(String(trailers['grpc-message']), /^Svc\.Data\.BodyTimeout: /);
+  assert.ok(ms < 2_000, `refused at the body bound (${ms.toFixed(0)} ms)`);
 });
 
 test("the gateway's own refusals are gRPC statuses: UNAUTHENTICATED, RESOURCE_EXHAUSTED, UNIMPLEMENTED, UNAVAILABLE", BOUNDED, async (t) => {

@@ -98,7 +98,7 @@ export abstract class ExchangeEnd extends ExchangeReplies {
 
   /** The request body as a stream (request-body.ts); call it synchronously in the request callback. */
   bodyStream(highWaterMark = 64 * 1024): Readable {
-    this.upload.untimed = this.grpc !== null;
+    this.upload.untimed = this.grpc !== null && this.grpc.routed;
     const stream = this.upload.stream(highWaterMark);
     this.onAbort(() => stream.destroy(new Error('client aborted')));
     return stream;

@@ -27,10 +27,10 @@ export function proxy(life: RequestOwner, pools: ClusterPools, body: Buffer | Re
   const replayable = body === null || Buffer.isBuffer(body); // a streamed body is read once
   // The retry step's policy wins over the cluster's for its route.
   const retry = replayable ? (flow?.retry ?? pools.retryPolicy) : null;
-  // A gRPC call's deadline is its grpc-timeout (exchange.ts): the cluster's waits would cut a
-  // long call or a quiet stream; a route's timeout step still bounds it. 0: no wait bound.
+  // A gRPC route's call lives by its grpc-timeout (exchange-grpc.ts): the cluster's waits would
+  // cut a long call or a quiet stream; a route's timeout step still bounds it. 0: no wait bound.
   const call = life.grpc;
-  const grpc = call !== null;
+  const grpc = call !== null && call.routed;
   let headers = upstreamHeaders(life, flow === null ? null : flow.editPlan(), life.trace);
   if (call !== null && call.translate) {
     // A browser's gRPC-Web call becomes a gRPC call upstream (grpc/grpc-web-request.ts).

@@ -58,7 +58,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     // 1xx never get here: Forwarding drops them.
     this.bodyless = ex.method === 'HEAD' || isBodylessStatus(statusCode);
-    if (ex.grpc !== null) this.statusFields = grpcStatusFields(head.headers);
+    // Only an h2 gRPC client reads trailers; a translated gRPC-Web answer carries its status in the body.
+    if (ex.grpc !== null && ex.grpc.h2 && ex.grpc.web === null) this.statusFields = grpcStatusFields(head.headers);
     if (flow?.hasResponseHooks) {
       const edited = { status: statusCode, headers: head.headers };
       flow.applyResponseHooks(edited);

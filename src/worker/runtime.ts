@@ -106,11 +106,15 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // absent in a generation stored before it existed
     const http = httpTerminal(upstream, built, bufferBytes);
     const ws = t.websocket ? websocketTerminal(r.id, upstream, built, t.websocket) : null;
-    // A `grpc: {web: true}` route speaks gRPC upstream for a browser's gRPC-Web call (grpc/).
+    // A `grpc` route's calls live by their deadline; a `{web: true}` one speaks gRPC upstream for a browser's gRPC-Web call (grpc/).
+    const grpc = t.grpc !== undefined;
     const web = t.grpc?.web === true;
     return (ex) => {
       ex.meter = meter;
-      if (web && ex.grpc?.web) ex.grpc.translateWeb(ex.header('accept'));
+      if (grpc && ex.grpc !== null) {
+        ex.grpc.routed = true;
+        if (web && ex.grpc.web !== null) ex.grpc.translateWeb(ex.header('accept'));
+      }
       if (!ex.wantsUpgrade) http(ex);
       else if (ws === null) begin(ex, null).replyError('Svc.Data.UpgradeRefused');
       else ws(ex);

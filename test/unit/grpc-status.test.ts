@@ -20,4 +20,8 @@ test('grpc-timeout: every unit, at most 8 digits; a malformed one is ignored', (
   assert.equal(grpcTimeoutMs('1500u'), 2);
   assert.equal(grpcTimeoutMs('99999999n'), 100);
   for (const bad of [undefined, '', 'S', '5', '5s', '-5S', '123456789S', '1.5S']) assert.equal(grpcTimeoutMs(bad), null, String(bad));
+  // Past setTimeout's range a timer fires at once: a 30-day deadline is none, not an instant one.
+  assert.equal(grpcTimeoutMs('2000000S'), 2_000_000_000);
+  assert.equal(grpcTimeoutMs('2592000S'), null);
+  assert.equal(grpcTimeoutMs('99999999H'), null);
 });

@@ -17,6 +17,12 @@ export class GrpcCall {
   readonly web: GrpcWebMode | null;
   /** The content type answers carry: the request's, without parameters. */
   readonly contentType: string;
+  /**
+   * Its route carries gRPC (route `grpc`): only then does the call live by its own deadline
+   * (the cluster's waits and the body gap bound do not apply). The header alone decides how
+   * refusals are written, never which bounds hold: a client cannot lift them by its content-type.
+   */
+  routed = false;
   /** A gRPC-Web call its route translates: the upstream speaks gRPC (route `grpc: {web: true}`). */
   translate = false;
   /** How a translated call's answer is encoded: the request's mode, or text when its Accept asks for it. */

@@ -47,6 +47,9 @@ function percentEncode(s: string): string {
   return out;
 }
 
+/** The longest delay setTimeout takes (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const UNIT_MS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 0.001, n: 0.000_001 };
 
 /**
@@ -58,7 +61,9 @@ export function grpcTimeoutMs(value: string | undefined): number | null {
   const unit = UNIT_MS[value[value.length - 1]!];
   const digits = value.slice(0, -1);
   if (unit === undefined || !/^\d+$/.test(digits)) return null;
-  return Math.max(0, Math.ceil(Number(digits) * unit));
+  const ms = Math.max(0, Math.ceil(Number(digits) * unit));
+  // Past a timer's range (about 24.8 days) setTimeout would fire at once: no deadline, as none fits.
+  return ms > MAX_TIMER_MS ? null : ms;
 }
 
 const STATUS_FIELDS = new Set(['grpc-status', 'grpc-message', 'grpc-status-details-bin']);
