@@ -1,7 +1,8 @@
 // One runtime's first minutes with the gateway: init, a TLS listener, run, a cluster, a route
 // (WebSocket on) and a self-signed `cert` published, then one HTTP/1.1 request, one HTTP/2
 // request over TLS (ALPN h2), one WebSocket message echoed through the gateway, gRPC calls
-// to an h2c upstream (runtime-smoke/grpc.mjs), and SIGTERM with a clean exit. Each step is named in the result, passed or failed, with its time.
+// to an h2c upstream (runtime-smoke/grpc.mjs), and SIGTERM with a clean exit. Each step is
+// named in the result, passed or failed, with its time.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
