@@ -12,10 +12,13 @@ import { targetParts } from '../shared/target-url.js';
 
 type Protocol = NonNullable<ClusterDoc['protocol']>;
 
-const isH2 = (p: Protocol | undefined): boolean => p === 'h2' || p === 'h2c';
+export const isH2 = (p: Protocol | undefined): boolean => p === 'h2' || p === 'h2c';
 
 export function clusterProtocolIssues(name: string, c: ClusterDoc, issues: CompileIssue[]): void {
-  if (!isH2(c.protocol)) return;
+  if (!isH2(c.protocol)) {
+    if (c.timeouts?.pingMs !== undefined) issues.push({ kind: 'cluster', name, pointer: '/timeouts/pingMs', code: 'Compile.Cluster.Protocol', message: 'pingMs is for HTTP/2 connections: it needs protocol h2 or h2c' });
+    return;
+  }
   c.targets.forEach((t, i) => {
     const address = typeof t === 'string' ? t : t.address;
     const secure = targetParts(address).secure;
@@ -29,7 +32,7 @@ export function clusterProtocolIssues(name: string, c: ClusterDoc, issues: Compi
 }
 
 /** The clusters a route's steps may send it to instead of its own (traffic-split), groups and chains included. */
-function splitClusters(steps: readonly CompiledStep[], out: Set<string> = new Set()): Set<string> {
+export function splitClusters(steps: readonly CompiledStep[], out: Set<string> = new Set()): Set<string> {
   for (const s of steps) {
     if (s.kind === 'group') for (const m of s.members) splitClusters(m, out);
     else if (s.code === 'traffic-split') for (const c of (s.settings as { clusters: { cluster: string }[] }).clusters) out.add(c.cluster);

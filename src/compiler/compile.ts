@@ -1,7 +1,7 @@
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
 import { certHostWarnings, compileServerTls } from './compile-tls.js';
-import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
+import { CONNECTION_DEFAULTS, H2_PING_DEFAULT_MS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
 import type { EntityRow } from '../contracts/entities.js';
@@ -156,7 +156,7 @@ function compileCluster(tenant: string, c: ClusterDoc, certs: ReadonlyMap<string
     },
     ...(c.tls ? { tls: compileTls(tenant, c.tls, certs) } : {}),
     // Absent for HTTP/1.1: a generation stored before the field existed reads the same.
-    ...(c.protocol === 'h2' || c.protocol === 'h2c' ? { protocol: c.protocol } : {}),
+    ...(c.protocol === 'h2' || c.protocol === 'h2c' ? { protocol: c.protocol, pingMs: c.timeouts?.pingMs ?? H2_PING_DEFAULT_MS } : {}),
   };
 }
 
@@ -184,7 +184,7 @@ function compileRoute(
   const compiledSteps = steps.compile(doc.steps ?? [], { kind: 'route', name }, '/steps', `${tenant}/${name}#`, doc.cluster !== undefined);
   if (doc.grpc) {
     if (doc.cluster === undefined) issue('/grpc', 'Compile.Route.Grpc', 'grpc needs a cluster terminal: only a cluster route carries gRPC calls');
-    grpcRouteIssues(doc, doc.cluster === undefined ? undefined : clusters.get(doc.cluster), compiledSteps, (pointer, message) => issue(pointer, 'Compile.Route.Grpc', message));
+    grpcRouteIssues(doc, clusters, compiledSteps, (pointer, message) => issue(pointer, 'Compile.Route.Grpc', message));
   }
   let terminal: CompiledTerminal | null = null;
   if (terminals.length === 1) {

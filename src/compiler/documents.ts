@@ -116,6 +116,8 @@ export const ClusterDoc = v.strictObject({
       connectMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600_000))),
       headersMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
       bodyMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(3_600_000))),
+      /** h2 and h2c: a PING every pingMs while a connection carries streams; no answer within connectMs closes it. */
+      pingMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(3_600_000))),
     }),
   ),
   /** The upstream connection budget of each worker (docs/reference.md "Upstream connections and request bodies"). */

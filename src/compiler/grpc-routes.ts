@@ -1,6 +1,7 @@
 import type { ClusterDoc, RouteDoc } from './documents.js';
 import type { CompiledStep } from '../contracts/generation.js';
 import { STEPS } from '../steps/registry.js';
+import { isH2, splitClusters } from './cluster-protocol.js';
 
 type Issue = (pointer: string, message: string) => void;
 
@@ -10,10 +11,16 @@ type Issue = (pointer: string, message: string) => void;
  * included, reads or rewrites a body: a gRPC body is a stream of framed messages that
  * stays open for the call's life (a bidi call never ends it while it waits for answers).
  */
-export function grpcRouteIssues(doc: RouteDoc, cluster: ClusterDoc | undefined, steps: CompiledStep[] | null, issue: Issue): void {
+export function grpcRouteIssues(doc: RouteDoc, clusters: ReadonlyMap<string, ClusterDoc>, steps: CompiledStep[] | null, issue: Issue): void {
+  const cluster = doc.cluster === undefined ? undefined : clusters.get(doc.cluster);
   if (!doc.grpc) return;
   const protocol = cluster?.protocol;
-  if (cluster !== undefined && protocol !== 'h2' && protocol !== 'h2c') issue('/grpc', `cluster ${doc.cluster} speaks ${protocol ?? 'http1.1'}: a gRPC route needs a cluster with protocol "h2" or "h2c"`);
+  if (cluster !== undefined && !isH2(protocol)) issue('/grpc', `cluster ${doc.cluster} speaks ${protocol ?? 'http1.1'}: a gRPC route needs a cluster with protocol "h2" or "h2c"`);
+  // A traffic-split of the route may send a call elsewhere: there too HTTP/2.
+  for (const c of splitClusters(steps ?? [])) {
+    const p = clusters.get(c)?.protocol;
+    if (clusters.has(c) && !isH2(p)) issue('/steps', `traffic-split may send a call to cluster ${c}, which speaks ${p ?? 'http1.1'}: a gRPC route's clusters need protocol "h2" or "h2c"`);
+  }
   if (doc.websocket) issue('/websocket', 'a gRPC route takes no WebSocket upgrades');
   if (doc.requestBuffering && doc.requestBuffering.maxBytes > 0) issue('/requestBuffering', 'a gRPC route streams its bodies: requestBuffering.maxBytes must be 0 or absent');
   for (const code of new Set(codesOf(steps ?? []))) {

@@ -41,6 +41,9 @@ export interface CompiledServerTls {
  * Like Envoy's cluster defaults (1024 pending requests); a request waits for a connection
  * about as long as for a connect (HAProxy's `timeout queue` defaults to `timeout connect`).
  */
+/** How often an h2/h2c connection that carries streams is PINGed (cluster `timeouts.pingMs`), also for a generation stored before it existed. */
+export const H2_PING_DEFAULT_MS = 10_000;
+
 export const CONNECTION_DEFAULTS = { perTarget: 256, maxPending: 1024, pendingTimeoutMs: 5_000 } as const;
 /** Request bodies up to this size are read whole before an upstream connection is taken. */
 export const REQUEST_BUFFERING_DEFAULT_BYTES = 64 * 1024;
@@ -90,6 +93,8 @@ export interface CompiledCluster {
   tls?: CompiledTls;
   /** HTTP/2 to the targets: `h2` over TLS (ALPN h2), `h2c` with prior knowledge; absent: HTTP/1.1 (also every generation stored before it existed). */
   protocol?: 'h2' | 'h2c';
+  /** h2/h2c: a PING every pingMs while a connection carries streams; unanswered within connectMs, the connection closes (absent: 10 s). */
+  pingMs?: number;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CONNECTION_DEFAULTS, type CompiledCluster } from '../contracts/generation.js';
+import { CONNECTION_DEFAULTS, H2_PING_DEFAULT_MS, type CompiledCluster } from '../contracts/generation.js';
 import type { Upstream } from '../contracts/upstream.js';
 import type { TargetConnection } from '../shared/upstream-connect.js';
 import type { UpstreamTlsError } from '../shared/upstream-tls.js';
@@ -40,6 +40,7 @@ export function targetUpstream(
       pendingTimeoutMs: budget.pendingTimeoutMs,
       idleMs: IDLE_CONNECTION_MS,
       connectMs: spec.connectMs,
+      pingMs: spec.pingMs ?? H2_PING_DEFAULT_MS,
       onConnectError,
       ...(onTlsFailure ? { onTlsFailure } : {}),
     });

@@ -32,6 +32,7 @@ test('what a gRPC route refuses: an HTTP/1.1 cluster, a WebSocket, read-ahead, b
     { kind: 'orch', name: 'chain', doc: { nodes: [{ id: 'c', step: 'cache', settings: { ttlSeconds: 5 } }], links: [] } },
     route('chained', { cluster: 'g', grpc: true, steps: [{ code: 'orch', settings: { ref: 'chain' } }] }),
     route('fixed', { directResponse: { statusCode: 200 }, grpc: true }),
+    route('split', { cluster: 'g', grpc: true, steps: [{ code: 'traffic-split', settings: { clusters: [{ cluster: 'h', weight: 1 }] } }] }),
   ]);
   const issues = grpcIssues(r);
   const has = (prefix: string, pattern: RegExp) => assert.ok(issues.some((i) => i.startsWith(prefix) && pattern.test(i)), `${prefix} ${pattern}\n${issues.join('\n')}`);
@@ -42,4 +43,5 @@ test('what a gRPC route refuses: an HTTP/1.1 cluster, a WebSocket, read-ahead, b
   has('bodies /steps', /step compression rewrites the response body/);
   has('chained /steps', /step cache stores and replays whole response bodies/);
   has('fixed /grpc', /needs a cluster terminal/);
+  has('split /steps', /traffic-split may send a call to cluster h, which speaks http1\.1/);
 });

@@ -28,7 +28,7 @@ type Extra = Partial<Omit<H2TargetPoolOptions, 'target' | 'connection'>> & { gua
 function poolOn(t: { after(fn: () => unknown): void }, target: string, o: Extra = {}): H2TargetPool {
   const protocol = target.startsWith('https://') ? 'h2' : 'h2c';
   const connection = targetConnection(o.guard ?? UpstreamGuard.allowAll(), o.tenant ?? 'default', target, { connectMs: 2_000, protocol, ...(o.tls ? { tls: o.tls } : {}) });
-  const pool = new H2TargetPool({ target, connection, connections: 4, idleMs: 4_000, connectMs: 2_000, ...o });
+  const pool = new H2TargetPool({ target, connection, connections: 4, idleMs: 4_000, connectMs: 2_000, pingMs: 10_000, ...o });
   t.after(() => pool.close());
   return pool;
 }

@@ -17,9 +17,9 @@ import { headPairs, recordingHandler } from '../helpers/recording-handler.js';
  */
 
 /** A pool on `up`, the policy deliberately open (loopback), closed after the test. */
-function poolOn(t: { after(fn: () => unknown): void }, up: H2Upstream, o: { connections?: number } = {}): H2TargetPool {
+function poolOn(t: { after(fn: () => unknown): void }, up: H2Upstream, o: { connections?: number; pingMs?: number } = {}): H2TargetPool {
   const connection = targetConnection(UpstreamGuard.allowAll(), 'default', up.target, { connectMs: 2_000, protocol: 'h2c' });
-  const pool = new H2TargetPool({ target: up.target, connection, connections: o.connections ?? 4, idleMs: 4_000, connectMs: 2_000 });
+  const pool = new H2TargetPool({ target: up.target, connection, connections: o.connections ?? 4, idleMs: 4_000, connectMs: 2_000, pingMs: o.pingMs ?? 10_000 });
   t.after(() => pool.close());
   return pool;
 }

@@ -5,6 +5,7 @@ import { H2Call, type CallPlace } from './h2-call.js';
 import { closedUnder } from './h2-errors.js';
 import type { SessionOwner } from './session-owner.js';
 import { firstSettings } from './first-settings.js';
+import { SessionLiveness } from './session-liveness.js';
 
 interface Held {
   opts: Dispatcher.DispatchOptions;
@@ -33,6 +34,8 @@ export class H2Session {
   private idle: NodeJS.Timeout | null = null;
   private drainWhenReady = false;
   private connectError: Error | null = null;
+  /** PINGs while streams are open (session-liveness.ts); made when the session is. */
+  private liveness: SessionLiveness | null = null;
   /** Resolves once it is gone. */
   readonly gone: Promise<void>;
   private markGone!: () => void;
@@ -41,8 +44,10 @@ export class H2Session {
     private readonly owner: SessionOwner,
     private readonly place: CallPlace,
     private readonly idleMs: number,
-    /** How long the peer's first SETTINGS may take once connected (the cluster's connect timeout). */
+    /** How long the peer's first SETTINGS may take once connected (the cluster's connect timeout), and a PING's answer. */
     private readonly settingsMs: number,
+    /** A PING this often while streams are open. */
+    private readonly pingMs: number,
   ) {
     this.gone = new Promise((resolve) => (this.markGone = resolve));
   }
@@ -78,6 +83,7 @@ export class H2Session {
   }
 
   private begin(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    this.liveness?.watch();
     const call = new H2Call(opts, handler, this.callDone);
     // No session: it failed to connect synchronously, before the pool could know.
     if (this.session === null) call.refuse(this.connectError ?? closedUnder());
@@ -100,6 +106,7 @@ export class H2Session {
 
   private ready(session: ClientHttp2Session): void {
     this.session = session;
+    this.liveness = new SessionLiveness(session, this.pingMs, this.settingsMs);
     // A session's own errors reach its streams as theirs; 'close' follows.
     session.on('error', () => {});
     session.on('remoteSettings', (s: Settings) => {
@@ -145,12 +152,14 @@ export class H2Session {
     if (this.state === 'closed' || this.state === 'connecting') return; // before its SETTINGS: firstSettings fails it
     this.state = 'closed';
     this.clearIdle();
+    this.liveness?.stop();
     this.owner.ended(null);
     this.markGone();
   }
 
   private readonly callDone = (): void => {
     this.active--;
+    if (this.active === 0) this.liveness?.stop();
     if (this.active === 0 && this.state === 'ready') this.armIdle();
     if (this.active === 0 && this.state === 'draining') this.session!.close();
     this.owner.roomMade();

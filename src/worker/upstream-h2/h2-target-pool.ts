@@ -20,8 +20,10 @@ export interface H2TargetPoolOptions {
   pendingTimeoutMs?: number;
   /** A session without streams this long closes. */
   idleMs: number;
-  /** How long a new session may take to get the peer's first SETTINGS once connected (the cluster's connect timeout). */
+  /** How long a new session may take to get the peer's first SETTINGS once connected (the cluster's connect timeout); a PING's answer too. */
   connectMs: number;
+  /** A PING this often on a session that carries streams (cluster timeouts.pingMs). */
+  pingMs: number;
   /** A connection to the target could not be made (refused, timed out, denied, TLS or ALPN failed). */
   onConnectError?: () => void;
   /** A TLS connection that did not negotiate h2 (the workers' warn line). */
@@ -100,7 +102,7 @@ export class H2TargetPool implements Upstream, SessionOwner {
       if (s.taking) taking++;
     }
     if (this.closed || taking >= this.options.connections) return null;
-    const s = new H2Session(this, this.place, this.options.idleMs, this.options.connectMs);
+    const s = new H2Session(this, this.place, this.options.idleMs, this.options.connectMs, this.options.pingMs);
     this.sessions.push(s);
     const o = this.options;
     s.open((done) => openH2Session(o.connection, o.target, done, o.onTlsFailure));
