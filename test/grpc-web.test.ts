@@ -10,7 +10,7 @@ import { startGrpcWebPage, type PageResults } from './helpers/grpc-web-page.js';
 import { launchBrowser, newPage } from './helpers/browser.js';
 
 /**
- * gRPC-Web through the gateway: a node-engine gateway (HTTP/1.1 and h2c on the data port)
+ * gRPC-Web through the gateway: a node-engine gateway (HTTP/1.1 and h2c on the data port), and a uws one (HTTP/1.1)
  * whose route `grpc: {web: true}` translates a browser's gRPC-Web calls into gRPC to a
  * real @grpc/grpc-js server on a cluster `protocol: "h2c"`. Driven from Node with the
  * bytes the grpc-web package sends, and from Chromium with the grpc-web package itself on
@@ -27,14 +27,15 @@ interface WebGateway {
   url(method: string): string;
 }
 
-async function webGateway(t: { after(fn: () => unknown): void }): Promise<WebGateway> {
+/** `engine` uws: HTTP/1.1 only, which is all gRPC-Web needs. */
+async function webGateway(t: { after(fn: () => unknown): void }, engine: 'node' | 'uws' = 'node'): Promise<WebGateway> {
   const echo = await startEchoServer(t);
   const { origin } = await startGrpcWebPage(t);
   const gw = await startGateway(t as TestContext, {
-    engine: 'node',
+    engine,
     keys: [ROOT_KEY],
     edit: (c) => {
-      (c.listen as Record<string, unknown>).h2c = true;
+      if (engine === 'node') (c.listen as Record<string, unknown>).h2c = true;
     },
   });
   await apply(gw, [
@@ -54,15 +55,15 @@ const cleanups: (() => unknown)[] = [];
 after(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
-let shared: Promise<WebGateway> | null = null;
+const shared: Partial<Record<'node' | 'uws', Promise<WebGateway>>> = {};
 const suite = { after: (fn: () => unknown) => void cleanups.push(fn) };
-const sharedGateway = () => (shared ??= webGateway(suite));
+const sharedGateway = (engine: 'node' | 'uws' = 'node') => (shared[engine] ??= webGateway(suite, engine));
 
 const WEB_TYPE: Record<WireMode, string> = { text: 'application/grpc-web-text+proto', binary: 'application/grpc-web+proto' };
 
-for (const mode of ['text', 'binary'] as const) {
-  test(`HTTP/1.1 ${mode}: unary — the reply byte for byte, the upstream saw gRPC, the trailer frame says OK`, BOUNDED, async () => {
-    const g = await sharedGateway();
+for (const [engine, mode] of [['node', 'text'], ['node', 'binary'], ['uws', 'text'], ['uws', 'binary']] as const) {
+  test(`${engine} engine, HTTP/1.1 ${mode}: unary — the reply byte for byte, the upstream saw gRPC, the trailer frame says OK`, BOUNDED, async () => {
+    const g = await sharedGateway(engine);
     const payload = randomBytes(100_000);
     // Sent in two writes cut at an odd byte: the gateway decodes (text) and forwards it as a stream.
     const a = await grpcWebCall(g.url('Unary'), framed(echoTypes.EchoRequest, { message: 'hello web', payload }), mode, { headers: { 'x-team': 'web' }, splitAt: 1001 });
@@ -80,8 +81,8 @@ for (const mode of ['text', 'binary'] as const) {
     assert.deepEqual([a.trailers?.['grpc-status'], a.afterTrailers], ['0', 0]);
   });
 
-  test(`HTTP/1.1 ${mode}: server streaming — 50 messages in order, then one trailer frame`, BOUNDED, async () => {
-    const g = await sharedGateway();
+  test(`${engine} engine, HTTP/1.1 ${mode}: server streaming — 50 messages in order, then one trailer frame`, BOUNDED, async () => {
+    const g = await sharedGateway(engine);
     const a = await grpcWebCall(g.url('ServerStream'), framed(echoTypes.StreamRequest, { count: 50, size: 100 }), mode);
     assert.equal(a.status, 200);
     assert.equal(a.messages.length, 50);
@@ -93,8 +94,8 @@ for (const mode of ['text', 'binary'] as const) {
     assert.deepEqual([a.trailers?.['grpc-status'], a.afterTrailers], ['0', 0]);
   });
 
-  test(`HTTP/1.1 ${mode}: an upstream error — trailers-only in the head, or in the trailer frame after the head`, BOUNDED, async () => {
-    const g = await sharedGateway();
+  test(`${engine} engine, HTTP/1.1 ${mode}: an upstream error — trailers-only in the head, or in the trailer frame after the head`, BOUNDED, async () => {
+    const g = await sharedGateway(engine);
     const fail = framed(echoTypes.EchoRequest, { message: 'fail:5' });
     // grpc-js answers a failure before any message trailers-only: the status rides in the head.
     const only = await grpcWebCall(g.url('Unary'), fail, mode);
