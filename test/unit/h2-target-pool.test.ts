@@ -5,6 +5,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
 import { H2TargetPool } from '../../src/worker/upstream-h2/h2-target-pool.js';
 import { targetConnection } from '../../src/shared/upstream-connect.js';
+import { STREAM_WINDOW_BYTES } from '../../src/shared/upstream-h2-session.js';
 import { UpstreamGuard } from '../../src/shared/upstream-guard.js';
 import { connectionClosed, errorCode, failureKind, retriable } from '../../src/worker/upstream-failure.js';
 import { h2Upstream, type H2Upstream } from '../helpers/h2-server.js';
@@ -119,7 +120,7 @@ test('full duplex: each chunk the upstream echoes reaches onData while the reque
 });
 
 test('backpressure: a handler that pauses stops the stream (the upstream stalls at the flow-control window) until resume', async (t) => {
-  const total = 4 * 1024 * 1024;
+  const total = 8 * STREAM_WINDOW_BYTES;
   let flushed = 0;
   const up = await h2Upstream(t, (stream) => {
     stream.respond({ ':status': 200 });
@@ -141,7 +142,10 @@ test('backpressure: a handler that pauses stops the stream (the upstream stalls 
   const stalledAt = flushed;
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(flushed, stalledAt, 'the upstream wrote nothing more while the handler was paused');
-  assert.ok(stalledAt < 256 * 1024, `the upstream stalled after ${stalledAt} bytes, within the windows and buffers, far below ${total}`);
+  // The stream's receive window (256 KiB, not node's default 64 KiB: the upstream got that
+  // far unread), and what the upstream's own socket and stream buffers hold.
+  assert.ok(stalledAt > (STREAM_WINDOW_BYTES * 3) / 4, `the upstream stalled after ${stalledAt} bytes: the stream's window is not ${STREAM_WINDOW_BYTES}`);
+  assert.ok(stalledAt < STREAM_WINDOW_BYTES + 256 * 1024, `the upstream stalled after ${stalledAt} bytes, within the windows and buffers, far below ${total}`);
   h.resume();
   const r = await h.done;
   assert.equal(r.error, null);
