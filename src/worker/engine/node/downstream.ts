@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { constants, type Http2ServerRequest, type Http2ServerResponse, type Http2Stream } from 'node:http2';
 import type { StaticReply } from '../../response-head.js';
 import type { Downstream, IdEcho, ResponseHead, ResponseSink, StallWatch, Trailers, WebSocketPeer } from '../contract.js';
 import { h1Headers, h2Headers } from './response-headers.js';
@@ -62,20 +62,30 @@ export class NodeDownstream implements Downstream, HeldWrite {
   }
 
   onData(cb: (chunk: ArrayBuffer | Buffer, last: boolean) => void): void {
-    this.req.on('data', (chunk: Buffer) => {
+    const body = this.body();
+    body.on('data', (chunk: Buffer) => {
       if (!this.aborted) cb(chunk, false);
     });
-    this.req.once('end', () => {
+    body.once('end', () => {
       if (!this.aborted) cb(new ArrayBuffer(0), true);
     });
   }
 
   pause(): void {
-    this.req.pause();
+    this.body().pause();
   }
 
   resume(): void {
-    this.req.resume();
+    this.body().resume();
+  }
+
+  /**
+   * Where the body is read: h2's stream itself, not the compatibility request, which only
+   * relays the stream's chunks into a Readable of its own once read (one stream hop less per
+   * body: ~5 % of a worker's CPU on gRPC unary calls, 2 nextTicks and a buffer per call).
+   */
+  private body(): IncomingMessage | Http2Stream {
+    return this.h2 ? (this.req as Http2ServerRequest).stream : (this.req as IncomingMessage);
   }
 
   reply(head: ResponseHead, id: IdEcho, body: string | Buffer | null, contentLength: number | undefined, close: boolean, sink: ResponseSink): void {
