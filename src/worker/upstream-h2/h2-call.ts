@@ -87,7 +87,8 @@ export class H2Call {
     }
     this.stream = stream;
     this.answer = new H2Answer(stream, h, this.deadline, () => this.over, this.fail);
-    stream.once('end', this.onEnd).on('error', this.onStreamError).once('close', this.onClose);
+    // `on`: each is emitted once (onEnd and onClose see `over`); once() would wrap and remove per stream.
+    stream.on('end', this.onEnd).on('error', this.onStreamError).on('close', this.onClose);
     this.deadline.start('headers');
     this.stopBody = sendBody(stream, bodyless ? null : body, source, { wrote: this.wrote, ended: this.bodyEnded, failed: this.fail });
     if (this.over) this.stopBody();

@@ -63,7 +63,7 @@ export function sendBody(stream: ClientHttp2Stream, body: Body, source: Readable
   const onClose = () => {
     if (!ended) on.failed(new errors.RequestAbortedError('the request body closed before its end'));
   };
-  source.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
+  source.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   if (source.destroyed) queueMicrotask(onClose);
   else source.resume();
   return () => {

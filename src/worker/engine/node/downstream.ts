@@ -43,14 +43,15 @@ export class NodeDownstream implements Downstream, HeldWrite {
     private readonly h2: boolean,
     private readonly ctx: DownstreamContext,
   ) {
-    res.once('finish', () => {
+    // `on`, not `once`: each is emitted once, and once() costs a wrapper and a removal per request.
+    res.on('finish', () => {
       this.finished = true;
     });
-    res.once('close', () => {
+    res.on('close', () => {
       this.release();
       if (!this.finished) this.abort();
     });
-    if (h2) (req as Http2ServerRequest).stream.once('close', () => this.streamClosed());
+    if (h2) (req as Http2ServerRequest).stream.on('close', () => this.streamClosed());
   }
 
   remoteAddress(): string {
@@ -66,7 +67,7 @@ export class NodeDownstream implements Downstream, HeldWrite {
     body.on('data', (chunk: Buffer) => {
       if (!this.aborted) cb(chunk, false);
     });
-    body.once('end', () => {
+    body.on('end', () => {
       if (!this.aborted) cb(new ArrayBuffer(0), true);
     });
   }
