@@ -82,8 +82,9 @@ export class NodeDownstream implements Downstream, HeldWrite {
 
   /**
    * Where the body is read: h2's stream itself, not the compatibility request, which only
-   * relays the stream's chunks into a Readable of its own once read (one stream hop less per
-   * body: ~5 % of a worker's CPU on gRPC unary calls, 2 nextTicks and a buffer per call).
+   * relays the stream's chunks into a Readable of its own once read. One stream hop less per
+   * body: under unary gRPC calls, process.nextTick fell from 6.8 % to 1.0 % of the worker's
+   * samples, and a call from 212 to 193 µs of CPU (with h2-call.ts's request options).
    */
   private body(): IncomingMessage | Http2Stream {
     return this.h2 ? (this.req as Http2ServerRequest).stream : (this.req as IncomingMessage);
