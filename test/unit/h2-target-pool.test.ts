@@ -5,7 +5,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
 import { H2TargetPool } from '../../src/worker/upstream-h2/h2-target-pool.js';
 import { targetConnection } from '../../src/shared/upstream-connect.js';
-import { STREAM_WINDOW_BYTES } from '../../src/shared/upstream-h2-session.js';
+import { SESSION_WINDOW_BYTES, STREAM_WINDOW_BYTES } from '../../src/shared/upstream-h2-session.js';
 import { UpstreamGuard } from '../../src/shared/upstream-guard.js';
 import { connectionClosed, errorCode, failureKind, retriable } from '../../src/worker/upstream-failure.js';
 import { h2Upstream, type H2Upstream } from '../helpers/h2-server.js';
@@ -150,6 +150,19 @@ test('backpressure: a handler that pauses stops the stream (the upstream stalls 
   const r = await h.done;
   assert.equal(r.error, null);
   assert.equal(r.body.length, total);
+});
+
+test("the connection's receive window toward a target is raised past node's 64 KiB: the target may send that much on all its streams together", async (t) => {
+  const up = await h2Upstream(t, (stream) => {
+    stream.respond({ ':status': 200 });
+    stream.end('ok');
+  });
+  const pool = poolOn(t, up);
+  const r = await send(pool, { path: '/window' }).done;
+  assert.equal(r.error, null);
+  // The target's view of what it may still send on the connection (our window less the 2 bytes, or renewed).
+  const canSend = up.sessions[0]!.state.remoteWindowSize ?? 0;
+  assert.ok(canSend > SESSION_WINDOW_BYTES - 1024, `the target may send ${canSend} bytes on the connection, not ${SESSION_WINDOW_BYTES}`);
 });
 
 test('abort resets the stream with CANCEL: the upstream sees it closed with code 8, the handler gets onError with the abort\'s error', async (t) => {
