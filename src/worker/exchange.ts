@@ -63,10 +63,11 @@ export class Exchange extends ExchangeGrpc implements RequestOwner {
   }
 
   /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
-  requestSteps(run: StepRun, forward: (ex: Exchange) => void, stepFailed: (err: unknown) => void): void {
+  requestSteps(run: StepRun, forward: (ex: Exchange) => void, stepFailed: (err: unknown, step: string) => void): void {
     const failed = (err: unknown): void => {
-      stepFailed(err);
-      this.replyError('Svc.Internal');
+      // The pipeline names each step on the flow before it runs it: the one that failed (a group's member: 'group').
+      stepFailed(err, this.flow!.answeredBy ?? 'group');
+      this.replyError('Svc.Data.StepFailed');
     };
     let r: ReturnType<StepRun>;
     try {

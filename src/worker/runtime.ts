@@ -73,7 +73,8 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   const stepEnv = { ...deps.env, upstream: (cluster: string) => poolsFor(cluster).pick() };
 
   const lifeEnv = { traceId, log, metrics, requestIdHeader: deps.requestIdHeader };
-  const stepFailed = (err: unknown) => log.error({ err }, 'step failed');
+  // One route's: a step that throws or rejects answers its request 500 Svc.Data.StepFailed; the line names route and step.
+  const stepFailed = (route: string) => (err: unknown, step: string) => log.error({ err, route, step }, 'step failed: its request was answered 500 Svc.Data.StepFailed');
   const tracing = deps.tracing;
   // The route's terminal set ex.meter: the trace names the route.
   const begin = (ex: Exchange, flow: RequestFlow | null) => ex.begin(flow, requests, lifeEnv, tracing.start(ex));
@@ -104,7 +105,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     }
     // Bodies up to this size are read whole before a connection is taken (request-buffer.ts).
     const bufferBytes = t.bufferBytes ?? REQUEST_BUFFERING_DEFAULT_BYTES; // absent in a generation stored before it existed
-    const http = httpTerminal(upstream, built, bufferBytes);
+    const http = httpTerminal(r.id, upstream, built, bufferBytes);
     const ws = t.websocket ? websocketTerminal(r.id, upstream, built, t.websocket) : null;
     // A `grpc` route's calls live by their deadline; a `{web: true}` one speaks gRPC upstream for a browser's gRPC-Web call (grpc/).
     const grpc = t.grpc !== undefined;
@@ -121,16 +122,17 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     };
   }
 
-  function httpTerminal(upstream: ClusterPools, built: Built, bufferBytes: number): (ex: Exchange) => void {
+  function httpTerminal(routeId: string, upstream: ClusterPools, built: Built, bufferBytes: number): (ex: Exchange) => void {
     if (built === null) {
       // No steps: no flow, the route's own pools.
       return (ex) => begin(ex, null).upstreamRequest(upstream, ex.hasBody ? ex.bodyStream() : null, bufferBytes);
     }
     const { run: pipeline, owned } = built;
+    const failed = stepFailed(routeId);
     const forward = (ex: Exchange) => ex.upstreamRequest(ex.upstreamPeer(upstream, poolsFor), ex.flow!.upstreamBody(), bufferBytes);
     return (ex) => {
       // The body stream is attached now: uWS drops body data that has no reader.
-      begin(ex, new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned)).requestSteps(pipeline, forward, stepFailed);
+      begin(ex, new RequestFlow(ex, ex.hasBody ? ex.bodyStream() : null, owned)).requestSteps(pipeline, forward, failed);
     };
   }
 
@@ -138,7 +140,8 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   function websocketTerminal(routeId: string, upstream: ClusterPools, built: Built, settings: WebSocketSettings): (ex: Exchange) => void {
     const connect = (ex: Exchange) => openWebSocket(ex, ex.upstreamPeer(upstream, poolsFor), settings, routeId, deps.webSockets);
     if (built === null) return (ex) => connect(begin(ex, null));
-    return (ex) => begin(ex, new RequestFlow(ex, null, built.owned)).requestSteps(built.run, connect, stepFailed);
+    const failed = stepFailed(routeId);
+    return (ex) => begin(ex, new RequestFlow(ex, null, built.owned)).requestSteps(built.run, connect, failed);
   }
 
   const redirect = httpsRedirect(deps.tlsPort);

@@ -151,7 +151,7 @@ test('the final status: 499 when the client left (also after the head, also on a
   assert.equal(finalStatus(101, false), 101);
 });
 
-test('a step that throws before it awaits: 500, logged, the done hooks with 500, the generation lets go of the request and the trace ends', async () => {
+test('a step that throws before it awaits: 500 Svc.Data.StepFailed, logged with the step, the done hooks with 500, the generation lets go of the request and the trace ends', async () => {
   for (const sync of [true, false]) {
     let closed = 0;
     const requests = new GenerationRequests(() => closed++);
@@ -164,10 +164,16 @@ test('a step that throws before it awaits: 500, logged, the done hooks with 500,
     requests.retire();
     const failures: unknown[] = [];
     const boom = new Error('step bug');
-    ex.requestSteps(sync ? () => { throw boom; } : () => Promise.reject(boom), () => assert.fail('forwarded'), (err) => failures.push(err));
+    const step = (f: RequestFlow) => {
+      f.answeredBy = 'hmac-check'; // as the pipeline names each step before it runs it
+      if (sync) throw boom;
+      return Promise.reject(boom);
+    };
+    ex.requestSteps(step, () => assert.fail('forwarded'), (err, code) => failures.push(err, code));
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(failures, [boom], `${sync ? 'sync' : 'async'}: the failure is logged`);
+    assert.deepEqual(failures, [boom, 'hmac-check'], `${sync ? 'sync' : 'async'}: the failure is logged with the step`);
     assert.equal(down.got[0], 'head 500');
+    assert.match(down.got[1]!, /"code":"Svc\.Data\.StepFailed"/);
     assert.deepEqual(done, [500]);
     assert.deepEqual(ends, [500], 'the trace ended');
     assert.equal(ex.finished, true);
