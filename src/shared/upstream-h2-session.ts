@@ -12,9 +12,9 @@ import { UpstreamTlsError } from './upstream-tls.js';
  * a handshake that settles on another protocol is refused as a failed TLS connection.
  * `h2c` targets get HTTP/2 with prior knowledge on a plain socket.
  *
- * The workers' pools (worker/upstream-h2/) and the supervisor's health probes both open
+ * The workers' pools (worker/engine/upstream-h2/) and the supervisor's health probes both open
  * their sessions here, so both connect alike. Besides the engine's folder and
- * worker/upstream-h2/, this is the one place that imports node:http2 (docs/architecture.md).
+ * worker/engine/upstream-h2/, this is the one place that imports node:http2 (docs/architecture.md).
  */
 
 /**

@@ -3,7 +3,7 @@ import type { Upstream } from '../contracts/upstream.js';
 import type { TargetConnection } from '../shared/upstream-connect.js';
 import type { UpstreamTlsError } from '../shared/upstream-tls.js';
 import { TargetPool } from './target-pool.js';
-import { H2TargetPool } from './upstream-h2/h2-target-pool.js';
+import { H2TargetPool } from './engine/upstream-h2/h2-target-pool.js';
 
 /** One target's connections as ClusterPools balances them, whichever protocol they speak. */
 export interface TargetUpstream extends Upstream {

@@ -7,7 +7,7 @@ import { UpstreamDeniedError } from '../shared/upstream-guard.js';
 import { UpstreamTlsError, tlsErrorCode } from '../shared/upstream-tls.js';
 import { RequestBodyRefused } from './request-body.js';
 import { GrpcWebTextError } from './grpc/grpc-web-text-decoder.js';
-import { H2StreamResetError } from './upstream-h2/h2-errors.js';
+import { H2StreamResetError } from './engine/upstream-h2/h2-errors.js';
 
 /**
  * What an upstream attempt's failure means, from the error's type: undici's error classes

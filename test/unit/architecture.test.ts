@@ -86,9 +86,9 @@ test('no file under src/ imports across a forbidden arrow (docs/architecture.md)
 /**
  * Packages only some places may import: uWebSockets.js an engine's own folder (the rest of
  * the worker talks to engine/contract.ts); node:http2 the node engine, the HTTP/2 upstream
- * client (worker/upstream-h2/) and the session opener it shares with the health probes.
+ * client (worker/engine/upstream-h2/) and the session opener it shares with the health probes.
  */
-const H2_PLACES = ['src/worker/engine/node/', 'src/worker/upstream-h2/', 'src/shared/upstream-h2-session.ts'];
+const H2_PLACES = ['src/worker/engine/node/', 'src/worker/engine/upstream-h2/', 'src/shared/upstream-h2-session.ts'];
 const ONLY_IN: Record<string, string[]> = { 'uWebSockets.js': ['src/worker/engine/uws/'], 'node:http2': H2_PLACES, http2: H2_PLACES };
 /** `require('…')` and `createRequire(…)('…')` too: a loader that does not go through `import`. */
 const REQUIRE = /\brequire(?:\.resolve)?\(\s*['"]([^'"]+)['"]\s*\)/g;

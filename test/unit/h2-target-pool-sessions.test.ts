@@ -5,7 +5,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { errors, type Dispatcher } from 'undici';
-import { H2TargetPool, type H2TargetPoolOptions } from '../../src/worker/upstream-h2/h2-target-pool.js';
+import { H2TargetPool, type H2TargetPoolOptions } from '../../src/worker/engine/upstream-h2/h2-target-pool.js';
 import { targetConnection } from '../../src/shared/upstream-connect.js';
 import { UpstreamGuard } from '../../src/shared/upstream-guard.js';
 import type { UpstreamRules } from '../../src/shared/upstream-policy.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { constants } from 'node:http2';
 import { PassThrough, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
-import { H2TargetPool } from '../../src/worker/upstream-h2/h2-target-pool.js';
+import { H2TargetPool } from '../../src/worker/engine/upstream-h2/h2-target-pool.js';
 import { targetConnection } from '../../src/shared/upstream-connect.js';
 import { SESSION_WINDOW_BYTES, STREAM_WINDOW_BYTES } from '../../src/shared/upstream-h2-session.js';
 import { UpstreamGuard } from '../../src/shared/upstream-guard.js';

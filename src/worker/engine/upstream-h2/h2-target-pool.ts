@@ -1,10 +1,10 @@
 import { errors, type Dispatcher } from 'undici';
-import type { Upstream } from '../../contracts/upstream.js';
-import type { TargetConnection } from '../../shared/upstream-connect.js';
-import { openH2Session } from '../../shared/upstream-h2-session.js';
-import { targetParts } from '../../shared/target-url.js';
-import type { UpstreamTlsError } from '../../shared/upstream-tls.js';
-import { PendingQueue } from '../pending-queue.js';
+import type { Upstream } from '../../../contracts/upstream.js';
+import type { TargetConnection } from '../../../shared/upstream-connect.js';
+import { openH2Session } from '../../../shared/upstream-h2-session.js';
+import { targetParts } from '../../../shared/target-url.js';
+import type { UpstreamTlsError } from '../../../shared/upstream-tls.js';
+import { PendingQueue } from '../../pending-queue.js';
 import { H2Session } from './h2-session.js';
 import type { SessionOwner } from './session-owner.js';
 import { legacyHandler } from './legacy-handler.js';

@@ -1,7 +1,7 @@
 import { constants, type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders } from 'node:http2';
 import { errors, type Dispatcher } from 'undici';
-import type { Upstream } from '../../contracts/upstream.js';
-import type { ConnectionAware } from '../target-pool.js';
+import type { Upstream } from '../../../contracts/upstream.js';
+import type { ConnectionAware } from '../../target-pool.js';
 import { h2RequestHead } from './h2-request-head.js';
 import { H2Answer } from './h2-answer.js';
 import { sendBody, streamedBody } from './h2-request-body.js';

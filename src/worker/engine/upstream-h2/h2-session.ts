@@ -1,6 +1,6 @@
 import type { ClientHttp2Session, Settings } from 'node:http2';
 import type { Dispatcher } from 'undici';
-import { ASSUMED_MAX_STREAMS } from '../../shared/upstream-h2-session.js';
+import { ASSUMED_MAX_STREAMS } from '../../../shared/upstream-h2-session.js';
 import { H2Call, type CallPlace } from './h2-call.js';
 import { closedUnder } from './h2-errors.js';
 import type { SessionOwner } from './session-owner.js';
