@@ -23,9 +23,3 @@ export function relayedTrailers(raw: readonly (string | Buffer)[] | null | undef
   }
   return out.length ? out : null;
 }
-
-/** The value of `name` among `fields`, or undefined. */
-export function fieldValue(fields: readonly (readonly [string, string])[], name: string): string | undefined {
-  for (const [k, v] of fields) if (k === name) return v;
-  return undefined;
-}
