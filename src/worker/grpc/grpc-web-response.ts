@@ -3,7 +3,7 @@ import { HandlerWrapper } from '../handler-wrapper.js';
 import { grpcWebContentType, isGrpcContentType, type GrpcWebMode } from './grpc-web-mode.js';
 import { GrpcWebTextEncoder } from './grpc-web-text-encoder.js';
 import { trailerFrame } from './grpc-web-trailers.js';
-import { grpcStatusOf } from './grpc-status.js';
+import { grpcMessage, grpcStatusOf } from './grpc-status.js';
 import type { GrpcCall } from './grpc-call.js';
 
 const CONTENT_TYPE = Buffer.from('content-type');
@@ -14,7 +14,7 @@ const DROPPED = new Set(['content-length', 'content-type']);
 
 /** What a gRPC answer that ends without any status reads as (grpc-js says the same: UNKNOWN). */
 const UNKNOWN = 2;
-const NO_STATUS = ['grpc-status', String(UNKNOWN), 'grpc-message', encodeURIComponent('upstream answer ended without grpc-status')];
+const NO_STATUS = ['grpc-status', String(UNKNOWN), 'grpc-message', grpcMessage(null, '', 'upstream answer ended without grpc-status')];
 
 /**
  * The upstream's gRPC answer turned into a gRPC-Web one for the client, wrapped around the
@@ -69,7 +69,7 @@ export class GrpcWebResponse<H extends Dispatcher.DispatchHandler = Dispatcher.D
       const status = grpcStatusOf(statusCode);
       if (this.call !== null) this.call.status = status;
       head.push(GRPC_STATUS, Buffer.from(String(status)));
-      head.push(GRPC_MESSAGE, Buffer.from(encodeURIComponent(`upstream answered HTTP ${statusCode}`)));
+      head.push(GRPC_MESSAGE, Buffer.from(grpcMessage(null, '', `upstream answered HTTP ${statusCode}`)));
     }
     head.push(CONTENT_TYPE, Buffer.from(grpcWebContentType(contentType, this.mode), 'latin1'));
     return this.inner.onHeaders!(statusCode, head, resume, statusMessage);
