@@ -63,6 +63,10 @@ export interface DataPortLimits {
   h2MaxResetsPerSecond: number;
   /** HTTP/2: seconds new connections from an address are refused after its connection got GOAWAY for resets; 0: never. */
   h2ResetCooldownS: number;
+  /** A worker whose event loop is blocked this long is replaced (its watchdog reports it). */
+  eventLoopStallMs: number;
+  /** A worker whose heap passes this many MiB is replaced after a drain; 0: no bound. */
+  workerHeapMb: number;
 }
 
 /** Per cluster key (`tenant/name`), the target addresses out of rotation: unhealthy by the checks, or ejected. */

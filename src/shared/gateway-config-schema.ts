@@ -79,6 +79,19 @@ export const GatewayConfigSchema = v.strictObject({
     {},
   ),
   /**
+   * Step packages (docs/step-packages.md): `packages` are npm package names or paths (absolute,
+   * or relative to worker.json) loaded by the supervisor and every worker at start; `tenants`
+   * maps an installed step's code to the tenants that may use it (`*`: every tenant); a code
+   * not listed is for the `default` tenant only.
+   */
+  steps: v.optional(
+    v.strictObject({
+      packages: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(1024))), []),
+      tenants: v.optional(v.record(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]{1,62}$/, 'must be a step code')), v.array(v.union([TenantName, v.literal('*')]))), {}),
+    }),
+    {},
+  ),
+  /**
    * Environment variables each tenant's steps may name as a secret (jwt-auth secretEnv):
    * tenant -> names; `*` in the default tenant's list: any but the admin keys' tokenEnv. Default: none.
    */
