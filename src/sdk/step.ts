@@ -7,6 +7,9 @@
 import type * as v from 'valibot';
 import type { Flow, StepOutcome, StepReply } from '../steps/step.js';
 
+/** The gateway's own valibot: a package's schemas are read by the same copy that checks them at publish. */
+export * as v from 'valibot';
+
 export type { Flow, StepRequest, ResponseHead, StepReply, StepOutcome, CollectedAnswer } from '../steps/step.js';
 
 /** An answer the step may give: its status, the envelope's error code, and when (docs; the default message). */
