@@ -1,4 +1,4 @@
-// npm postinstall, in this repository only: node_modules/switchyard points at the repository, so
+// Run by `npm run build`, in this repository only: node_modules/switchyard points at the repository, so
 // the step packages under examples/ and test/fixtures/ import `switchyard/step` as an installed
 // package would. Installed as a dependency (under node_modules/), the package does nothing.
 import { existsSync, lstatSync, symlinkSync } from 'node:fs';
