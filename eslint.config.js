@@ -5,7 +5,7 @@ import globals from 'globals';
 import comments from '@eslint-community/eslint-plugin-eslint-comments/configs';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/node_modules/**', 'console/dist/**', 'test-artifacts/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/node_modules/**', 'console/dist/**', 'test-artifacts/**', 'examples/**/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   comments.recommended,

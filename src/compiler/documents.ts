@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { isSealed } from '../shared/secret-box.js';
 import { splitHostPort } from '../shared/host-port.js';
 import { MANAGED_HEADERS } from '../shared/hop-by-hop.js';
+import { pointer } from '../shared/json-pointer.js';
 import type { Kind } from '../contracts/entities.js';
 import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
@@ -259,10 +260,4 @@ export function parseDocument(kind: Kind, doc: unknown): { ok: true; doc: unknow
   };
 }
 
-/** One key as a JSON pointer token (RFC 6901: `~` and `/` escaped). */
-export const pointerToken = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
-
-/** A valibot issue path as a JSON pointer ('' for the document itself). */
-export function pointer(path: readonly { key: unknown }[] | undefined): string {
-  return (path ?? []).map((p) => '/' + pointerToken(String(p.key))).join('');
-}
+export { pointer, pointerToken } from '../shared/json-pointer.js';

@@ -1,9 +1,8 @@
-import * as v from 'valibot';
 import { STEPS } from '../steps/registry.js';
 import type { StepEnv } from '../steps/step.js';
 import { TRIAL_BUCKET } from '../steps/step-state.js';
 import type { OrchDoc } from './documents.js';
-import { pointer } from './documents.js';
+import { checkStepSettings } from '../shared/settings-issues.js';
 import type { CompiledStep, CompileIssue } from '../contracts/generation.js';
 import { chainOrder, type ChainUnit } from './chain-order.js';
 import { canonical } from './snapshot.js';
@@ -204,12 +203,9 @@ export class StepCompiler {
       this.issue(owner, codeAt, 'Compile.Step.Disabled', `step ${code} is disabled for this tenant (plugin enable ${code})`);
       return undefined;
     }
-    const r = v.safeParse(def.schema, settings ?? {});
-    if (!r.success) {
-      for (const i of r.issues) {
-        const msg = i.expected === 'never' ? 'unknown setting' : i.message;
-        this.issue(owner, `${at}/settings${pointer(i.path as { key: unknown }[] | undefined)}`, 'Compile.Step.Settings', `${code}: ${msg}`);
-      }
+    const r = checkStepSettings(def.schema, settings);
+    if (!r.ok) {
+      for (const i of r.issues) this.issue(owner, `${at}/settings${i.pointer}`, 'Compile.Step.Settings', `${code}: ${i.message}`);
       return undefined;
     }
     const missing = (def.clusterRefs?.(r.output) ?? []).filter((ref) => !this.clusters.has(ref.name));

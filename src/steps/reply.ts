@@ -9,11 +9,23 @@ const SLOT_JSON = `,"traceId":${JSON.stringify(TRACE_SLOT)}`;
  * the step names the case more precisely, and the envelope every gateway error has.
  */
 export function stepError(code: ErrorCode, message?: string, headers?: Record<string, string>, extra?: Record<string, unknown>): StepReply {
-  // Built once per route, so the envelope keeps a slot where each request's trace id goes.
-  const marked = JSON.stringify(errorEnvelope(code, TRACE_SLOT, message, extra));
+  return { ...envelopeReply(ERRORS[code].status, errorEnvelope(code, TRACE_SLOT, message, extra), headers), code };
+}
+
+/**
+ * A package step's declared answer (`answers`: a code outside the registry, its own status):
+ * the same envelope, built once, with the same trace-id slot.
+ */
+export function declaredAnswer(status: number, code: string, message: string, headers?: Record<string, string>): StepReply {
+  return envelopeReply(status, { code, message, traceId: TRACE_SLOT }, headers);
+}
+
+// Built once per route, so the envelope keeps a slot where each request's trace id goes.
+function envelopeReply(status: number, envelope: object, headers: Record<string, string> | undefined): StepReply {
+  const marked = JSON.stringify(envelope);
   const traceAt = marked.indexOf(SLOT_JSON);
   const body = marked.slice(0, traceAt) + marked.slice(traceAt + SLOT_JSON.length);
-  return { status: ERRORS[code].status, headers: { 'content-type': 'application/json', ...headers }, body, traceAt, code };
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body, traceAt };
 }
 
 /** A step's answer as sent: an envelope from stepError gets the request's trace id. */

@@ -72,3 +72,10 @@ test('a shrinkwrap a failed pack left behind is neither committed nor packed aga
   const prepack = readFileSync(join(root, 'scripts/package/prepack.mjs'), 'utf8');
   assert.ok(prepack.indexOf('rmSync(shrinkwrap') < prepack.indexOf('spawnSync('), 'prepack removes it before building');
 });
+
+test("the tarball holds step new's templates (no .ts: they are .tmpl files)", () => {
+  const files = packedFiles();
+  for (const f of ['templates/step-package/src/index.ts.tmpl', 'templates/step-package/src/test/index.test.ts.tmpl', 'templates/step-package/tsconfig.json.tmpl', 'templates/step-package/gitignore.tmpl', 'dist/cli/commands/step/new.js']) {
+    assert.ok(files.includes(f), `${f} is packed`);
+  }
+});
