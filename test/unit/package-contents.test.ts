@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { pruneStale } from '../../scripts/package/prune-stale.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string>; exports: Record<string, unknown> };
 
 /**
  * What `npm pack` puts in the tarball, from package.json `files` (scripts skipped: the build
@@ -39,7 +39,11 @@ test('the tarball holds what its postinstall runs and reads, and no source, test
   for (const f of needed) assert.ok(files.includes(f), `${f} is packed`);
   for (const f of ['bin/run.js', 'dist/cli/commands/run.js', 'dist/worker/main.js', 'dist/console/index.html', 'package.json']) assert.ok(files.includes(f), `${f} is packed`);
 
-  const stray = files.filter((f) => /^(src|test|bench|console|docs|\.ci)\//.test(f) || f.endsWith('.map') || f.endsWith('.ts') || f === 'scripts/package/smoke.mjs');
+  // Declarations ship for `switchyard/step` and `switchyard/testing` (tsconfig.sdk.json emits them and what they import), never sources.
+  const types = (Object.values(pkg.exports) as (string | { types?: string })[]).flatMap((e) => (typeof e === 'object' && e.types ? [e.types.replace(/^\.\//, '')] : []));
+  const declared = (f: string) => f.startsWith('dist/') && f.endsWith('.d.ts');
+  for (const t of types) assert.ok(files.includes(t), `${t} is packed`);
+  const stray = files.filter((f) => /^(src|test|bench|console|docs|\.ci)\//.test(f) || f.endsWith('.map') || (f.endsWith('.ts') && !declared(f)) || f === 'scripts/package/smoke.mjs');
   assert.deepEqual(stray, []);
 });
 
