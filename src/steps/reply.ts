@@ -9,11 +9,20 @@ const SLOT_JSON = `,"traceId":${JSON.stringify(TRACE_SLOT)}`;
  * the step names the case more precisely, and the envelope every gateway error has.
  */
 export function stepError(code: ErrorCode, message?: string, headers?: Record<string, string>, extra?: Record<string, unknown>): StepReply {
+  return { ...envelopeAnswer(ERRORS[code].status, errorEnvelope(code, TRACE_SLOT, message, extra), headers), code };
+}
+
+/** A package step's declared answer (`Pkg.Reason`): the same envelope and trace-id slot as the gateway's own. */
+export function packageAnswer(status: number, code: string, message: string, headers?: Record<string, string>): StepReply {
+  return envelopeAnswer(status, { code, message, traceId: TRACE_SLOT }, headers);
+}
+
+function envelopeAnswer(status: number, envelope: object, headers?: Record<string, string>): StepReply {
   // Built once per route, so the envelope keeps a slot where each request's trace id goes.
-  const marked = JSON.stringify(errorEnvelope(code, TRACE_SLOT, message, extra));
+  const marked = JSON.stringify(envelope);
   const traceAt = marked.indexOf(SLOT_JSON);
   const body = marked.slice(0, traceAt) + marked.slice(traceAt + SLOT_JSON.length);
-  return { status: ERRORS[code].status, headers: { 'content-type': 'application/json', ...headers }, body, traceAt, code };
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body, traceAt };
 }
 
 /** A step's answer as sent: an envelope from stepError gets the request's trace id. */
