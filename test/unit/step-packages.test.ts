@@ -222,3 +222,12 @@ test('a registry built in-process: a fresh import per content hash on reload', a
   await assert.rejects(steps.reload(), /reloading|not a step definition/);
   assert.equal(steps.get('reloading')!.summary, 'two', 'a failed reload changes nothing');
 });
+
+test('package code reaches the compiler only through the registry: no compiler file imports steps/packages/ or the SDK', async () => {
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const dir = fileURLToPath(new URL('../../src/compiler/', import.meta.url));
+  const offenders = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .filter((f) => /from '[^']*(steps\/packages\/|\/sdk\/)[^']*'/.test(readFileSync(join(dir, f), 'utf8')));
+  assert.deepEqual(offenders, []);
+});
