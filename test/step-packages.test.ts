@@ -135,7 +135,7 @@ test('a package step: plugin list, a 422 with a pointer, its answers on the data
   assert.equal((await dryRun(gw, 'acme')).status, 200);
 
   // The docs of the installed steps, from the same loader.
-  const docs = await runCli(['step', 'docs', '--config', gw.configFile], { env: { SY_TEST_TOKEN_0: token } });
+  const docs = await runCli(['step', 'docs', '--config', gw.configFile], { env: { SY_TEST_TOKEN_0: token }, timeoutMs: 60_000 });
   assert.equal(docs.code, 0, docs.stderr);
   assert.match(docs.stdout, /^# Installed step packages/);
   assert.match(docs.stdout, /## `header-gate`\n\nRefuses requests whose header does not carry the configured value\.\n\nPackage `sy-fixture-gatekeeper` 1\.2\.0, build `[0-9a-f]{12}`; usable by `default`, `acme`\./);
@@ -155,13 +155,13 @@ test('a package step whose code is a built-in’s: run exits 10 with the bootstr
   assert.match(p.stderr(), /step echo of package sy-fixture-clashes-builtin has the code of a built-in step/);
   assert.doesNotMatch(p.stdout(), /switchyard ready/);
 
-  const v = await runCli(['validate', '--config', file], { env });
+  const v = await runCli(['validate', '--config', file], { env, timeoutMs: 60_000 });
   assert.equal(v.code, 10, v.stdout + v.stderr);
   assert.deepEqual(v.json.errors, [{ path: 'steps.packages', message: 'step echo of package sy-fixture-clashes-builtin has the code of a built-in step' }]);
 
   config.steps = { packages: ['sy-not-installed-anywhere'] };
   writeJson(file, config);
-  const missing = await runCli(['validate', '--config', file], { env });
+  const missing = await runCli(['validate', '--config', file], { env, timeoutMs: 60_000 });
   assert.equal(missing.code, 10);
   assert.match(missing.json.errors[0].message, /sy-not-installed-anywhere is not installed/);
 });
