@@ -122,6 +122,9 @@ export interface StepInfo {
   enabled: boolean;
   /** JSON Schema of the step's settings. */
   settingsSchema: JsonSchema;
+  /** A step from a step package (worker.json steps.packages): its package and version. */
+  package?: string;
+  version?: string;
 }
 
 /** A stored document as the admin API returns it: its shape depends on the kind (checked server-side). */

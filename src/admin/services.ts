@@ -17,6 +17,7 @@ import type { KeyUsage } from './keys/key-usage.js';
 import type { SubKeyRing } from './keys/sub-key-ring.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { TenantQuotas } from './tenant-quotas.js';
+import type { StepRegistry } from '../steps/step-registry.js';
 
 /**
  * The supervisor's state, as admin handlers see it. The parts the supervisor runs (worker
@@ -39,6 +40,8 @@ export interface Services {
   outliers: OutlierView;
   /** The data plane's counters, summed over the workers' shipments. */
   dataMetrics: { write(out: Exposition): void };
+  /** The steps the supervisor loaded (built-ins and worker.json's packages): plugin list, sys/steps, explain. */
+  steps: StepRegistry;
   /** Requests in flight per target of a cluster, asked of the workers. */
   inFlight: { ask(cluster: string): Promise<Record<string, number>> };
   /** Each worker's connections and the generations it still serves, by slot, asked of the workers. */

@@ -2,7 +2,7 @@ import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteD
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
 import { certHostWarnings, compileServerTls } from './compile-tls.js';
 import { CONNECTION_DEFAULTS, H2_PING_DEFAULT_MS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
-import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
+import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledStep, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
 import type { EntityRow } from '../contracts/entities.js';
 import { StepCompiler } from './step-compiler.js';
@@ -18,6 +18,14 @@ import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-t
 import { clusterProtocolIssues, websocketProtocolIssues } from './cluster-protocol.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
+import { BUILTINS } from '../steps/registry.js';
+import type { StepRegistry } from '../steps/step-registry.js';
+
+/** What the compiler is given besides the snapshot. */
+export interface CompileOptions {
+  /** The steps the gateway knows (built-ins and worker.json's packages); default: the built-ins. */
+  steps?: StepRegistry;
+}
 
 export const DEFAULT_TENANT = 'default';
 
@@ -36,7 +44,8 @@ const TERMINALS = ['cluster', 'redirect', 'directResponse'] as const;
  * or the list of issues that stop it. No I/O, no clock, no randomness: the same
  * snapshot always compiles to the same result.
  */
-export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileResult {
+export function compile(snapshot: Snapshot, cache?: TenantPartCache, options: CompileOptions = {}): CompileResult {
+  const steps = options.steps ?? BUILTINS;
   const { entities, planned } = applyDrafts(snapshot);
   const byTenant = new Map<string, EntityRow[]>();
   for (const e of entities) {
@@ -59,11 +68,12 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
     // Those checks add issues and change nothing else, so its part, once without issues, is
     // what any other tenant's publish would compile: it is cached for them.
     const own = tenant === snapshot.tenant;
-    const key = cache ? TenantPartCache.key(rows) : '';
+    // A part compiled against other package steps (a reload) is not reused.
+    const key = cache ? `${TenantPartCache.key(rows)}|${steps.fingerprint}` : '';
     let part = own ? undefined : cache?.get(tenant, key);
     if (!part) {
       const checks = own ? { disabled: snapshot.disabled?.[tenant] ?? [], check: policy ? policy(tenant) : null, secrets: snapshot.secrets ?? NO_SECRETS, certs: snapshot.tls ?? null, redis: snapshot.redis ?? true } : null;
-      part = compileTenant(tenant, rows, checks);
+      part = compileTenant(tenant, rows, checks, steps);
       if (!own || part.issues.length === 0) cache?.set(tenant, key, part);
     }
     issues.push(...part.issues);
@@ -83,7 +93,22 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache): CompileRes
   if (snapshot.tls?.listening) warnings.push(...certHostWarnings(generation.tenants[snapshot.tenant]?.routes ?? [], tls));
 
   if (issues.length) return { ok: false, planned, entities, issues, warnings };
+  // Which build of each package step the routes use: a worker that loaded another refuses them.
+  const builds = steps.buildsOf(usedCodes(allRoutes));
+  if (builds) generation.stepBuilds = builds;
   return { ok: true, generation, planned, entities, issues: [], warnings };
+}
+
+function usedCodes(routes: readonly CompiledRoute[]): Set<string> {
+  const codes = new Set<string>();
+  const walk = (steps: readonly CompiledStep[]): void => {
+    for (const s of steps) {
+      if (s.kind === 'step') codes.add(s.code);
+      else for (const m of s.members) walk(m);
+    }
+  };
+  for (const r of routes) if (r.terminal.type === 'cluster') walk(r.terminal.steps);
+  return codes;
 }
 
 /** One tenant's clusters and ranked routes, and the issues of its documents and steps. */
@@ -92,6 +117,7 @@ function compileTenant(
   entities: readonly EntityRow[],
   /** The publishing tenant's checks (its disabled steps, upstream addresses, the secrets it may name); null for the others. */
   own: { disabled: readonly string[]; check: UpstreamCheck | null; secrets: SecretPolicy; certs: CertChecks | null; redis: boolean } | null,
+  registry: StepRegistry,
 ): TenantPart {
   const issues: CompileIssue[] = [];
   const rows: EntityRow[] = [];
@@ -119,7 +145,7 @@ function compileTenant(
   if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
   const warnings: CompileIssue[] = [];
-  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, warnings, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied, own?.redis ?? true);
+  const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, warnings, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied, own?.redis ?? true, registry, own !== null);
   steps.checkChains();
   const routes: CompiledRoute[] = [];
   for (const [name, doc] of of<RouteDoc>('route')) {

@@ -1,6 +1,6 @@
 import type { ClusterDoc, RouteDoc } from './documents.js';
 import type { CompiledStep } from '../contracts/generation.js';
-import { STEPS } from '../steps/registry.js';
+import { BUILTIN_STEPS } from '../steps/registry.js';
 import { isH2, splitClusters } from './cluster-protocol.js';
 
 type Issue = (pointer: string, message: string) => void;
@@ -24,7 +24,8 @@ export function grpcRouteIssues(doc: RouteDoc, clusters: ReadonlyMap<string, Clu
   if (doc.websocket) issue('/websocket', 'a gRPC route takes no WebSocket upgrades');
   if (doc.requestBuffering && doc.requestBuffering.maxBytes > 0) issue('/requestBuffering', 'a gRPC route streams its bodies: requestBuffering.maxBytes must be 0 or absent');
   for (const code of new Set(codesOf(steps ?? []))) {
-    const why = STEPS.get(code)?.touchesBody;
+    // Only built-ins declare touchesBody: a package step's use of the body is its own (docs/step-packages.md).
+    const why = BUILTIN_STEPS.get(code)?.touchesBody;
     if (why !== undefined) issue('/steps', `step ${code} ${why}: a gRPC route's bodies are streams of framed messages, so it cannot run there`);
   }
 }

@@ -1,5 +1,5 @@
 import type { CompiledStep, CompileIssue } from '../contracts/generation.js';
-import { STEPS } from '../steps/registry.js';
+import { BUILTIN_STEPS } from '../steps/registry.js';
 import type { OrchDoc } from './documents.js';
 
 /** How a step, group or chain that answers every request answers: 'either' when it depends on the request. */
@@ -40,7 +40,8 @@ export function alwaysAnswers(steps: readonly CompiledStep[], continued = false)
 
 /** `continued`: the step runs under a Continue node (its chain is bound by one), as if marked Continue itself. */
 function stepAnswers(s: Extract<CompiledStep, { kind: 'step' }>, continued: boolean): AlwaysAnswer | null {
-  const kind = STEPS.get(s.code)?.alwaysAnswers?.(s.settings as never) ?? null;
+  // Only built-ins declare alwaysAnswers (echo, fault-injection): a package step is never assumed to.
+  const kind = BUILTIN_STEPS.get(s.code)?.alwaysAnswers?.(s.settings as never) ?? null;
   if (kind === null || ((s.continue || continued) && kind !== 'served')) return null;
   return { code: s.code, kind };
 }

@@ -1,4 +1,5 @@
-import { STEPS } from '../steps/registry.js';
+import { BUILTINS } from '../steps/registry.js';
+import type { StepRegistry } from '../steps/step-registry.js';
 import type { StepEnv } from '../steps/step.js';
 import { TRIAL_BUCKET } from '../steps/step-state.js';
 import type { OrchDoc } from './documents.js';
@@ -64,6 +65,10 @@ export class StepCompiler {
     private readonly urlDenied?: (url: string) => string | null,
     /** Whether worker.json has `redis`: without it a step that counts there is an issue. */
     private readonly redis = true,
+    /** The steps this gateway knows (built-ins and worker.json's packages). */
+    private readonly steps: StepRegistry = BUILTINS,
+    /** Whether worker.json `steps.tenants` is checked (the publishing tenant's own compile). */
+    private readonly governed = false,
   ) {}
 
   /** Checks every orch entity on its own, referenced or not: structure, settings, and its refs (missing, cyclic). */
@@ -194,9 +199,13 @@ export class StepCompiler {
 
   /** The step's parsed settings, or undefined (issue recorded) when the code or settings are bad. */
   private checkSettings(owner: Owner, at: string, codeAt: string, code: string, settings: unknown): unknown {
-    const def = STEPS.get(code);
+    const def = this.steps.get(code);
     if (!def) {
       this.issue(owner, codeAt, 'Compile.Step.Unknown', `unknown step code ${code}`);
+      return undefined;
+    }
+    if (this.governed && !this.steps.usableBy(code, this.tenant)) {
+      this.issue(owner, codeAt, 'Compile.Step.NotAllowed', `step ${code} (package ${def.origin?.package}) is not allowed for tenant ${this.tenant} (worker.json steps.tenants)`);
       return undefined;
     }
     if (this.disabled.has(code)) {

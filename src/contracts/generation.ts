@@ -15,6 +15,19 @@ export interface CompiledGeneration {
   clusters: Record<string, CompiledCluster>;
   /** What the TLS listener serves; absent in a generation without certificates. */
   serverTls?: CompiledServerTls;
+  /**
+   * The build of each package step the routes use (code -> build), as the supervisor loaded
+   * it: a worker that loaded another build of one refuses the routes using it. Absent: none.
+   */
+  stepBuilds?: Record<string, StepBuild>;
+}
+
+/** Which build of a step package a step comes from (docs/step-packages.md "Build stamps"). */
+export interface StepBuild {
+  package: string;
+  version: string;
+  /** sha256 (hex) over the package's files (content-hash.ts). */
+  hash: string;
 }
 
 /** A `cert` entity as the TLS listener loads it. */

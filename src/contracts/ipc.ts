@@ -31,6 +31,16 @@ export interface DataPlaneSettings {
   observe: ObserveSettings;
   /** worker.json `readiness.dataPath`: answered before routing with the node's readiness (`readiness` messages). */
   readyPath?: string;
+  /** worker.json `steps`, each package resolved to its folder: every worker loads them at init. Absent: none. */
+  steps?: StepPackagesSettings;
+}
+
+/** worker.json `steps` as a process loads it (docs/step-packages.md). */
+export interface StepPackagesSettings {
+  /** Absolute folders of the packages, in worker.json's order. */
+  dirs: string[];
+  /** Step code -> tenants (or `*`) that may use it. */
+  tenants: Record<string, string[]>;
 }
 
 /** worker.json `metrics`, `requestId`, `log.access` and `tracing`, defaults filled. */

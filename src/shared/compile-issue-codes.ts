@@ -5,8 +5,9 @@
  */
 export const COMPILE_ISSUES = {
   'Compile.Document': { message: 'The stored document does not have the shape of its kind' },
-  'Compile.Step.Unknown': { message: 'No built-in step has this code' },
+  'Compile.Step.Unknown': { message: 'No built-in or installed package step has this code' },
   'Compile.Step.Disabled': { message: 'The step is disabled for this tenant' },
+  'Compile.Step.NotAllowed': { message: 'The package step is not one this tenant may use (worker.json steps.tenants)' },
   'Compile.Step.Settings': { message: "The step's settings do not fit its schema, or the step cannot be built from them" },
   'Compile.Step.Cluster': { message: "A cluster the step's settings name is not in this tenant" },
   'Compile.Step.SecretNotAllowed': { message: 'An environment variable the settings name is not allowed for this tenant (worker.json secrets.env)' },

@@ -1,5 +1,5 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
 import type { StepDefinition } from './step.js';
+import { StepRegistry } from './step-registry.js';
 import { rateLimit } from './rate-limit.js';
 import { orch } from './orch.js';
 import { requestHeaders } from './request-headers.js';
@@ -30,8 +30,8 @@ import { retry } from './retry.js';
 import { cache } from './cache.js';
 import { compression } from './compression.js';
 
-/** Every built-in step, by code. The compiler checks codes and settings against this. */
-export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
+/** Every built-in step, by code: a constant list. What a process knows besides comes from its StepRegistry. */
+export const BUILTIN_STEPS: ReadonlyMap<string, StepDefinition> = new Map(
   (
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
@@ -41,11 +41,5 @@ export const STEPS: ReadonlyMap<string, StepDefinition> = new Map(
   ).map((s) => [s.code, s]),
 );
 
-/** The steps and their settings as JSON Schema, for the console's forms and docs. */
-export function stepCatalog(): { code: string; summary: string; settingsSchema: unknown }[] {
-  return [...STEPS.values()].map((s) => ({
-    code: s.code,
-    summary: s.summary,
-    settingsSchema: toJsonSchema(s.schema, { errorMode: 'ignore' }),
-  }));
-}
+/** The registry of a gateway without step packages (tests, the docs of the built-ins); it never changes. */
+export const BUILTINS = new StepRegistry(BUILTIN_STEPS);

@@ -2,6 +2,7 @@ import type * as v from 'valibot';
 import type { Upstream } from '../contracts/upstream.js';
 import type { QueryPair } from '../shared/url-query.js';
 import type { ErrorCode } from '../shared/errors.js';
+import type { StepBuild } from '../contracts/generation.js';
 
 /** The final status of a request whose client left before its response completed (nginx's 499). */
 export const CLIENT_LEFT = 499;
@@ -246,6 +247,12 @@ export interface StepDefinition<S = unknown> {
   touchesBody?: string;
   /** Resolved entirely by the compiler (the `orch` binding): no runtime of its own. */
   compileTime?: boolean;
+  /** A package step's build (package, version, content hash); absent: a built-in. */
+  origin?: StepBuild;
+  /** The decision reads the request alone: explain runs it on its dry flow (package steps; the built-ins are listed in step-verdicts.ts). */
+  pure?: boolean;
+  /** The handler's budget in ms when it returns a promise (package steps: default and ceiling 30,000). */
+  timeoutMs?: number;
 }
 
 export function defineStep<S>(def: StepDefinition<S>): StepDefinition<S> {

@@ -1,5 +1,7 @@
 import type { CompiledGeneration } from '../contracts/generation.js';
 import { compile } from '../compiler/compile.js';
+import { BUILTINS } from '../steps/registry.js';
+import type { StepRegistry } from '../steps/step-registry.js';
 import { TenantPartCache } from '../compiler/tenant-parts.js';
 import { takeoverWarnings } from '../compiler/takeover-warnings.js';
 import type { DraftRow, EntityRow } from '../contracts/entities.js';
@@ -53,6 +55,9 @@ export class Publisher implements PublisherView {
   /** Whether worker.json has `redis` (rate-limit scope cluster compiles only with it). */
   redis = false;
 
+  /** The steps the compiler checks against and stamps builds from (the supervisor's registry). */
+  steps: StepRegistry = BUILTINS;
+
   /** Several nodes on one store: publishes serialised across them and announced to them. */
   fleet: FleetHooks | null = null;
 
@@ -69,7 +74,7 @@ export class Publisher implements PublisherView {
   }
 
   dryRun(tenant: string): DryRunResult {
-    const r = compile(this.snapshot(tenant), this.parts);
+    const r = compile(this.snapshot(tenant), this.parts, { steps: this.steps });
     // Which served traffic the plan moves: against the generation serving now, for the dry-run only.
     const moved = r.ok ? takeoverWarnings(this.served?.payload.tenants[tenant]?.routes ?? [], r.generation.tenants[tenant]?.routes ?? []) : [];
     return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: [...r.warnings, ...moved], planned: r.planned };
@@ -77,7 +82,7 @@ export class Publisher implements PublisherView {
 
   /** The generation the drafts would make, compiled and not stored (explain --draft); null with the issues that refuse it. */
   candidate(tenant: string): { generation: CompiledGeneration | null; issues: CompileIssue[] } {
-    const r = compile(this.snapshot(tenant), this.parts);
+    const r = compile(this.snapshot(tenant), this.parts, { steps: this.steps });
     return r.ok ? { generation: r.generation, issues: [] } : { generation: null, issues: r.issues };
   }
 
@@ -112,7 +117,7 @@ export class Publisher implements PublisherView {
         apply?.();
         const candidate = this.generations.current() + 1;
         const snapshot = this.snapshot(tenant);
-        const compiled = compile(snapshot, this.parts);
+        const compiled = compile(snapshot, this.parts, { steps: this.steps });
         if (!compiled.ok) throw rejected(candidate, compiled.issues, compiled.planned);
         if (compiled.planned.length === 0) {
           this.entities.replacePublished(tenant, compiled.entities, new Set(), 0, snapshot.drafts); // drop no-op drafts
@@ -139,7 +144,7 @@ export class Publisher implements PublisherView {
         if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
         const all = this.entities.published();
         const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-        const compiled = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis }, this.parts);
+        const compiled = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis }, this.parts, { steps: this.steps });
         const candidate = this.generations.current() + 1;
         if (!compiled.ok) throw rejected(candidate, compiled.issues, []);
         const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
@@ -225,7 +230,9 @@ export class Publisher implements PublisherView {
     const b = await broadcastGeneration(this.pool(), this.served, this.ackTimeoutMs, this.log);
     this.log.info({ tenant, generation: id, action, planned, acked: b.acked }, 'published');
     if (!b.ok) {
-      throw new SvcError('Svc.Publish.Unacknowledged', `Generation ${id} is committed but not every worker acknowledged it; those workers are being restarted with it`, {
+      // Why, in the message too: a worker that refused the generation says which step and build.
+      const why = [...new Set(b.failed.map((f) => f.reason))].join('; ');
+      throw new SvcError('Svc.Publish.Unacknowledged', `Generation ${id} is committed but not every worker acknowledged it (${why}); those workers are being restarted with it`, {
         generation: id,
         failed: b.failed,
       });

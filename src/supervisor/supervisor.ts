@@ -23,6 +23,7 @@ import { FleetFollower } from './fleet-follower.js';
 import { ClusterRateLimits, storeDownLease, type ClusterLease } from './cluster-rate-limits.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
+import { loadGatewaySteps } from './step-packages.js';
 import { probePort } from './port-probe.js';
 import { checkAccessLogFile } from './access-log-file.js';
 import { BindError, WorkerPool } from './worker-pool.js';
@@ -68,6 +69,11 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   for (const w of loaded.warnings) log.warn(w);
   const observe = observeSettings(config, loaded.baseDir);
   checkAccessLogFile(observe.accessLog?.path);
+  // Before anything opens: a missing or bad step package stops the start (exit 10).
+  const { registry: steps, settings: stepPackages } = await loadGatewaySteps(config.steps, loaded.baseDir).catch((err: Error) => {
+    throw new BootError(EXIT.bootstrap, err.message);
+  });
+  if (stepPackages.dirs.length) log.info({ steps: steps.packageSteps().map((s) => `${s.code} ${s.origin!.package}@${s.origin!.version}`) }, 'step packages loaded');
 
   let volume: Volume;
   try {
@@ -97,6 +103,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   publisher.fleet = volume.fleet;
   publisher.redis = config.redis !== undefined;
+  publisher.steps = steps;
   const fleet = volume.fleet ? new FleetFollower(volume.fleet, publisher, config.admin.listen, log) : null;
   // Health probes go through the same upstream policy as the workers' connections.
   const sendTable = () => pool.broadcast({ type: 'health', unhealthy: outOfRotation() });
@@ -122,6 +129,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       ...(keyEnv === undefined ? {} : { sealingKeyEnv: keyEnv }),
       observe,
       ...(config.readiness.dataPath === undefined ? {} : { readyPath: config.readiness.dataPath }),
+      ...(stepPackages.dirs.length ? { steps: stepPackages } : {}),
     },
     log,
     currentGeneration: () => publisher.current(),
@@ -161,7 +169,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
   const services: Services = {
-    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics },
+    ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
   };
 

@@ -10,6 +10,8 @@ import { envelopeReply } from './envelope.js';
 import { ReadyPath } from './ready-path.js';
 import { loadEngine } from './engine/load-engine.js';
 import { WorkerContext } from './worker-context.js';
+import { loadStepRegistry } from '../steps/packages/load-packages.js';
+import type { StepRegistry } from '../steps/step-registry.js';
 
 const ctx = new WorkerContext((msg: FromWorker) => {
   if (process.connected) process.send!(msg);
@@ -47,7 +49,16 @@ process.on('message', (msg: ToWorker) => {
 ctx.send({ type: 'booted' });
 
 async function init(msg: Extract<ToWorker, { type: 'init' }>): Promise<void> {
-  const { traceId, seen } = ctx.start(msg);
+  let steps: StepRegistry;
+  try {
+    steps = await loadStepRegistry(msg.dataPlane.steps);
+  } catch (err) {
+    // The supervisor loaded the same packages at its start: this worker's copy changed since.
+    ctx.log.fatal({ err, slot: msg.slot }, `worker cannot load the step packages: ${(err as Error).message}`);
+    setTimeout(() => process.exit(10), 50);
+    return;
+  }
+  const { traceId, seen } = ctx.start(msg, steps);
   const log = ctx.log;
   const tls = msg.dataPlane.tls;
   // `current` is read once: the request keeps that generation to its end.

@@ -1,25 +1,25 @@
 import type { CompiledStep } from '../contracts/generation.js';
-import { STEPS } from '../steps/registry.js';
 import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
+import type { StepLookup } from '../steps/step-registry.js';
 
 /**
  * A route's steps as one function (see buildPipeline), and the headers its steps own
  * (StepDefinition.ownedHeaders): the route's RequestFlow drops the client's values of
  * those before anything goes upstream, whatever each step's outcome; null: none.
  */
-export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv): { run: StepRun; owned: readonly string[] | null } | null {
-  const run = buildPipeline(steps, env);
+export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup): { run: StepRun; owned: readonly string[] | null } | null {
+  const run = buildPipeline(steps, env, registry);
   if (run === null) return null;
-  const owned = [...new Set(ownedBy(steps))];
+  const owned = [...new Set(ownedBy(steps, registry))];
   return { run, owned: owned.length === 0 ? null : owned };
 }
 
-function ownedBy(steps: readonly CompiledStep[]): string[] {
+function ownedBy(steps: readonly CompiledStep[], registry: StepLookup): string[] {
   const out: string[] = [];
   for (const s of steps) {
-    if (s.kind === 'group') for (const m of s.members) out.push(...ownedBy(m));
-    else for (const h of STEPS.get(s.code)?.ownedHeaders?.(s.settings) ?? []) out.push(h.toLowerCase());
+    if (s.kind === 'group') for (const m of s.members) out.push(...ownedBy(m, registry));
+    else for (const h of registry.get(s.code)?.ownedHeaders?.(s.settings) ?? []) out.push(h.toLowerCase());
   }
   return out;
 }
@@ -30,11 +30,11 @@ function ownedBy(steps: readonly CompiledStep[]): string[] {
  * sync: a promise is only made when a step returns one. A route without steps gets
  * null and pays nothing.
  */
-export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
+export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup): StepRun | null {
   if (steps.length === 0) return null;
   const runs = steps.map((s) => {
-    if (s.kind === 'group') return groupRun(s.merge, s.members, env);
-    const run = stepRun(s.code, s.settings, s.tenant, s.bucket, env);
+    if (s.kind === 'group') return groupRun(s.merge, s.members, env, registry);
+    const run = stepRun(registry, s.code, s.settings, s.tenant, s.bucket, env);
     return s.continue ? continuing(s.code, run, env) : run;
   });
   // Each step's code is put on the flow before it runs (a field write, no wrapper per request): steps
@@ -58,8 +58,8 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): Ste
   return (flow) => runFrom(flow, 0);
 }
 
-function stepRun(code: string, settings: unknown, tenant: string, bucket: string, env: StepEnv): StepRun {
-  const def = STEPS.get(code);
+function stepRun(registry: StepLookup, code: string, settings: unknown, tenant: string, bucket: string, env: StepEnv): StepRun {
+  const def = registry.get(code);
   if (!def?.create) throw new Error(`step ${code} has no runtime`); // the compiler never emits such a step
   return def.create(settings, { bucket, tenant, env });
 }
@@ -102,8 +102,8 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
  * Settling early keeps a slow member (a forward-auth) from holding requests another
  * member already decided.
  */
-function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
-  const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
+function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv, registry: StepLookup): StepRun {
+  const chains = members.map((m) => buildPipeline(m, env, registry) ?? PASS);
   return (flow) => {
     const before = { ...flow.vars };
     const flows = chains.map(() => new MemberFlow(flow));

@@ -2,6 +2,7 @@ import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type Compiled
 import { openWebSocket } from './websocket-upgrade.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv } from '../steps/step.js';
+import type { StepRegistry } from '../steps/step-registry.js';
 import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
 import type { Target } from './data-server.js';
@@ -34,6 +35,8 @@ export interface RuntimeDeps {
   pools: PoolsContext;
   /** Open WebSockets per route, across generations. */
   webSockets: WebSocketRouteCounts;
+  /** The steps this worker loaded at init (built-ins and worker.json's packages). */
+  steps: StepRegistry;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
@@ -71,6 +74,8 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
 
   // Steps of this generation reach its own pools (mirror, traffic-split).
   const stepEnv = { ...deps.env, upstream: (cluster: string) => poolsFor(cluster).pick() };
+  // A package step of another build than the one the generation was compiled with throws when a route builds it.
+  const steps = deps.steps.forBuilds(gen.stepBuilds);
 
   const lifeEnv = { traceId, log, metrics, requestIdHeader: deps.requestIdHeader };
   // One route's: a step that throws or rejects answers its request 500 Svc.Data.StepFailed; the line names route and step.
@@ -94,7 +99,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const upstream = poolsFor(t.cluster);
     let built: Built;
     try {
-      built = buildRoutePipeline(t.steps, stepEnv);
+      built = buildRoutePipeline(t.steps, stepEnv, steps);
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');

@@ -17,6 +17,7 @@ import { tracingFor } from './observe/tracer.js';
 import type { Tracing } from './observe/request-trace.js';
 import { AccessLog } from './observe/access-log.js';
 import type { ReadyPath } from './ready-path.js';
+import type { StepRegistry } from '../steps/step-registry.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -62,7 +63,7 @@ export class WorkerContext {
   readonly reportOutlier = (cluster: string, target: string): void => this.send({ type: 'outlier', cluster, target });
 
   /** Builds what init's settings say, and the first runtime; the caller then opens the data port. */
-  start(msg: InitMessage) {
+  start(msg: InitMessage, steps: StepRegistry) {
     const log = (this.log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot }));
     this.graceMs = msg.graceMs;
     const observe = msg.dataPlane.observe;
@@ -83,6 +84,7 @@ export class WorkerContext {
       tracing,
       pools: { upstreamGuard: guard, targetHealth: this.targetHealth, reportOutlier: this.reportOutlier },
       webSockets: this.webSockets,
+      steps,
     };
     const sealing = msg.dataPlane.sealingKeyEnv;
     installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));

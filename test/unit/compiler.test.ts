@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { compile } from '../../src/compiler/compile.js';
-import { STEPS } from '../../src/steps/registry.js';
+import { BUILTIN_STEPS } from '../../src/steps/registry.js';
+import { StepRegistry } from '../../src/steps/step-registry.js';
 import type { StepDefinition } from '../../src/steps/step.js';
 import type { DraftRow, EntityRow } from '../../src/contracts/entities.js';
 
@@ -130,8 +131,7 @@ test('deleting a cluster a route still uses is an issue', () => {
 });
 
 test('every registered step: an unknown setting is a compile issue pointing into that step', async () => {
-  const { STEPS } = await import('../../src/steps/registry.js');
-  for (const def of STEPS.values()) {
+  for (const def of BUILTIN_STEPS.values()) {
     const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: def.code, settings: { ...def.example, bogus: true } }] })]);
     assert.equal(r.ok, false, def.code);
     const issue = r.issues.find((i) => i.code === 'Compile.Step.Settings');
@@ -148,15 +148,11 @@ test('settings a step cannot be built from are a compile issue, not workers fail
   assert.equal(bad.ok, true, 'the step now tests each pattern on its own, so these settings are fine');
 
   // A factory that throws, whatever the reason, is reported at its settings with its message.
-  const registry = STEPS as Map<string, StepDefinition>;
-  registry.set('throws-when-built', { code: 'throws-when-built', summary: 'test', statuses: [], example: {}, schema: v.object({}), create: () => { throw new Error('no such key'); } });
-  try {
-    const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'throws-when-built', settings: {} }] })]);
-    assert.equal(r.ok, false);
-    assert.deepEqual(r.issues.map((i) => [i.code, i.pointer, i.message]), [['Compile.Step.Settings', '/steps/0/settings', 'throws-when-built: cannot be built: no such key']]);
-  } finally {
-    registry.delete('throws-when-built');
-  }
+  const throws: StepDefinition = { code: 'throws-when-built', summary: 'test', statuses: [], example: {}, schema: v.object({}), create: () => { throw new Error('no such key'); } };
+  const steps = new StepRegistry(BUILTIN_STEPS, [throws]);
+  const r = compile({ tenant: 'default', published: [], drafts: [cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'throws-when-built', settings: {} }] })] }, undefined, { steps });
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.issues.map((i) => [i.code, i.pointer, i.message]), [['Compile.Step.Settings', '/steps/0/settings', 'throws-when-built: cannot be built: no such key']]);
 });
 
 test('a name under another tenant’s wildcard is a host conflict, reported on the publishing tenant’s route', () => {

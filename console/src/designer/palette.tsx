@@ -56,6 +56,7 @@ export function Palette({ steps, catalog, onAdd }: { steps: StepInfo[] | null; c
                 <span className="sy-palette-code">{s.code}</span>
                 <span className="sy-palette-summary" id={`sy-step-${s.code}`}>
                   {s.enabled ? s.summary : `Disabled for this tenant. ${s.summary}`}
+                  {s.package ? ` (package ${s.package})` : ''}
                 </span>
               </button>
             </li>

@@ -25,7 +25,10 @@ export function Plugins({ tenant }: { tenant: string }) {
               <td>
                 <code>{s.code}</code>
               </td>
-              <td>{s.summary}</td>
+              <td>
+                {s.summary}
+                {s.package && <span className="hint" data-testid={`plugin-package-${s.code}`}> (package {s.package} {s.version})</span>}
+              </td>
               <td data-testid={`plugin-state-${s.code}`}>{s.enabled ? 'enabled' : 'disabled'}</td>
               <td>
                 <GatedButton feature="plugin.toggle" onClick={() => toggle(s.code, !s.enabled)} data-testid={`plugin-toggle-${s.code}`}>

@@ -6,6 +6,7 @@ import { dryFlow } from './dry-flow.js';
 import { stepVerdicts } from './step-verdicts.js';
 import { upstreamPick } from './upstream-pick.js';
 import type { Candidate } from '../../contracts/explain.js';
+import type { StepRegistry } from '../../steps/step-registry.js';
 
 export interface ExplainRequest {
   method: string;
@@ -23,7 +24,7 @@ export interface ExplainRequest {
  * build; the other candidates, in rank order, each with the reason it lost. A host another
  * tenant owns is only reported as such: its routes are not this tenant's to see.
  */
-export async function explainRoute(gen: CompiledGeneration, tenant: string, req: ExplainRequest, paths: PathPolicy) {
+export async function explainRoute(gen: CompiledGeneration, tenant: string, req: ExplainRequest, paths: PathPolicy, registry: StepRegistry) {
   const method = req.method.toUpperCase();
   const target = parseTarget(req.url);
   const host = routingHost(req.headers.host ?? target.host);
@@ -47,7 +48,7 @@ export async function explainRoute(gen: CompiledGeneration, tenant: string, req:
   if (t.type === 'redirect') return { ...base, refused: null, route: { ...head, terminal: { type: 'redirect', location: t.location, statusCode: t.statusCode } } };
   if (t.type === 'directResponse') return { ...base, refused: null, route: { ...head, terminal: { type: 'directResponse', statusCode: t.statusCode } } };
   const flow = dryFlow({ method, path, query, headers: req.headers, clientAddress: req.clientAddress });
-  const { views, ended } = await stepVerdicts(t.steps, flow, tenant, req.clientAddress !== null);
+  const { views, ended } = await stepVerdicts(t.steps, flow, tenant, req.clientAddress !== null, registry);
   const name = t.cluster.slice(t.cluster.indexOf('/') + 1);
   const terminal = { type: 'cluster', cluster: name, steps: views, ...(t.websocket ? { websocket: true } : {}) };
   const spec = gen.clusters[t.cluster];

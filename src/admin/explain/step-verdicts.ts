@@ -1,6 +1,6 @@
 import type { CompiledStep } from '../../contracts/generation.js';
 import type { Flow, StepEnv, StepOutcome } from '../../steps/step.js';
-import { STEPS } from '../../steps/registry.js';
+import type { StepLookup } from '../../steps/step-registry.js';
 import type { StepView, Verdict } from '../../contracts/explain.js';
 
 /**
@@ -36,7 +36,7 @@ const DRY_ENV: StepEnv = { rateLimits: { acquire: () => true, remaining: () => 0
  * size, a rewrite), else said to be decided at run time and why. After a refusal or an
  * answer that ends the chain, the rest are `not reached`.
  */
-export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, tenant: string, clientKnown: boolean): Promise<{ views: StepView[]; ended: boolean }> {
+export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, tenant: string, clientKnown: boolean, registry: StepLookup): Promise<{ views: StepView[]; ended: boolean }> {
   const views: StepView[] = [];
   let ended = false;
   for (const s of steps) {
@@ -50,7 +50,13 @@ export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, t
       views.push({ code: s.code, failureStrategy: strategy, verdict: 'not reached', reason: 'an earlier step ended the chain' });
       continue;
     }
-    if (!FROM_THE_REQUEST.has(s.code)) {
+    const def = registry.get(s.code);
+    // A package step runs here only when it says its decision reads the request alone (`pure`).
+    if (def?.origin && !def.pure) {
+      views.push({ code: s.code, failureStrategy: strategy, verdict: 'at run time', reason: `a step of package ${def.origin.package}@${def.origin.version} not marked pure: explain does not run it` });
+      continue;
+    }
+    if (!def?.origin && !FROM_THE_REQUEST.has(s.code)) {
       const why = AT_RUN_TIME[s.code];
       views.push({ code: s.code, failureStrategy: strategy, verdict: why ? 'at run time' : 'passes', reason: why ?? 'edits the request or the response; never refuses' });
       continue;
@@ -59,9 +65,9 @@ export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, t
       views.push({ code: s.code, failureStrategy: strategy, verdict: 'at run time', reason: 'depends on the client address: give clientAddress' });
       continue;
     }
-    const run = STEPS.get(s.code)!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV });
     let outcome: StepOutcome;
     try {
+      const run = def!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV });
       outcome = await run(flow);
     } catch (err) {
       views.push({ code: s.code, failureStrategy: strategy, verdict: 'at run time', reason: `could not be simulated: ${(err as Error).message}` });

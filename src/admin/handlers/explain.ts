@@ -30,9 +30,9 @@ export const explain: OpHandler<Services> = async ({ params, body, services }) =
     services.quotas.takeDryRun(tenant);
     const c = services.publisher.candidate(tenant);
     if (c.generation === null) throw new SvcError('Svc.Publish.Rejected', `The drafts do not compile (${c.issues.length} issue(s)): nothing to explain against`, { issues: c.issues });
-    return { tenant, against: 'drafts', ...(await explainRoute(c.generation, tenant, req, services.paths)) };
+    return { tenant, against: 'drafts', ...(await explainRoute(c.generation, tenant, req, services.paths, services.steps)) };
   }
   const served = services.publisher.current();
   if (!served) return { tenant, against: 'published', route: null, refused: 'nothing is published yet: 503 Svc.Data.NotPublished', candidates: [] };
-  return { tenant, against: 'published', generation: served.id, ...(await explainRoute(served.payload, tenant, req, services.paths)) };
+  return { tenant, against: 'published', generation: served.id, ...(await explainRoute(served.payload, tenant, req, services.paths, services.steps)) };
 };

@@ -2,7 +2,6 @@ import { Reply, type OpHandler } from '../op-context.js';
 import type { Services } from '../services.js';
 import { OPERATIONS } from '../contract.js';
 import { openApiDocument } from '../openapi.js';
-import { stepCatalog } from '../../steps/registry.js';
 import { consoleModel } from '../console-nav.js';
 import { SvcError } from '../../shared/errors.js';
 import { isTenantName } from '../../shared/tenant-name.js';
@@ -59,6 +58,7 @@ export const consoleNav: OpHandler<Services> = ({ identity, query }) => {
   return { identity: { kind: id.kind, tenant: id.tenant, scopes: id.scopes }, ...consoleModel(id, requested) };
 };
 
-export const steps: OpHandler<Services> = () => ({ steps: stepCatalog() });
+/** Every step the gateway knows; a package step with its `package` and `version`. */
+export const steps: OpHandler<Services> = ({ services }) => ({ steps: services.steps.catalog() });
 
 export { metrics } from './metrics.js';
