@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { defineStep, v } from '../../src/sdk/step.js';
 import { checkSettings, stepTester, StepSettingsError, TestStates } from '../../src/sdk/testing.js';
 import { StepCompiler } from '../../src/compiler/step-compiler.js';
-import { STEPS } from '../../src/steps/registry.js';
+import { BUILTIN_STEPS } from '../../src/steps/registry.js';
 import type { CompileIssue } from '../../src/contracts/generation.js';
 
 // A step that uses every part of the env: a header check with a declared answer, an owned
@@ -72,7 +72,7 @@ test('settings are refused with the pointers and words publish gives (Compile.St
   assert.deepEqual(checkSettings(sample, {}), []);
 
   // The same schema through the compiler: a built-in's, so the compiler knows it.
-  const builtin = STEPS.get('method-restriction')!;
+  const builtin = BUILTIN_STEPS.get('method-restriction')!;
   const asPackage = { ...sample, code: 'method-restriction', settings: builtin.schema };
   const settings = { allow: ['get', 3], more: 1 };
   const issuesOut: CompileIssue[] = [];
