@@ -2,6 +2,7 @@ import type * as v from 'valibot';
 import type { Upstream } from '../contracts/upstream.js';
 import type { QueryPair } from '../shared/url-query.js';
 import type { ErrorCode } from '../shared/errors.js';
+import type { StateOf } from './step-state.js';
 
 /** The final status of a request whose client left before its response completed (nginx's 499). */
 export const CLIENT_LEFT = 499;
@@ -199,6 +200,23 @@ export interface RateLimitClient {
   remaining(bucket: string): number;
 }
 
+/** What a step factory gets besides its settings. */
+export interface StepContext {
+  /**
+   * A stable key of the step: its tenant, route, place and canonical settings. Node-wide
+   * state (rate-limit's leased buckets) is keyed by it.
+   */
+  bucket: string;
+  tenant: string;
+  env: StepEnv;
+  /**
+   * The step's per-route state in this worker: the object `make` built for this bucket,
+   * kept across publishes while the bucket is unchanged, fresh when it changes (and never
+   * kept by the compiler's trial build). One object per step: call it once.
+   */
+  state: StateOf;
+}
+
 export interface StepDefinition<S = unknown> {
   code: string;
   summary: string;
@@ -210,12 +228,13 @@ export interface StepDefinition<S = unknown> {
   example: Record<string, unknown>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a schema of any input type: valibot schemas are invariant in it, and settings arrive as parsed JSON
   schema: v.GenericSchema<any, S>;
+  /** Builds the runtime function from settings the compiler already checked (StepContext). */
+  create?(settings: S, ctx: StepContext): StepRun;
   /**
-   * Builds the runtime function from settings the compiler already checked. `bucket`
-   * is a stable key for per-step state that must outlive a publish when the step is
-   * unchanged (rate-limit buckets).
+   * The default budget (ms) of the function's promise when a route's step gives no
+   * `timeoutMs`: past it the request is answered 504 Svc.Data.StepTimeout. Absent: none.
    */
-  create?(settings: S, ctx: { bucket: string; tenant: string; env: StepEnv }): StepRun;
+  timeoutMs?: number;
   /**
    * Request headers the step sets from what it verified (a consumer id, a subject, a
    * service's answer). The route drops the client's own values of them before its first

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPipeline } from '../../src/worker/pipeline.js';
+import { StepStates } from '../../src/worker/step-states.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import type { CompiledStep } from '../../src/contracts/generation.js';
 import type { StepEnv, StepReply, StepRequest } from '../../src/steps/step.js';
@@ -16,7 +17,7 @@ const IP_ONLY_TEN = step('ip-restriction', { allow: ['10.0.0.0/8'], deny: [], tr
 
 async function answer(steps: CompiledStep[]): Promise<{ status: number; by: string | null }> {
   const flow = new RequestFlow(request, null);
-  const r = (await buildPipeline(steps, env)!(flow)) as StepReply;
+  const r = (await buildPipeline(steps, env, new StepStates())!(flow)) as StepReply;
   return { status: r.status, by: flow.answeredBy };
 }
 

@@ -1,6 +1,7 @@
 import type { CompiledStep } from '../../contracts/generation.js';
 import type { Flow, StepEnv, StepOutcome } from '../../steps/step.js';
 import { STEPS } from '../../steps/registry.js';
+import { freshState } from '../../steps/step-state.js';
 import type { StepView, Verdict } from '../../contracts/explain.js';
 
 /**
@@ -59,7 +60,7 @@ export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, t
       views.push({ code: s.code, failureStrategy: strategy, verdict: 'at run time', reason: 'depends on the client address: give clientAddress' });
       continue;
     }
-    const run = STEPS.get(s.code)!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV });
+    const run = STEPS.get(s.code)!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV, state: freshState });
     let outcome: StepOutcome;
     try {
       outcome = await run(flow);
