@@ -133,9 +133,14 @@ export const ClusterDoc = v.strictObject({
   tls: v.optional(ClusterTls),
 });
 
+/** A step's budget (ms): past it, a step still working on its request answers 504 Svc.Data.StepTimeout. */
+export const STEP_TIMEOUT_MAX_MS = 30_000;
+const StepTimeoutMs = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(STEP_TIMEOUT_MAX_MS));
+
 export const StepDoc = v.strictObject({
   code: v.pipe(v.string(), v.minLength(1)),
   settings: v.optional(v.record(v.string(), v.unknown()), {}),
+  timeoutMs: v.optional(StepTimeoutMs),
 });
 
 const Status = v.pipe(v.number(), v.integer());
@@ -195,6 +200,7 @@ export const OrchDoc = v.strictObject({
         id: v.pipe(v.string(), v.minLength(1)),
         step: v.pipe(v.string(), v.minLength(1)),
         settings: v.optional(v.record(v.string(), v.unknown()), {}),
+        timeoutMs: v.optional(StepTimeoutMs),
         failureStrategy: v.optional(v.string()),
         canvas: v.optional(Canvas),
       }),

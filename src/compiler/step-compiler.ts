@@ -1,7 +1,7 @@
 import { BUILTINS } from '../steps/registry.js';
 import type { StepRegistry } from '../steps/step-registry.js';
 import type { StepEnv } from '../steps/step.js';
-import { TRIAL_BUCKET } from '../steps/step-state.js';
+import { freshState, TRIAL_BUCKET } from '../steps/step-state.js';
 import type { OrchDoc } from './documents.js';
 import { checkStepSettings } from '../shared/settings-issues.js';
 import type { CompiledStep, CompileIssue } from '../contracts/generation.js';
@@ -29,6 +29,8 @@ interface Owner {
 interface RawStep {
   code: string;
   settings: Record<string, unknown>;
+  /** The budget of the step's promise (documents.ts checked its range). */
+  timeoutMs?: number | undefined;
 }
 
 /**
@@ -126,8 +128,17 @@ export class StepCompiler {
     const settings = this.checkSettings(owner, at, codeAt, s.code, s.settings);
     if (settings === undefined) return null;
     const b = `${bucket}${at}`;
-    if (s.code === 'orch') return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, place);
-    return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}` }];
+    if (s.code === 'orch') {
+      // A binding is no step of its own: a budget belongs on the chain's nodes.
+      if (s.timeoutMs !== undefined) {
+        this.issue(owner, `${at}/timeoutMs`, 'Compile.Step.Settings', "orch: timeoutMs is a step's budget; give it on the chain's nodes");
+        return null;
+      }
+      return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, place);
+    }
+    // The budget of its promise: the route's (or node's), else the step's own default; none: no budget.
+    const timeoutMs = s.timeoutMs ?? this.steps.get(s.code)!.timeoutMs;
+    return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}`, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }];
   }
 
   private inline(ref: string, owner: Owner, at: string, bucket: string, place: Place): CompiledStep[] | null {
@@ -152,7 +163,7 @@ export class StepCompiler {
     const node = (i: number) => {
       const n = doc.nodes[i]!;
       const goesOn = n.failureStrategy === 'Continue';
-      const c = this.compileOne({ code: n.step, settings: n.settings }, chain, `/nodes/${i}`, `${bucket}>${ref}`, { stack: next, continued: continued || goesOn, runs });
+      const c = this.compileOne({ code: n.step, settings: n.settings, timeoutMs: n.timeoutMs }, chain, `/nodes/${i}`, `${bucket}>${ref}`, { stack: next, continued: continued || goesOn, runs });
       return c && goesOn ? c.map(markContinue) : c;
     };
     const out: CompiledStep[] = [];
@@ -243,7 +254,7 @@ export class StepCompiler {
     // runtime cannot build must be an issue now, not workers failing a committed generation.
     if (def.create && !def.compileTime) {
       try {
-        def.create(r.output, { bucket: TRIAL_BUCKET, tenant: this.tenant, env: TRIAL_ENV });
+        def.create(r.output, { bucket: TRIAL_BUCKET, tenant: this.tenant, env: TRIAL_ENV, state: freshState });
       } catch (err) {
         this.issue(owner, `${at}/settings`, 'Compile.Step.Settings', `${code}: cannot be built: ${(err as Error).message}`);
         return undefined;

@@ -160,8 +160,11 @@ export type CompiledTerminal =
   | { type: 'directResponse'; statusCode: number; body: string; headers: Record<string, string> };
 
 export type CompiledStep =
-  /** `continue`: the node's failureStrategy is Continue: a reply from it is logged and the chain goes on. */
-  | { kind: 'step'; code: string; settings: unknown; tenant: string; bucket: string; continue?: true }
+  /**
+   * `continue`: the node's failureStrategy is Continue: a reply from it is logged and the chain goes on.
+   * `timeoutMs`: the budget of the step's promise (the route's or node's `timeoutMs`, else the step's default); absent: none.
+   */
+  | { kind: 'step'; code: string; settings: unknown; tenant: string; bucket: string; continue?: true; timeoutMs?: number }
   | { kind: 'group'; id: string; merge: string; members: CompiledStep[][] };
 
 export interface CompileIssue {

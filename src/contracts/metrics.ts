@@ -27,6 +27,10 @@ export function grpcStatusIndex(status: number | null): number {
   return status >= 0 && status <= 16 && Number.isInteger(status) ? status : GRPC_STATUS_LABELS.length - 2;
 }
 
+/** Why a step failed a request: it threw or rejected (500 Svc.Data.StepFailed), or outlived its budget (504 Svc.Data.StepTimeout). */
+export const STEP_FAILURE_REASONS = ['threw', 'timeout'] as const;
+export type StepFailureReason = (typeof STEP_FAILURE_REASONS)[number];
+
 /** A histogram's movement: per bucket (not cumulative; DURATION_BUCKETS.length + 1 entries, the last +Inf) and the sum. */
 export interface HistogramDelta {
   buckets: number[];
@@ -46,6 +50,8 @@ export interface RouteDelta {
   rejections: [string, number, number][];
   /** gRPC calls that ended, per GRPC_STATUS_LABELS index, sparse as [index, count] pairs; absent when none did. */
   grpc?: [number, number][];
+  /** [step code, reason, count]: requests a step failed (threw, or outlived its budget); absent when none did. */
+  failures?: [string, StepFailureReason, number][];
 }
 
 export interface UpstreamDelta {

@@ -56,7 +56,8 @@ export interface StepEnv {
   readonly log: StepLog;
   /**
    * Per-route state: the same object while the step's place and settings stay unchanged,
-   * across publishes (its own tenant's and every other's); fresh when they change. Per worker.
+   * across publishes (its own tenant's and every other's); fresh when they change. Per worker;
+   * one object per step (call it once, in `create`).
    */
   state<T>(make: () => T): T;
   /**

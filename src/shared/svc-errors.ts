@@ -61,6 +61,7 @@ export const ERRORS = {
   'Svc.Data.DeadlineExceeded': { status: 504, message: "The call's deadline (its grpc-timeout) passed before the upstream's answer ended" },
   'Svc.Data.Draining': { status: 503, message: 'The gateway is shutting down: the call was still open when its drain grace ended' },
   'Svc.Data.StepFailed': { status: 500, message: "A step of this route failed on this request (the gateway's log names the step); other requests are not affected" },
+  'Svc.Data.StepTimeout': { status: 504, message: "A step of this route did not finish within its budget (the step's timeoutMs; the gateway's log names the step)" },
   'Svc.Data.RateLimited': { status: 429, message: 'Rate limit exceeded' },
   'Svc.Data.RateLimitUnavailable': { status: 503, message: "The rate limit's shared store cannot be reached and the route refuses requests without it" },
   // Step answers: a step may pass a more precise message; the status is always this one.

@@ -35,7 +35,7 @@ export const basicAuth = defineStep({
     cacheSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3600)), 60),
   }),
   ownedHeaders: (s) => [s.consumerHeader],
-  create(s) {
+  create(s, { state }) {
     const users = new Map<string, User>(
       s.users.map((u) => {
         const m = SCRYPT.exec(u.scrypt)!;
@@ -45,7 +45,8 @@ export const basicAuth = defineStep({
     // Shaped like the first user (same cost), with a random salt and hash nobody can match.
     const first = users.values().next().value!;
     const decoy: User = { ...first, name: '', salt: randomBytes(16), hash: randomBytes(first.hash.length) };
-    const verified = new Map<string, number>(); // sha256(credentials) -> expiry
+    // sha256(credentials) -> expiry; kept across publishes while the step is unchanged, so a publish costs no scrypt.
+    const verified = state(() => new Map<string, number>());
     const denied = stepError('Svc.Data.Unauthenticated', 'Valid credentials are required', { 'www-authenticate': `Basic realm="${s.realm}", charset="UTF-8"` });
     const accept = (flow: Flow, user: string): undefined => {
       flow.vars.consumer = user;

@@ -28,8 +28,9 @@ export const cache = defineStep({
     maxEntryBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(16 * 1024 * 1024)), 256 * 1024),
   }),
   touchesBody: 'stores and replays whole response bodies',
-  create(s) {
-    const store = new ResponseStore(s.maxEntries);
+  create(s, { state }) {
+    // Kept across publishes: another route's or tenant's publish must not empty this route's cache.
+    const store = state(() => new ResponseStore(s.maxEntries));
     return (flow) => {
       const req = flow.req;
       if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;

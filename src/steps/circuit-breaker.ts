@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import { CLIENT_LEFT, defineStep } from './step.js';
 import { stepError } from './reply.js';
-import { stepState } from './step-state.js';
 
 /**
  * Stops sending traffic to a failing upstream. Closed: failures (status ≥ 500, including
@@ -22,9 +21,9 @@ export const circuitBreaker = defineStep({
     windowMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 10_000),
     openMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 30_000),
   }),
-  create(s, { bucket }) {
+  create(s, { state }) {
     // Kept across publishes: an unrelated publish must not close an open circuit.
-    const b = stepState(bucket, () => ({ state: 'closed' as 'closed' | 'open' | 'half-open', failures: [] as number[], openedAt: 0, probe: 0, probes: 0 }));
+    const b = state(() => ({ state: 'closed' as 'closed' | 'open' | 'half-open', failures: [] as number[], openedAt: 0, probe: 0, probes: 0 }));
     const open = (now: number) => {
       b.state = 'open';
       b.openedAt = now;

@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import { defineStep } from './step.js';
 import { stepError } from './reply.js';
-import { stepState } from './step-state.js';
 
 /**
  * Caps the requests of this route in flight at once, per worker process (so the node
@@ -14,9 +13,9 @@ export const concurrencyLimit = defineStep({
   statuses: [{ status: 503, when: 'max requests of the route are already in flight in this worker' }],
   example: { max: 100 },
   schema: v.strictObject({ max: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
-  create(s, { bucket }) {
+  create(s, { state }) {
     // Kept across publishes: an unrelated publish must not forget the requests in flight.
-    const count = stepState(bucket, () => ({ inFlight: 0 }));
+    const count = state(() => ({ inFlight: 0 }));
     const full = stepError('Svc.Data.ConcurrencyLimited', `More than ${s.max} requests in flight on this route`, { 'retry-after': '1' });
     const release = () => {
       count.inFlight--;

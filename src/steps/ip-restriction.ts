@@ -24,13 +24,11 @@ export const ipRestriction = defineStep({
     }),
     v.check((s) => s.allow.length > 0 || s.deny.length > 0, 'needs an allow or a deny list'),
   ),
-  create(s) {
-    // Built once per generation; answers kept per address (cachedMatcher says why), 256 of
-    // them: a tenant may have many of these steps, and a client behind a proxy many addresses.
+  create(s, { state }) {
+    // Built once and kept across publishes while the step is unchanged; answers kept per address (cachedMatcher says why),
+    // 256 of them: a tenant may have many of these steps, and a client behind a proxy many addresses.
     const matcher = (list: string[]) => (list.length ? cachedMatcher(cidrMatcher(list), 256) : null);
-    const allow = matcher(s.allow);
-    const deny = matcher(s.deny);
-    const trusted = matcher(s.trustedProxies);
+    const { allow, deny, trusted } = state(() => ({ allow: matcher(s.allow), deny: matcher(s.deny), trusted: matcher(s.trustedProxies) }));
     const forbidden = stepError('Svc.Data.IpDenied');
     return (flow) => {
       const ip = trusted === null ? flow.req.clientAddress : flow.req.clientAddressTrusting(trusted);

@@ -36,17 +36,18 @@ export const keyAuth = defineStep({
     keepCredential: v.optional(v.boolean(), false),
   }),
   ownedHeaders: (s) => [s.consumerHeader],
-  create(s) {
+  create(s, { state }) {
     const header = s.header.toLowerCase();
     const keys = s.keys.map((k) => ({ id: k.id, digest: Buffer.from(k.sha256, 'hex') }));
     const idHeader = new Map(s.keys.map((k) => [k.id, headerSafe(k.id)]));
     const unauthorized = stepError('Svc.Data.Unauthenticated', 'A valid API key is required', { 'www-authenticate': `ApiKey header="${header}"` });
     const ambiguous = stepError('Svc.Data.AmbiguousCredential', `The API key must come once: one ${header} header or one ${s.query ? `${s.query} query parameter` : 'header line'}, not both with different values`);
     const scan = s.query ? credentialScanner(s.query) : null;
-    // Accepted key -> consumer, so a repeat caller skips the hash. In memory only, per
-    // generation (it goes when the settings change), and only keys that matched: at most
-    // one entry per configured key, so refused keys (any number, any size) cost no memory.
-    const seen = new Map<string, string>();
+    // Accepted key -> consumer, so a repeat caller skips the hash. In memory only, kept
+    // across publishes while the step is unchanged (it goes when the settings change), and
+    // only keys that matched: at most one entry per configured key, so refused keys (any
+    // number, any size) cost no memory.
+    const seen = state(() => new Map<string, string>());
     const lookup = (presented: string): string | null => {
       const digest = createHash('sha256').update(presented).digest();
       let consumer: string | null = null;

@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import type { Dispatcher } from 'undici';
 import { defineStep } from './step.js';
-import { stepState } from './step-state.js';
 
 /** Drains and ignores the mirror's answer (errors too), and frees its place in the count. */
 class MirrorCopy implements Dispatcher.DispatchHandler {
@@ -34,10 +33,10 @@ export const mirror = defineStep({
     maxInFlight: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1024)), 32),
   }),
   clusterRefs: (s) => [{ pointer: '/cluster', name: s.cluster }],
-  create(s, { tenant, env, bucket }) {
+  create(s, { tenant, env, state }) {
     const key = `${tenant}/${s.cluster}`;
     const random = env.random ?? Math.random;
-    const count = stepState(bucket, () => ({ inFlight: 0 }));
+    const count = state(() => ({ inFlight: 0 }));
     return (flow) => {
       // A slow or dead mirror must not pile copies up in memory, nor take the cluster's
       // connections from its own traffic: past maxInFlight copies are dropped.

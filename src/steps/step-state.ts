@@ -1,17 +1,14 @@
 /**
- * State a step keeps across publishes, per worker: keyed by the step's bucket (its place
- * in the route plus its canonical settings), so an unchanged step keeps its counters when
- * an unrelated publish rebuilds the runtime, and a changed one starts afresh. One small
- * object per distinct step ever built in the worker.
+ * How a step keeps per-route state across publishes. The store itself is the worker's
+ * (src/worker/step-states.ts, owned by its WorkerContext); a step only sees `state`, in
+ * its factory's context, which returns the object kept for the step's bucket (its place in
+ * the route plus its canonical settings): the same object while both stay unchanged,
+ * whatever else is published, a fresh one when either changes.
  */
-const states = new Map<string, unknown>();
+export type StateOf = <T>(make: () => T) => T;
 
 /** The compiler's trial build uses this bucket: its state is never kept. */
 export const TRIAL_BUCKET = 'compile-check';
 
-export function stepState<T>(bucket: string, make: () => T): T {
-  if (bucket === TRIAL_BUCKET) return make();
-  let s = states.get(bucket) as T | undefined;
-  if (s === undefined) states.set(bucket, (s = make()));
-  return s;
-}
+/** State that is never kept (the trial build, explain's dry run, a unit test): `make` every time. */
+export const freshState: StateOf = (make) => make();

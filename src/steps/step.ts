@@ -3,6 +3,7 @@ import type { Upstream } from '../contracts/upstream.js';
 import type { QueryPair } from '../shared/url-query.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { StepBuild } from '../contracts/generation.js';
+import type { StateOf } from './step-state.js';
 
 /** The final status of a request whose client left before its response completed (nginx's 499). */
 export const CLIENT_LEFT = 499;
@@ -200,6 +201,23 @@ export interface RateLimitClient {
   remaining(bucket: string): number;
 }
 
+/** What a step factory gets besides its settings. */
+export interface StepContext {
+  /**
+   * A stable key of the step: its tenant, route, place and canonical settings. Node-wide
+   * state (rate-limit's leased buckets) is keyed by it.
+   */
+  bucket: string;
+  tenant: string;
+  env: StepEnv;
+  /**
+   * The step's per-route state in this worker: the object `make` built for this bucket,
+   * kept across publishes while the bucket is unchanged, fresh when it changes (and never
+   * kept by the compiler's trial build). One object per step: call it once.
+   */
+  state: StateOf;
+}
+
 export interface StepDefinition<S = unknown> {
   code: string;
   summary: string;
@@ -211,12 +229,13 @@ export interface StepDefinition<S = unknown> {
   example: Record<string, unknown>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a schema of any input type: valibot schemas are invariant in it, and settings arrive as parsed JSON
   schema: v.GenericSchema<any, S>;
+  /** Builds the runtime function from settings the compiler already checked (StepContext). */
+  create?(settings: S, ctx: StepContext): StepRun;
   /**
-   * Builds the runtime function from settings the compiler already checked. `bucket`
-   * is a stable key for per-step state that must outlive a publish when the step is
-   * unchanged (rate-limit buckets).
+   * The default budget (ms) of the function's promise when a route's step gives no
+   * `timeoutMs`: past it the request is answered 504 Svc.Data.StepTimeout. Absent: none.
    */
-  create?(settings: S, ctx: { bucket: string; tenant: string; env: StepEnv }): StepRun;
+  timeoutMs?: number;
   /**
    * Request headers the step sets from what it verified (a consumer id, a subject, a
    * service's answer). The route drops the client's own values of them before its first
@@ -251,8 +270,6 @@ export interface StepDefinition<S = unknown> {
   origin?: StepBuild;
   /** The decision reads the request alone: explain runs it on its dry flow (package steps; the built-ins are listed in step-verdicts.ts). */
   pure?: boolean;
-  /** The handler's budget in ms when it returns a promise (package steps: default and ceiling 30,000). */
-  timeoutMs?: number;
 }
 
 export function defineStep<S>(def: StepDefinition<S>): StepDefinition<S> {

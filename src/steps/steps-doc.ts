@@ -67,6 +67,7 @@ export function renderStepsDoc(): string {
     'Generated from the step registry (`src/steps/`) by `npm run docs:steps`; a test fails when this page and the schemas disagree.',
     'Steps run on `cluster` routes, in order, before the proxy stage; the first step that answers ends the chain (FailFast); a chain node with `failureStrategy: "Continue"` logs its refusals and the chain goes on, while a served answer (a granted CORS preflight, a cache hit, echo) still ends it.',
     'Unknown settings are compile issues, like settings of the wrong type; every issue names a JSON pointer.',
+    'Any step (a route\'s `steps[i]`, a chain\'s `nodes[i]`) may carry `timeoutMs` (1 to 30000) beside its settings: the budget of its work on a request, past which the request is answered 504 `Svc.Data.StepTimeout` ([Step budgets](reference.md#step-budgets)). State a step keeps (a cache\'s answers, a circuit, an auth memo) outlives publishes that leave the step unchanged ([Step state across publishes](reference.md#step-state-across-publishes)).',
     '',
   ];
   out.push(...stepSections([...BUILTIN_STEPS.values()].sort((a, b) => a.code.localeCompare(b.code))));

@@ -22,6 +22,8 @@ interface RouteTotal {
   rejections: Map<string, number>;
   /** gRPC calls per GRPC_STATUS_LABELS index; null while the route had none. */
   grpc: number[] | null;
+  /** `step reason` -> count. */
+  failures: Map<string, number>;
 }
 
 interface UpstreamTotal {
@@ -46,7 +48,7 @@ export class DataMetricsTotals {
       const key = routeKey(d.tenant, d.route);
       let t = this.routes.get(key);
       if (!t) {
-        t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map(), grpc: null };
+        t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map(), grpc: null, failures: new Map() };
         this.routes.set(key, t);
       }
       for (const [i, n] of d.requests) if (i >= 0 && i < t.requests.length) t.requests[i]! += n;
@@ -56,6 +58,10 @@ export class DataMetricsTotals {
       for (const [step, status, n] of d.rejections) {
         const k = `${step} ${status}`;
         t.rejections.set(k, (t.rejections.get(k) ?? 0) + n);
+      }
+      for (const [step, reason, n] of d.failures ?? []) {
+        const k = `${step} ${reason}`;
+        t.failures.set(k, (t.failures.get(k) ?? 0) + n);
       }
       if (d.grpc !== undefined) {
         const g = (t.grpc ??= new Array<number>(GRPC_STATUS_LABELS.length).fill(0));
@@ -99,6 +105,13 @@ export class DataMetricsTotals {
       for (const [k, n] of r.rejections) {
         const sp = k.lastIndexOf(' ');
         out.sample('switchyard_step_rejections_total', { tenant: r.tenant, route: r.route, step: k.slice(0, sp), status: k.slice(sp + 1) }, n);
+      }
+    }
+    out.family('switchyard_step_failures_total', 'counter', 'Requests a step failed, by route, step and reason (threw: 500 Svc.Data.StepFailed; timeout: past its budget, 504 Svc.Data.StepTimeout).');
+    for (const r of routes) {
+      for (const [k, n] of r.failures) {
+        const sp = k.lastIndexOf(' ');
+        out.sample('switchyard_step_failures_total', { tenant: r.tenant, route: r.route, step: k.slice(0, sp), reason: k.slice(sp + 1) }, n);
       }
     }
     out.family('switchyard_grpc_calls_total', 'counter', 'gRPC calls that ended, by route and the grpc-status their client got (none: no status reached it).');

@@ -14,6 +14,7 @@ import { proxyBuffered } from './request-buffer.js';
 import { RelayHandler } from './relay-handler.js';
 import { CollectHandler } from './collect-handler.js';
 import { GrpcWebResponse } from './grpc/grpc-web-response.js';
+import { StepTimeout } from './step-budget.js';
 
 /**
  * The one owner of a request, from the data server's callback to its completion: its
@@ -65,9 +66,12 @@ export class Exchange extends ExchangeGrpc implements RequestOwner {
   /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
   requestSteps(run: StepRun, forward: (ex: Exchange) => void, stepFailed: (err: unknown, step: string) => void): void {
     const failed = (err: unknown): void => {
-      // The pipeline names each step on the flow before it runs it: the one that failed (a group's member: 'group').
-      stepFailed(err, this.flow!.answeredBy ?? 'group');
-      this.replyError('Svc.Data.StepFailed');
+      // A budget names its step; otherwise the pipeline names each step on the flow before it runs it: the one that failed (a group's member: 'group').
+      const timedOut = err instanceof StepTimeout;
+      const step = timedOut ? err.step : (this.flow!.answeredBy ?? 'group');
+      stepFailed(err, step);
+      if (this.env.metrics !== null && this.meter !== null) this.env.metrics.stepFailed(this.meter, step, timedOut ? 'timeout' : 'threw');
+      this.replyError(timedOut ? 'Svc.Data.StepTimeout' : 'Svc.Data.StepFailed');
     };
     let r: ReturnType<StepRun>;
     try {

@@ -2,14 +2,16 @@ import type { CompiledStep } from '../contracts/generation.js';
 import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 import type { StepLookup } from '../steps/step-registry.js';
+import { withBudget } from './step-budget.js';
+import type { StepStates } from './step-states.js';
 
 /**
  * A route's steps as one function (see buildPipeline), and the headers its steps own
  * (StepDefinition.ownedHeaders): the route's RequestFlow drops the client's values of
  * those before anything goes upstream, whatever each step's outcome; null: none.
  */
-export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup): { run: StepRun; owned: readonly string[] | null } | null {
-  const run = buildPipeline(steps, env, registry);
+export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup, states: StepStates): { run: StepRun; owned: readonly string[] | null } | null {
+  const run = buildPipeline(steps, env, registry, states);
   if (run === null) return null;
   const owned = [...new Set(ownedBy(steps, registry))];
   return { run, owned: owned.length === 0 ? null : owned };
@@ -30,11 +32,12 @@ function ownedBy(steps: readonly CompiledStep[], registry: StepLookup): string[]
  * sync: a promise is only made when a step returns one. A route without steps gets
  * null and pays nothing.
  */
-export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup): StepRun | null {
+export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup, states: StepStates): StepRun | null {
   if (steps.length === 0) return null;
   const runs = steps.map((s) => {
-    if (s.kind === 'group') return groupRun(s.merge, s.members, env, registry);
-    const run = stepRun(registry, s.code, s.settings, s.tenant, s.bucket, env);
+    if (s.kind === 'group') return groupRun(s.merge, s.members, env, registry, states);
+    // A step with a budget: its promise is raced against it (step-budget.ts); none, no wrapper.
+    const run = withBudget(stepRun(registry, s.code, s.settings, s.tenant, s.bucket, env, states), s.code, s.timeoutMs);
     return s.continue ? continuing(s.code, run, env) : run;
   });
   // Each step's code is put on the flow before it runs (a field write, no wrapper per request): steps
@@ -58,10 +61,10 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, regi
   return (flow) => runFrom(flow, 0);
 }
 
-function stepRun(registry: StepLookup, code: string, settings: unknown, tenant: string, bucket: string, env: StepEnv): StepRun {
+function stepRun(registry: StepLookup, code: string, settings: unknown, tenant: string, bucket: string, env: StepEnv, states: StepStates): StepRun {
   const def = registry.get(code);
   if (!def?.create) throw new Error(`step ${code} has no runtime`); // the compiler never emits such a step
-  return def.create(settings, { bucket, tenant, env });
+  return def.create(settings, { bucket, tenant, env, state: states.of(bucket) });
 }
 
 const PASS: StepRun = () => undefined;
@@ -102,8 +105,8 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
  * Settling early keeps a slow member (a forward-auth) from holding requests another
  * member already decided.
  */
-function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv, registry: StepLookup): StepRun {
-  const chains = members.map((m) => buildPipeline(m, env, registry) ?? PASS);
+function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv, registry: StepLookup, states: StepStates): StepRun {
+  const chains = members.map((m) => buildPipeline(m, env, registry, states) ?? PASS);
   return (flow) => {
     const before = { ...flow.vars };
     const flows = chains.map(() => new MemberFlow(flow));

@@ -17,6 +17,8 @@ import { HttpsOnly, httpsRedirect } from './https-only.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { RouteMeter } from './observe/meters.js';
 import type { Tracing } from './observe/request-trace.js';
+import type { StepStates } from './step-states.js';
+import { StepTimeout } from './step-budget.js';
 
 export interface RuntimeDeps {
   log: Logger;
@@ -37,6 +39,8 @@ export interface RuntimeDeps {
   webSockets: WebSocketRouteCounts;
   /** The steps this worker loaded at init (built-ins and worker.json's packages). */
   steps: StepRegistry;
+  /** The steps' per-route state, across generations (the worker drops what a served generation no longer uses). */
+  states: StepStates;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
@@ -78,8 +82,11 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   const steps = deps.steps.forBuilds(gen.stepBuilds);
 
   const lifeEnv = { traceId, log, metrics, requestIdHeader: deps.requestIdHeader };
-  // One route's: a step that throws or rejects answers its request 500 Svc.Data.StepFailed; the line names route and step.
-  const stepFailed = (route: string) => (err: unknown, step: string) => log.error({ err, route, step }, 'step failed: its request was answered 500 Svc.Data.StepFailed');
+  // One route's: a step that throws or rejects answers its request 500 Svc.Data.StepFailed, one past its budget 504 Svc.Data.StepTimeout; the line names route and step.
+  const stepFailed = (route: string) => (err: unknown, step: string) => {
+    if (err instanceof StepTimeout) log.warn({ route, step, timeoutMs: err.timeoutMs }, 'step timed out: its request was answered 504 Svc.Data.StepTimeout');
+    else log.error({ err, route, step }, 'step failed: its request was answered 500 Svc.Data.StepFailed');
+  };
   const tracing = deps.tracing;
   // The route's terminal set ex.meter: the trace names the route.
   const begin = (ex: Exchange, flow: RequestFlow | null) => ex.begin(flow, requests, lifeEnv, tracing.start(ex));
@@ -99,7 +106,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const upstream = poolsFor(t.cluster);
     let built: Built;
     try {
-      built = buildRoutePipeline(t.steps, stepEnv, steps);
+      built = buildRoutePipeline(t.steps, stepEnv, steps, deps.states);
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');

@@ -18,6 +18,7 @@ import type { Tracing } from './observe/request-trace.js';
 import { AccessLog } from './observe/access-log.js';
 import type { ReadyPath } from './ready-path.js';
 import type { StepRegistry } from '../steps/step-registry.js';
+import { StepStates, stepBuckets } from './step-states.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -41,6 +42,10 @@ export class WorkerContext {
   readonly served = new ServedGenerations();
   readonly targetHealth = new TargetHealth();
   readonly webSockets = new WebSocketRouteCounts();
+  /** The steps' per-route state (a cache's answers, auth memos, circuits), kept across generations by step bucket. */
+  readonly stepStates = new StepStates();
+  /** The step buckets of the generation served: what stepStates keeps after a build that failed. */
+  private servedBuckets = new Set<string>();
   readonly rateLimits: LeasedRateLimits;
   /** worker.json `upstreams` (null before init: no pool exists before a runtime does). */
   upstreamGuard: UpstreamGuard | null = null;
@@ -85,10 +90,14 @@ export class WorkerContext {
       pools: { upstreamGuard: guard, targetHealth: this.targetHealth, reportOutlier: this.reportOutlier },
       webSockets: this.webSockets,
       steps,
+      states: this.stepStates,
     };
     const sealing = msg.dataPlane.sealingKeyEnv;
     installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
-    if (msg.generation) this.current = buildRuntime(msg.generation.id, msg.generation.payload, this.deps, true);
+    if (msg.generation) {
+      this.current = buildRuntime(msg.generation.id, msg.generation.payload, this.deps, true);
+      this.servedBuckets = stepBuckets(msg.generation.payload);
+    }
     this.currentTls = msg.generation?.payload.serverTls;
     return { traceId, seen };
   }
@@ -99,6 +108,8 @@ export class WorkerContext {
     try {
       next = buildRuntime(id, payload, this.deps!);
     } catch (err) {
+      // State the failed build made for buckets the served generation does not use goes.
+      this.stepStates.keepOnly(this.servedBuckets);
       this.log.error({ err, generation: id }, 'cannot build generation');
       this.send({ type: 'nack', generation: id, error: { code: 'Svc.Internal', message: (err as Error).message } });
       return;
@@ -109,6 +120,9 @@ export class WorkerContext {
     this.server?.updateCertificates(payload.serverTls);
     if (prev) this.served.retire(prev);
     this.deps!.meters.keepOnly(servedKeys(payload));
+    // Steps the new generation no longer has (or has with other settings) drop their state; the old runtime's closures keep theirs until its requests end.
+    this.servedBuckets = stepBuckets(payload);
+    this.stepStates.keepOnly(this.servedBuckets);
     this.send({ type: 'ack', generation: id });
   }
 

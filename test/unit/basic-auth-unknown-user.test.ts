@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { basicAuth } from '../../src/steps/basic-auth.js';
 import type { Flow, StepEnv } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 function scryptHash(password: string): string {
   const salt = randomBytes(16);
@@ -29,7 +30,7 @@ test('basic-auth: an unknown user pays the same scrypt as a wrong password (no f
   // so the answer's timing told which user names exist.
   const run = basicAuth.create!(
     { realm: 'r', users: [{ username: 'alice', scrypt: scryptHash('right') }], consumerHeader: 'x-consumer-id', cacheSeconds: 0 },
-    { bucket: 'ba', tenant: 't', env: {} as StepEnv },
+    { bucket: 'ba', tenant: 't', env: {} as StepEnv, state: freshState },
   );
   const wrongPassword = run(flowWith('alice', 'wrong'));
   const unknownUser = run(flowWith('mallory', 'wrong'));

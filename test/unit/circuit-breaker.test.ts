@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { circuitBreaker } from '../../src/steps/circuit-breaker.js';
 import type { Flow, StepEnv } from '../../src/steps/step.js';
+import { StepStates } from '../../src/worker/step-states.js';
 
 /** The breaker only uses onDone: a flow that records the hooks, and ends with a status. */
 function fakeFlow(): { flow: Flow; end: (status: number, stepAnswered?: boolean) => void } {
@@ -10,11 +11,12 @@ function fakeFlow(): { flow: Flow; end: (status: number, stepAnswered?: boolean)
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const env = {} as StepEnv;
+const states = new StepStates();
 const status = (o: unknown) => (o as { status?: number } | undefined)?.status;
 
 test('half-open: only the probe decides; a request admitted while closed that ends late does not', async () => {
   // Regression: any request ending during half-open closed the circuit and let more probes through.
-  const run = circuitBreaker.create!({ failures: 2, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-late', tenant: 't', env });
+  const run = circuitBreaker.create!({ failures: 2, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-late', tenant: 't', env, state: states.of('cb-late') });
   const slow = fakeFlow();
   assert.equal(run(slow.flow), undefined, 'admitted while closed');
   for (let i = 0; i < 2; i++) {
@@ -33,7 +35,7 @@ test('half-open: only the probe decides; a request admitted while closed that en
 });
 
 test('half-open: a probe whose client left decides nothing; the next request probes', async () => {
-  const run = circuitBreaker.create!({ failures: 1, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-499', tenant: 't', env });
+  const run = circuitBreaker.create!({ failures: 1, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-499', tenant: 't', env, state: states.of('cb-499') });
   const f = fakeFlow();
   run(f.flow);
   f.end(502);
@@ -50,20 +52,20 @@ test('half-open: a probe whose client left decides nothing; the next request pro
 
 test('the state belongs to the step’s bucket: a rebuilt step with the same bucket keeps an open circuit', () => {
   const settings = { failures: 1, windowMs: 10_000, openMs: 60_000 };
-  const first = circuitBreaker.create!(settings, { bucket: 'cb-kept', tenant: 't', env });
+  const first = circuitBreaker.create!(settings, { bucket: 'cb-kept', tenant: 't', env, state: states.of('cb-kept') });
   const f = fakeFlow();
   first(f.flow);
   f.end(502);
-  const rebuilt = circuitBreaker.create!(settings, { bucket: 'cb-kept', tenant: 't', env });
+  const rebuilt = circuitBreaker.create!(settings, { bucket: 'cb-kept', tenant: 't', env, state: states.of('cb-kept') });
   assert.equal(status(rebuilt(fakeFlow().flow)), 503);
-  const other = circuitBreaker.create!(settings, { bucket: 'cb-other', tenant: 't', env });
+  const other = circuitBreaker.create!(settings, { bucket: 'cb-other', tenant: 't', env, state: states.of('cb-other') });
   assert.equal(other(fakeFlow().flow), undefined, 'another bucket starts closed');
 });
 
 test('5xx answers a later step gave (not the upstream) neither open the circuit nor decide a probe', () => {
   // Regression: a concurrency-limit after the breaker answered 503 twice and the breaker
   // opened on a healthy upstream.
-  const run = circuitBreaker.create!({ failures: 2, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-step', tenant: 't', env });
+  const run = circuitBreaker.create!({ failures: 2, windowMs: 10_000, openMs: 50 }, { bucket: 'cb-step', tenant: 't', env, state: states.of('cb-step') });
   for (let i = 0; i < 5; i++) {
     const f = fakeFlow();
     assert.equal(run(f.flow), undefined);

@@ -301,3 +301,28 @@ test('rate-limit scope cluster compiles only on a gateway with worker.json redis
   const node = drafts.map((d) => (d.kind === 'route' ? { ...d, doc: { cluster: 'c', pathPrefix: '/', steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 1, burst: 1 } }] } } : d));
   assert.equal(compile({ tenant: 'default', published: [], drafts: node, redis: false }).ok, true, 'scope node needs nothing');
 });
+
+test('a step\'s timeoutMs: an integer 1..30000 on a route\'s step or an orch node, compiled into the runtime step; refused elsewhere with its pointer', () => {
+  const ok = run([
+    cluster('c'),
+    orch('chain', [{ id: 'n', step: 'echo', settings: {}, timeoutMs: 30_000 } as never]),
+    route('r', { cluster: 'c', steps: [{ code: 'rate-limit', timeoutMs: 1, settings: { requestsPerSecond: 1, burst: 3 } }, { code: 'orch', settings: { ref: 'chain' } }] }),
+  ]);
+  assert.equal(ok.ok, true, JSON.stringify(ok.issues));
+  if (!ok.ok) return;
+  const t = ok.generation.tenants.default!.routes[0]!.terminal;
+  assert.ok(t.type === 'cluster');
+  assert.deepEqual(t.steps.map((s) => (s.kind === 'step' ? [s.code, s.timeoutMs] : null)), [['rate-limit', 1], ['echo', 30_000]]);
+  assert.equal((t.steps[0] as { bucket: string }).bucket.includes('timeoutMs'), false, 'the budget is not part of the state key');
+
+  for (const bad of [0, 30_001, 1.5, '100']) {
+    const r = run([cluster('c'), route('r', { cluster: 'c', steps: [{ code: 'echo', timeoutMs: bad }] })]);
+    assert.equal(r.ok, false, `timeoutMs ${bad}`);
+    assert.deepEqual(r.issues.map((i) => i.pointer), ['/steps/0/timeoutMs'], `timeoutMs ${bad}`);
+  }
+  const node = run([cluster('c'), orch('chain', [{ id: 'n', step: 'echo', settings: {}, timeoutMs: 0 } as never]), route('r', { cluster: 'c', steps: [{ code: 'orch', settings: { ref: 'chain' } }] })]);
+  assert.equal(node.ok, false);
+  assert.deepEqual(node.issues.filter((i) => i.kind === 'orch').map((i) => [i.name, i.pointer]), [['chain', '/nodes/0/timeoutMs']]);
+  const binding = run([cluster('c'), orch('chain', [{ id: 'n', step: 'echo' }]), route('r', { cluster: 'c', steps: [{ code: 'orch', timeoutMs: 100, settings: { ref: 'chain' } }] })]);
+  assert.deepEqual(binding.issues.map((i) => [i.code, i.pointer]), [['Compile.Step.Settings', '/steps/0/timeoutMs']], 'a binding has no budget of its own');
+});

@@ -4,6 +4,7 @@ import { errorEnvelope, SvcError } from '../../src/shared/errors.js';
 import { stepError, withTraceId } from '../../src/steps/reply.js';
 import { rateLimit } from '../../src/steps/rate-limit.js';
 import type { Flow, StepEnv, StepReply } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 test('errorEnvelope: code, message (the registry default unless given), traceId, then the extra fields', () => {
   assert.equal(JSON.stringify(errorEnvelope('Svc.Data.NoRoute', 't1')), '{"code":"Svc.Data.NoRoute","message":"No route matches the request","traceId":"t1"}');
@@ -27,7 +28,7 @@ test('stepError: the registry status, headers kept; each request gets its own tr
 
 test('the rate-limit 429 carries the trace id it is sent with (the request\'s id), not one of its own', async () => {
   const env = { rateLimits: { acquire: () => ({ ok: false, retryAfterSeconds: 1.2 }), remaining: () => 0 }, traceId: () => 'trace-1', log: { info() {}, warn() {} } } as unknown as StepEnv;
-  const run = rateLimit.create!({ requestsPerSecond: 1, burst: 1, key: 'route', headers: false } as never, { bucket: 'b', tenant: 't', env });
+  const run = rateLimit.create!({ requestsPerSecond: 1, burst: 1, key: 'route', headers: false } as never, { bucket: 'b', tenant: 't', env, state: freshState });
   const r = (await run({} as Flow)) as StepReply;
   assert.equal(r.status, 429);
   assert.deepEqual(JSON.parse(String(withTraceId(r, 'w0-req-7'))), { code: 'Svc.Data.RateLimited', message: 'Rate limit exceeded', traceId: 'w0-req-7', retryAfter: 2 });

@@ -4,6 +4,7 @@ import { RequestFlow } from '../../src/worker/flow.js';
 import { ADD, REMOVE, SET, applyPlan, applyPlanToHead, editPlan } from '../../src/shared/header-edits.js';
 import { responseHeaders } from '../../src/steps/response-headers.js';
 import type { Flow, ResponseHead, StepEnv, StepRequest } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 function flowOf(headers: string[], owned: string[] | null = null): RequestFlow {
   const req: StepRequest = {
@@ -115,7 +116,7 @@ test('owned headers: the client values never go upstream; a step that sets one s
 test('response-headers compiles its settings to one plan: set, add, then remove; set values, then added ones, after the upstream’s', () => {
   let hook: ((head: ResponseHead) => void) | null = null;
   const flow = { onResponse: (h: (head: ResponseHead) => void) => (hook = h) } as unknown as Flow;
-  const run = responseHeaders.create!({ set: { 'X-A': '1', b: '2', 'x-a': '1b' }, add: { c: '3', 'x-a': '4' }, remove: ['B'] }, { bucket: '', tenant: 't', env: {} as StepEnv });
+  const run = responseHeaders.create!({ set: { 'X-A': '1', b: '2', 'x-a': '1b' }, add: { c: '3', 'x-a': '4' }, remove: ['B'] }, { bucket: '', tenant: 't', env: {} as StepEnv, state: freshState });
   void run(flow);
   const head: ResponseHead = { status: 200, headers: [['x-a', 'up'], ['b', 'up'], ['c', 'up'], ['d', 'up']] };
   hook!(head);

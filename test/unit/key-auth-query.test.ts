@@ -4,13 +4,14 @@ import { createHash } from 'node:crypto';
 import { keyAuth } from '../../src/steps/key-auth.js';
 import { parseQuery } from '../../src/shared/url-query.js';
 import type { Flow, StepEnv, StepReply } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 const sha = (k: string) => createHash('sha256').update(k).digest('hex');
 
 function step(keepCredential: boolean) {
   return keyAuth.create!(
     { header: 'x-api-key', query: 'api_key', keys: [{ id: 'app', sha256: sha('good') }], consumerHeader: 'x-consumer-id', keepCredential } as never,
-    { bucket: 'ka', tenant: 't', env: {} as StepEnv },
+    { bucket: 'ka', tenant: 't', env: {} as StepEnv, state: freshState },
   );
 }
 

@@ -5,6 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { keyAuth } from '../../src/steps/key-auth.js';
 import type { Flow, StepEnv } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -18,7 +19,7 @@ test('key-auth keeps no memory of refused keys, whatever their number and size',
   // 16 KB each, about 150 MB a worker), so any client could fill the worker's memory.
   const run = keyAuth.create!(
     { header: 'x-api-key', keys: [{ id: 'app', sha256: createHash('sha256').update('good').digest('hex') }], consumerHeader: 'x-consumer-id', keepCredential: false } as never,
-    { bucket: 'ka', tenant: 't', env: {} as StepEnv },
+    { bucket: 'ka', tenant: 't', env: {} as StepEnv, state: freshState },
   );
   assert.equal(run(flowWith('good')), undefined);
   gc();

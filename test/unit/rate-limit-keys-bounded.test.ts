@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { rateLimit } from '../../src/steps/rate-limit.js';
 import { RateLimitLeases } from '../../src/supervisor/rate-limit-leases.js';
 import type { Flow, RateLimitClient, StepEnv } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 // Regression: a rate-limit keyed by a header kept every distinct value whole, in the
 // worker (until 100,000 of them) and in the supervisor (no bound at all): distinct 15 KB
@@ -11,7 +12,7 @@ import type { Flow, RateLimitClient, StepEnv } from '../../src/steps/step.js';
 test('a bucket keyed by a header holds a short key whatever the value sent', () => {
   const keys: string[] = [];
   const limits: RateLimitClient = { acquire: (b) => (keys.push(b), true), remaining: () => 1 };
-  const run = rateLimit.create!({ requestsPerSecond: 1, burst: 10, key: { header: 'X-K' }, headers: false } as never, { bucket: 'route-b', tenant: 't', env: { rateLimits: limits } as unknown as StepEnv });
+  const run = rateLimit.create!({ requestsPerSecond: 1, burst: 10, key: { header: 'X-K' }, headers: false } as never, { bucket: 'route-b', tenant: 't', env: { rateLimits: limits } as unknown as StepEnv, state: freshState });
   const flowWith = (v: string | undefined) => ({ req: { header: (n: string) => (n === 'x-k' ? v : undefined) } }) as unknown as Flow;
   for (const v of ['short', 'x'.repeat(64), `a${'x'.repeat(15_000)}`, `b${'x'.repeat(15_000)}`, undefined]) run(flowWith(v));
   assert.equal(keys[0], 'route-b|h:short', 'short values stay readable');

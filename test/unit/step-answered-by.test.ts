@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTINS } from '../../src/steps/registry.js';
 import { buildPipeline } from '../../src/worker/pipeline.js';
+import { StepStates } from '../../src/worker/step-states.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import type { CompiledStep } from '../../src/contracts/generation.js';
 import type { StepEnv, StepReply, StepRequest } from '../../src/steps/step.js';
@@ -17,7 +18,7 @@ const IP_ONLY_TEN = step('ip-restriction', { allow: ['10.0.0.0/8'], deny: [], tr
 
 async function answer(steps: CompiledStep[]): Promise<{ status: number; by: string | null }> {
   const flow = new RequestFlow(request, null);
-  const r = (await buildPipeline(steps, env, BUILTINS)!(flow)) as StepReply;
+  const r = (await buildPipeline(steps, env, BUILTINS, new StepStates())!(flow)) as StepReply;
   return { status: r.status, by: flow.answeredBy };
 }
 

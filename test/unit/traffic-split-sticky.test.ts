@@ -3,12 +3,13 @@ import assert from 'node:assert/strict';
 import { trafficSplit } from '../../src/steps/traffic-split.js';
 import { parseCookies } from '../../src/shared/cookie-header.js';
 import type { Flow, StepEnv } from '../../src/steps/step.js';
+import { freshState } from '../../src/steps/step-state.js';
 
 /** The cluster traffic-split picks for a request with these Cookie lines (and X-User, when given). */
 function pick(cookies: string[], user?: string): string | null {
   const run = trafficSplit.create!(
     { clusters: [{ cluster: 'a', weight: 1 }, { cluster: 'b', weight: 1 }, { cluster: 'c', weight: 1 }, { cluster: 'd', weight: 1 }], stickyCookie: 'session', stickyHeader: 'x-user' },
-    { bucket: 'ts', tenant: 't', env: { random: () => { throw new Error('a sticky request drew at random'); } } as unknown as StepEnv },
+    { bucket: 'ts', tenant: 't', env: { random: () => { throw new Error('a sticky request drew at random'); } } as unknown as StepEnv, state: freshState },
   );
   const jar = parseCookies(cookies);
   const flow = { req: { header: (n: string) => (n === 'x-user' ? user : undefined), cookie: (n: string) => jar[n] }, cluster: null } as unknown as Flow;

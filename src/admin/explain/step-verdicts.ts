@@ -1,6 +1,7 @@
 import type { CompiledStep } from '../../contracts/generation.js';
 import type { Flow, StepEnv, StepOutcome } from '../../steps/step.js';
 import type { StepLookup } from '../../steps/step-registry.js';
+import { freshState } from '../../steps/step-state.js';
 import type { StepView, Verdict } from '../../contracts/explain.js';
 
 /**
@@ -67,7 +68,7 @@ export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, t
     }
     let outcome: StepOutcome;
     try {
-      const run = def!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV });
+      const run = def!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV, state: freshState });
       outcome = await run(flow);
     } catch (err) {
       views.push({ code: s.code, failureStrategy: strategy, verdict: 'at run time', reason: `could not be simulated: ${(err as Error).message}` });

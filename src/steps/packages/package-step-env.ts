@@ -1,8 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import type { StepDefinition as PackageStep, StepEnv as PackageEnv, StepLog, SubRequestInit, SubResponse } from '../../sdk/step.js';
-import type { StepEnv, StepReply } from '../step.js';
+import type { StepContext, StepEnv, StepReply } from '../step.js';
 import { declaredAnswer } from '../reply.js';
-import { stepState } from '../step-state.js';
 import { PACKAGE_STEP_MAX_TIMEOUT_MS } from './check-definition.js';
 
 /** The most of a cluster's answer `request()` reads: it is held whole, per request. */
@@ -13,7 +12,7 @@ export const MAX_SUB_ANSWER_BYTES = 1024 * 1024;
  * create context: everything a package reaches outside the request goes through it, and
  * only as far as the step declared (its clusters and secrets, checked at publish).
  */
-export function packageStepEnv(def: PackageStep, settings: unknown, ctx: { bucket: string; tenant: string; env: StepEnv }): PackageEnv {
+export function packageStepEnv(def: PackageStep, settings: unknown, ctx: StepContext): PackageEnv {
   const { tenant, env } = ctx;
   const route = routeOf(ctx.bucket);
   const log = stepLog(env.log, { step: def.code, tenant, route });
@@ -27,7 +26,7 @@ export function packageStepEnv(def: PackageStep, settings: unknown, ctx: { bucke
     tenant,
     route,
     log,
-    state: (make) => stepState(ctx.bucket, make),
+    state: ctx.state,
     secret(name) {
       if (!secrets.has(name)) throw new Error(`step ${def.code}: secret ${name} is not one its secrets(settings) declares`);
       return process.env[name];

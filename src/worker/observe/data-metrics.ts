@@ -1,4 +1,4 @@
-import { clusterNames, GRPC_STATUS_LABELS, grpcStatusIndex, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type UpstreamDelta } from '../../contracts/metrics.js';
+import { clusterNames, GRPC_STATUS_LABELS, grpcStatusIndex, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type StepFailureReason, type UpstreamDelta } from '../../contracts/metrics.js';
 import { methodIndex, RouteMeter, UpstreamMeter } from './meters.js';
 
 /** 1xx..5xx as 0..4; anything outside (a 499 of a client that left is 4xx) clamped. */
@@ -75,6 +75,14 @@ export class DataMetrics {
     this.moved(m);
   }
 
+  /** A step of the route failed a request: it threw or rejected, or outlived its budget. */
+  stepFailed(m: RouteMeter, step: string, reason: StepFailureReason): void {
+    const key = `${step} ${reason}`;
+    const f = (m.failures ??= new Map());
+    f.set(key, (f.get(key) ?? 0) + 1);
+    this.moved(m);
+  }
+
   private moved(m: RouteMeter): void {
     if (m.moved) return;
     m.moved = true;
@@ -115,6 +123,14 @@ function takeRoute(m: RouteMeter): RouteDelta {
   if (grpc.length > 0) {
     d.grpc = grpc;
     m.grpc!.fill(0);
+  }
+  if (m.failures !== null) {
+    d.failures = [];
+    for (const [key, n] of m.failures) {
+      const sp = key.lastIndexOf(' ');
+      d.failures.push([key.slice(0, sp), key.slice(sp + 1) as StepFailureReason, n]);
+    }
+    m.failures = null;
   }
   m.bytesReceived = 0;
   m.bytesSent = 0;

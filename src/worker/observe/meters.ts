@@ -59,6 +59,8 @@ export class RouteMeter {
   bytesSent = 0;
   /** `step status` -> count. */
   rejections: Map<string, number> | null = null;
+  /** `step reason` -> count: steps that threw or outlived their budget; null until one did (most routes never). */
+  failures: Map<string, number> | null = null;
   /** gRPC calls per GRPC_STATUS_LABELS index; null until the route's first one (most routes have none). */
   grpc: number[] | null = null;
   /** Moved since the last shipment (it is in the registry's list of those). */
