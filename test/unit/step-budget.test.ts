@@ -7,7 +7,8 @@ import { StepStates } from '../../src/worker/step-states.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import { GenerationRequests } from '../../src/worker/generation-requests.js';
 import { DataMetrics } from '../../src/worker/observe/data-metrics.js';
-import { STEPS } from '../../src/steps/registry.js';
+import { BUILTINS, BUILTIN_STEPS } from '../../src/steps/registry.js';
+import { StepRegistry } from '../../src/steps/step-registry.js';
 import type { CompiledStep } from '../../src/contracts/generation.js';
 import type { Flow, StepDefinition, StepEnv, StepOutcome, StepRun } from '../../src/steps/step.js';
 import { recordedExchange } from '../helpers/recording-downstream.js';
@@ -134,12 +135,12 @@ test('the pipeline honours CompiledStep.timeoutMs: the chain stops at the step, 
     { kind: 'step', code: 'fault-injection', settings: { delay: { percent: 100, ms: 2_000 } }, tenant: 't', bucket: 'b0', timeoutMs: 30 },
     { kind: 'step', code: 'echo', settings: {}, tenant: 't', bucket: 'b1' },
   ];
-  const run = buildPipeline(steps, { ...env, random: () => 0 }, new StepStates())!;
+  const run = buildPipeline(steps, { ...env, random: () => 0 }, BUILTINS, new StepStates())!;
   const f = new RequestFlow({ method: 'GET', path: '/', query: null, headers: [], header: () => undefined } as never, null);
   await assert.rejects(Promise.resolve(run(f)), (e: unknown) => e instanceof StepTimeout && e.step === 'fault-injection');
   assert.equal(f.answeredBy, 'fault-injection', 'echo never started');
   // Without the budget the same chain waits for the delay: only the budget cut it.
-  const unbudgeted = buildPipeline([{ ...steps[0]!, timeoutMs: undefined } as CompiledStep, steps[1]!], { ...env, random: () => 0 }, new StepStates())!;
+  const unbudgeted = buildPipeline([{ ...steps[0]!, timeoutMs: undefined } as CompiledStep, steps[1]!], { ...env, random: () => 0 }, BUILTINS, new StepStates())!;
   const r = unbudgeted(new RequestFlow({ method: 'GET', path: '/', query: null, headers: [], header: () => undefined } as never, null));
   const first = await Promise.race([Promise.resolve(r).then(() => 'settled'), sleep(100).then(() => 'waiting')]);
   assert.equal(first, 'waiting');
@@ -171,24 +172,17 @@ test('the exchange answers a budget 504 Svc.Data.StepTimeout, logs the step, cou
 
 test('a step definition\'s default timeoutMs is compiled in unless the route gives its own', async () => {
   const { compile } = await import('../../src/compiler/compile.js');
-  const registry = STEPS as Map<string, StepDefinition>;
-  registry.set('with-budget', { code: 'with-budget', summary: 'test', statuses: [], example: {}, schema: v.object({}), timeoutMs: 1_234, create: () => () => undefined });
-  try {
-    const r = compile({
-      tenant: 'default',
-      published: [],
-      drafts: [
-        { kind: 'cluster', name: 'c', doc: { targets: ['127.0.0.1:1'] } },
-        { kind: 'route', name: 'r', doc: { cluster: 'c', steps: [{ code: 'with-budget' }, { code: 'with-budget', timeoutMs: 50 }, { code: 'echo' }] } },
-      ],
-    });
-    assert.equal(r.ok, true, JSON.stringify(r.issues));
-    if (!r.ok) return;
-    const t = r.generation.tenants.default!.routes[0]!.terminal;
-    assert.equal(t.type, 'cluster');
-    if (t.type !== 'cluster') return;
-    assert.deepEqual(t.steps.map((s) => (s.kind === 'step' ? s.timeoutMs : null)), [1_234, 50, undefined]);
-  } finally {
-    registry.delete('with-budget');
-  }
+  const withBudget: StepDefinition = { code: 'with-budget', summary: 'test', statuses: [], example: {}, schema: v.object({}), timeoutMs: 1_234, create: () => () => undefined };
+  const steps = new StepRegistry(new Map([...BUILTIN_STEPS, ['with-budget', withBudget]]));
+  const drafts = [
+    { kind: 'cluster' as const, name: 'c', doc: { targets: ['127.0.0.1:1'] } },
+    { kind: 'route' as const, name: 'r', doc: { cluster: 'c', steps: [{ code: 'with-budget' }, { code: 'with-budget', timeoutMs: 50 }, { code: 'echo' }] } },
+  ];
+  const r = compile({ tenant: 'default', published: [], drafts }, undefined, { steps });
+  assert.equal(r.ok, true, JSON.stringify(r.issues));
+  if (!r.ok) return;
+  const t = r.generation.tenants.default!.routes[0]!.terminal;
+  assert.equal(t.type, 'cluster');
+  if (t.type !== 'cluster') return;
+  assert.deepEqual(t.steps.map((s) => (s.kind === 'step' ? s.timeoutMs : null)), [1_234, 50, undefined]);
 });

@@ -9,6 +9,7 @@ import { contentHash } from '../../src/steps/packages/content-hash.js';
 import { loadPackageSteps, loadStepRegistry, resolvePackageDirs } from '../../src/steps/packages/load-packages.js';
 import { adaptPackageStep } from '../../src/steps/packages/package-step.js';
 import { definitionProblems } from '../../src/steps/packages/check-definition.js';
+import { StepStates } from '../../src/worker/step-states.js';
 import { StepRegistry } from '../../src/steps/step-registry.js';
 import { BUILTIN_STEPS } from '../../src/steps/registry.js';
 import { withTraceId } from '../../src/steps/reply.js';
@@ -110,7 +111,7 @@ test('adapter: the handler is the package’s own, answers are envelopes built o
   };
   const step = adaptPackageStep(def as PackageStep, ORIGIN);
   assert.equal(step.timeoutMs, 30_000, 'capped');
-  const run = step.create!({ name: 'SY_UNIT_SECRET' }, { bucket: 'acme/r#/steps/0@{}', tenant: 'acme', env: QUIET });
+  const run = step.create!({ name: 'SY_UNIT_SECRET' }, { bucket: 'acme/r#/steps/0@{}', tenant: 'acme', env: QUIET, state: new StepStates().of('acme/r#/steps/0@{}') });
   assert.equal(run, handler, 'no wrapper per request');
   const e = env!;
   assert.equal(e.tenant, 'acme');

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPipeline } from '../../src/worker/pipeline.js';
+import { BUILTINS } from '../../src/steps/registry.js';
 import { StepStates, stepBuckets } from '../../src/worker/step-states.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import { TRIAL_BUCKET } from '../../src/steps/step-state.js';
@@ -28,7 +29,7 @@ function requestWithKey(key: string): StepRequest {
 /** The consumer key-auth named for a request with the key `test`. */
 async function consumerOf(states: StepStates, bucket: string): Promise<unknown> {
   const flow = new RequestFlow(requestWithKey('test'), null);
-  assert.equal(await buildPipeline([keyAuth(bucket)], env, states)!(flow), undefined, 'accepted');
+  assert.equal(await buildPipeline([keyAuth(bucket)], env, BUILTINS, states)!(flow), undefined, 'accepted');
   return flow.vars.consumer;
 }
 
