@@ -2,14 +2,15 @@ import type { CompiledStep } from '../contracts/generation.js';
 import { STEPS } from '../steps/registry.js';
 import { MemberFlow } from './member-flow.js';
 import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
+import { LAST, RUNNING, type RouteSites } from './step-sites.js';
 
 /**
  * A route's steps as one function (see buildPipeline), and the headers its steps own
  * (StepDefinition.ownedHeaders): the route's RequestFlow drops the client's values of
  * those before anything goes upstream, whatever each step's outcome; null: none.
  */
-export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv): { run: StepRun; owned: readonly string[] | null } | null {
-  const run = buildPipeline(steps, env);
+export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv, sites?: RouteSites): { run: StepRun; owned: readonly string[] | null } | null {
+  const run = buildPipeline(steps, env, sites);
   if (run === null) return null;
   const owned = [...new Set(ownedBy(steps))];
   return { run, owned: owned.length === 0 ? null : owned };
@@ -30,12 +31,13 @@ function ownedBy(steps: readonly CompiledStep[]): string[] {
  * sync: a promise is only made when a step returns one. A route without steps gets
  * null and pays nothing.
  */
-export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv): StepRun | null {
+export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, sites?: RouteSites): StepRun | null {
   if (steps.length === 0) return null;
   const runs = steps.map((s) => {
-    if (s.kind === 'group') return groupRun(s.merge, s.members, env);
+    if (s.kind === 'group') return groupRun(s.merge, s.members, env, sites);
     const run = stepRun(s.code, s.settings, s.tenant, s.bucket, env);
-    return s.continue ? continuing(s.code, run, env) : run;
+    const once = s.continue ? continuing(s.code, run, env) : run;
+    return sites === undefined ? once : recorded(once, sites.cell, sites.id(s.code));
   });
   // Each step's code is put on the flow before it runs (a field write, no wrapper per request): steps
   // run one after another, so an answer is the last started step's (a group labels its own answer).
@@ -65,6 +67,23 @@ function stepRun(code: string, settings: unknown, tenant: string, bucket: string
 }
 
 const PASS: StepRun = () => undefined;
+
+/**
+ * The step's site is in the shared cell while its synchronous part runs, and stays the
+ * last started after (stall-watchdog.ts): a loop blocked there names the step; one blocked
+ * after the step's first await, or outside every step, names none (with the last started as a hint).
+ */
+function recorded(run: StepRun, cell: Int32Array, site: number): StepRun {
+  return (flow) => {
+    const outer = cell[RUNNING]!; // a group member's step runs inside the group's call
+    cell[RUNNING] = cell[LAST] = site;
+    try {
+      return run(flow);
+    } finally {
+      cell[RUNNING] = outer;
+    }
+  };
+}
 
 /**
  * A step's answer that refuses the request. Steps also answer as their service (cors's
@@ -102,8 +121,8 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
  * Settling early keeps a slow member (a forward-auth) from holding requests another
  * member already decided.
  */
-function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv): StepRun {
-  const chains = members.map((m) => buildPipeline(m, env) ?? PASS);
+function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv, sites: RouteSites | undefined): StepRun {
+  const chains = members.map((m) => buildPipeline(m, env, sites) ?? PASS);
   return (flow) => {
     const before = { ...flow.vars };
     const flows = chains.map(() => new MemberFlow(flow));

@@ -16,6 +16,7 @@ import { HttpsOnly, httpsRedirect } from './https-only.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { RouteMeter } from './observe/meters.js';
 import type { Tracing } from './observe/request-trace.js';
+import type { StepSites } from './step-sites.js';
 
 export interface RuntimeDeps {
   log: Logger;
@@ -34,6 +35,8 @@ export interface RuntimeDeps {
   pools: PoolsContext;
   /** Open WebSockets per route, across generations. */
   webSockets: WebSocketRouteCounts;
+  /** Where each route's pipeline records the step it runs, for the stall watchdog (null: no watchdog). */
+  stepSites: StepSites | null;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
@@ -94,7 +97,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const upstream = poolsFor(t.cluster);
     let built: Built;
     try {
-      built = buildRoutePipeline(t.steps, stepEnv);
+      built = buildRoutePipeline(t.steps, stepEnv, deps.stepSites?.forRoute(r.tenant, r.name));
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');

@@ -17,6 +17,10 @@ import { tracingFor } from './observe/tracer.js';
 import type { Tracing } from './observe/request-trace.js';
 import { AccessLog } from './observe/access-log.js';
 import type { ReadyPath } from './ready-path.js';
+import { StepSites } from './step-sites.js';
+import { StallWatchdog } from './stall-watchdog.js';
+import { watchHeap } from './heap-bound.js';
+import { reportPipe } from './report-pipe.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -53,6 +57,10 @@ export class WorkerContext {
   accessLog: AccessLog | null = null;
   /** worker.json `readiness.dataPath`'s verdict, when the data port answers one. */
   readyPath: ReadyPath | null = null;
+  /** worker.json `limits.eventLoopStallMs`'s watchdog (null without the supervisor's report pipe). */
+  watchdog: StallWatchdog | null = null;
+  /** Stops worker.json `limits.workerHeapMb`'s check. */
+  private stopHeapWatch = () => {};
 
   constructor(readonly send: (msg: FromWorker) => void) {
     this.rateLimits = new LeasedRateLimits(send);
@@ -72,6 +80,11 @@ export class WorkerContext {
     if (seen.counting) this.lastCounts = () => seen.meters.take();
     const tracing = (this.tracing = tracingFor(observe.tracing, log));
     const guard = (this.upstreamGuard = UpstreamGuard.from(msg.dataPlane.upstreams));
+    const limits = msg.dataPlane.limits;
+    const fd = reportPipe();
+    const stepSites = fd === null ? null : new StepSites();
+    if (stepSites !== null) this.watchdog = new StallWatchdog(stepSites, limits.eventLoopStallMs, fd!, log);
+    if (limits.workerHeapMb > 0) this.stopHeapWatch = watchHeap(limits.workerHeapMb, this.send);
     this.deps = {
       log,
       traceId,
@@ -83,10 +96,12 @@ export class WorkerContext {
       tracing,
       pools: { upstreamGuard: guard, targetHealth: this.targetHealth, reportOutlier: this.reportOutlier },
       webSockets: this.webSockets,
+      stepSites,
     };
     const sealing = msg.dataPlane.sealingKeyEnv;
     installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
     if (msg.generation) this.current = buildRuntime(msg.generation.id, msg.generation.payload, this.deps, true);
+    this.watchdog?.sync();
     this.currentTls = msg.generation?.payload.serverTls;
     return { traceId, seen };
   }
@@ -97,10 +112,12 @@ export class WorkerContext {
     try {
       next = buildRuntime(id, payload, this.deps!);
     } catch (err) {
+      this.watchdog?.sync();
       this.log.error({ err, generation: id }, 'cannot build generation');
       this.send({ type: 'nack', generation: id, error: { code: 'Svc.Internal', message: (err as Error).message } });
       return;
     }
+    this.watchdog?.sync();
     const prev = this.current;
     this.current = next;
     this.currentTls = payload.serverTls;
@@ -113,6 +130,7 @@ export class WorkerContext {
   async drain(graceMs: number): Promise<void> {
     if (this.draining) return;
     this.draining = true;
+    this.stopHeapWatch(); // leaving already: a replacement is not asked twice
     await this.server?.drain(graceMs);
     this.current?.retire();
     // The access log's lines and the spans still queued go out, together and briefly: a collector that is down cannot hold the exit.
