@@ -32,6 +32,8 @@ export const OPERATIONS: readonly Operation[] = [
   { id: 'whoami', method: 'GET', path: '/api/v1/sys/whoami', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The calling identity: kind, tenant, masks, scopes' },
   { id: 'cluster.status', method: 'GET', path: '/api/v1/sys/cluster/status', family: 'cluster', access: 'read', auth: 'scope', level: 'instance', summary: 'Supervisor and worker status' },
   { id: 'console', method: 'GET', path: '/api/v1/sys/console', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: "The console's navigation and feature states for the calling identity (?tenant= for system keys)" },
+  { id: 'workers.restart', method: 'POST', path: '/api/v1/sys/workers/restart', family: 'sys', access: 'write', auth: 'scope', level: 'instance', summary: 'Replace every worker, one at a time: each replacement listens before the worker it replaces drains (202 with the progress; 409 while one runs)' },
+  { id: 'workers.restart.status', method: 'GET', path: '/api/v1/sys/workers/restart', family: 'sys', access: 'read', auth: 'scope', level: 'instance', summary: "The latest workers restart's progress: each worker replaced (old pid, new pid), running, done or failed" },
   { id: 'sys.steps', method: 'GET', path: '/api/v1/sys/steps', family: 'sys', access: 'read', auth: 'identity', level: 'instance', summary: 'The built-in steps and their settings as JSON Schema' },
 
   { id: 'config.set', method: 'POST', path: '/api/v1/{tenant}/config/set/{kind}/{name}', family: 'config', access: 'write', auth: 'scope', level: 'tenant', body: true, summary: 'Write a draft entity; returns the receipt {logicalAddress, generation}' },

@@ -12,7 +12,7 @@ import type { CompiledGeneration, CompileIssue } from '../contracts/generation.j
 import type { GenerationMessage, WorkerLoad } from '../contracts/ipc.js';
 import type { DryRunResult, PublishResult } from '../contracts/publish-results.js';
 import type { ReadinessReport } from '../contracts/readiness.js';
-import type { FleetNode, ProbedTarget, TargetHealth, WorkerStatus } from '../contracts/node-status.js';
+import type { FleetNode, ProbedTarget, TargetHealth, WorkerRestartProgress, WorkerStatus } from '../contracts/node-status.js';
 import type { KeyUsage } from './keys/key-usage.js';
 import type { SubKeyRing } from './keys/sub-key-ring.js';
 import type { AuthThrottle } from './auth-throttle.js';
@@ -60,12 +60,28 @@ export interface Services {
   fleet: FleetView | null;
   /** Fleet-wide rate-limit buckets in worker.json's Redis; null without it. */
   clusterLimits: { readonly downAnswers: { allow: number; deny: number } } | null;
+  /** `workers restart`: every worker replaced, one at a time. */
+  workerRestart: WorkerRestartView;
+  /** Workers' own alarms: event-loop stalls (by route and step) and replacements (by reason), for /metrics. */
+  workerGuards: WorkerGuardsView;
   /** The node's readiness: its workers on the current generation, its store answering; `latest` (/readyz) never waits on the store. */
   readiness: { check(): Promise<ReadinessReport>; latest(): ReadinessReport };
 }
 
 export interface WorkerPoolView {
   status(): WorkerStatus[];
+}
+
+export interface WorkerRestartView {
+  /** Starts one (throws Svc.Workers.RestartRunning while one runs) and returns its progress so far. */
+  start(): WorkerRestartProgress;
+  /** The latest restart since the node started (null: none). */
+  latest(): WorkerRestartProgress | null;
+}
+
+export interface WorkerGuardsView {
+  stallCounts(): { tenant: string; route: string; step: string; n: number }[];
+  replacementCounts(): Record<'stall' | 'heap' | 'restart', number>;
 }
 
 /** Publish, dry-run and rollback, one at a time. */

@@ -92,6 +92,24 @@ export interface ServedGeneration {
 export interface WorkerLoad {
   connections: number;
   generations: ServedGeneration[];
+  /** The V8 heap in use (live and not yet collected), in MiB. */
+  heapMb?: number;
+}
+
+/**
+ * What a worker's event-loop watchdog thread writes, one JSON line each, on the worker's
+ * report pipe (fd 4; the main thread is blocked, so it cannot use IPC). The step named is
+ * the one whose synchronous part was running when the loop stopped; `lastStep` the last
+ * one started, as a hint when none was running (a block outside steps or after an await).
+ */
+export interface StallReport {
+  type: 'stall';
+  blockedMs: number;
+  /** The running step's place, or null: no step's synchronous part was running. */
+  tenant: string | null;
+  route: string | null;
+  step: string | null;
+  lastStep: { tenant: string; route: string; step: string } | null;
 }
 
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */
@@ -149,4 +167,6 @@ export type FromWorker =
   /** The data plane's counters that moved since the last shipment (once a second, and when draining). */
   | { type: 'metrics'; delta: MetricsDelta }
   /** Answer to a status question. */
-  | ({ type: 'status'; id: number } & WorkerLoad);
+  | ({ type: 'status'; id: number } & WorkerLoad)
+  /** The worker's heap passed worker.json `limits.workerHeapMb` (told once): the supervisor replaces it. */
+  | { type: 'heap'; usedMb: number; limitMb: number };

@@ -10,6 +10,31 @@ export interface WorkerStatus {
   generation: number;
   restarts: number;
   startedAt: string | null;
+  /** A replacement starting beside the slot's worker (a restart, a stalled or oversized worker). */
+  replacing?: true;
+  /** A replaced worker leaving the slot: `draining` until it exits. */
+  replaced?: true;
+}
+
+/** One worker of a restart, replaced: the replacement listened, then the old one was told to drain. */
+export interface ReplacedWorker {
+  slot: number;
+  oldPid: number | null;
+  newPid: number | null;
+  at: string;
+}
+
+/** A `workers restart`: every worker replaced one at a time, the latest one kept for its progress. */
+export interface WorkerRestartProgress {
+  id: number;
+  state: 'running' | 'done' | 'failed';
+  startedAt: string;
+  endedAt: string | null;
+  /** Workers to replace (the slots when it started). */
+  total: number;
+  replaced: ReplacedWorker[];
+  /** Why it stopped (`failed`): the worker that could not be replaced keeps serving, and so do the ones after it. */
+  error: { slot: number; message: string } | null;
 }
 
 /** One node of a postgres:// fleet, from its heartbeat row. */

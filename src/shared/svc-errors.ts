@@ -77,6 +77,8 @@ export const ERRORS = {
   'Svc.Data.CircuitOpen': { status: 503, message: 'The upstream is failing; the circuit is open' },
   'Svc.Data.AuthUnavailable': { status: 503, message: 'The auth service could not be reached' },
   'Svc.Data.CalloutFailed': { status: 502, message: 'The callout failed' },
+  'Svc.Workers.RestartRunning': { status: 409, message: 'A workers restart is already running on this node; follow it with GET /api/v1/sys/workers/restart' },
+  'Svc.Workers.NoRestart': { status: 404, message: 'No workers restart has run on this node since it started' },
   'Svc.Console.NotBuilt': { status: 503, message: 'The console is not built' },
   'Svc.Internal': { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -38,8 +38,9 @@ export function broadcastGeneration(pool: WorkerPool, gen: GenerationMessage, ti
       result.ok = result.failed.length === 0;
       resolve(result);
     };
-    const off = pool.onWorkerMessage((slot, msg) => {
-      if (!waiting.has(slot)) return;
+    const off = pool.onWorkerMessage((slot, msg, from) => {
+      // Only the process the generation went to: not a replacement starting (it boots with the generation) nor one replaced.
+      if (!waiting.has(slot) || sentTo.get(slot) !== from) return;
       if (msg.type === 'ack' && msg.generation === gen.id) {
         waiting.delete(slot);
         result.acked.push(slot);

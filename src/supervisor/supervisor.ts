@@ -27,6 +27,8 @@ import { loadGatewaySteps } from './step-packages.js';
 import { probePort } from './port-probe.js';
 import { checkAccessLogFile } from './access-log-file.js';
 import { BindError, WorkerPool } from './worker-pool.js';
+import { WorkerGuards } from './worker-guards.js';
+import { WorkerRestart } from './worker-restart.js';
 import type { Services } from '../admin/services.js';
 import { VERSION } from '../shared/version.js';
 import { EntityRepo } from '../store/entity-repo.js';
@@ -163,6 +165,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     ? new ClusterRateLimits(config.redis.url, config.redis.passwordEnv ? process.env[config.redis.passwordEnv] : undefined, config.redis.keyPrefix, () => pool.live().length, log)
     : null;
   serveLeases(pool, new RateLimitLeases(() => pool.live().length), clusterLimits, log);
+  const workerGuards = new WorkerGuards(pool, log);
+  // beforeRestart: where what workers load at start is refreshed before a restart replaces them (nothing yet).
+  const workerRestart = new WorkerRestart(pool, workerGuards, log, { beforeRestart: async () => {} });
   const keys = new KeyRepo(volume.db);
   const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
   const subKeys = new SubKeyRing(keys, keyUsage);
@@ -171,6 +176,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
+    ...{ workerRestart, workerGuards },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -289,12 +295,12 @@ function mergeTables(a: HealthTable, b: HealthTable): HealthTable {
 
 function serveLeases(pool: WorkerPool, leases: RateLimitLeases, cluster: ClusterRateLimits | null, log: Logger): void {
   let warned = false;
-  pool.onWorkerMessage((slot, msg) => {
+  pool.onWorkerMessage((_slot, msg, from) => {
     if (msg.type !== 'lease') return;
+    // To the process that asked: during a replacement two share the slot.
     const answer = (r: ClusterLease) => {
-      const s = pool.slots[slot];
       const flags = { ...(r.unavailable ? { unavailable: true as const } : {}), ...(r.unbacked ? { unbacked: true as const } : {}) };
-      if (s) pool.send(s, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...flags });
+      pool.sendTo(from, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...flags });
     };
     if (!msg.cluster) return answer(leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0));
     if (cluster) return void cluster.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0, msg.cluster.onStoreDown).then(answer);

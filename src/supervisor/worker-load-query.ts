@@ -15,7 +15,7 @@ export class WorkerLoadQuery {
 
   constructor(private readonly pool: WorkerPool) {
     pool.onWorkerMessage((slot, msg) => {
-      if (msg.type === 'status') this.waiting.get(msg.id)?.(slot, { connections: msg.connections, generations: msg.generations });
+      if (msg.type === 'status') this.waiting.get(msg.id)?.(slot, { connections: msg.connections, generations: msg.generations, ...(msg.heapMb === undefined ? {} : { heapMb: msg.heapMb }) });
     });
   }
 

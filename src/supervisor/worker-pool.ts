@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToWorker } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
@@ -23,6 +24,28 @@ export interface WorkerSlot {
   restarts: number;
   startedAt: number;
   backoff: RespawnBackoff;
+  /** A replacement starting beside the slot's worker (`replace`): it takes the slot once it listens. */
+  next: Worker | null;
+  /** Replaced workers until they exit (draining, or killed): shown by status, never respawned. */
+  retiring: Retiring[];
+}
+
+/** A worker a replacement took the slot from. */
+export interface Retiring {
+  worker: Worker;
+  generation: number;
+  startedAt: number;
+}
+
+/** How a replaced worker goes: `drain` finishes what it holds (killed after drain.graceMs + 1 s), `kill` is SIGKILLed. */
+export type ReplaceHow = 'drain' | 'kill';
+
+export interface Replaced {
+  slot: number;
+  oldPid: number | undefined;
+  newPid: number | undefined;
+  /** Resolves once the replaced process has exited. */
+  exited: Promise<void>;
 }
 
 export interface PoolOptions {
@@ -42,18 +65,23 @@ export interface PoolOptions {
 
 export class BindError extends Error {}
 
+/** How long a replacement may take to listen before it is given up on and the old worker kept. */
+const REPLACEMENT_START_MS = 30_000;
+
 const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
 
 /**
  * Forks the data-plane workers, respawns the ones that die (with backoff when they
- * keep dying), and fans messages out. Workers listen on the data port themselves
+ * keep dying), replaces one on demand (the replacement listening before the old one
+ * goes), and fans messages out. Workers listen on the data port themselves
  * (SO_REUSEPORT); the kernel spreads connections.
  */
 export class WorkerPool implements WorkerPoolView {
   readonly slots: WorkerSlot[] = [];
   private stopping = false;
-  private readonly ackWaiters = new Set<(slot: number, msg: FromWorker) => void>();
+  private readonly ackWaiters = new Set<(slot: number, msg: FromWorker, from: Worker) => void>();
   private readonly changeWatchers = new Set<() => void>();
+  private readonly reportWatchers = new Set<(slot: number, line: string, from: Worker) => void>();
 
   constructor(private readonly opts: PoolOptions) {
     // SWITCHYARD_WORKER_NODE_ARGS: extra node flags for workers only, for profiling
@@ -64,7 +92,10 @@ export class WorkerPool implements WorkerPoolView {
     // and holds it forever when that worker is killed before it took it (a client waited 3 s and
     // more at every kill -9 under load, test/worker-kill-under-load.test.ts).
     cluster.schedulingPolicy = cluster.SCHED_NONE;
-    cluster.setupPrimary({ exec: WORKER_ENTRY, silent: false, execArgv: [...process.execArgv, ...WORKER_V8_FLAGS, ...extra] });
+    // fd 4: the worker's report pipe. Its watchdog thread writes there when the main thread is
+    // blocked and cannot use IPC (stall-watchdog.ts).
+    const stdio = ['inherit', 'inherit', 'inherit', 'ipc', 'pipe'];
+    cluster.setupPrimary({ exec: WORKER_ENTRY, stdio, execArgv: [...process.execArgv, ...WORKER_V8_FLAGS, ...extra] });
   }
 
   /** Forks every worker; resolves once all listen, rejects with BindError if any cannot bind. */
@@ -72,7 +103,7 @@ export class WorkerPool implements WorkerPoolView {
     return new Promise((resolve, reject) => {
       let listening = 0;
       for (let i = 0; i < this.opts.count; i++) {
-        const slot: WorkerSlot = { slot: i, worker: null, state: 'starting', generation: 0, restarts: 0, startedAt: 0, backoff: new RespawnBackoff() };
+        const slot: WorkerSlot = { slot: i, worker: null, state: 'starting', generation: 0, restarts: 0, startedAt: 0, backoff: new RespawnBackoff(), next: null, retiring: [] };
         this.slots.push(slot);
         this.fork(slot, (err) => {
           if (err) return reject(err);
@@ -82,13 +113,78 @@ export class WorkerPool implements WorkerPoolView {
     });
   }
 
-  private fork(slot: WorkerSlot, onFirstListen?: (err?: Error) => void): void {
+  /**
+   * Replaces the slot's worker: a new process starts beside it and, once it listens with the
+   * current generation, takes the slot; the old one is then drained or killed (`how`), and
+   * its exit respawns nothing. A replacement that cannot start leaves the old one serving,
+   * and the promise rejects with why.
+   */
+  replace(slotNo: number, how: ReplaceHow): Promise<Replaced> {
+    const slot = this.slots[slotNo];
+    if (!slot) return Promise.reject(new Error(`no worker slot ${slotNo}`));
+    if (this.stopping) return Promise.reject(new Error('the node is stopping'));
+    if (slot.next) return Promise.reject(new Error(`worker ${slotNo} is already being replaced`));
+    if (!slot.worker || slot.state !== 'listening') return Promise.reject(new Error(`worker ${slotNo} is ${slot.state}, not listening`));
+    return new Promise((resolve, reject) => {
+      const candidate = this.fork(slot, (err, old) => {
+        clearTimeout(timer);
+        if (err) {
+          this.opts.log.error({ slot: slotNo, err }, 'the replacement worker did not start; the worker it was to replace keeps serving');
+          return reject(err);
+        }
+        slot.restarts++;
+        const newPid = slot.worker?.process.pid;
+        if (!old) return resolve({ slot: slotNo, oldPid: undefined, newPid, exited: Promise.resolve() });
+        const exited = this.retire(slot, old, how);
+        this.opts.log.info({ slot: slotNo, oldPid: old.worker.process.pid, newPid, how }, 'worker replaced');
+        resolve({ slot: slotNo, oldPid: old.worker.process.pid, newPid, exited });
+      }, true);
+      // A replacement that never comes up is given up on (its exit rejects the promise).
+      const timer = setTimeout(() => candidate.process.kill('SIGKILL'), REPLACEMENT_START_MS);
+      timer.unref();
+    });
+  }
+
+  /** The replaced worker goes: drained (then killed after the grace) or killed; the slot lists it until it exits. */
+  private retire(slot: WorkerSlot, old: Retiring, how: ReplaceHow): Promise<void> {
+    const w = old.worker;
+    slot.retiring.push(old);
+    const exited = new Promise<void>((resolve) => {
+      if (w.isDead()) return resolve();
+      w.once('exit', () => resolve());
+    }).then(() => {
+      slot.retiring = slot.retiring.filter((r) => r !== old);
+      this.changed();
+    });
+    if (how === 'kill' || !w.isConnected()) w.process.kill('SIGKILL');
+    else {
+      const kill = setTimeout(() => w.process.kill('SIGKILL'), this.opts.graceMs + 1000);
+      kill.unref();
+      void exited.then(() => clearTimeout(kill));
+      this.post(w, { type: 'drain', graceMs: this.opts.graceMs });
+    }
+    this.changed();
+    return exited;
+  }
+
+  /**
+   * Forks a worker for `slot`: its own (start, respawn) or, with `replacing`, a replacement
+   * kept in `slot.next` until it listens. `onFirstListen` hears the first listen (with the
+   * worker it took the slot from, for a replacement) or why it never came.
+   */
+  private fork(slot: WorkerSlot, onFirstListen?: (err?: Error, old?: Retiring) => void, replacing = false): Worker {
     // uWS reads its head-size limit from the environment once, when the worker loads it.
     const worker = cluster.fork({ SWITCHYARD_WORKER_SLOT: String(slot.slot), UWS_HTTP_MAX_HEADERS_SIZE: String(this.opts.dataPlane.limits.maxHeadBytes) });
-    slot.worker = worker;
-    slot.state = 'starting';
-    slot.startedAt = Date.now();
+    const startedAt = Date.now();
+    let generation = 0;
+    if (replacing) slot.next = worker;
+    else {
+      slot.worker = worker;
+      slot.state = 'starting';
+      slot.startedAt = startedAt;
+    }
     this.changed();
+    this.readReports(slot, worker);
     // A worker's IPC pipe closes a few milliseconds before its exit event: a send in that
     // window fails. The exit handler respawns it; the failure must not end the supervisor.
     worker.on('error', (err) => this.opts.log.warn({ slot: slot.slot, err }, 'worker IPC failed'));
@@ -99,28 +195,42 @@ export class WorkerPool implements WorkerPoolView {
           return;
         }
         const gen = this.opts.currentGeneration();
-        slot.generation = gen?.id ?? 0;
+        generation = gen?.id ?? 0;
+        if (slot.worker === worker) slot.generation = generation;
         const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane };
         this.post(worker, init);
         this.post(worker, { type: 'health', unhealthy: this.opts.currentHealth() });
       } else if (msg.type === 'listening') {
+        let old: Retiring | undefined;
+        if (slot.next === worker) {
+          // The replacement takes the slot; the worker it replaces leaves it (the caller retires it).
+          if (slot.worker) old = { worker: slot.worker, generation: slot.generation, startedAt: slot.startedAt };
+          slot.next = null;
+          slot.worker = worker;
+          slot.startedAt = startedAt;
+        }
         slot.state = 'listening';
+        slot.generation = generation;
         // A publish that ran while this worker started skipped it: catch it up.
         const cur = this.opts.currentGeneration();
-        if (cur && cur.id !== slot.generation) this.post(worker, { type: 'generation', generation: cur });
+        if (cur && cur.id !== generation) this.post(worker, { type: 'generation', generation: cur });
         this.changed();
-        onFirstListen?.();
+        onFirstListen?.(undefined, old);
         onFirstListen = undefined;
       } else if (msg.type === 'listen-failed') {
         onFirstListen?.(new BindError(msg.error.message));
         onFirstListen = undefined;
       } else {
-        if (msg.type === 'ack') slot.generation = msg.generation;
-        for (const w of this.ackWaiters) w(slot.slot, msg);
+        if (msg.type === 'ack') {
+          generation = msg.generation;
+          if (slot.worker === worker) slot.generation = msg.generation;
+        }
+        for (const w of this.ackWaiters) w(slot.slot, msg, worker);
         if (msg.type === 'ack') this.changed();
       }
     });
     worker.on('exit', (code, signal) => {
+      if (slot.next === worker) return this.replacementExited(slot, code, signal, onFirstListen);
       if (slot.worker !== worker) return;
       slot.state = 'exited';
       slot.worker = null;
@@ -130,21 +240,57 @@ export class WorkerPool implements WorkerPoolView {
         onFirstListen = undefined;
         return;
       }
-      const delay = slot.backoff.next(Date.now() - slot.startedAt);
-      this.opts.log.warn({ slot: slot.slot, pid: worker.process.pid, code, signal, respawnInMs: delay }, 'worker exited; respawning');
-      setTimeout(() => {
-        if (this.stopping) return;
-        slot.restarts++;
-        this.fork(slot);
-      }, delay).unref();
+      // A replacement already starting takes the slot when it listens.
+      if (slot.next) return void this.opts.log.warn({ slot: slot.slot, pid: worker.process.pid, code, signal }, 'worker exited; its replacement is starting');
+      this.respawn(slot, Date.now() - slot.startedAt, { pid: worker.process.pid, code, signal });
+    });
+    return worker;
+  }
+
+  /** A replacement died before it listened: the slot keeps its worker, or respawns if that one died meanwhile. */
+  private replacementExited(slot: WorkerSlot, code: number | null, signal: string | null, onFirstListen?: (err?: Error) => void): void {
+    slot.next = null;
+    this.changed();
+    onFirstListen?.(new Error(`the replacement of worker ${slot.slot} exited before it listened (code ${code}, signal ${signal})`));
+    if (!slot.worker && !this.stopping) this.respawn(slot, 0, { code, signal });
+  }
+
+  private respawn(slot: WorkerSlot, livedMs: number, why: Record<string, unknown>): void {
+    const delay = slot.backoff.next(livedMs);
+    this.opts.log.warn({ slot: slot.slot, ...why, respawnInMs: delay }, 'worker exited; respawning');
+    setTimeout(() => {
+      if (this.stopping || slot.worker || slot.next) return;
+      slot.restarts++;
+      this.fork(slot);
+    }, delay).unref();
+  }
+
+  /** JSON lines on a worker's report pipe (fd 4) go to the report watchers. */
+  private readReports(slot: WorkerSlot, worker: Worker): void {
+    const pipe = worker.process.stdio[4] as Readable | null | undefined;
+    if (!pipe) return;
+    let buffered = '';
+    pipe.setEncoding('utf8');
+    pipe.on('error', () => {}); // a pipe of a killed worker: its exit is handled elsewhere
+    pipe.on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        for (const w of this.reportWatchers) w(slot.slot, line, worker);
+      }
+      if (buffered.length > 65_536) buffered = ''; // not ours to keep: a line never gets that long
     });
   }
 
   /** Sends `msg` to every worker that has a process: starting, listening or draining (a reopen reaches each one writing). */
   sendAll(msg: ToWorker): void {
-    for (const s of this.slots) this.send(s, msg);
+    for (const s of this.slots) {
+      this.send(s, msg);
+      if (s.next) this.post(s.next, msg);
+      for (const r of s.retiring) this.post(r.worker, msg);
+    }
   }
-
   /** Sends `msg` to every worker that is listening. */
   broadcast(msg: ToWorker): void {
     for (const s of this.live()) this.send(s, msg);
@@ -164,6 +310,11 @@ export class WorkerPool implements WorkerPoolView {
     if (slot.worker) this.post(slot.worker, msg);
   }
 
+  /** Sends to one process (an answer to what it asked: a replaced worker still draining asks too). */
+  sendTo(worker: Worker, msg: ToWorker): void {
+    this.post(worker, msg);
+  }
+
   /** Sends unless the channel is gone; a failure is logged, never thrown or emitted unheard. */
   private post(worker: Worker, msg: ToWorker): void {
     if (!worker.isConnected()) return;
@@ -172,9 +323,15 @@ export class WorkerPool implements WorkerPoolView {
     });
   }
 
-  onWorkerMessage(fn: (slot: number, msg: FromWorker) => void): () => void {
+  /** Every message of every worker process; `from` tells a slot's worker from its replacement or a replaced one. */
+  onWorkerMessage(fn: (slot: number, msg: FromWorker, from: Worker) => void): () => void {
     this.ackWaiters.add(fn);
     return () => this.ackWaiters.delete(fn);
+  }
+
+  /** Each line a worker writes on its report pipe (its watchdog's stall reports). */
+  onWorkerReport(fn: (slot: number, line: string, from: Worker) => void): void {
+    this.reportWatchers.add(fn);
   }
 
   /** Told whenever a worker's state or acknowledged generation changes (readiness follows it). */
@@ -186,15 +343,14 @@ export class WorkerPool implements WorkerPoolView {
     for (const fn of this.changeWatchers) fn();
   }
 
+  /** One row per slot, then a row per process beside it: its replacement starting, the replaced ones leaving (`draining`). */
   status(): WorkerStatus[] {
-    return this.slots.map((s) => ({
-      slot: s.slot,
-      pid: s.worker?.process.pid ?? null,
-      state: s.state,
-      generation: s.generation,
-      restarts: s.restarts,
-      startedAt: s.startedAt ? new Date(s.startedAt).toISOString() : null,
-    }));
+    const at = (t: number) => (t ? new Date(t).toISOString() : null);
+    return this.slots.flatMap((s): WorkerStatus[] => [
+      { slot: s.slot, pid: s.worker?.process.pid ?? null, state: s.state, generation: s.generation, restarts: s.restarts, startedAt: at(s.startedAt) },
+      ...(s.next ? [{ slot: s.slot, pid: s.next.process.pid ?? null, state: 'starting' as const, generation: 0, restarts: s.restarts, startedAt: null, replacing: true as const }] : []),
+      ...s.retiring.map((r) => ({ slot: s.slot, pid: r.worker.process.pid ?? null, state: 'draining' as const, generation: r.generation, restarts: s.restarts, startedAt: at(r.startedAt), replaced: true as const })),
+    ]);
   }
 
   /** Drains every worker (stop accepting, finish in-flight), killing stragglers after the grace period. */
@@ -202,10 +358,12 @@ export class WorkerPool implements WorkerPoolView {
     this.stopping = true;
     const draining = this.slots.filter((s) => s.worker).map((s) => ({ s, w: s.worker!, starting: s.state === 'starting' }));
     for (const { s } of draining) s.state = 'draining';
+    // A replacement not yet listening goes at once; replaced workers already draining are waited for.
+    const besides = this.slots.flatMap((s) => [...(s.next ? [{ w: s.next, starting: true }] : []), ...s.retiring.map((r) => ({ w: r.worker, starting: false }))]);
     // Readiness hears of it before any worker gets its drain message (the same IPC channel,
     // in order), so keep-alive probes of the data path read 503 while the drain runs.
     this.changed();
-    const exits = draining.map(
+    const exits = [...draining, ...besides].map(
       ({ w, starting }) =>
         new Promise<void>((resolve) => {
           if (w.isDead()) return resolve();

@@ -23,6 +23,9 @@ import type { WebSocketRelay } from './websocket-relay.js';
 /** How long a drain waits after closing WebSockets, for the close frames to reach both peers. */
 const CLOSE_FLUSH_MS = 200;
 
+/** A draining worker's connections count as quiet after this long without a request. */
+const DRAIN_QUIET_MS = 100;
+
 /** What a request goes to: a fixed reply, or a handler that needs the whole exchange. */
 export type Target = StaticReply | ((ex: Exchange) => void);
 
@@ -45,6 +48,8 @@ export interface Observation {
 export class DataServer {
   private readonly engine: DataEngine;
   private inFlight = 0;
+  /** Requests seen, for a drain to tell a quiet kept-alive connection from one still sending. */
+  private arrivals = 0;
   private draining = false;
   private idleWaiters: (() => void)[] = [];
   private readonly webSockets = new OpenWebSockets();
@@ -82,6 +87,7 @@ export class DataServer {
     this.webSockets.onEmpty = idle;
     // `arrival.upgrade` is set for a WebSocket handshake: its route proxies it or refuses it.
     const serve = (req: RequestHead, down: Downstream, arrival: Arrival): void => {
+      this.arrivals++;
       let ex: Exchange | undefined;
       let method = '';
       let rid = '';
@@ -196,21 +202,40 @@ export class DataServer {
    * on both sides, gRPC calls still open end with UNAVAILABLE (Svc.Data.Draining), and
    * their last frames get a moment to leave before the worker exits.
    */
+  /**
+   * Stops accepting, then resolves once nothing is in flight and the connections left are
+   * quiet: every request on a kept-alive connection is answered with a close meanwhile, so a
+   * client that keeps sending moves to another worker, and only connections silent for a
+   * poll are cut at the exit (uWS cannot close an idle connection from outside a request).
+   * Past `graceMs`, WebSockets and gRPC calls are closed and it resolves anyway.
+   */
   drain(graceMs: number): Promise<void> {
     this.draining = true;
     this.engine.stopAccepting();
-    if (this.inFlight === 0 && this.webSockets.size === 0) return Promise.resolve();
+    const settled = () => this.inFlight === 0 && this.webSockets.size === 0;
+    if (settled() && this.engine.connections === 0) return Promise.resolve();
     return new Promise((resolve) => {
+      let seen = this.arrivals;
+      const quiet = setInterval(() => {
+        if (settled() && (this.engine.connections === 0 || seen === this.arrivals)) done();
+        seen = this.arrivals;
+      }, DRAIN_QUIET_MS);
       const t = setTimeout(() => {
+        clearInterval(quiet);
         if (this.webSockets.size === 0 && this.grpcCalls.size === 0) return resolve();
         this.webSockets.closeAll(1001, 'gateway shutting down');
         for (const ex of [...this.grpcCalls]) ex.endGrpc(503, 'Svc.Data.Draining');
         setTimeout(resolve, CLOSE_FLUSH_MS);
       }, graceMs);
-      this.idleWaiters.push(() => {
+      const done = () => {
         clearTimeout(t);
+        clearInterval(quiet);
         resolve();
+      };
+      this.idleWaiters.push(() => {
+        if (this.engine.connections === 0) done();
       });
     });
   }
+
 }

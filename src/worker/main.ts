@@ -12,6 +12,7 @@ import { loadEngine } from './engine/load-engine.js';
 import { WorkerContext } from './worker-context.js';
 import { loadStepRegistry } from '../steps/packages/load-packages.js';
 import type { StepRegistry } from '../steps/step-registry.js';
+import { heapUsedMb } from './heap-bound.js';
 
 const ctx = new WorkerContext((msg: FromWorker) => {
   if (process.connected) process.send!(msg);
@@ -40,7 +41,7 @@ process.on('message', (msg: ToWorker) => {
     else if (msg.type === 'readiness') ctx.readyPath?.set(msg.ready);
     else if (msg.type === 'reopen-logs') ctx.accessLog?.reopen();
     else if (msg.type === 'in-flight') ctx.send({ type: 'in-flight', id: msg.id, counts: ctx.current?.inFlight(msg.cluster) ?? {} });
-    else if (msg.type === 'status') ctx.send({ type: 'status', id: msg.id, connections: ctx.server?.connections ?? 0, generations: ctx.served.list(ctx.current) });
+    else if (msg.type === 'status') ctx.send({ type: 'status', id: msg.id, connections: ctx.server?.connections ?? 0, generations: ctx.served.list(ctx.current), heapMb: heapUsedMb() });
   } catch (err) {
     ctx.log.error({ err }, 'worker failed to handle a supervisor message');
   }

@@ -4,16 +4,26 @@ import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 import type { StepLookup } from '../steps/step-registry.js';
 import { withBudget } from './step-budget.js';
 import type { StepStates } from './step-states.js';
+import { LAST, RUNNING, type RouteSites } from './step-sites.js';
+
+/** What a route's steps are built with, once per generation: the worker's services, steps, kept state and stall sites. */
+export interface PipelineParts {
+  env: StepEnv;
+  registry: StepLookup;
+  states: StepStates;
+  /** Where the route's steps record that they run, for the stall watchdog; absent: not recorded. */
+  sites?: RouteSites;
+}
 
 /**
  * A route's steps as one function (see buildPipeline), and the headers its steps own
  * (StepDefinition.ownedHeaders): the route's RequestFlow drops the client's values of
  * those before anything goes upstream, whatever each step's outcome; null: none.
  */
-export function buildRoutePipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup, states: StepStates): { run: StepRun; owned: readonly string[] | null } | null {
-  const run = buildPipeline(steps, env, registry, states);
+export function buildRoutePipeline(steps: readonly CompiledStep[], parts: PipelineParts): { run: StepRun; owned: readonly string[] | null } | null {
+  const run = buildPipeline(steps, parts);
   if (run === null) return null;
-  const owned = [...new Set(ownedBy(steps, registry))];
+  const owned = [...new Set(ownedBy(steps, parts.registry))];
   return { run, owned: owned.length === 0 ? null : owned };
 }
 
@@ -32,13 +42,15 @@ function ownedBy(steps: readonly CompiledStep[], registry: StepLookup): string[]
  * sync: a promise is only made when a step returns one. A route without steps gets
  * null and pays nothing.
  */
-export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, registry: StepLookup, states: StepStates): StepRun | null {
+export function buildPipeline(steps: readonly CompiledStep[], parts: PipelineParts): StepRun | null {
   if (steps.length === 0) return null;
+  const { env, sites } = parts;
   const runs = steps.map((s) => {
-    if (s.kind === 'group') return groupRun(s.merge, s.members, env, registry, states);
+    if (s.kind === 'group') return groupRun(s.merge, s.members, parts);
     // A step with a budget: its promise is raced against it (step-budget.ts); none, no wrapper.
-    const run = withBudget(stepRun(registry, s.code, s.settings, s.tenant, s.bucket, env, states), s.code, s.timeoutMs);
-    return s.continue ? continuing(s.code, run, env) : run;
+    const run = withBudget(stepRun(parts, s.code, s.settings, s.tenant, s.bucket), s.code, s.timeoutMs);
+    const once = s.continue ? continuing(s.code, run, env) : run;
+    return sites === undefined ? once : recorded(once, sites.cell, sites.id(s.code));
   });
   // Each step's code is put on the flow before it runs (a field write, no wrapper per request): steps
   // run one after another, so an answer is the last started step's (a group labels its own answer).
@@ -61,13 +73,30 @@ export function buildPipeline(steps: readonly CompiledStep[], env: StepEnv, regi
   return (flow) => runFrom(flow, 0);
 }
 
-function stepRun(registry: StepLookup, code: string, settings: unknown, tenant: string, bucket: string, env: StepEnv, states: StepStates): StepRun {
-  const def = registry.get(code);
+function stepRun(parts: PipelineParts, code: string, settings: unknown, tenant: string, bucket: string): StepRun {
+  const def = parts.registry.get(code);
   if (!def?.create) throw new Error(`step ${code} has no runtime`); // the compiler never emits such a step
-  return def.create(settings, { bucket, tenant, env, state: states.of(bucket) });
+  return def.create(settings, { bucket, tenant, env: parts.env, state: parts.states.of(bucket) });
 }
 
 const PASS: StepRun = () => undefined;
+
+/**
+ * The step's site is in the shared cell while its synchronous part runs, and stays the
+ * last started after (stall-watchdog.ts): a loop blocked there names the step; one blocked
+ * after the step's first await, or outside every step, names none (with the last started as a hint).
+ */
+function recorded(run: StepRun, cell: Int32Array, site: number): StepRun {
+  return (flow) => {
+    const outer = cell[RUNNING]!; // a group member's step runs inside the group's call
+    cell[RUNNING] = cell[LAST] = site;
+    try {
+      return run(flow);
+    } finally {
+      cell[RUNNING] = outer;
+    }
+  };
+}
 
 /**
  * A step's answer that refuses the request. Steps also answer as their service (cors's
@@ -105,8 +134,8 @@ function continuing(code: string, run: StepRun, env: StepEnv): StepRun {
  * Settling early keeps a slow member (a forward-auth) from holding requests another
  * member already decided.
  */
-function groupRun(merge: string, members: readonly CompiledStep[][], env: StepEnv, registry: StepLookup, states: StepStates): StepRun {
-  const chains = members.map((m) => buildPipeline(m, env, registry, states) ?? PASS);
+function groupRun(merge: string, members: readonly CompiledStep[][], parts: PipelineParts): StepRun {
+  const chains = members.map((m) => buildPipeline(m, parts) ?? PASS);
   return (flow) => {
     const before = { ...flow.vars };
     const flows = chains.map(() => new MemberFlow(flow));

@@ -19,6 +19,7 @@ import type { RouteMeter } from './observe/meters.js';
 import type { Tracing } from './observe/request-trace.js';
 import type { StepStates } from './step-states.js';
 import { StepTimeout } from './step-budget.js';
+import type { StepSites } from './step-sites.js';
 
 export interface RuntimeDeps {
   log: Logger;
@@ -41,6 +42,8 @@ export interface RuntimeDeps {
   steps: StepRegistry;
   /** The steps' per-route state, across generations (the worker drops what a served generation no longer uses). */
   states: StepStates;
+  /** Where each route's pipeline records the step it runs, for the stall watchdog (null: no watchdog). */
+  stepSites: StepSites | null;
 }
 
 /** Everything a worker needs to serve one generation, built once when it arrives. */
@@ -106,7 +109,7 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const upstream = poolsFor(t.cluster);
     let built: Built;
     try {
-      built = buildRoutePipeline(t.steps, stepEnv, steps, deps.states);
+      built = buildRoutePipeline(t.steps, { env: stepEnv, registry: steps, states: deps.states, sites: deps.stepSites?.forRoute(r.tenant, r.name) });
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');

@@ -19,6 +19,10 @@ import { AccessLog } from './observe/access-log.js';
 import type { ReadyPath } from './ready-path.js';
 import type { StepRegistry } from '../steps/step-registry.js';
 import { StepStates, stepBuckets } from './step-states.js';
+import { StepSites } from './step-sites.js';
+import { StallWatchdog } from './stall-watchdog.js';
+import { watchHeap } from './heap-bound.js';
+import { reportPipe } from './report-pipe.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -59,6 +63,10 @@ export class WorkerContext {
   accessLog: AccessLog | null = null;
   /** worker.json `readiness.dataPath`'s verdict, when the data port answers one. */
   readyPath: ReadyPath | null = null;
+  /** worker.json `limits.eventLoopStallMs`'s watchdog (null without the supervisor's report pipe). */
+  watchdog: StallWatchdog | null = null;
+  /** Stops worker.json `limits.workerHeapMb`'s check. */
+  private stopHeapWatch = () => {};
 
   constructor(readonly send: (msg: FromWorker) => void) {
     this.rateLimits = new LeasedRateLimits(send);
@@ -78,6 +86,11 @@ export class WorkerContext {
     if (seen.counting) this.lastCounts = () => seen.meters.take();
     const tracing = (this.tracing = tracingFor(observe.tracing, log));
     const guard = (this.upstreamGuard = UpstreamGuard.from(msg.dataPlane.upstreams));
+    const limits = msg.dataPlane.limits;
+    const fd = reportPipe();
+    const stepSites = fd === null ? null : new StepSites();
+    if (stepSites !== null) this.watchdog = new StallWatchdog(stepSites, limits.eventLoopStallMs, fd!, log);
+    if (limits.workerHeapMb > 0) this.stopHeapWatch = watchHeap(limits.workerHeapMb, this.send);
     this.deps = {
       log,
       traceId,
@@ -91,6 +104,7 @@ export class WorkerContext {
       webSockets: this.webSockets,
       steps,
       states: this.stepStates,
+      stepSites,
     };
     const sealing = msg.dataPlane.sealingKeyEnv;
     installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
@@ -98,6 +112,7 @@ export class WorkerContext {
       this.current = buildRuntime(msg.generation.id, msg.generation.payload, this.deps, true);
       this.servedBuckets = stepBuckets(msg.generation.payload);
     }
+    this.watchdog?.sync();
     this.currentTls = msg.generation?.payload.serverTls;
     return { traceId, seen };
   }
@@ -110,10 +125,12 @@ export class WorkerContext {
     } catch (err) {
       // State the failed build made for buckets the served generation does not use goes.
       this.stepStates.keepOnly(this.servedBuckets);
+      this.watchdog?.sync();
       this.log.error({ err, generation: id }, 'cannot build generation');
       this.send({ type: 'nack', generation: id, error: { code: 'Svc.Internal', message: (err as Error).message } });
       return;
     }
+    this.watchdog?.sync();
     const prev = this.current;
     this.current = next;
     this.currentTls = payload.serverTls;
@@ -129,6 +146,7 @@ export class WorkerContext {
   async drain(graceMs: number): Promise<void> {
     if (this.draining) return;
     this.draining = true;
+    this.stopHeapWatch(); // leaving already: a replacement is not asked twice
     await this.server?.drain(graceMs);
     this.current?.retire();
     // The access log's lines and the spans still queued go out, together and briefly: a collector that is down cannot hold the exit.

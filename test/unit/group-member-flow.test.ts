@@ -50,7 +50,7 @@ test('a chain inside a group member sees its own earlier edits, as it does outsi
   const plain = stepsOf(inner, { nodes: [{ id: 'm', step: 'orch', settings: { ref: 'inner' } }], links: [] });
   const grouped = stepsOf(inner, { nodes: [{ id: 'm', step: 'orch', settings: { ref: 'inner' } }], links: [], groups: [{ id: 'g', nodes: ['m'], merge: 'all' }] });
   const seen = async (steps: CompiledStep[]) => {
-    const out = (await buildPipeline(steps, env, BUILTINS, new StepStates())!(new RequestFlow(requestOf(['x-drop', 'gone', 'x-keep', 'kept']), null))) as { body: string };
+    const out = (await buildPipeline(steps, { env, registry: BUILTINS, states: new StepStates() })!(new RequestFlow(requestOf(['x-drop', 'gone', 'x-keep', 'kept']), null))) as { body: string };
     const echoed = JSON.parse(out.body);
     return { path: echoed.path, headers: Object.fromEntries(echoed.headers) };
   };

@@ -18,7 +18,7 @@ const IP_ONLY_TEN = step('ip-restriction', { allow: ['10.0.0.0/8'], deny: [], tr
 
 async function answer(steps: CompiledStep[]): Promise<{ status: number; by: string | null }> {
   const flow = new RequestFlow(request, null);
-  const r = (await buildPipeline(steps, env, BUILTINS, new StepStates())!(flow)) as StepReply;
+  const r = (await buildPipeline(steps, { env, registry: BUILTINS, states: new StepStates() })!(flow)) as StepReply;
   return { status: r.status, by: flow.answeredBy };
 }
 

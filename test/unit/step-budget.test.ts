@@ -135,12 +135,12 @@ test('the pipeline honours CompiledStep.timeoutMs: the chain stops at the step, 
     { kind: 'step', code: 'fault-injection', settings: { delay: { percent: 100, ms: 2_000 } }, tenant: 't', bucket: 'b0', timeoutMs: 30 },
     { kind: 'step', code: 'echo', settings: {}, tenant: 't', bucket: 'b1' },
   ];
-  const run = buildPipeline(steps, { ...env, random: () => 0 }, BUILTINS, new StepStates())!;
+  const run = buildPipeline(steps, { env: { ...env, random: () => 0 }, registry: BUILTINS, states: new StepStates() })!;
   const f = new RequestFlow({ method: 'GET', path: '/', query: null, headers: [], header: () => undefined } as never, null);
   await assert.rejects(Promise.resolve(run(f)), (e: unknown) => e instanceof StepTimeout && e.step === 'fault-injection');
   assert.equal(f.answeredBy, 'fault-injection', 'echo never started');
   // Without the budget the same chain waits for the delay: only the budget cut it.
-  const unbudgeted = buildPipeline([{ ...steps[0]!, timeoutMs: undefined } as CompiledStep, steps[1]!], { ...env, random: () => 0 }, BUILTINS, new StepStates())!;
+  const unbudgeted = buildPipeline([{ ...steps[0]!, timeoutMs: undefined } as CompiledStep, steps[1]!], { env: { ...env, random: () => 0 }, registry: BUILTINS, states: new StepStates() })!;
   const r = unbudgeted(new RequestFlow({ method: 'GET', path: '/', query: null, headers: [], header: () => undefined } as never, null));
   const first = await Promise.race([Promise.resolve(r).then(() => 'settled'), sleep(100).then(() => 'waiting')]);
   assert.equal(first, 'waiting');

@@ -29,7 +29,7 @@ function requestWithKey(key: string): StepRequest {
 /** The consumer key-auth named for a request with the key `test`. */
 async function consumerOf(states: StepStates, bucket: string): Promise<unknown> {
   const flow = new RequestFlow(requestWithKey('test'), null);
-  assert.equal(await buildPipeline([keyAuth(bucket)], env, BUILTINS, states)!(flow), undefined, 'accepted');
+  assert.equal(await buildPipeline([keyAuth(bucket)], { env, registry: BUILTINS, states })!(flow), undefined, 'accepted');
   return flow.vars.consumer;
 }
 

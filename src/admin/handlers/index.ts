@@ -9,6 +9,7 @@ import * as audit from './audit.js';
 import * as clusters from './clusters.js';
 import * as state from './state.js';
 import * as explain from './explain.js';
+import * as workers from './workers.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -18,6 +19,8 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   whoami: sys.whoami,
   'cluster.status': sys.clusterStatus,
   'sys.steps': sys.steps,
+  'workers.restart': workers.restart,
+  'workers.restart.status': workers.restartStatus,
   console: sys.consoleNav,
   'config.set': config.set,
   'config.get': config.get,

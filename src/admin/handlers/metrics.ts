@@ -27,6 +27,7 @@ export const metrics: OpHandler<Services> = async ({ services }) => {
   const down = services.clusterLimits?.downAnswers ?? { allow: 0, deny: 0 };
   out.family('switchyard_rate_limit_store_down_total', 'counter', 'Token leases of scope-cluster rate limits answered without Redis, by the step\'s onStoreDown (allow: a batch of 10 tokens; deny: 503 for 1 s).');
   for (const o of ['allow', 'deny'] as const) out.sample('switchyard_rate_limit_store_down_total', { on_store_down: o }, down[o]);
+  writeWorkerGuards(services, out);
   services.dataMetrics.write(out);
   await writeWorkerLoad(services, out);
   writeTargetHealth(services, out);
@@ -42,6 +43,14 @@ async function writeWorkerLoad(services: Services, out: Exposition): Promise<voi
   for (const l of loads.values()) for (const g of l.generations) perGeneration.set(g.generation, (perGeneration.get(g.generation) ?? 0) + g.inFlight);
   out.family('switchyard_inflight_requests', 'gauge', 'Requests in flight on cluster routes, by generation (a replaced one drains to 0).');
   for (const [generation, n] of [...perGeneration].sort((a, b) => a[0] - b[0])) out.sample('switchyard_inflight_requests', { generation }, n);
+}
+
+/** Workers' event-loop stalls, by the step that was running ('' for none), and replacements by reason. */
+function writeWorkerGuards(services: Services, out: Exposition): void {
+  out.family('switchyard_worker_stalls_total', 'counter', "Workers whose event loop stalled past limits.eventLoopStallMs, by the route and step that were running ('' when no step's synchronous part was).");
+  for (const s of services.workerGuards.stallCounts()) out.sample('switchyard_worker_stalls_total', { tenant: s.tenant, route: s.route, step: s.step }, s.n);
+  out.family('switchyard_worker_replacements_total', 'counter', 'Workers replaced while the node ran, by reason: stall (killed), heap (drained), restart (drained).');
+  for (const [reason, n] of Object.entries(services.workerGuards.replacementCounts())) out.sample('switchyard_worker_replacements_total', { reason }, n);
 }
 
 /** Targets of clusters with health checks or outlier detection: in rotation or not, and ejections so far. */

@@ -1,0 +1,84 @@
+import type { Worker } from 'node:cluster';
+import type { StallReport } from '../contracts/ipc.js';
+import type { Logger } from '../shared/logger.js';
+import type { WorkerPool } from './worker-pool.js';
+
+/** Why a worker was replaced, as `switchyard_worker_replacements_total` counts it. */
+export type ReplaceReason = 'stall' | 'heap' | 'restart';
+
+/**
+ * What the supervisor does with its workers' own alarms: a stall report from a worker's
+ * watchdog (its event loop blocked past `limits.eventLoopStallMs`) is logged, counted by
+ * route and step, and the worker is replaced and killed (it cannot drain: its loop is
+ * stuck); a worker past `limits.workerHeapMb` is replaced and drained. A slot whose worker
+ * keeps passing the heap bound right after it starts is replaced with the respawn backoff's
+ * delay, so a bound below what a worker needs cannot spin the node.
+ */
+export class WorkerGuards {
+  private readonly stalls = new Map<string, { tenant: string; route: string; step: string; n: number }>();
+  private readonly replacements: Record<ReplaceReason, number> = { stall: 0, heap: 0, restart: 0 };
+
+  constructor(
+    private readonly pool: WorkerPool,
+    private readonly log: Logger,
+  ) {
+    pool.onWorkerReport((slot, line, from) => {
+      const report = parseStall(line);
+      if (report !== null) this.stalled(slot, report, from);
+    });
+    pool.onWorkerMessage((slot, msg, from) => {
+      if (msg.type === 'heap') this.oversized(slot, msg.usedMb, msg.limitMb, from);
+    });
+  }
+
+  /** `switchyard_worker_stalls_total`: per tenant, route and step ('' when no step was running). */
+  stallCounts(): { tenant: string; route: string; step: string; n: number }[] {
+    return [...this.stalls.values()];
+  }
+
+  replacementCounts(): Record<ReplaceReason, number> {
+    return { ...this.replacements };
+  }
+
+  /** A replacement made for `reason` (the restart operation counts its own through this). */
+  counted(reason: ReplaceReason): void {
+    this.replacements[reason]++;
+  }
+
+  private stalled(slotNo: number, r: StallReport, from: Worker): void {
+    const slot = this.pool.slots[slotNo];
+    const pid = from.process.pid;
+    const where = { tenant: r.tenant, route: r.route, step: r.step, ...(r.step === null && r.lastStep ? { lastStep: r.lastStep } : {}) };
+    this.log.error({ slot: slotNo, pid, blockedMs: r.blockedMs, ...where }, 'worker event loop stalled; replacing it (its connections are lost)');
+    const key = `${r.tenant ?? ''}\n${r.route ?? ''}\n${r.step ?? ''}`;
+    const c = this.stalls.get(key) ?? { tenant: r.tenant ?? '', route: r.route ?? '', step: r.step ?? '', n: 0 };
+    c.n++;
+    this.stalls.set(key, c);
+    // Not the slot's serving worker (a replacement still starting, a replaced one draining): nothing to keep.
+    if (slot?.worker !== from || slot.state !== 'listening') return void from.process.kill('SIGKILL');
+    if (slot.next) return; // already being replaced
+    this.counted('stall');
+    this.pool.replace(slotNo, 'kill').catch((err: Error) => this.log.error({ slot: slotNo, pid, err: err.message }, 'the stalled worker could not be replaced; it keeps its slot'));
+  }
+
+  private oversized(slotNo: number, usedMb: number, limitMb: number, from: Worker): void {
+    const slot = this.pool.slots[slotNo];
+    if (slot?.worker !== from || slot.state !== 'listening') return;
+    const delay = slot.backoff.next(Date.now() - slot.startedAt);
+    this.log.warn({ slot: slotNo, pid: from.process.pid, usedMb, limitMb, replaceInMs: delay }, 'worker heap past limits.workerHeapMb; replacing it (drain)');
+    setTimeout(() => {
+      if (slot.worker !== from || slot.next) return; // gone or being replaced meanwhile
+      this.counted('heap');
+      this.pool.replace(slotNo, 'drain').catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the worker past its heap bound could not be replaced; it keeps its slot'));
+    }, delay).unref();
+  }
+}
+
+function parseStall(line: string): StallReport | null {
+  try {
+    const r = JSON.parse(line) as StallReport;
+    return r?.type === 'stall' && typeof r.blockedMs === 'number' ? r : null;
+  } catch {
+    return null;
+  }
+}

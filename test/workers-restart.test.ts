@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from 'undici';
+import { startGateway } from './helpers/gateway.js';
+import { request } from './helpers/http.js';
+import { startUpstream } from './helpers/upstream.js';
+import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
+import { runCli } from './helpers/cli.js';
+import { isRunning, sleep, waitFor } from './helpers/wait.js';
+import { uwsSupport } from '../src/shared/uws-support.js';
+
+const CLIENTS = 16;
+
+for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
+  test(`workers restart under 16 keep-alive clients: every worker replaced one at a time, no request fails (${engine} engine)`, { timeout: 120_000 }, async (t) => {
+    const up = await startUpstream(t);
+    const gw = await startGateway(t, { engine, workers: 2, keys: [ROOT_KEY], drainGraceMs: 5_000 });
+    await apply(gw, [
+      ['cluster', 'api', { targets: [up.target] }],
+      ['route', 'api', { pathPrefix: '/api', cluster: 'api' }],
+      ['route', 'ping', { pathPrefix: '/ping', directResponse: { statusCode: 200, body: 'pong' } }],
+    ]);
+    const before = (await clusterStatus(gw)).workers;
+    assert.equal(before.length, 2);
+
+    const clients = Array.from({ length: CLIENTS }, () => new Client(gw.dataUrl, { pipelining: 1, keepAliveTimeout: 30_000 }));
+    t.after(() => Promise.all(clients.map((c) => c.destroy())));
+    let stop = false;
+    let ok = 0;
+    const failures: string[] = [];
+    const loops = clients.map(async (c, i) => {
+      let served = 0;
+      c.on('connect', () => (served = 0));
+      for (let n = 0; !stop; n++) {
+        const path = n % 2 === 0 ? `/api/${i}/${n}` : '/ping';
+        try {
+          const r = await c.request({ path, method: 'GET' });
+          await r.body.text();
+          served++;
+          if (r.statusCode === 200) ok++;
+          else failures.push(`${path}: ${r.statusCode}`);
+        } catch (err) {
+          failures.push(`${path}: ${(err as Error).message} (after ${served} answers on its connection)`);
+        }
+      }
+    });
+    await sleep(500);
+    const cli = await runCli(['workers', 'restart', '--admin', gw.adminUrl, '--token', gw.tokens.root!], { timeoutMs: 60_000 });
+    await sleep(500); // load after the restart too, on the replacements
+    stop = true;
+    await Promise.all(loops);
+
+    assert.equal(cli.code, 0, `exit ${cli.code}; stderr ${cli.stderr}; stdout ${cli.stdout}`);
+    const answer = cli.json as { state: string; total: number; replaced: { slot: number; oldPid: number; newPid: number }[] };
+    assert.equal(answer.state, 'done', cli.stdout);
+    assert.deepEqual(answer.replaced.map((r) => r.slot), [0, 1]);
+    assert.match(cli.stderr, /worker 1\/2 replaced \(slot 0: pid \d+ -> pid \d+\)/);
+    assert.match(cli.stderr, /worker 2\/2 replaced \(slot 1: pid \d+ -> pid \d+\)/);
+    t.diagnostic(`${ok} requests answered 200 during the load; ${failures.length} failed`);
+    assert.deepEqual(failures, [], 'no request failed during the restart');
+    assert.ok(ok > 100, `the load ran (${ok} answers)`);
+
+    // Every pid changed; the old processes are gone once drained; restarts counted.
+    const after = await waitFor(
+      'the replaced workers gone',
+      async () => {
+        const s = await clusterStatus(gw);
+        return s.workers.length === 2 && s.workers.every((w) => w.state === 'listening') ? s.workers : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
+    for (const old of before) {
+      const now = after.find((w) => w.slot === old.slot)!;
+      assert.notEqual(now.pid, old.pid, `slot ${old.slot} has a new process`);
+      assert.equal(now.restarts, 1);
+      assert.equal(answer.replaced.find((r) => r.slot === old.slot)?.oldPid, old.pid);
+      assert.equal(answer.replaced.find((r) => r.slot === old.slot)?.newPid, now.pid);
+      await waitFor(`old pid ${old.pid} exited`, () => !isRunning(old.pid!), { timeoutMs: 10_000 });
+    }
+    const metrics = await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root });
+    assert.match(metrics.text, /^switchyard_worker_replacements_total\{reason="restart"\} 2$/m);
+  });
+
+test('workers restart: a second start while one runs is refused 409; the progress is readable; sys:write needed', { timeout: 60_000 }, async (t) => {
+  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY, { id: 'reader', scopes: ['sys:read', 'cluster:read'] }] });
+  const none = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { token: gw.tokens.root });
+  assert.equal(none.status, 404);
+  assert.equal((none.json as { code: string }).code, 'Svc.Workers.NoRestart');
+  const denied = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { method: 'POST', token: gw.tokens.reader, body: {} });
+  assert.equal(denied.status, 403, denied.text);
+
+  const first = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { method: 'POST', token: gw.tokens.root, body: {} });
+  assert.equal(first.status, 202, first.text);
+  const second = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { method: 'POST', token: gw.tokens.root, body: {} });
+  assert.equal(second.status, 409, second.text);
+  assert.equal((second.json as { code: string }).code, 'Svc.Workers.RestartRunning');
+  const cli = await runCli(['workers', 'restart', '--admin', gw.adminUrl, '--token', gw.tokens.root!]);
+  assert.equal(cli.code, 2, cli.stderr);
+  assert.equal((cli.json as { code: string }).code, 'Svc.Workers.RestartRunning');
+
+  // A starting replacement and a draining old worker show beside the slot's row while it runs.
+  const seen = new Set<string>();
+  const done = await waitFor(
+    'the restart done',
+    async () => {
+      const s = await clusterStatus(gw);
+      for (const w of s.workers) seen.add(w.state);
+      const r = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { token: gw.tokens.reader });
+      const p = r.json as { state: string; replaced: unknown[] };
+      return p.state === 'done' ? p : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 20 },
+  );
+  assert.equal(done.replaced.length, 2);
+  t.diagnostic(`worker states seen while it ran: ${[...seen].join(', ')}`);
+  const list = await runCli(['workers', 'list', '--admin', gw.adminUrl, '--token', gw.tokens.reader!, '--json', 'slot,pid,state,restarts,heapMb']);
+  assert.equal(list.code, 0, list.stderr);
+  const rows = list.json as { slot: number; restarts: number; heapMb: number }[];
+  assert.ok(rows.every((w) => w.restarts === 1 && typeof w.heapMb === 'number'), list.stdout);
+});
