@@ -8,9 +8,9 @@ import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
 
-// Steps that fail on purpose come from a test fixture loaded into the gateway's processes
-// (no built-in step throws or hangs): test/fixtures/failing-steps/register.mjs.
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'failing-steps', 'register.mjs');
+// Steps that fail on purpose come from a step package installed by worker.json `steps.packages`
+// (no built-in step throws or hangs): test/fixtures/step-packages/failing-steps.
+const FIXTURE = join(ROOT, 'test', 'fixtures', 'step-packages', 'failing-steps');
 
 /** `switchyard_step_failures_total` samples, keyed `route step reason`. */
 async function stepFailures(gw: Gateway): Promise<Record<string, number>> {
@@ -29,7 +29,7 @@ async function workerPids(gw: Gateway): Promise<number[]> {
 
 test('a step that fails: its requests only answer 500 (threw) or 504 (past its budget), counted, the workers unharmed', BOUNDED, async (t) => {
   const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2, env: { NODE_OPTIONS: `--import=${FIXTURE}` } });
+  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2, edit: (c) => void (c.steps = { packages: [FIXTURE] }) });
   await apply(gw, [
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'boom', { cluster: 'up', pathPrefix: '/boom', steps: [{ code: 'request-headers', settings: { set: { 'x-a': '1' } } }, { code: 'test-throws' }] }],
