@@ -4,11 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
-import { ROOT_KEY, apply, clusterStatus, dryRun, setEntity, type ClusterStatus } from './helpers/admin.js';
+import { ROOT_KEY, apply, clusterStatus, type ClusterStatus } from './helpers/admin.js';
 import { INSPECT_ARGS, inspectWorker } from './helpers/worker-inspector.js';
 import { isRunning, sleep, waitFor } from './helpers/wait.js';
 
 const STALL_MS = 1_000;
+const DEFAULT_STALL_MS = 2_000; // worker.json limits.eventLoopStallMs's default
 const BLOCK_MS = 10_000;
 const BLOCKING_PACKAGE = fileURLToPath(new URL('./fixtures/step-packages/blocking-step/', import.meta.url));
 
@@ -75,6 +76,20 @@ async function loadBeside(t: TestContext, gw: Gateway, path: string): Promise<Lo
   };
 }
 
+/** A keep-alive connection held by the worker tagged `tag` (found by the 404's traceId). */
+async function pinnedTo(t: TestContext, gw: Gateway, tag: string): Promise<Client> {
+  for (let i = 0; i < 100; i++) {
+    const c = new Client(gw.dataUrl, { pipelining: 1, keepAliveTimeout: 60_000 });
+    const r = await c.request({ path: '/probe', method: 'GET' });
+    if (processTag(((await r.body.json()) as { traceId?: string }).traceId) === tag) {
+      t.after(() => c.destroy());
+      return c;
+    }
+    await c.destroy();
+  }
+  throw new Error(`no connection reached worker ${tag}`);
+}
+
 async function replacedSlot0(gw: Gateway, victim: number): Promise<ClusterStatus> {
   return waitFor(
     'a replacement in slot 0',
@@ -129,27 +144,38 @@ test('a worker whose event loop is blocked past limits.eventLoopStallMs is repla
   assert.match(metrics, /^switchyard_worker_replacements_total\{reason="stall"\} 1$/m);
 });
 
-// Needs step packages (worker.json steps.packages): skipped, saying so, where the gateway cannot load them yet.
-test('a step that blocks the loop: the stall report names its route and step, and the worker is replaced', { timeout: 90_000 }, async (t) => {
+test('a step that blocks the loop for 10 s: the worker is replaced, the other worker keeps answering, the log names the route and step', { timeout: 90_000 }, async (t) => {
   const gw = await startGateway(t, {
-    workers: 1,
+    workers: 2,
     keys: [ROOT_KEY],
-    edit: (c) => {
-      c.limits = { eventLoopStallMs: STALL_MS };
-      c.steps = { packages: [BLOCKING_PACKAGE], tenants: { 'blocking-step': ['*'] } };
-    },
+    edit: (c) => void (c.steps = { packages: [BLOCKING_PACKAGE] }), // limits.eventLoopStallMs: its default
   });
-  await setEntity(gw, 'cluster', 'nowhere', { targets: ['127.0.0.1:9'] });
-  await setEntity(gw, 'route', 'slow', { pathPrefix: '/slow', cluster: 'nowhere', steps: [{ code: 'blocking-step', settings: { ms: BLOCK_MS } }] });
-  const check = await dryRun(gw);
-  if (!check.json.success) return t.skip(`needs step packages: this gateway does not load them (dry-run issues: ${JSON.stringify(check.json.issues).slice(0, 300)})`);
-  await apply(gw, []);
-  const victim = (await clusterStatus(gw)).workers[0]!.pid!;
+  await apply(gw, [
+    ['cluster', 'nowhere', { targets: ['127.0.0.1:9'] }],
+    ['route', 'slow', { pathPrefix: '/slow', cluster: 'nowhere', steps: [{ code: 'blocking-step', settings: { ms: BLOCK_MS } }] }],
+    ['route', 'ping', { pathPrefix: '/ping', directResponse: { statusCode: 200, body: 'pong' } }],
+  ]);
+  const victim = (await clusterStatus(gw)).workers.find((w) => w.slot === 0)!.pid!;
+  const toVictim = await pinnedTo(t, gw, 'w0');
+  const load = await loadBeside(t, gw, '/ping');
+  await sleep(500);
 
   const blockedAt = Date.now();
-  void request(`${gw.dataUrl}/slow`, { timeoutMs: BLOCK_MS + 5_000 }).catch(() => undefined);
-  await replacedSlot0(gw, victim);
-  t.diagnostic(`the worker was replaced ${Date.now() - blockedAt} ms after the request that blocked it (bound ${STALL_MS} ms + 1 s)`);
+  void toVictim.request({ path: '/slow', method: 'GET' }).catch(() => undefined);
+  const after = await replacedSlot0(gw, victim);
+  await sleep(1_000); // the load goes on against the replacement
+  await load.stop();
+
+  const at = (msg: string) => (gw.logLines().find((l) => (l as { msg?: string }).msg?.startsWith(msg)) as { time?: number } | undefined)?.time;
+  const replacedMs = at('worker replaced')! - blockedAt;
+  t.diagnostic(`stall reported ${at('worker event loop stalled')! - blockedAt} ms after the block began; replaced (and killed) ${replacedMs} ms after (bound ${DEFAULT_STALL_MS} ms + 1 s)`);
+  t.diagnostic(`keep-alive on worker 1: ${load.pinned.ok} answered, ${load.pinned.failed.length} failed; new connections: ${load.fresh.ok} answered, ${load.fresh.failed.length} failed`);
+  assert.ok(replacedMs < DEFAULT_STALL_MS + 1_000, `replaced ${replacedMs} ms after the block began`);
+  assert.deepEqual(load.pinned.failed, [], 'the worker that was not stalled answered every request');
+  assert.ok(load.pinned.ok > 20, `${load.pinned.ok}`);
+  assert.ok(load.fresh.failed.length <= 10, `only connections given to the stalled worker fail: ${load.fresh.failed.length}`);
+  assert.equal(after.workers.find((w) => w.slot === 1)!.restarts, 0);
+
   const line = gw.logLines().find((l) => (l as { msg?: string }).msg?.startsWith('worker event loop stalled')) as Record<string, unknown> | undefined;
   assert.ok(line, 'the stall is logged');
   assert.equal(line.pid, victim);
