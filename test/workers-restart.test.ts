@@ -8,16 +8,49 @@ import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { runCli } from './helpers/cli.js';
 import { isRunning, sleep, waitFor } from './helpers/wait.js';
 import { uwsSupport } from '../src/shared/uws-support.js';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, tempDir } from './helpers/gateway.js';
+import type { TestContext } from 'node:test';
 
 const CLIENTS = 16;
+
+/**
+ * A step package in a temporary folder, rewritten in place as an operator upgrading it would:
+ * version `n` stamps its answers `x-step-build: v<n>`; `refuses` makes its schema refuse the
+ * settings the routes use.
+ */
+function versionedPackage(t: TestContext): { dir: string; write(n: number, refuses?: boolean): void } {
+  const dir = join(tempDir(t), 'versioned-step');
+  mkdirSync(join(dir, 'node_modules'), { recursive: true });
+  symlinkSync(ROOT, join(dir, 'node_modules', 'switchyard'), 'dir');
+  const write = (n: number, refuses = false) => {
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'sy-test-versioned-step', version: `${n}.0.0`, type: 'module', main: 'index.js' }));
+    writeFileSync(
+      join(dir, 'index.js'),
+      `import { defineStep, v } from 'switchyard/step';
+export default defineStep({
+  code: 'stamp-build',
+  summary: 'Stamps its answers with its build',
+  settings: ${refuses ? "v.strictObject({ required: v.string() })" : 'v.strictObject({})'},
+  answers: [],
+  create: () => (flow) => flow.addResponseHeader('x-step-build', 'v${n}'),
+});
+`,
+    );
+  };
+  write(1);
+  return { dir, write };
+}
 
 for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
   test(`workers restart under 16 keep-alive clients: every worker replaced one at a time, no request fails (${engine} engine)`, { timeout: 120_000 }, async (t) => {
     const up = await startUpstream(t);
-    const gw = await startGateway(t, { engine, workers: 2, keys: [ROOT_KEY], drainGraceMs: 5_000 });
+    const pkg = versionedPackage(t);
+    const gw = await startGateway(t, { engine, workers: 2, keys: [ROOT_KEY], drainGraceMs: 5_000, edit: (c) => void (c.steps = { packages: [pkg.dir] }) });
     await apply(gw, [
       ['cluster', 'api', { targets: [up.target] }],
-      ['route', 'api', { pathPrefix: '/api', cluster: 'api' }],
+      ['route', 'api', { pathPrefix: '/api', cluster: 'api', steps: [{ code: 'stamp-build' }] }],
       ['route', 'ping', { pathPrefix: '/ping', directResponse: { statusCode: 200, body: 'pong' } }],
     ]);
     const before = (await clusterStatus(gw)).workers;
@@ -28,6 +61,7 @@ for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as
     let stop = false;
     let ok = 0;
     const failures: string[] = [];
+    const builds = new Map<string, number>(); // x-step-build -> answers, over the whole load
     const loops = clients.map(async (c, i) => {
       let served = 0;
       c.on('connect', () => (served = 0));
@@ -37,6 +71,8 @@ for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as
           const r = await c.request({ path, method: 'GET' });
           await r.body.text();
           served++;
+          const build = r.headers['x-step-build'];
+          if (typeof build === 'string') builds.set(build, (builds.get(build) ?? 0) + 1);
           if (r.statusCode === 200) ok++;
           else failures.push(`${path}: ${r.statusCode}`);
         } catch (err) {
@@ -45,6 +81,9 @@ for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as
       }
     });
     await sleep(500);
+    pkg.write(2); // the upgrade on disk: what answers until the restart is still v1
+    await sleep(200);
+    assert.equal((await request(`${gw.dataUrl}/api/x`)).headers['x-step-build'], 'v1');
     const cli = await runCli(['workers', 'restart', '--admin', gw.adminUrl, '--token', gw.tokens.root!], { timeoutMs: 60_000 });
     await sleep(500); // load after the restart too, on the replacements
     stop = true;
@@ -59,6 +98,11 @@ for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as
     t.diagnostic(`${ok} requests answered 200 during the load; ${failures.length} failed`);
     assert.deepEqual(failures, [], 'no request failed during the restart');
     assert.ok(ok > 100, `the load ran (${ok} answers)`);
+    t.diagnostic(`answers by step build over the load: ${JSON.stringify(Object.fromEntries(builds))}`);
+    assert.ok((builds.get('v1') ?? 0) > 0 && (builds.get('v2') ?? 0) > 0, 'v1 answered before the restart, v2 after');
+    for (let i = 0; i < 10; i++) assert.equal((await request(`${gw.dataUrl}/api/after/${i}`)).headers['x-step-build'], 'v2', 'the new version answers afterwards');
+    const sys = await request(`${gw.adminUrl}/api/v1/sys/steps`, { token: gw.tokens.root });
+    assert.equal((sys.json.steps as { code: string; version?: string }[]).find((x) => x.code === 'stamp-build')!.version, '2.0.0', 'the supervisor reads the new version too');
 
     // Every pid changed; the old processes are gone once drained; restarts counted.
     const after = await waitFor(
@@ -94,9 +138,6 @@ test('workers restart: a second start while one runs is refused 409; the progres
   const second = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { method: 'POST', token: gw.tokens.root, body: {} });
   assert.equal(second.status, 409, second.text);
   assert.equal((second.json as { code: string }).code, 'Svc.Workers.RestartRunning');
-  const cli = await runCli(['workers', 'restart', '--admin', gw.adminUrl, '--token', gw.tokens.root!]);
-  assert.equal(cli.code, 2, cli.stderr);
-  assert.equal((cli.json as { code: string }).code, 'Svc.Workers.RestartRunning');
 
   // A starting replacement and a draining old worker show beside the slot's row while it runs.
   const seen = new Set<string>();
@@ -112,9 +153,33 @@ test('workers restart: a second start while one runs is refused 409; the progres
     { timeoutMs: 30_000, intervalMs: 20 },
   );
   assert.equal(done.replaced.length, 2);
+  // Two CLIs at once: one restart runs, the other is refused (exit 2 with the envelope).
+  const both = await Promise.all([0, 1].map(() => runCli(['workers', 'restart', '--admin', gw.adminUrl, '--token', gw.tokens.root!], { timeoutMs: 60_000 })));
+  assert.deepEqual(both.map((c) => c.code).sort(), [0, 2], both.map((c) => c.stderr).join('\n'));
+  assert.equal((both.find((c) => c.code === 2)!.json as { code: string }).code, 'Svc.Workers.RestartRunning');
   t.diagnostic(`worker states seen while it ran: ${[...seen].join(', ')}`);
   const list = await runCli(['workers', 'list', '--admin', gw.adminUrl, '--token', gw.tokens.reader!, '--json', 'slot,pid,state,restarts,heapMb']);
   assert.equal(list.code, 0, list.stderr);
   const rows = list.json as { slot: number; restarts: number; heapMb: number }[];
-  assert.ok(rows.every((w) => w.restarts === 1 && typeof w.heapMb === 'number'), list.stdout);
+  assert.ok(rows.every((w) => w.restarts === 2 && typeof w.heapMb === 'number'), list.stdout);
+});
+
+test('workers restart with a package upgrade that refuses the published settings: the restart fails, no worker is replaced, the old build keeps answering', { timeout: 60_000 }, async (t) => {
+  const up = await startUpstream(t);
+  const pkg = versionedPackage(t);
+  const gw = await startGateway(t, { workers: 1, keys: [ROOT_KEY], edit: (c) => void (c.steps = { packages: [pkg.dir] }) });
+  await apply(gw, [
+    ['cluster', 'api', { targets: [up.target] }],
+    ['route', 'api', { pathPrefix: '/api', cluster: 'api', steps: [{ code: 'stamp-build' }] }],
+  ]);
+  const pid = (await clusterStatus(gw)).workers[0]!.pid;
+  pkg.write(2, true);
+  const cli = await runCli(['workers', 'restart', '--admin', gw.adminUrl, '--token', gw.tokens.root!], { timeoutMs: 60_000 });
+  assert.notEqual(cli.code, 0, cli.stdout);
+  const progress = (await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { token: gw.tokens.root })).json as { state: string; replaced: unknown[]; error: { message: string } };
+  assert.equal(progress.state, 'failed');
+  assert.deepEqual(progress.replaced, []);
+  assert.match(progress.error.message, /refuse the published configuration \(route api \/steps\/0\/settings\/required: stamp-build: /);
+  assert.equal((await clusterStatus(gw)).workers[0]!.pid, pid, 'no worker was replaced');
+  assert.equal((await request(`${gw.dataUrl}/api/x`)).headers['x-step-build'], 'v1');
 });

@@ -78,6 +78,7 @@ export const ERRORS = {
   'Svc.Data.AuthUnavailable': { status: 503, message: 'The auth service could not be reached' },
   'Svc.Data.CalloutFailed': { status: 502, message: 'The callout failed' },
   'Svc.Workers.RestartRunning': { status: 409, message: 'A workers restart is already running on this node; follow it with GET /api/v1/sys/workers/restart' },
+  'Svc.Workers.PackagesRefused': { status: 422, message: 'The step packages as read again refuse the published configuration; no worker was replaced' },
   'Svc.Workers.NoRestart': { status: 404, message: 'No workers restart has run on this node since it started' },
   'Svc.Console.NotBuilt': { status: 503, message: 'The console is not built' },
   'Svc.Internal': { status: 500, message: 'Internal error' },

@@ -119,14 +119,23 @@ export class StepRegistry implements StepLookup {
   }
 
   /**
-   * Reads and imports the packages again (a `workers restart`): on success the package
-   * steps are replaced at once; on failure nothing changes and the error is thrown.
+   * The packages read and imported again (a `workers restart`), as a registry of their own:
+   * this one is left as it was until `adopt`. Throws what loading throws.
    */
+  async reloaded(): Promise<StepRegistry> {
+    if (this.loader === null) return this;
+    return new StepRegistry(this.builtins, await this.loader(), this.tenants, this.loader);
+  }
+
+  /** Takes `other`'s package steps (what `reloaded` read), in place: whoever holds this registry sees them. */
+  adopt(other: StepRegistry): void {
+    this.packages = other.packages;
+    this.fingerprint = other.fingerprint;
+  }
+
+  /** Reads and imports the packages again and takes them; on failure nothing changes. */
   async reload(): Promise<void> {
-    if (this.loader === null) return;
-    const next = this.checked(await this.loader());
-    this.packages = next;
-    this.fingerprint = fingerprintOf(next);
+    this.adopt(await this.reloaded());
   }
 
   private checked(packages: readonly StepDefinition[]): ReadonlyMap<string, StepDefinition> {

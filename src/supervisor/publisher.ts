@@ -161,6 +161,31 @@ export class Publisher implements PublisherView {
   }
 
   /**
+   * Serves `next`'s step package builds (worker.json's packages read again, or at start): the
+   * published state is compiled with them (no drafts) and becomes the served generation under
+   * its number, for the workers that start from now on; then `next`'s steps are this registry's.
+   * A state the new builds refuse changes nothing: the issues are thrown. Returns whether the
+   * generation's stamped builds changed.
+   */
+  takeSteps(next: StepRegistry): Promise<boolean> {
+    return this.serial(async () => {
+      const served = this.served;
+      let changed = false;
+      if (served !== null) {
+        const r = compile({ ...this.snapshot('default'), drafts: [] }, this.parts, { steps: next });
+        if (!r.ok) {
+          const first = r.issues.slice(0, 3).map((i) => `${i.kind} ${i.name} ${i.pointer}: ${i.message}`);
+          throw new SvcError('Svc.Workers.PackagesRefused', `The step packages as read again refuse the published configuration (${first.join('; ')}); no worker was replaced`, { issues: r.issues });
+        }
+        changed = JSON.stringify(r.generation.stepBuilds ?? {}) !== JSON.stringify(served.payload.stepBuilds ?? {});
+        if (changed) this.served = { id: served.id, payload: r.generation };
+      }
+      if (next !== this.steps) this.steps.adopt(next);
+      return changed;
+    });
+  }
+
+  /**
    * A generation another node committed (fleet-follower.ts): served here too, in the publish
    * queue so it never crosses one of this node's own; an older one than served is ignored.
    */

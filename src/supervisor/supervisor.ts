@@ -29,6 +29,7 @@ import { checkAccessLogFile } from './access-log-file.js';
 import { BindError, WorkerPool } from './worker-pool.js';
 import { WorkerGuards } from './worker-guards.js';
 import { WorkerRestart } from './worker-restart.js';
+import { reloadSteps, restampAtStart } from './step-builds.js';
 import type { Services } from '../admin/services.js';
 import { VERSION } from '../shared/version.js';
 import { EntityRepo } from '../store/entity-repo.js';
@@ -143,6 +144,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     pool.sendAll({ type: 'reopen-logs' });
   };
   publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
+  // The stored generation was stamped with the package builds of the node that published it:
+  // workers start on the ones loaded now (a package upgraded since keeps its routes serving).
+  if (stepPackages.dirs.length) await restampAtStart(publisher, steps, log);
   const dataMetrics = new DataMetricsTotals();
   const storePing = volume.pinger(config.readiness.storeTimeoutMs);
   const readiness = new Readiness(() => pool.slots, () => publisher.currentId(), new StoreCheck(storePing, config.readiness.storeTimeoutMs, log));
@@ -166,8 +170,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     : null;
   serveLeases(pool, new RateLimitLeases(() => pool.live().length), clusterLimits, log);
   const workerGuards = new WorkerGuards(pool, log);
-  // beforeRestart: where what workers load at start is refreshed before a restart replaces them (nothing yet).
-  const workerRestart = new WorkerRestart(pool, workerGuards, log, { beforeRestart: async () => {} });
+  // Before a restart replaces the workers, the packages are read again: the replacements start on the new builds.
+  const workerRestart = new WorkerRestart(pool, workerGuards, log, { beforeRestart: () => reloadSteps(publisher, steps, log) });
   const keys = new KeyRepo(volume.db);
   const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
   const subKeys = new SubKeyRing(keys, keyUsage);
