@@ -1,8 +1,9 @@
 // What every bench measures the same way, shared by run.mjs (a real gateway and
 // upstream), gateway.mjs (the routes it publishes) and hot-path.mjs (the worker's
-// runtime with fakes): the upstream's answer, the gateway's routes with the five steps
-// of issue 4, and the request every target gets.
+// runtime with fakes): the upstream's answer, the gateway's routes with the five steps,
+// the no-op package steps, and the request every target gets.
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 
 /** The upstream's servers (upstream.mjs's second argument, BENCH_UPSTREAM): the first is the default. */
 export const UPSTREAM_KINDS = ['uws', 'node'];
@@ -22,6 +23,15 @@ export const FIVE_STEPS = [
   { code: 'rate-limit', settings: { requestsPerSecond: 1_000_000, burst: 1_000_000 } },
   { code: 'request-headers', settings: { set: { 'x-bench': '1' } } },
 ];
+
+/** worker.json `steps.packages` of this checkout's gateway: the no-op package step. */
+export const BENCH_STEP_PACKAGES = [fileURLToPath(new URL('./step-packages/noop/', import.meta.url))];
+
+/** Five no-op package steps: a route's cost of package steps by themselves. */
+export const FIVE_PACKAGE_STEPS = Array.from({ length: 5 }, () => ({ code: 'bench-noop' }));
+
+/** The route of the package steps (this checkout only: an older build loads no packages). */
+export const packageStepsRoute = (cluster) => ['bench-pkg-steps', { cluster, pathPrefix: '/pkg-steps', order: 10, steps: FIVE_PACKAGE_STEPS }];
 
 /**
  * The gateway's routes, as [name, document]: "/" → the cluster, "/direct" → a fixed

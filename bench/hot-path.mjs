@@ -18,13 +18,21 @@ import { workerObservation } from '../dist/worker/observe/observation.js';
 import { tracingFor } from '../dist/worker/observe/tracer.js';
 import { AccessLog } from '../dist/worker/observe/access-log.js';
 import { ReadyPath } from '../dist/worker/ready-path.js';
-import { REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes } from './fixtures.mjs';
+import { loadStepRegistry } from '../dist/steps/packages/load-packages.js';
+import { StepStates } from '../dist/worker/step-states.js';
+import { UpstreamGuard } from '../dist/shared/upstream-guard.js';
+import { TargetHealth } from '../dist/worker/target-health.js';
+import { WebSocketRouteCounts } from '../dist/worker/websocket-route-counts.js';
+import { StepSites } from '../dist/worker/step-sites.js';
+import { BENCH_STEP_PACKAGES, REQUEST_HEADERS, UPSTREAM_BODY, benchRoutes, packageStepsRoute } from './fixtures.mjs';
 
 const drafts = [
   { kind: 'cluster', name: 'up', doc: { targets: ['127.0.0.1:9'] } },
-  ...benchRoutes('up').map(([name, doc]) => ({ kind: 'route', name, doc })),
+  ...[...benchRoutes('up'), packageStepsRoute('up')].map(([name, doc]) => ({ kind: 'route', name, doc })),
 ];
-const compiled = compile({ tenant: 'default', published: [], drafts });
+// The steps as a worker with the no-op package installed has them (built-ins and the package).
+const steps = await loadStepRegistry({ dirs: BENCH_STEP_PACKAGES, tenants: {} });
+const compiled = compile({ tenant: 'default', published: [], drafts }, undefined, { steps });
 if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
 
 // The upstream: answers every dispatch at once with the bench upstream's head and body,
@@ -74,6 +82,13 @@ const runtime = buildRuntime(1, compiled.generation, {
   counting: seen.counting,
   requestIdHeader: seen.ids?.header ?? null,
   // HOT_TRACING=1: spans recorded; their export runs only with HOT_OTLP (below), else the queue fills, then drops.
+  // Every generation's pools share these in a worker; the fake upstream stands in for their connections.
+  pools: { upstreamGuard: UpstreamGuard.from({ allow: [], deny: [], tenants: {}, admin: { host: '127.0.0.1', port: 9001 }, data: { host: '127.0.0.1', port: 8080 } }), targetHealth: new TargetHealth(), reportOutlier() {} },
+  webSockets: new WebSocketRouteCounts(),
+  steps,
+  states: new StepStates(),
+  // As in a worker: its watchdog's sites are recorded as each step starts.
+  stepSites: new StepSites(),
   tracing: tracingFor(process.env.HOT_TRACING === '1' ? { endpoint: HOT_OTLP ?? 'http://127.0.0.1:9/v1/traces', sampleRatio: 1, headersEnv: {}, serviceName: 'bench' } : null, { warn() {} }),
 });
 
@@ -141,6 +156,7 @@ const HEADERS = [['host', '127.0.0.1:8080'], ...Object.entries(REQUEST_HEADERS)]
 const cases = [
   ['cluster route', reqOf('/', HEADERS)],
   ['cluster route, 5 steps', reqOf('/steps', HEADERS)],
+  ['cluster route, 5 package steps', reqOf('/pkg-steps', HEADERS)],
   ['directResponse', reqOf('/direct', HEADERS)],
 ];
 // An optional argument picks the routes whose label contains it (for profiling one).
