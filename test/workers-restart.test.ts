@@ -8,40 +8,9 @@ import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
 import { runCli } from './helpers/cli.js';
 import { isRunning, sleep, waitFor } from './helpers/wait.js';
 import { uwsSupport } from '../src/shared/uws-support.js';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT, tempDir } from './helpers/gateway.js';
-import type { TestContext } from 'node:test';
+import { versionedPackage } from './helpers/versioned-package.js';
 
 const CLIENTS = 16;
-
-/**
- * A step package in a temporary folder, rewritten in place as an operator upgrading it would:
- * version `n` stamps its answers `x-step-build: v<n>`; `refuses` makes its schema refuse the
- * settings the routes use.
- */
-function versionedPackage(t: TestContext): { dir: string; write(n: number, refuses?: boolean): void } {
-  const dir = join(tempDir(t), 'versioned-step');
-  mkdirSync(join(dir, 'node_modules'), { recursive: true });
-  symlinkSync(ROOT, join(dir, 'node_modules', 'switchyard'), 'dir');
-  const write = (n: number, refuses = false) => {
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'sy-test-versioned-step', version: `${n}.0.0`, type: 'module', main: 'index.js' }));
-    writeFileSync(
-      join(dir, 'index.js'),
-      `import { defineStep, v } from 'switchyard/step';
-export default defineStep({
-  code: 'stamp-build',
-  summary: 'Stamps its answers with its build',
-  settings: ${refuses ? "v.strictObject({ required: v.string() })" : 'v.strictObject({})'},
-  answers: [],
-  create: () => (flow) => flow.addResponseHeader('x-step-build', 'v${n}'),
-});
-`,
-    );
-  };
-  write(1);
-  return { dir, write };
-}
 
 for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
   test(`workers restart under 16 keep-alive clients: every worker replaced one at a time, no request fails (${engine} engine)`, { timeout: 120_000 }, async (t) => {
