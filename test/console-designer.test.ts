@@ -11,11 +11,14 @@ import type { Page } from 'playwright-core';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { ROOT_KEY, dryRun, getEntity, publish, setEntity } from './helpers/admin.js';
 import { runCli } from './helpers/cli.js';
+import { fileURLToPath } from 'node:url';
 import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
 import { screenshot, signedInPage } from './helpers/browser.js';
 import { BOUNDED } from './helpers/wait.js';
 import type { Json } from './helpers/json.js';
+
+const GATEKEEPER = fileURLToPath(new URL('./fixtures/step-packages/gatekeeper/', import.meta.url));
 
 const cliFlags = (gw: Gateway) => ['--admin', gw.adminUrl, '--token', gw.tokens.root!];
 
@@ -228,8 +231,9 @@ test('a chain written by the CLI opens in the designer with its nodes and links;
   assert.deepEqual({ ...after, nodes: after.nodes.map(withoutCanvas) }, written, 'same nodes, links and settings; canvas added');
 });
 
-test('a dry-run issue inside a chain is shown on its node; the designer fits 1280×800 and Tab reaches the palette', BOUNDED, async (t) => {
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
+test('a dry-run issue inside a chain is shown on its node; the designer fits 1280×800 and Tab reaches the palette; a package step has its form', BOUNDED, async (t) => {
+  // A step package installed (test/fixtures/step-packages/gatekeeper): its steps are in the palette with their schema forms.
+  const gw = await startGateway(t, { keys: [ROOT_KEY], edit: (c) => void (c.steps = { packages: [GATEKEEPER] }) });
   const { page } = await signedInPage(t, gw.adminUrl, gw.tokens.root!);
   await openDesigner(page, 'broken', false);
 
@@ -306,4 +310,13 @@ test('a dry-run issue inside a chain is shown on its node; the designer fits 128
   // placed where the palette put them: canvas on both, not on top of each other
   assert.ok(saved.nodes.every(hasCanvas), JSON.stringify(saved.nodes));
   assert.notDeepEqual(saved.nodes[0].canvas, saved.nodes[1].canvas);
+
+  // The package step: named by its package in the palette, its settings form generated from its schema.
+  assert.match((await page.getByTestId('palette-step-header-gate').textContent()) ?? '', /package sy-fixture-gatekeeper/);
+  const gate = await addStep(page, 'header-gate');
+  await setting(page, 'header', 'x-pass');
+  await setting(page, 'value', 'open-sesame');
+  await save(page);
+  const withGate = (await getEntity(gw, 'orch', 'broken')).draft!.doc;
+  assert.deepEqual(withGate.nodes.map(withoutCanvas).find((n: Json) => n.id === gate), { id: gate, step: 'header-gate', settings: { header: 'x-pass', value: 'open-sesame' } });
 });
