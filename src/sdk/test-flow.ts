@@ -1,5 +1,5 @@
 import type { CallTrace, CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
-import { ParsedOnDemand } from '../shared/parsed-on-demand.js';
+import { syntheticRequest } from '../steps/synthetic-request.js';
 import { ADD, REMOVE, SET, applyPlan, editPlan, type HeaderEdits } from '../shared/header-edits.js';
 
 /** A synthetic request for a step under test. */
@@ -23,44 +23,9 @@ export interface TestRequest {
 function testRequest(r: TestRequest): StepRequest {
   const [path, inPath] = splitTarget(r.path);
   const query = r.query === undefined || r.query === null ? inPath : typeof r.query === 'string' ? r.query : new URLSearchParams(Object.entries(r.query).flatMap(([k, vs]) => (Array.isArray(vs) ? vs : [vs]).map((v): [string, string] => [k, v]))).toString();
-  const flat: string[] = [];
-  for (const [k, vs] of Object.entries(r.headers ?? {})) for (const v of Array.isArray(vs) ? vs : [vs]) flat.push(k.toLowerCase(), v);
-  const parsed = new ParsedOnDemand(query, flat);
-  const client = r.clientAddress ?? '127.0.0.1';
-  const all = (name: string): string[] => {
-    const out: string[] = [];
-    for (let i = 0; i < flat.length; i += 2) if (flat[i] === name) out.push(flat[i + 1]!);
-    return out;
-  };
-  let requestId = '';
-  let requestIdHeader: string | null = null;
-  return {
-    method: (r.method ?? 'GET').toUpperCase(),
-    path,
-    query,
-    get queryPairs() {
-      return parsed.queryPairs;
-    },
-    cookie: (name) => parsed.cookie(name),
-    headers: flat,
-    remoteAddress: client,
-    clientAddress: client,
-    clientAddressTrusting: () => client,
-    localPort: '',
-    scheme: r.scheme ?? 'http',
-    header: (name) => all(name)[0],
-    headerList: (name) => (all(name).length ? all(name).join(', ') : undefined),
-    get requestId() {
-      return requestId;
-    },
-    get requestIdHeader() {
-      return requestIdHeader;
-    },
-    setRequestId(header, id) {
-      requestIdHeader = header;
-      requestId = id;
-    },
-  };
+  const headers: string[] = [];
+  for (const [k, vs] of Object.entries(r.headers ?? {})) for (const v of Array.isArray(vs) ? vs : [vs]) headers.push(k.toLowerCase(), v);
+  return syntheticRequest({ method: (r.method ?? 'GET').toUpperCase(), path, query, headers, client: r.clientAddress ?? '127.0.0.1', scheme: r.scheme ?? 'http' });
 }
 
 function splitTarget(target: string): [string, string | null] {

@@ -1,5 +1,5 @@
-import type { Flow, StepRequest } from '../../steps/step.js';
-import { ParsedOnDemand } from '../../shared/parsed-on-demand.js';
+import type { Flow } from '../../steps/step.js';
+import { syntheticRequest } from '../../steps/synthetic-request.js';
 
 /** The request explain simulates, as a step would see it. `clientAddress` null: not given. */
 export interface DryRequest {
@@ -19,29 +19,8 @@ export interface DryRequest {
 export function dryFlow(r: DryRequest): Flow {
   const flat = Object.entries(r.headers).flat();
   const upstream = new Map<string, string[]>(Object.entries(r.headers).map(([k, v]) => [k, [v]]));
-  const client = r.clientAddress ?? '';
   // Read as a worker reads them: the same parsers, once, when a step first asks.
-  const parsed = new ParsedOnDemand(r.query, flat);
-  const req: StepRequest = {
-    method: r.method,
-    path: r.path,
-    query: r.query,
-    get queryPairs() {
-      return parsed.queryPairs;
-    },
-    cookie: (name) => parsed.cookie(name),
-    headers: flat,
-    remoteAddress: client,
-    clientAddress: client,
-    clientAddressTrusting: () => client,
-    localPort: '',
-    scheme: 'http',
-    header: (name) => r.headers[name],
-    headerList: (name) => r.headers[name],
-    requestId: '',
-    requestIdHeader: null,
-    setRequestId() {},
-  };
+  const req = syntheticRequest({ method: r.method, path: r.path, query: r.query, headers: flat, client: r.clientAddress ?? '', scheme: 'http' });
   const flow: Flow = {
     req,
     answeredBy: null,
