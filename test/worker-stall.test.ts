@@ -260,3 +260,35 @@ test('a loop blocked past the suspect threshold but less than the bound: a stand
   assert.doesNotMatch(metrics, /^switchyard_worker_stalls_total\{.*\} [1-9]/m);
   assert.doesNotMatch(metrics, /^switchyard_worker_replacements_total\{reason="stall"\} [1-9]/m);
 });
+
+test('a worker that dies while its standby is booting: the standby takes its slot, no other fork', { timeout: 90_000 }, async (t) => {
+  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY], edit: (c) => void (c.steps = { packages: [BLOCKING_PACKAGE] }) });
+  const up = await startUpstream(t);
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'slow', { pathPrefix: '/slow', cluster: 'up', steps: [{ code: 'blocking-step', settings: { ms: BLOCK_MS } }] }],
+  ]);
+  const victim = (await clusterStatus(gw)).workers.find((w) => w.slot === 0)!.pid!;
+  const toVictim = await pinnedTo(t, gw, 'w0');
+  void toVictim.request({ path: '/slow', method: 'GET' }).catch(() => undefined);
+  const line = (msg: string) => gw.logLines().find((l) => (l as { msg?: string }).msg?.startsWith(msg)) as Record<string, unknown> | undefined;
+  const booted = await waitFor('a standby booting', () => line('worker event loop blocked; booting a standby replacement'), { timeoutMs: 10_000, intervalMs: 20 });
+  // Killed before the bound: its watchdog dies with it, so no stall is reported.
+  process.kill(victim, 'SIGKILL');
+  const standbyPid = booted.standbyPid as number;
+  const after = await waitFor(
+    'the standby listening in slot 0',
+    async () => {
+      const s = await clusterStatus(gw);
+      const w0 = s.workers.filter((w) => w.slot === 0);
+      return w0.length === 1 && w0[0]!.pid === standbyPid && w0[0]!.state === 'listening' ? s : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  assert.equal(after.workers.find((w) => w.slot === 0)!.restarts, 1);
+  assert.ok(line('worker exited; its standby replacement takes the slot'), 'the standby is the respawn');
+  assert.equal(line('worker exited; respawning'), undefined, 'no other fork');
+  assert.equal(line('worker event loop stalled'), undefined, 'no stall reported');
+  const r = await request(`${gw.dataUrl}/nothing-here`, { timeoutMs: 2_000 });
+  assert.equal(r.status, 404, 'the node answers');
+});
