@@ -4,8 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
+import { startUpstream } from './helpers/upstream.js';
 import { ROOT_KEY, apply, clusterStatus, type ClusterStatus } from './helpers/admin.js';
 import { INSPECT_ARGS, inspectWorker } from './helpers/worker-inspector.js';
+import type { WorkerStatus } from '../src/contracts/node-status.js';
 import { isRunning, sleep, waitFor } from './helpers/wait.js';
 
 const STALL_MS = 1_000;
@@ -25,7 +27,7 @@ interface Load {
 }
 
 /** Keep-alive clients on slot 1's worker (found by the 404's traceId), and a loop of new connections. */
-async function loadBeside(t: TestContext, gw: Gateway, path: string): Promise<Load> {
+async function loadBeside(t: TestContext, gw: Gateway, path: string, timeoutMs = 2_000): Promise<Load> {
   const clients: Client[] = [];
   t.after(() => Promise.all(clients.map((c) => c.destroy())));
   for (let i = 0; i < 100 && clients.length < 4; i++) {
@@ -42,7 +44,7 @@ async function loadBeside(t: TestContext, gw: Gateway, path: string): Promise<Lo
   const loops = clients.map(async (c) => {
     while (!stopped) {
       try {
-        const r = await c.request({ path, method: 'GET', headersTimeout: 3_000 });
+        const r = await c.request({ path, method: 'GET', headersTimeout: timeoutMs + 1_000 });
         await r.body.text();
         if (r.statusCode === 200) pinned.ok++;
         else pinned.failed.push(String(r.statusCode));
@@ -56,7 +58,7 @@ async function loadBeside(t: TestContext, gw: Gateway, path: string): Promise<Lo
     (async () => {
       while (!stopped) {
         try {
-          const r = await request(`${gw.dataUrl}${path}`, { timeoutMs: 2_000 });
+          const r = await request(`${gw.dataUrl}${path}`, { timeoutMs });
           if (r.status === 200) fresh.ok++;
           else fresh.failed.push(String(r.status));
         } catch (err) {
@@ -184,4 +186,109 @@ test('a step that blocks the loop for 10 s: the worker is replaced, the other wo
   assert.equal(line.step, 'blocking-step');
   const metrics = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
   assert.match(metrics, /^switchyard_worker_stalls_total\{tenant="default",route="slow",step="blocking-step"\} 1$/m);
+});
+
+test('a loop blocked past the suspect threshold but less than the bound: a standby boots, is dropped when the loop comes back, nothing is replaced and no request fails', { timeout: 90_000 }, async (t) => {
+  const SHORT_BLOCK_MS = 1_500; // the bound (default 2000 ms) suspects at 1000 ms
+  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY], edit: (c) => void (c.steps = { packages: [BLOCKING_PACKAGE] }) });
+  const up = await startUpstream(t); // a fixed answer runs no steps: the route forwards
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'slow', { pathPrefix: '/slow', cluster: 'up', steps: [{ code: 'blocking-step', settings: { ms: SHORT_BLOCK_MS } }] }],
+    ['route', 'ping', { pathPrefix: '/ping', directResponse: { statusCode: 200, body: 'pong' } }],
+  ]);
+  const before = await clusterStatus(gw);
+  const victim = before.workers.find((w) => w.slot === 0)!.pid!;
+  const toVictim = await pinnedTo(t, gw, 'w0');
+  // New connections the kernel gives the blocked worker wait out the block: a long enough timeout.
+  const load = await loadBeside(t, gw, '/ping', 5_000);
+  await sleep(500);
+
+  // Status asked every 100 ms through the block (a call waits up to 500 ms for the blocked worker's load).
+  const standbyRows: WorkerStatus[] = [];
+  let polling = true;
+  const polls: Promise<void>[] = [];
+  const poller = (async () => {
+    while (polling) {
+      polls.push(clusterStatus(gw).then((s) => void standbyRows.push(...s.workers.filter((w) => w.standby))));
+      await sleep(100);
+    }
+  })();
+  const blockedAt = Date.now();
+  const slow = await toVictim.request({ path: '/slow', method: 'GET', headersTimeout: 10_000 });
+  const slowAnswered = Date.now() - blockedAt;
+  assert.ok(slowAnswered >= SHORT_BLOCK_MS, `the step blocked its worker (${slowAnswered} ms)`);
+  assert.equal(slow.statusCode, 200);
+  await slow.body.text();
+  const victimAfter = await toVictim.request({ path: '/ping', method: 'GET' });
+  assert.equal(victimAfter.statusCode, 200, 'the blocked worker answers again on the same connection');
+  await victimAfter.body.text();
+  await sleep(2_500); // past the bound: nothing may replace the worker now
+  polling = false;
+  await poller;
+  await Promise.all(polls);
+  await load.stop();
+
+  const line = (msg: string) => gw.logLines().find((l) => (l as { msg?: string }).msg?.startsWith(msg)) as Record<string, unknown> | undefined;
+  const booted = line('worker event loop blocked; booting a standby replacement');
+  const dropped = line('worker event loop came back; its standby replacement is dropped');
+  t.diagnostic(`status rows showing the standby: ${standbyRows.length}`);
+  t.diagnostic(`/slow answered ${slowAnswered} ms after it was sent; standby booted ${(booted?.time as number) - blockedAt} ms after, dropped ${(dropped?.time as number) - blockedAt} ms after`);
+  t.diagnostic(`keep-alive on worker 1: ${load.pinned.ok} answered, ${load.pinned.failed.length} failed; new connections: ${load.fresh.ok} answered, ${load.fresh.failed.length} failed (${[...new Set(load.fresh.failed)].join('; ')})`);
+  assert.ok(booted, 'a standby was booted');
+  assert.equal(booted.slot, 0);
+  assert.equal(booted.pid, victim);
+  assert.ok(dropped, 'the standby was dropped');
+  const standbyPid = booted.standbyPid as number;
+  assert.equal(dropped.standbyPid, standbyPid);
+  assert.ok(!isRunning(standbyPid), 'the standby process is gone');
+  assert.ok(standbyRows.length > 0, 'status listed the standby while the loop was blocked');
+  for (const w of standbyRows) assert.deepEqual([w.slot, w.pid, w.state, w.standby], [0, standbyPid, 'starting', true]);
+
+  assert.equal(line('worker event loop stalled'), undefined, 'no stall');
+  assert.equal(line('worker replaced'), undefined, 'nothing replaced');
+  const after = await clusterStatus(gw);
+  assert.deepEqual(
+    after.workers.map((w) => [w.slot, w.pid, w.state, w.restarts]),
+    before.workers.map((w) => [w.slot, w.pid, 'listening', 0]),
+    'the same two workers, listening, nothing beside them',
+  );
+  assert.deepEqual(load.pinned.failed, [], 'the worker that was not blocked answered every request');
+  assert.deepEqual(load.fresh.failed, [], 'new connections, the blocked worker\'s too, were all answered');
+  assert.ok(load.pinned.ok > 20 && load.fresh.ok > 20, `${load.pinned.ok}, ${load.fresh.ok}`);
+  const metrics = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+  assert.doesNotMatch(metrics, /^switchyard_worker_stalls_total\{.*\} [1-9]/m);
+  assert.doesNotMatch(metrics, /^switchyard_worker_replacements_total\{reason="stall"\} [1-9]/m);
+});
+
+test('a worker that dies while its standby is booting: the standby takes its slot, no other fork', { timeout: 90_000 }, async (t) => {
+  const gw = await startGateway(t, { workers: 2, keys: [ROOT_KEY], edit: (c) => void (c.steps = { packages: [BLOCKING_PACKAGE] }) });
+  const up = await startUpstream(t);
+  await apply(gw, [
+    ['cluster', 'up', { targets: [up.target] }],
+    ['route', 'slow', { pathPrefix: '/slow', cluster: 'up', steps: [{ code: 'blocking-step', settings: { ms: BLOCK_MS } }] }],
+  ]);
+  const victim = (await clusterStatus(gw)).workers.find((w) => w.slot === 0)!.pid!;
+  const toVictim = await pinnedTo(t, gw, 'w0');
+  void toVictim.request({ path: '/slow', method: 'GET' }).catch(() => undefined);
+  const line = (msg: string) => gw.logLines().find((l) => (l as { msg?: string }).msg?.startsWith(msg)) as Record<string, unknown> | undefined;
+  const booted = await waitFor('a standby booting', () => line('worker event loop blocked; booting a standby replacement'), { timeoutMs: 10_000, intervalMs: 20 });
+  // Killed before the bound: its watchdog dies with it, so no stall is reported.
+  process.kill(victim, 'SIGKILL');
+  const standbyPid = booted.standbyPid as number;
+  const after = await waitFor(
+    'the standby listening in slot 0',
+    async () => {
+      const s = await clusterStatus(gw);
+      const w0 = s.workers.filter((w) => w.slot === 0);
+      return w0.length === 1 && w0[0]!.pid === standbyPid && w0[0]!.state === 'listening' ? s : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  assert.equal(after.workers.find((w) => w.slot === 0)!.restarts, 1);
+  assert.ok(line('worker exited; its standby replacement takes the slot'), 'the standby is the respawn');
+  assert.equal(line('worker exited; respawning'), undefined, 'no other fork');
+  assert.equal(line('worker event loop stalled'), undefined, 'no stall reported');
+  const r = await request(`${gw.dataUrl}/nothing-here`, { timeoutMs: 2_000 });
+  assert.equal(r.status, 404, 'the node answers');
 });

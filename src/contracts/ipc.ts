@@ -112,6 +112,19 @@ export interface StallReport {
   lastStep: { tenant: string; route: string; step: string } | null;
 }
 
+/**
+ * The watchdog's early word on the same pipe: `stall-suspect` once the loop has been blocked
+ * for the suspect threshold (stall-watchdog-thread.ts), so the supervisor can boot a standby
+ * replacement; `stall-cleared` when that loop beat again before the stall bound.
+ */
+export interface StallHintReport {
+  type: 'stall-suspect' | 'stall-cleared';
+  blockedMs: number;
+}
+
+/** Every line a watchdog writes on the report pipe. */
+export type WatchdogReport = StallReport | StallHintReport;
+
 /** A compiled generation as workers receive it: the compiler's output, as JSON. */
 export interface GenerationMessage {
   id: number;

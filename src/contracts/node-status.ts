@@ -12,6 +12,8 @@ export interface WorkerStatus {
   startedAt: string | null;
   /** A replacement starting beside the slot's worker (a restart, a stalled or oversized worker). */
   replacing?: true;
+  /** A standby replacement (state `starting`): booted while the slot's worker's loop is blocked, not listening, serving nothing. */
+  standby?: true;
   /** A replaced worker leaving the slot: `draining` until it exits. */
   replaced?: true;
 }

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:cluster';
-import type { StallReport } from '../contracts/ipc.js';
+import type { StallReport, WatchdogReport } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import type { WorkerPool } from './worker-pool.js';
 
@@ -10,7 +10,7 @@ export type ReplaceReason = 'stall' | 'heap' | 'restart';
  * What the supervisor does with its workers' own alarms: a stall report from a worker's
  * watchdog (its event loop blocked past `limits.eventLoopStallMs`) is logged, counted by
  * route and step, and the worker is replaced and killed (it cannot drain: its loop is
- * stuck); a worker past `limits.workerHeapMb` is replaced and drained. A slot whose worker
+ * stuck), by the standby its earlier `stall-suspect` booted when there is one; a worker past `limits.workerHeapMb` is replaced and drained. A slot whose worker
  * keeps passing the heap bound right after it starts is replaced with the respawn backoff's
  * delay, so a bound below what a worker needs cannot spin the node.
  */
@@ -23,8 +23,10 @@ export class WorkerGuards {
     private readonly log: Logger,
   ) {
     pool.onWorkerReport((slot, line, from) => {
-      const report = parseStall(line);
-      if (report !== null) this.stalled(slot, report, from);
+      const report = parseReport(line);
+      if (report?.type === 'stall') this.stalled(slot, report, from);
+      else if (report?.type === 'stall-suspect') pool.suspectStall(slot, from, report.blockedMs);
+      else if (report?.type === 'stall-cleared') pool.stallCleared(slot, from, report.blockedMs);
     });
     pool.onWorkerMessage((slot, msg, from) => {
       if (msg.type === 'heap') this.oversized(slot, msg.usedMb, msg.limitMb, from);
@@ -74,10 +76,11 @@ export class WorkerGuards {
   }
 }
 
-function parseStall(line: string): StallReport | null {
+function parseReport(line: string): WatchdogReport | null {
   try {
-    const r = JSON.parse(line) as StallReport;
-    return r?.type === 'stall' && typeof r.blockedMs === 'number' ? r : null;
+    const r = JSON.parse(line) as WatchdogReport;
+    const known = r?.type === 'stall' || r?.type === 'stall-suspect' || r?.type === 'stall-cleared';
+    return known && typeof r.blockedMs === 'number' ? r : null;
   } catch {
     return null;
   }

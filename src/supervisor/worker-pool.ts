@@ -4,8 +4,11 @@ import { fileURLToPath } from 'node:url';
 import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToWorker } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
-import type { WorkerState, WorkerStatus } from '../contracts/node-status.js';
+import type { WorkerStatus } from '../contracts/node-status.js';
 import type { WorkerPoolView } from '../admin/services.js';
+import { WorkerReplacement } from './worker-replacement.js';
+import type { ForkHooks, Replaced, ReplaceHow, Retiring, WorkerSlot } from './worker-slot.js';
+
 
 /**
  * V8 flags every worker runs with. Without `--no-allocation-site-pretenuring`, V8 may move a
@@ -15,38 +18,6 @@ import type { WorkerPoolView } from '../admin/services.js';
  */
 export const WORKER_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
 
-
-export interface WorkerSlot {
-  slot: number;
-  worker: Worker | null;
-  state: WorkerState;
-  generation: number;
-  restarts: number;
-  startedAt: number;
-  backoff: RespawnBackoff;
-  /** A replacement starting beside the slot's worker (`replace`): it takes the slot once it listens. */
-  next: Worker | null;
-  /** Replaced workers until they exit (draining, or killed): shown by status, never respawned. */
-  retiring: Retiring[];
-}
-
-/** A worker a replacement took the slot from. */
-export interface Retiring {
-  worker: Worker;
-  generation: number;
-  startedAt: number;
-}
-
-/** How a replaced worker goes: `drain` finishes what it holds (killed after drain.graceMs + 1 s), `kill` is SIGKILLed. */
-export type ReplaceHow = 'drain' | 'kill';
-
-export interface Replaced {
-  slot: number;
-  oldPid: number | undefined;
-  newPid: number | undefined;
-  /** Resolves once the replaced process has exited. */
-  exited: Promise<void>;
-}
 
 export interface PoolOptions {
   count: number;
@@ -65,9 +36,6 @@ export interface PoolOptions {
 
 export class BindError extends Error {}
 
-/** How long a replacement may take to listen before it is given up on and the old worker kept. */
-const REPLACEMENT_START_MS = 30_000;
-
 const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
 
 /**
@@ -82,6 +50,7 @@ export class WorkerPool implements WorkerPoolView {
   private readonly ackWaiters = new Set<(slot: number, msg: FromWorker, from: Worker) => void>();
   private readonly changeWatchers = new Set<() => void>();
   private readonly reportWatchers = new Set<(slot: number, line: string, from: Worker) => void>();
+  private readonly replacement: WorkerReplacement;
 
   constructor(private readonly opts: PoolOptions) {
     // SWITCHYARD_WORKER_NODE_ARGS: extra node flags for workers only, for profiling
@@ -96,6 +65,15 @@ export class WorkerPool implements WorkerPoolView {
     // blocked and cannot use IPC (stall-watchdog.ts).
     const stdio = ['inherit', 'inherit', 'inherit', 'ipc', 'pipe'];
     cluster.setupPrimary({ exec: WORKER_ENTRY, stdio, execArgv: [...process.execArgv, ...WORKER_V8_FLAGS, ...extra] });
+    this.replacement = new WorkerReplacement({
+      log: opts.log,
+      graceMs: opts.graceMs,
+      stopping: () => this.stopping,
+      fork: (slot, role, hooks) => this.fork(slot, role, hooks),
+      post: (worker, msg) => this.post(worker, msg),
+      changed: () => this.changed(),
+      respawn: (slot, livedMs, why) => this.respawn(slot, livedMs, why),
+    });
   }
 
   /** Forks every worker; resolves once all listen, rejects with BindError if any cannot bind. */
@@ -103,86 +81,65 @@ export class WorkerPool implements WorkerPoolView {
     return new Promise((resolve, reject) => {
       let listening = 0;
       for (let i = 0; i < this.opts.count; i++) {
-        const slot: WorkerSlot = { slot: i, worker: null, state: 'starting', generation: 0, restarts: 0, startedAt: 0, backoff: new RespawnBackoff(), next: null, retiring: [] };
+        const slot: WorkerSlot = { slot: i, worker: null, state: 'starting', generation: 0, restarts: 0, startedAt: 0, backoff: new RespawnBackoff(), next: null, standby: null, retiring: [] };
         this.slots.push(slot);
-        this.fork(slot, (err) => {
-          if (err) return reject(err);
-          if (++listening === this.opts.count) resolve();
+        this.fork(slot, 'own', {
+          onFirstListen: (err) => {
+            if (err) return reject(err);
+            if (++listening === this.opts.count) resolve();
+          },
         });
       }
     });
   }
 
   /**
-   * Replaces the slot's worker: a new process starts beside it and, once it listens with the
-   * current generation, takes the slot; the old one is then drained or killed (`how`), and
-   * its exit respawns nothing. A replacement that cannot start leaves the old one serving,
-   * and the promise rejects with why.
+   * Replaces the slot's worker: a new process (its standby, if a suspected stall booted one)
+   * starts beside it and, once it listens with the current generation, takes the slot; the
+   * old one is then drained or killed (`how`), and its exit respawns nothing. A replacement
+   * that cannot start leaves the old one serving, and the promise rejects with why.
    */
   replace(slotNo: number, how: ReplaceHow): Promise<Replaced> {
     const slot = this.slots[slotNo];
     if (!slot) return Promise.reject(new Error(`no worker slot ${slotNo}`));
-    if (this.stopping) return Promise.reject(new Error('the node is stopping'));
-    if (slot.next) return Promise.reject(new Error(`worker ${slotNo} is already being replaced`));
-    if (!slot.worker || slot.state !== 'listening') return Promise.reject(new Error(`worker ${slotNo} is ${slot.state}, not listening`));
-    return new Promise((resolve, reject) => {
-      const candidate = this.fork(slot, (err, old) => {
-        clearTimeout(timer);
-        if (err) {
-          this.opts.log.error({ slot: slotNo, err }, 'the replacement worker did not start; the worker it was to replace keeps serving');
-          return reject(err);
-        }
-        slot.restarts++;
-        const newPid = slot.worker?.process.pid;
-        if (!old) return resolve({ slot: slotNo, oldPid: undefined, newPid, exited: Promise.resolve() });
-        const exited = this.retire(slot, old, how);
-        this.opts.log.info({ slot: slotNo, oldPid: old.worker.process.pid, newPid, how }, 'worker replaced');
-        resolve({ slot: slotNo, oldPid: old.worker.process.pid, newPid, exited });
-      }, true);
-      // A replacement that never comes up is given up on (its exit rejects the promise).
-      const timer = setTimeout(() => candidate.process.kill('SIGKILL'), REPLACEMENT_START_MS);
-      timer.unref();
-    });
+    return this.replacement.replace(slot, how);
   }
 
-  /** The replaced worker goes: drained (then killed after the grace) or killed; the slot lists it until it exits. */
-  private retire(slot: WorkerSlot, old: Retiring, how: ReplaceHow): Promise<void> {
-    const w = old.worker;
-    slot.retiring.push(old);
-    const exited = new Promise<void>((resolve) => {
-      if (w.isDead()) return resolve();
-      w.once('exit', () => resolve());
-    }).then(() => {
-      slot.retiring = slot.retiring.filter((r) => r !== old);
-      this.changed();
-    });
-    if (how === 'kill' || !w.isConnected()) w.process.kill('SIGKILL');
-    else {
-      const kill = setTimeout(() => w.process.kill('SIGKILL'), this.opts.graceMs + 1000);
-      kill.unref();
-      void exited.then(() => clearTimeout(kill));
-      this.post(w, { type: 'drain', graceMs: this.opts.graceMs });
-    }
-    this.changed();
-    return exited;
+  /** The slot's worker reported its loop blocked for a while (`stall-suspect`): boot a standby replacement. */
+  suspectStall(slotNo: number, from: Worker, blockedMs: number): void {
+    const slot = this.slots[slotNo];
+    if (slot) this.replacement.suspect(slot, from, blockedMs);
+  }
+
+  /** The slot's worker reported its loop back before the bound (`stall-cleared`): drop its standby. */
+  stallCleared(slotNo: number, from: Worker, blockedMs: number): void {
+    const slot = this.slots[slotNo];
+    if (slot) this.replacement.cleared(slot, from, blockedMs);
   }
 
   /**
-   * Forks a worker for `slot`: its own (start, respawn) or, with `replacing`, a replacement
-   * kept in `slot.next` until it listens. `onFirstListen` hears the first listen (with the
-   * worker it took the slot from, for a replacement) or why it never came.
+   * Forks a worker for `slot`: its own (start, respawn), a replacement kept in `slot.next`
+   * until it listens, or a standby kept in `slot.standby` and given init only when promoted
+   * (worker-replacement.ts). `hooks.onFirstListen` hears the first listen (with the worker it
+   * took the slot from, for a replacement) or why it never came.
    */
-  private fork(slot: WorkerSlot, onFirstListen?: (err?: Error, old?: Retiring) => void, replacing = false): Worker {
+  private fork(slot: WorkerSlot, role: 'own' | 'replacing' | 'standby', hooks: ForkHooks = {}): Worker {
     // uWS reads its head-size limit from the environment once, when the worker loads it.
     const worker = cluster.fork({ SWITCHYARD_WORKER_SLOT: String(slot.slot), UWS_HTTP_MAX_HEADERS_SIZE: String(this.opts.dataPlane.limits.maxHeadBytes) });
     const startedAt = Date.now();
     let generation = 0;
-    if (replacing) slot.next = worker;
+    if (role === 'replacing') slot.next = worker;
+    else if (role === 'standby') slot.standby = { worker, hooks, start: null };
     else {
       slot.worker = worker;
       slot.state = 'starting';
       slot.startedAt = startedAt;
     }
+    const firstListen = (err?: Error, old?: Retiring): void => {
+      const fn = hooks.onFirstListen;
+      hooks.onFirstListen = undefined;
+      fn?.(err, old);
+    };
     this.changed();
     this.readReports(slot, worker);
     // A worker's IPC pipe closes a few milliseconds before its exit event: a send in that
@@ -194,12 +151,18 @@ export class WorkerPool implements WorkerPoolView {
           worker.process.kill('SIGKILL'); // started while the node stops: it must never listen
           return;
         }
-        const gen = this.opts.currentGeneration();
-        generation = gen?.id ?? 0;
-        if (slot.worker === worker) slot.generation = generation;
-        const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane };
-        this.post(worker, init);
-        this.post(worker, { type: 'health', unhealthy: this.opts.currentHealth() });
+        const start = (): void => {
+          // The generation of when it is told to listen: a standby may have waited through a publish.
+          const gen = this.opts.currentGeneration();
+          generation = gen?.id ?? 0;
+          if (slot.worker === worker) slot.generation = generation;
+          const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane };
+          this.post(worker, init);
+          this.post(worker, { type: 'health', unhealthy: this.opts.currentHealth() });
+        };
+        // A standby waits, booted, until a stall promotes it (or is dropped).
+        if (slot.standby?.worker === worker) slot.standby.start = start;
+        else start();
       } else if (msg.type === 'listening') {
         let old: Retiring | undefined;
         if (slot.next === worker) {
@@ -215,11 +178,9 @@ export class WorkerPool implements WorkerPoolView {
         const cur = this.opts.currentGeneration();
         if (cur && cur.id !== generation) this.post(worker, { type: 'generation', generation: cur });
         this.changed();
-        onFirstListen?.(undefined, old);
-        onFirstListen = undefined;
+        firstListen(undefined, old);
       } else if (msg.type === 'listen-failed') {
-        onFirstListen?.(new BindError(msg.error.message));
-        onFirstListen = undefined;
+        firstListen(new BindError(msg.error.message));
       } else {
         if (msg.type === 'ack') {
           generation = msg.generation;
@@ -230,29 +191,21 @@ export class WorkerPool implements WorkerPoolView {
       }
     });
     worker.on('exit', (code, signal) => {
-      if (slot.next === worker) return this.replacementExited(slot, code, signal, onFirstListen);
+      if (slot.standby?.worker === worker) return this.replacement.standbyExited(slot, code, signal);
+      if (slot.next === worker) return this.replacement.replacementExited(slot, code, signal, firstListen);
       if (slot.worker !== worker) return;
       slot.state = 'exited';
       slot.worker = null;
       this.changed();
-      if (this.stopping || onFirstListen) {
-        onFirstListen?.(new Error(`worker ${slot.slot} exited during startup (code ${code}, signal ${signal})`));
-        onFirstListen = undefined;
-        return;
-      }
+      if (this.stopping || hooks.onFirstListen) return firstListen(new Error(`worker ${slot.slot} exited during startup (code ${code}, signal ${signal})`));
+      const why = { pid: worker.process.pid, code, signal };
+      // A standby booted for a suspected stall takes the slot as the respawn would, without the boot.
+      if (this.replacement.respawnFromStandby(slot)) return void this.opts.log.warn({ slot: slot.slot, ...why }, 'worker exited; its standby replacement takes the slot');
       // A replacement already starting takes the slot when it listens.
-      if (slot.next) return void this.opts.log.warn({ slot: slot.slot, pid: worker.process.pid, code, signal }, 'worker exited; its replacement is starting');
-      this.respawn(slot, Date.now() - slot.startedAt, { pid: worker.process.pid, code, signal });
+      if (slot.next) return void this.opts.log.warn({ slot: slot.slot, ...why }, 'worker exited; its replacement is starting');
+      this.respawn(slot, Date.now() - slot.startedAt, why);
     });
     return worker;
-  }
-
-  /** A replacement died before it listened: the slot keeps its worker, or respawns if that one died meanwhile. */
-  private replacementExited(slot: WorkerSlot, code: number | null, signal: string | null, onFirstListen?: (err?: Error) => void): void {
-    slot.next = null;
-    this.changed();
-    onFirstListen?.(new Error(`the replacement of worker ${slot.slot} exited before it listened (code ${code}, signal ${signal})`));
-    if (!slot.worker && !this.stopping) this.respawn(slot, 0, { code, signal });
   }
 
   private respawn(slot: WorkerSlot, livedMs: number, why: Record<string, unknown>): void {
@@ -261,7 +214,7 @@ export class WorkerPool implements WorkerPoolView {
     setTimeout(() => {
       if (this.stopping || slot.worker || slot.next) return;
       slot.restarts++;
-      this.fork(slot);
+      this.fork(slot, 'own');
     }, delay).unref();
   }
 
@@ -343,12 +296,13 @@ export class WorkerPool implements WorkerPoolView {
     for (const fn of this.changeWatchers) fn();
   }
 
-  /** One row per slot, then a row per process beside it: its replacement starting, the replaced ones leaving (`draining`). */
+  /** One row per slot, then a row per process beside it: its replacement starting (or standby), the replaced ones leaving (`draining`). */
   status(): WorkerStatus[] {
     const at = (t: number) => (t ? new Date(t).toISOString() : null);
     return this.slots.flatMap((s): WorkerStatus[] => [
       { slot: s.slot, pid: s.worker?.process.pid ?? null, state: s.state, generation: s.generation, restarts: s.restarts, startedAt: at(s.startedAt) },
       ...(s.next ? [{ slot: s.slot, pid: s.next.process.pid ?? null, state: 'starting' as const, generation: 0, restarts: s.restarts, startedAt: null, replacing: true as const }] : []),
+      ...(s.standby ? [{ slot: s.slot, pid: s.standby.worker.process.pid ?? null, state: 'starting' as const, generation: 0, restarts: s.restarts, startedAt: null, standby: true as const }] : []),
       ...s.retiring.map((r) => ({ slot: s.slot, pid: r.worker.process.pid ?? null, state: 'draining' as const, generation: r.generation, restarts: s.restarts, startedAt: at(r.startedAt), replaced: true as const })),
     ]);
   }
@@ -358,8 +312,12 @@ export class WorkerPool implements WorkerPoolView {
     this.stopping = true;
     const draining = this.slots.filter((s) => s.worker).map((s) => ({ s, w: s.worker!, starting: s.state === 'starting' }));
     for (const { s } of draining) s.state = 'draining';
-    // A replacement not yet listening goes at once; replaced workers already draining are waited for.
-    const besides = this.slots.flatMap((s) => [...(s.next ? [{ w: s.next, starting: true }] : []), ...s.retiring.map((r) => ({ w: r.worker, starting: false }))]);
+    // A replacement not yet listening (or a standby) goes at once; replaced workers already draining are waited for.
+    const besides = this.slots.flatMap((s) => [
+      ...(s.next ? [{ w: s.next, starting: true }] : []),
+      ...(s.standby ? [{ w: s.standby.worker, starting: true }] : []),
+      ...s.retiring.map((r) => ({ w: r.worker, starting: false })),
+    ]);
     // Readiness hears of it before any worker gets its drain message (the same IPC channel,
     // in order), so keep-alive probes of the data path read 503 while the drain runs.
     this.changed();

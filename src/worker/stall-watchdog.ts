@@ -7,10 +7,19 @@ const BEAT_MS = 100;
 const POLL_MS = 50;
 
 /**
+ * How long a blocked loop goes before its watchdog says `stall-suspect`: 1 s before the bound,
+ * enough for a standby replacement to boot (about 0.7 s while a core spins), but never before
+ * half the bound, so a short bound's brief hiccups do not fork processes.
+ */
+export function suspectMs(stallMs: number): number {
+  return Math.max(Math.round(stallMs / 2), stallMs - 1000);
+}
+
+/**
  * The event-loop watchdog of one worker (worker.json `limits.eventLoopStallMs`): the main loop
  * writes a heartbeat into a cell shared with a thread every 100 ms (an unref'd timer); the
  * thread (stall-watchdog-thread.ts) reports a loop silent past the bound on the report pipe
- * `fd`, naming the step the pipelines recorded in the same cell (step-sites.ts). Each runtime
+ * `fd` (and, earlier, one it suspects: see `suspectMs`), naming the step the pipelines recorded in the same cell (step-sites.ts). Each runtime
  * built hands the thread the sites it numbered (`sync`).
  */
 export class StallWatchdog {
@@ -28,7 +37,7 @@ export class StallWatchdog {
     this.beat = setInterval(() => Atomics.store(cell, BEAT, monotonicMs()), BEAT_MS);
     this.beat.unref();
     this.thread = new Worker(new URL('./stall-watchdog-thread.js', import.meta.url), {
-      workerData: { cell: cell.buffer, stallMs, pollMs: POLL_MS, fd },
+      workerData: { cell: cell.buffer, stallMs, suspectMs: suspectMs(stallMs), pollMs: POLL_MS, fd },
       // Small: it holds a table of names and one timer.
       resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
     });

@@ -44,8 +44,8 @@ export const clusterStatus: OpHandler<Services> = async ({ services }) => {
     generation: services.publisher.currentId(),
     volume: services.volume.fleet ? 'postgres' : services.volume.file ? 'virtual' : 'memory',
     readiness,
-    // A slot's load is its serving worker's: a replacement starting or a replaced one draining is not asked.
-    workers: services.pool.status().map((w) => (w.replacing || w.replaced ? w : { ...w, ...loads.get(w.slot) })),
+    // A slot's load is its serving worker's: a replacement starting, a standby or a replaced one draining is not asked.
+    workers: services.pool.status().map((w) => (w.replacing || w.replaced || w.standby ? w : { ...w, ...loads.get(w.slot) })),
     ...(services.fleet ? { node: services.fleet.nodeId, fleet: await services.fleet.nodes().catch(() => null) } : {}),
   };
 };
