@@ -137,8 +137,11 @@ export class StepCompiler {
       return this.inline((settings as { ref: string }).ref, owner, `${at}/settings/ref`, b, place);
     }
     // The budget of its promise: the route's (or node's), else the step's own default; none: no budget.
-    const timeoutMs = s.timeoutMs ?? this.steps.get(s.code)!.timeoutMs;
-    return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}@${canonical(settings)}`, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }];
+    const def = this.steps.get(s.code)!;
+    const timeoutMs = s.timeoutMs ?? def.timeoutMs;
+    // The step's kept state is its place, its code (and package) and its settings: another step in the same place never gets it.
+    const who = def.origin ? `${def.origin.package}/${s.code}` : s.code;
+    return [{ kind: 'step', code: s.code, settings, tenant: this.tenant, bucket: `${b}:${who}@${canonical(settings)}`, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }];
   }
 
   private inline(ref: string, owner: Owner, at: string, bucket: string, place: Place): CompiledStep[] | null {

@@ -80,5 +80,20 @@ test('stepBuckets: every step of every tenant\'s cluster routes, group members i
   const two = stepBuckets(gen(60));
   const changed = [...two].filter((b) => !one.has(b));
   assert.equal(changed.length, 1, 'only the cache step changed');
-  assert.match(changed[0]!, /^default\/r#\/steps\/0@/);
+  assert.match(changed[0]!, /^default\/r#\/steps\/0:cache@/);
+});
+
+test('another step in the same place with the same settings is another bucket: a step never gets the state of the one it replaced', () => {
+  const bucketOf = (code: string) => {
+    const r = compile({ tenant: 'default', published: [], drafts: [{ kind: 'cluster', name: 'c', doc: { targets: ['127.0.0.1:1'] } }, { kind: 'route', name: 'r', doc: { cluster: 'c', steps: [{ code }] } }] });
+    assert.ok(r.ok, JSON.stringify(!r.ok && r.issues));
+    const t = r.generation.tenants.default!.routes[0]!.terminal;
+    return t.type === 'cluster' ? (t.steps[0] as { bucket: string }).bucket : '';
+  };
+  const [a, b] = [bucketOf('request-id'), bucketOf('access-log')];
+  assert.notEqual(a, b);
+  assert.match(a, /^default\/r#\/steps\/0:request-id@/);
+  const states = new StepStates();
+  states.of(a)(() => ({ mine: 'request-id' }));
+  assert.deepEqual(states.of(b)(() => ({ mine: 'access-log' })), { mine: 'access-log' });
 });
