@@ -53,16 +53,17 @@ export function buildPipeline(steps: readonly CompiledStep[], parts: PipelinePar
     return sites === undefined ? once : recorded(once, sites.cell, sites.id(s.code));
   });
   // Each step's code is put on the flow before it runs (a field write, no wrapper per request): steps
-  // run one after another, so an answer is the last started step's (a group labels its own answer).
-  const codes = steps.map((s) => (s.kind === 'group' ? null : s.code));
+  // run one after another, so an answer is the last started step's. A group is `group` until it
+  // decides (its deciding member's code then): a member's failure is never the step's before it.
+  const codes = steps.map((s) => (s.kind === 'group' ? 'group' : s.code));
   if (runs.length === 1) {
     const only = runs[0]!;
     const code = codes[0]!;
-    return code === null ? only : (flow) => ((flow.answeredBy = code), only(flow));
+    return (flow) => ((flow.answeredBy = code), only(flow));
   }
   const runFrom = (flow: Flow, from: number): StepOutcome | Promise<StepOutcome> => {
     for (let i = from; i < runs.length; i++) {
-      if (codes[i] !== null) flow.answeredBy = codes[i]!;
+      flow.answeredBy = codes[i]!;
       const r = runs[i]!(flow);
       if (r === undefined) continue;
       if (r instanceof Promise) return r.then((x) => (x === undefined ? runFrom(flow, i + 1) : x));

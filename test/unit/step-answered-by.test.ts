@@ -1,11 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILTINS } from '../../src/steps/registry.js';
+import * as v from 'valibot';
+import { BUILTINS, BUILTIN_STEPS } from '../../src/steps/registry.js';
+import { StepRegistry } from '../../src/steps/step-registry.js';
 import { buildPipeline } from '../../src/worker/pipeline.js';
 import { StepStates } from '../../src/worker/step-states.js';
 import { RequestFlow } from '../../src/worker/flow.js';
 import type { CompiledStep } from '../../src/contracts/generation.js';
-import type { StepEnv, StepReply, StepRequest } from '../../src/steps/step.js';
+import type { StepDefinition, StepEnv, StepReply, StepRequest } from '../../src/steps/step.js';
 
 const request: StepRequest = {
   ...{ method: 'GET', path: '/x', query: null, headers: [], remoteAddress: '127.0.0.1', clientAddress: '127.0.0.1', clientAddressTrusting: () => '127.0.0.1' },
@@ -33,4 +35,13 @@ test('a group\'s answer is labelled by the member that decided it, not by the me
   const all = (members: CompiledStep[][]): CompiledStep => ({ kind: 'group', id: 'g', merge: 'all', members });
   assert.deepEqual(await answer([any([[KEY_AUTH], [IP_ONLY_TEN]])]), { status: 401, by: 'key-auth' }, 'any, every member refused: the first member\'s refusal');
   assert.deepEqual(await answer([all([[KEY_AUTH], [step('echo', {})]])]), { status: 401, by: 'key-auth' }, 'all: the refusing member, though another answered after it');
+});
+
+test('a member of a group that throws is the group\'s failure, never the step before the group\'s', async () => {
+  const boom: StepDefinition = { code: 'boom', summary: 'throws', statuses: [], example: {}, schema: v.object({}), create: () => () => Promise.reject(new Error('boom')) };
+  const registry = new StepRegistry(new Map([...BUILTIN_STEPS, ['boom', boom]]));
+  const flow = new RequestFlow(request, null);
+  const steps: CompiledStep[] = [step('ip-restriction', { allow: ['127.0.0.0/8'], deny: [], trustedProxies: [] }), { kind: 'group', id: 'g', merge: 'all', members: [[step('boom', {})], [step('echo', {})]] }];
+  await assert.rejects(Promise.resolve(buildPipeline(steps, { env, registry, states: new StepStates() })!(flow)), /boom/);
+  assert.equal(flow.answeredBy, 'group');
 });
