@@ -59,7 +59,7 @@ export const LimitsSchema = v.optional(
     /** HTTP/2: after a connection got that GOAWAY, new connections from its address are cut at accept for this long; 0: never. */
     h2ResetCooldownS: v.optional(Whole(0, 3_600), LIMIT_DEFAULTS.h2ResetCooldownS),
     /** A worker whose event loop is blocked this long (a step that never yields) is replaced; its connections are lost. */
-    eventLoopStallMs: v.optional(Whole(100, 600_000), LIMIT_DEFAULTS.eventLoopStallMs),
+    eventLoopStallMs: v.optional(Whole(1_000, 600_000), LIMIT_DEFAULTS.eventLoopStallMs),
     /** A worker whose V8 heap passes this many MiB is replaced after a drain; 0: no bound (V8's own). */
     workerHeapMb: v.optional(Whole(0, 1_048_576), LIMIT_DEFAULTS.workerHeapMb),
   }),
