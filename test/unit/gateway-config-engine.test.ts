@@ -47,6 +47,8 @@ test('the engine, the protocols and the h2 limits are checked by the schema, eac
     [{}, { h2MaxResetsPerSecond: 1.5 }, 'limits.h2MaxResetsPerSecond'],
     [{}, { h2ResetCooldownS: -1 }, 'limits.h2ResetCooldownS'],
     [{}, { h2ResetCooldownS: 3_601 }, 'limits.h2ResetCooldownS'],
+    [{}, { eventLoopStallMs: 999 }, 'limits.eventLoopStallMs'],
+    [{}, { workerHeapMb: -1 }, 'limits.workerHeapMb'],
   ];
   for (const [listen, limits, expected] of cases) {
     const { loaded, errors } = load(listen, LOADS, limits);
