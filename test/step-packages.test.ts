@@ -164,4 +164,11 @@ test('a package step whose code is a built-in’s: run exits 10 with the bootstr
   const missing = await runCli(['validate', '--config', file], { env, timeoutMs: 60_000 });
   assert.equal(missing.code, 10);
   assert.match(missing.json.errors[0].message, /sy-not-installed-anywhere is not installed/);
+
+  // A code in steps.tenants that no package has (a typo) is refused, not left to mean `default` only.
+  config.steps = { packages: [join(FIXTURES, 'gatekeeper')], tenants: { 'hedaer-gate': ['acme'] } };
+  writeJson(file, config);
+  const typo = await runCli(['validate', '--config', file], { env, timeoutMs: 60_000 });
+  assert.equal(typo.code, 10);
+  assert.deepEqual(typo.json.errors, [{ path: 'steps.packages', message: 'steps.tenants names "hedaer-gate", which no installed step package has' }]);
 });

@@ -129,6 +129,7 @@ export class StepRegistry implements StepLookup {
 
   /** Takes `other`'s package steps (what `reloaded` read), in place: whoever holds this registry sees them. */
   adopt(other: StepRegistry): void {
+    if (this.loader === null) throw new Error('a registry without packages to read again takes no others'); // BUILTINS never changes
     this.packages = other.packages;
     this.fingerprint = other.fingerprint;
   }

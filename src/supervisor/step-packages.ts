@@ -1,5 +1,6 @@
 import type { StepPackagesSettings } from '../contracts/ipc.js';
 import { loadStepRegistry, resolvePackageDirs } from '../steps/packages/load-packages.js';
+import { StepPackageError } from '../steps/step-registry.js';
 import type { StepRegistry } from '../steps/step-registry.js';
 import { renderPackageStepsDoc } from '../steps/steps-doc.js';
 
@@ -10,7 +11,11 @@ import { renderPackageStepsDoc } from '../steps/steps-doc.js';
  */
 export async function loadGatewaySteps(steps: { packages: string[]; tenants: Record<string, string[]> }, baseDir: string): Promise<{ registry: StepRegistry; settings: StepPackagesSettings }> {
   const settings = { dirs: resolvePackageDirs(steps.packages, baseDir), tenants: steps.tenants };
-  return { registry: await loadStepRegistry(settings), settings };
+  const registry = await loadStepRegistry(settings);
+  // A code in steps.tenants no package has is a typo that would quietly leave the step to `default` only.
+  const unknown = Object.keys(steps.tenants).filter((code) => !registry.packageSteps().some((s) => s.code === code));
+  if (unknown.length) throw new StepPackageError(`steps.tenants names ${unknown.map((c) => `"${c}"`).join(', ')}, which no installed step package has`);
+  return { registry, settings };
 }
 
 /** `switchyard step docs`: the installed package steps' docs, as Markdown. */

@@ -58,8 +58,8 @@ export class WorkerRestart implements WorkerRestartView {
     try {
       await (this.opts.beforeRestart ?? noop)();
       for (slot = 0; slot < p.total; slot++) {
-        this.guards.counted('restart');
         const r = await this.pool.replace(slot, 'drain');
+        this.guards.counted('restart'); // a replacement that did not start is not one
         const done: ReplacedWorker = { slot, oldPid: r.oldPid ?? null, newPid: r.newPid ?? null, at: new Date().toISOString() };
         p.replaced.push(done);
         this.log.info({ restart: p.id, ...done }, `workers restart: worker ${p.replaced.length}/${p.total} replaced`);

@@ -69,7 +69,8 @@ export async function stepVerdicts(steps: readonly CompiledStep[], flow: Flow, t
     let outcome: StepOutcome;
     try {
       const run = def!.create!(s.settings, { bucket: `explain/${s.bucket}`, tenant, env: DRY_ENV, state: freshState });
-      outcome = await run(flow);
+      // A package step's promise gets a short budget here: explain never waits on it.
+      outcome = await settledWithin(run(flow), EXPLAIN_STEP_BUDGET_MS);
     } catch (err) {
       views.push({ code: s.code, failureStrategy: strategy, verdict: 'at run time', reason: `could not be simulated: ${(err as Error).message}` });
       continue;
@@ -102,4 +103,15 @@ function errorCode(body: string | Buffer): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** How long explain waits for a step it runs (a pure package step's promise) before calling it undecided. */
+const EXPLAIN_STEP_BUDGET_MS = 1_000;
+
+function settledWithin<T>(r: T | Promise<T>, ms: number): T | Promise<T> {
+  if (!(r instanceof Promise)) return r;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`it did not settle within ${ms} ms`)), ms)));
+  r.catch(() => {}); // settling after the budget: nobody waits for it any more
+  return Promise.race([r, late]).finally(() => clearTimeout(timer));
 }
