@@ -38,6 +38,8 @@ test('a step that fails: its requests only answer 500 (threw) or 504 (past its b
     ['route', 'late', { cluster: 'up', pathPrefix: '/late', steps: [{ code: 'test-rejects-late', timeoutMs: 50 }] }],
     ['route', 'late-value', { cluster: 'up', pathPrefix: '/late-value', steps: [{ code: 'test-resolves-late', timeoutMs: 50 }] }],
     ['route', 'in-time', { cluster: 'up', pathPrefix: '/in-time', steps: [{ code: 'test-resolves-late', timeoutMs: 5_000 }] }],
+    ['route', 'floating', { cluster: 'up', pathPrefix: '/floating', steps: [{ code: 'test-floating-reject' }] }],
+    ['route', 'timer', { cluster: 'up', pathPrefix: '/timer', steps: [{ code: 'test-timer-throws' }] }],
   ]);
   const pids = await workerPids(gw);
 
@@ -107,5 +109,27 @@ test('a step that fails: its requests only answer 500 (threw) or 504 (past its b
       return c['late test-rejects-late timeout'] === 1 && c['late-value test-resolves-late timeout'] === 1 ? c : false;
     }, { timeoutMs: 10_000 });
     assert.equal(counted['in-time test-resolves-late timeout'], undefined);
+  });
+
+  await t.test("a step's floating rejection: its requests pass, the worker serves on, the log names the step last started", async () => {
+    for (let i = 0; i < 50; i++) assert.equal((await request(`${gw.dataUrl}/floating`)).status, 200);
+    const line = await waitFor('the rejection logged', () => gw.logLines().find((l) => l.msg?.startsWith('a promise rejected unhandled')), { timeoutMs: 5_000 });
+    assert.equal((line as { lastStep?: string }).lastStep, 'default/floating test-floating-reject');
+    assert.deepEqual(await workerPids(gw), pids, 'no worker died');
+  });
+
+  await t.test("a step's callback that throws: the request passes, the worker is replaced after a drain, nothing else fails", async () => {
+    assert.equal((await request(`${gw.dataUrl}/timer`)).status, 200);
+    const replaced = await waitFor('a worker replaced', async () => {
+      const s = await clusterStatus(gw);
+      const now = s.workers.filter((w) => w.state === 'listening').map((w) => w.pid!).sort();
+      return now.length === 2 && now.join() !== pids.join() ? s : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 100 });
+    assert.equal(replaced.workers.filter((w) => w.state === 'listening' && w.restarts === 1).length, 1, 'one worker, the faulted one');
+    const line = gw.logLines().find((l) => l.msg?.startsWith('uncaught exception'));
+    assert.equal((line as { lastStep?: string } | undefined)?.lastStep, 'default/timer test-timer-throws');
+    const metrics = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root! })).text;
+    assert.match(metrics, /^switchyard_worker_replacements_total\{reason="fault"\} 1$/m);
+    for (let i = 0; i < 20; i++) assert.equal((await request(`${gw.dataUrl}/fine`)).status, 200);
   });
 });

@@ -182,4 +182,6 @@ export type FromWorker =
   /** Answer to a status question. */
   | ({ type: 'status'; id: number } & WorkerLoad)
   /** The worker's heap passed worker.json `limits.workerHeapMb` (told once): the supervisor replaces it. */
-  | { type: 'heap'; usedMb: number; limitMb: number };
+  | { type: 'heap'; usedMb: number; limitMb: number }
+  /** An exception no request owned escaped (a step's timer callback threw): the supervisor replaces the worker after a drain. */
+  | { type: 'faulted' };

@@ -4,7 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import type { WorkerPool } from './worker-pool.js';
 
 /** Why a worker was replaced, as `switchyard_worker_replacements_total` counts it. */
-export type ReplaceReason = 'stall' | 'heap' | 'restart';
+export type ReplaceReason = 'stall' | 'heap' | 'fault' | 'restart';
 
 /**
  * What the supervisor does with its workers' own alarms: a stall report from a worker's
@@ -16,7 +16,7 @@ export type ReplaceReason = 'stall' | 'heap' | 'restart';
  */
 export class WorkerGuards {
   private readonly stalls = new Map<string, { tenant: string; route: string; step: string; n: number }>();
-  private readonly replacements: Record<ReplaceReason, number> = { stall: 0, heap: 0, restart: 0 };
+  private readonly replacements: Record<ReplaceReason, number> = { stall: 0, heap: 0, fault: 0, restart: 0 };
 
   constructor(
     private readonly pool: WorkerPool,
@@ -30,6 +30,7 @@ export class WorkerGuards {
     });
     pool.onWorkerMessage((slot, msg, from) => {
       if (msg.type === 'heap') this.oversized(slot, msg.usedMb, msg.limitMb, from);
+      else if (msg.type === 'faulted') this.faulted(slot, from);
     });
   }
 
@@ -61,6 +62,15 @@ export class WorkerGuards {
     if (slot.next) return; // already being replaced
     this.counted('stall');
     this.pool.replace(slotNo, 'kill').catch((err: Error) => this.log.error({ slot: slotNo, pid, err: err.message }, 'the stalled worker could not be replaced; it keeps its slot'));
+  }
+
+  /** An uncaught exception: the worker's state is no longer known good; it is replaced after a drain (its log line said what threw). */
+  private faulted(slotNo: number, from: Worker): void {
+    const slot = this.pool.slots[slotNo];
+    if (slot?.worker !== from || slot.state !== 'listening' || slot.next) return;
+    this.log.warn({ slot: slotNo, pid: from.process.pid }, 'worker had an uncaught exception; replacing it (drain)');
+    this.counted('fault');
+    this.pool.replace(slotNo, 'drain').catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the faulted worker could not be replaced; it keeps its slot'));
   }
 
   private oversized(slotNo: number, usedMb: number, limitMb: number, from: Worker): void {

@@ -28,6 +28,17 @@ process.on('SIGTERM', () => void ctx.drain(ctx.graceMs));
 // A SIGHUP to the group (logrotate's postrotate, a closed terminal) reaches workers too:
 // reopen, as the supervisor's message asks; Node's default would end the worker.
 process.on('SIGHUP', () => ctx.accessLog?.reopen());
+// A promise that rejects with nobody awaiting it (a step's floating call): logged with the step
+// last started; nothing else is wrong with the worker, so it serves on (Node's default ends it).
+process.on('unhandledRejection', (err) => ctx.log.error({ err, lastStep: ctx.lastStep() }, "a promise rejected unhandled (a step's floating call?); the worker serves on"));
+// An exception out of a callback no request owns (a step's timer): the worker's state is no longer
+// known good. Serving, it asks to be replaced after a drain; before it serves, it ends as Node would.
+process.on('uncaughtException', (err) => {
+  ctx.log.error({ err, lastStep: ctx.lastStep() }, "uncaught exception (a step's callback?); the worker is replaced after a drain");
+  if (ctx.server === null) process.exit(1);
+  if (!ctx.faulted) ctx.send({ type: 'faulted' });
+  ctx.faulted = true;
+});
 // The lines of a worker that exits without a drain (its supervisor gone) are written at once.
 process.on('exit', () => ctx.accessLog?.flushSync(500));
 

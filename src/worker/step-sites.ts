@@ -50,6 +50,14 @@ export class StepSites {
     return id;
   }
 
+  /** The step last started in this worker (LAST), for a fault no request owns; null before any. */
+  lastStarted(): StepSite | null {
+    const id = this.cell[LAST]!;
+    if (id === 0) return null;
+    for (const [key, n] of this.ids) if (n === id) return ((([tenant, route, step]) => ({ tenant: tenant!, route: route!, step: step! }))(key.split('\n')));
+    return null;
+  }
+
   /** The sites numbered since the last call: what the watchdog thread does not know yet. */
   takeAdded(): [number, StepSite][] {
     const out = this.added;

@@ -63,6 +63,8 @@ export class WorkerContext {
   accessLog: AccessLog | null = null;
   /** worker.json `readiness.dataPath`'s verdict, when the data port answers one. */
   readyPath: ReadyPath | null = null;
+  /** An uncaught exception happened: the supervisor was asked, once, to replace this worker. */
+  faulted = false;
   /** worker.json `limits.eventLoopStallMs`'s watchdog (null without the supervisor's report pipe). */
   watchdog: StallWatchdog | null = null;
   /** Stops worker.json `limits.workerHeapMb`'s check. */
@@ -74,6 +76,12 @@ export class WorkerContext {
 
   /** A target's failures in a row reached another multiple of consecutiveFailures: the supervisor decides node-wide. */
   readonly reportOutlier = (cluster: string, target: string): void => this.send({ type: 'outlier', cluster, target });
+
+  /** The step last started in this worker (`tenant/route step`), for a fault no request owns; null: none recorded. */
+  lastStep(): string | null {
+    const s = this.deps?.stepSites?.lastStarted();
+    return s ? `${s.tenant}/${s.route} ${s.step}` : null;
+  }
 
   /** Builds what init's settings say, and the first runtime; the caller then opens the data port. */
   start(msg: InitMessage, steps: StepRegistry) {
