@@ -38,6 +38,7 @@ test('a step that fails: its requests only answer 500 (threw) or 504 (past its b
     ['route', 'late', { cluster: 'up', pathPrefix: '/late', steps: [{ code: 'test-rejects-late', timeoutMs: 50 }] }],
     ['route', 'late-value', { cluster: 'up', pathPrefix: '/late-value', steps: [{ code: 'test-resolves-late', timeoutMs: 50 }] }],
     ['route', 'in-time', { cluster: 'up', pathPrefix: '/in-time', steps: [{ code: 'test-resolves-late', timeoutMs: 5_000 }] }],
+    ['route', 'hook', { cluster: 'up', pathPrefix: '/hook', steps: [{ code: 'test-hook-throws' }] }],
     ['route', 'floating', { cluster: 'up', pathPrefix: '/floating', steps: [{ code: 'test-floating-reject' }] }],
     ['route', 'timer', { cluster: 'up', pathPrefix: '/timer', steps: [{ code: 'test-timer-throws' }] }],
   ]);
@@ -109,6 +110,18 @@ test('a step that fails: its requests only answer 500 (threw) or 504 (past its b
       return c['late test-rejects-late timeout'] === 1 && c['late-value test-resolves-late timeout'] === 1 ? c : false;
     }, { timeoutMs: 10_000 });
     assert.equal(counted['in-time test-resolves-late timeout'], undefined);
+  });
+
+  await t.test("a step's response hook that throws: 500 Svc.Data.StepFailed, counted as the step's failure, not the upstream's", async () => {
+    for (const headers of [{}, { 'x-own-answer': '1' }]) {
+      const r = await request(`${gw.dataUrl}/hook`, { headers });
+      assert.equal(r.status, 500, r.text);
+      assert.equal(r.json.code, 'Svc.Data.StepFailed');
+    }
+    await waitFor('both counted', async () => ((await stepFailures(gw))['hook test-hook-throws threw'] === 2 ? true : false), { timeoutMs: 10_000 });
+    const metrics = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root! })).text;
+    assert.doesNotMatch(metrics, /^switchyard_upstream_errors_total\{[^}]*cluster="up"[^}]*\} [1-9]/m, 'the upstream answered: no upstream error');
+    assert.deepEqual(await workerPids(gw), pids, 'no worker died');
   });
 
   await t.test("a step's floating rejection: its requests pass, the worker serves on, the log names the step last started", async () => {

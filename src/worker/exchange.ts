@@ -1,3 +1,4 @@
+import { StepHookError } from './step-hook-error.js';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { ERRORS, type ErrorCode } from '../shared/errors.js';
@@ -65,12 +66,10 @@ export class Exchange extends ExchangeGrpc implements RequestOwner {
 
   /** 2. Runs the route's steps: a step's answer ends the request, else `forward` (phases 3-4) takes it on, at once when every step was synchronous. */
   requestSteps(run: StepRun, forward: (ex: Exchange) => void, stepFailed: (err: unknown, step: string) => void): void {
+    this.stepFailedLog = stepFailed;
     const failed = (err: unknown): void => {
-      // A budget names its step; otherwise the pipeline names each step on the flow before it runs it: the one that failed (a group's member: 'group').
       const timedOut = err instanceof StepTimeout;
-      const step = timedOut ? err.step : (this.flow!.answeredBy ?? 'group');
-      stepFailed(err, step);
-      if (this.env.metrics !== null && this.meter !== null) this.env.metrics.stepFailed(this.meter, step, timedOut ? 'timeout' : 'threw');
+      this.stepFailure(err);
       this.replyError(timedOut ? 'Svc.Data.StepTimeout' : 'Svc.Data.StepFailed');
     };
     let r: ReturnType<StepRun>;
@@ -84,7 +83,31 @@ export class Exchange extends ExchangeGrpc implements RequestOwner {
       r.then((o) => (o === undefined ? forward(this) : this.stepAnswered(o))).catch(failed);
       return;
     }
-    this.stepAnswered(r);
+    try {
+      this.stepAnswered(r); // its response hooks run here: one that throws is the step's failure too
+    } catch (err) {
+      failed(err);
+    }
+  }
+
+  /** The route's log of a failed step (requestSteps): what a hook's failure later reports to as well. */
+  private stepFailedLog: ((err: unknown, step: string) => void) | null = null;
+
+  /**
+   * A step failed (threw, rejected, passed its budget, or a response hook of it threw): logged
+   * and counted under its code. A budget and a hook name their step; otherwise the pipeline named
+   * each step on the flow before running it: the one that failed (a group's member: 'group').
+   */
+  private stepFailure(err: unknown): void {
+    const timedOut = err instanceof StepTimeout;
+    const step = timedOut || err instanceof StepHookError ? err.step : (this.flow!.answeredBy ?? 'group');
+    this.stepFailedLog?.(err, step);
+    if (this.env.metrics !== null && this.meter !== null) this.env.metrics.stepFailed(this.meter, step, timedOut ? 'timeout' : 'threw');
+  }
+
+  /** A step's response hook threw on the upstream's head (relay-handler.ts): its failure; the answer is the relay's StepFailed. */
+  stepHookFailed(err: StepHookError): void {
+    this.stepFailure(err);
   }
 
   private stepAnswered(o: StepReply): void {
@@ -123,7 +146,13 @@ export class Exchange extends ExchangeGrpc implements RequestOwner {
     const flow = this.flow!;
     const a = flow.collected(answer);
     const head = { status: a.status, headers: a.headers };
-    flow.applyResponseHooks(head);
+    try {
+      flow.applyResponseHooks(head);
+    } catch (err) {
+      if (!(err instanceof StepHookError)) throw err;
+      this.stepFailure(err);
+      return this.replyError('Svc.Data.StepFailed');
+    }
     this.reply(head.status, a.body, head.headers);
   }
 

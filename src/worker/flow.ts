@@ -1,3 +1,4 @@
+import { StepHookError } from './step-hook-error.js';
 import type { Readable } from 'node:stream';
 import type { CallTrace, CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 import { ADD, REMOVE, SET, applyPlan, editPlan, type EditPlan, type HeaderEdits } from '../shared/header-edits.js';
@@ -96,7 +97,8 @@ export class RequestFlow implements Flow {
   }
 
   onResponse(hook: (head: ResponseHead) => void): void {
-    (this.responseEdits ??= []).push(hook);
+    // The hook, then the step that registered it: a hook that throws is that step's failure.
+    (this.responseEdits ??= []).push(hook, this.answeredBy ?? 'group');
   }
 
   addResponseHeader(name: string, value: string): void {
@@ -157,14 +159,21 @@ export class RequestFlow implements Flow {
     return { method: this.req.method, path: this.path, query: this.query, headers };
   }
 
-  /** Runs the response hooks and appends the added headers, in registration order. */
+  /** Runs the response hooks and appends the added headers, in registration order; a hook that throws is a StepHookError. */
   applyResponseHooks(head: ResponseHead): void {
     const hooks = this.responseEdits;
     if (hooks === null) return;
     for (let i = 0; i < hooks.length; i++) {
       const h = hooks[i]!;
       if (typeof h === 'string') head.headers.push([h, hooks[++i] as string]);
-      else h(head);
+      else {
+        try {
+          h(head);
+        } catch (err) {
+          throw new StepHookError(err, hooks[i + 1] as string);
+        }
+        i++;
+      }
     }
   }
 

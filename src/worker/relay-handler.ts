@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { responseHeaders } from './upstream-head.js';
 import type { RequestOwner } from './request-owner.js';
 import { errorCode, UpstreamCodingError } from './upstream-failure.js';
+import { StepHookError } from './step-hook-error.js';
 import { ERRORS } from '../shared/errors.js';
 import { isBodylessStatus } from './response-head.js';
 import { relayedTrailers } from './trailers.js';
@@ -62,7 +63,15 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     if (ex.grpc !== null && ex.grpc.h2 && ex.grpc.web === null) this.statusFields = grpcStatusFields(head.headers);
     if (flow?.hasResponseHooks) {
       const edited = { status: statusCode, headers: head.headers };
-      flow.applyResponseHooks(edited);
+      try {
+        flow.applyResponseHooks(edited);
+      } catch (err) {
+        // A step's hook broke on this answer: its failure (logged, counted), answered in onError as StepFailed.
+        if (!(err instanceof StepHookError)) throw err;
+        ex.stepHookFailed(err);
+        this.abortUpstream?.(err);
+        return false;
+      }
       ex.writeHead(edited.status, edited.status === statusCode ? statusMessage : undefined, edited.headers);
       return true;
     }

@@ -1,3 +1,4 @@
+import type { StepHookError } from './step-hook-error.js';
 import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -42,4 +43,6 @@ export interface RequestOwner extends ExchangeEnd {
   upstreamResponse(): Dispatcher.DispatchHandler;
   /** Phase 6: the collectors and the response hooks over a whole answer, which then goes out. */
   responseSteps(answer: CollectedAnswer): void;
+  /** A step's response hook threw on the upstream's head: logged and counted as that step's failure. */
+  stepHookFailed(err: StepHookError): void;
 }

@@ -8,6 +8,7 @@ import { UpstreamTlsError, tlsErrorCode } from '../shared/upstream-tls.js';
 import { RequestBodyRefused } from './request-body.js';
 import { GrpcWebTextError } from './grpc/grpc-web-text-decoder.js';
 import { H2StreamResetError } from './engine/upstream-h2/h2-errors.js';
+import { StepHookError } from './step-hook-error.js';
 
 /**
  * What an upstream attempt's failure means, from the error's type: undici's error classes
@@ -70,6 +71,7 @@ export function failureKind(err: Error): Exclude<UpstreamErrorKind, 'status'> {
 
 /** The registry code the client is answered with for a failure before the response head. */
 export function errorCode(err: Error): ErrorCode {
+  if (err instanceof StepHookError) return 'Svc.Data.StepFailed'; // a step's response hook broke on the answer
   if (err instanceof RequestBodyRefused) return err.code; // the client's body broke a data-port limit
   if (refusedBeforeSending(err) || err instanceof GrpcWebTextError) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   if (err instanceof UpstreamBusyError) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
