@@ -4,7 +4,7 @@ import { Client } from 'undici';
 import { startGateway } from './helpers/gateway.js';
 import { request } from './helpers/http.js';
 import { startUpstream } from './helpers/upstream.js';
-import { ROOT_KEY, apply, clusterStatus } from './helpers/admin.js';
+import { ROOT_KEY, apply, clusterStatus, publishRaw } from './helpers/admin.js';
 import { runCli } from './helpers/cli.js';
 import { isRunning, sleep, waitFor } from './helpers/wait.js';
 import { uwsSupport } from '../src/shared/uws-support.js';
@@ -107,6 +107,10 @@ test('workers restart: a second start while one runs is refused 409; the progres
   const second = await request(`${gw.adminUrl}/api/v1/sys/workers/restart`, { method: 'POST', token: gw.tokens.root, body: {} });
   assert.equal(second.status, 409, second.text);
   assert.equal((second.json as { code: string }).code, 'Svc.Workers.RestartRunning');
+  // A publish waits for the restart's end: the workers not yet replaced may run other package builds.
+  const publishing = await publishRaw(gw);
+  assert.equal(publishing.status, 409, publishing.text);
+  assert.equal(publishing.json.code, 'Svc.Publish.WorkersRestarting');
 
   // A starting replacement and a draining old worker show beside the slot's row while it runs.
   const seen = new Set<string>();

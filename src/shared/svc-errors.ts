@@ -17,6 +17,7 @@ export const ERRORS = {
   'Svc.Config.Invalid': { status: 400, message: 'The document does not have the shape of its kind' },
   'Svc.Config.NotFound': { status: 404, message: 'No such entity' },
   'Svc.Publish.Rejected': { status: 422, message: 'The candidate configuration does not compile' },
+  'Svc.Publish.WorkersRestarting': { status: 409, message: 'A workers restart is running on this node: publish once it ended (GET /api/v1/sys/workers/restart)' },
   'Svc.Publish.NotFound': { status: 404, message: 'No such generation' },
   'Svc.Publish.Unacknowledged': { status: 503, message: 'Not every worker acknowledged the generation in time' },
   'Svc.Quota.DocumentTooLarge': { status: 413, message: "The document is larger than the tenant's documentBytes quota" },

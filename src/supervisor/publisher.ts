@@ -61,6 +61,12 @@ export class Publisher implements PublisherView {
   /** Several nodes on one store: publishes serialised across them and announced to them. */
   fleet: FleetHooks | null = null;
 
+  /**
+   * Whether a workers restart runs: a publish then is refused (409), since workers not yet
+   * replaced may hold other step package builds than the ones it would be stamped with.
+   */
+  restarting: () => boolean = () => false;
+
   /** Told of each generation as it becomes the served one (the health checks follow it). */
   onServed: ((gen: GenerationMessage) => void) | null = null;
 
@@ -111,6 +117,7 @@ export class Publisher implements PublisherView {
    */
   go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult> {
     return this.serial(async () => {
+      this.refuseWhileRestarting();
       // One transaction from the drafts to the generation row: on a shared store the fleet
       // lock makes the number, the state compiled and the commit one step across nodes.
       const r = await this.fleetLocked(() => {
@@ -134,6 +141,7 @@ export class Publisher implements PublisherView {
 
   rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
     return this.serial(async () => {
+      this.refuseWhileRestarting();
       const r = await this.fleetLocked(() => {
         const state = this.generations.tenantState(tenant, to);
         if (!state && this.generations.pruned(tenant, to)) {
@@ -263,6 +271,10 @@ export class Publisher implements PublisherView {
       });
     }
     return { ok: true, generation: id, planned };
+  }
+
+  private refuseWhileRestarting(): void {
+    if (this.restarting()) throw new SvcError('Svc.Publish.WorkersRestarting');
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {

@@ -172,6 +172,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const workerGuards = new WorkerGuards(pool, log);
   // Before a restart replaces the workers, the packages are read again: the replacements start on the new builds.
   const workerRestart = new WorkerRestart(pool, workerGuards, log, { beforeRestart: () => reloadSteps(publisher, steps, log) });
+  publisher.restarting = () => workerRestart.running();
   const keys = new KeyRepo(volume.db);
   const keyUsage = new KeyUsage(keys, (err) => log.error({ err }, 'recording key use failed'));
   const subKeys = new SubKeyRing(keys, keyUsage);

@@ -31,6 +31,11 @@ export class WorkerRestart implements WorkerRestartView {
     private readonly opts: WorkerRestartOptions = {},
   ) {}
 
+  /** A restart runs now (publishes wait for its end: publisher.ts). */
+  running(): boolean {
+    return this.last?.state === 'running';
+  }
+
   latest(): WorkerRestartProgress | null {
     return this.last;
   }
