@@ -39,16 +39,17 @@ test('step new writes a package whose npm test passes as generated, and a gatewa
   const out = made.json as { dir: string; package: string; files: string[] };
   assert.equal(out.dir, dir);
   assert.equal(out.package, 'switchyard-step-require-tenant');
-  assert.deepEqual(out.files, ['.gitignore', 'README.md', 'package.json', 'src/index.ts', 'src/test/index.test.ts', 'tsconfig.json']);
+  assert.deepEqual(out.files, ['.gitignore', '.npmrc', 'README.md', 'package.json', 'src/index.ts', 'src/test/index.test.ts', 'tsconfig.json']);
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string>; scripts: Record<string, string> };
   assert.equal(pkg.version, '0.1.0');
   assert.equal(pkg.dependencies.switchyard, `file:${ROOT.replace(/\/$/, '')}`);
   assert.equal(pkg.scripts.test, 'npm run build && node --test dist/test/');
   assert.match(readFileSync(join(dir, 'src', 'index.ts'), 'utf8'), /RequireTenant\.MissingHeader/);
 
-  // --ignore-scripts: the gateway dependency is this repository, linked; its own postinstall
-  // (uws-compat, the self link) is not the package's to run again. The package has none.
-  const install = npm(dir, ['install', '--no-audit', '--no-fund', '--ignore-scripts'], 180_000);
+  // The gateway dependency is this repository, linked: its own postinstall (uws-compat) is not the
+  // package's to run, and the package's .npmrc says so (a root-owned global gateway would refuse it).
+  assert.match(readFileSync(join(dir, '.npmrc'), 'utf8'), /^ignore-scripts=true$/m);
+  const install = npm(dir, ['install'], 180_000); // exactly as its README says
   assert.equal(install.code, 0, install.out);
   const tested = npm(dir, ['test'], 120_000);
   assert.equal(tested.code, 0, tested.out);

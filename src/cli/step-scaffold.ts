@@ -54,7 +54,7 @@ export function writeScaffold(input: ScaffoldInput): string[] {
   const written = ['package.json'];
   for (const file of filesUnder(templates)) {
     // npm leaves a .gitignore out of packed packages: the template is named without its dot.
-    const target = relative(templates, file).replace(/\.tmpl$/, '').replace(/^gitignore$/, '.gitignore');
+    const target = relative(templates, file).replace(/\.tmpl$/, '').replace(/^(gitignore|npmrc)$/, '.$1');
     const text = readFileSync(file, 'utf8').replace(/\{\{(\w+)\}\}/g, (m, key: string) => vars[key] ?? m);
     mkdirSync(dirname(join(dir, target)), { recursive: true });
     writeFileSync(join(dir, target), text, { flag: 'wx' });
