@@ -8,7 +8,7 @@ import { request } from './helpers/http.js';
 import { runCli } from './helpers/cli.js';
 import { startUpstream } from './helpers/upstream.js';
 import { freePorts } from './helpers/ports.js';
-import { BOUNDED } from './helpers/wait.js';
+import { BOUNDED, waitFor } from './helpers/wait.js';
 
 /**
  * A step package (test/fixtures/step-packages/gatekeeper: plain JS importing switchyard/step)
@@ -100,6 +100,11 @@ test('a package step: plugin list, a 422 with a pointer, its answers on the data
   const probe = up.requests.find((r) => r.url === '/probe?x=1');
   assert.ok(probe, 'request() reached the tenant cluster');
   assert.equal(probe.headers['x-from'], 'default/call', 'env.route names the route');
+  // The call counts in the cluster's upstream metrics as the proxied request to /gated did: 2 attempts.
+  await waitFor('the sub-request counted as an upstream attempt', async () => {
+    const m = (await request(`${gw.adminUrl}/metrics`, { token })).text;
+    return /^switchyard_upstream_duration_seconds_count\{tenant="default",cluster="up",target="[^"]+"\} 2$/m.test(m) ? true : false;
+  }, { timeoutMs: 10_000 });
   const undeclared = await request(`${gw.dataUrl}/undeclared`);
   assert.equal(undeclared.text, 'refused: step cluster-call: cluster other is not one its clusters(settings) declares');
   const secret = await request(`${gw.dataUrl}/secret`);

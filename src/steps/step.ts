@@ -180,10 +180,25 @@ export interface StepEnv {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** A connection pool to a cluster (`tenant/name`) of the generation being served. */
   upstream?: (cluster: string) => Upstream;
+  /**
+   * A target of a cluster (`tenant/name`) picked for a step's own call, with what the call
+   * reports back: its answer or failure counts in the cluster's upstream metrics and outlier
+   * detection as a proxied attempt's does.
+   */
+  upstreamCall?: (cluster: string) => UpstreamCall;
   /** Keep-alive connections to a service URL a step calls (forward-auth, http-callout), per tenant. */
   servicePool?: (tenant: string, url: string) => Upstream;
   /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
   random?: () => number;
+}
+
+/** A step's call to a cluster's target (StepEnv.upstreamCall). */
+export interface UpstreamCall {
+  readonly target: Upstream;
+  /** The answer's head came after `ms`. */
+  answered(ms: number, status: number): void;
+  /** No answer: the call failed. */
+  failed(err: Error): void;
 }
 
 export interface RateLimitDenied {

@@ -1,7 +1,7 @@
 import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type CompiledRoute, type WebSocketSettings } from '../contracts/generation.js';
 import { openWebSocket } from './websocket-upgrade.js';
 import type { Logger } from '../shared/logger.js';
-import type { StepEnv } from '../steps/step.js';
+import type { StepEnv, UpstreamCall } from '../steps/step.js';
 import type { StepRegistry } from '../steps/step-registry.js';
 import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
@@ -80,7 +80,20 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
   };
 
   // Steps of this generation reach its own pools (mirror, traffic-split).
-  const stepEnv = { ...deps.env, upstream: (cluster: string) => poolsFor(cluster).pick() };
+  const stepEnv = {
+    ...deps.env,
+    upstream: (cluster: string) => poolsFor(cluster).pick(),
+    // A package step's env.request: counted as the cluster's proxied attempts are.
+    upstreamCall: (cluster: string): UpstreamCall => {
+      const pools = poolsFor(cluster);
+      const target = pools.pick();
+      return {
+        target,
+        answered: (ms, status) => (pools.answered(target, ms, status), pools.outcome(target, status)),
+        failed: (err) => (pools.failed(target, err), pools.outcome(target, null)),
+      };
+    },
+  };
   // A package step of another build than the one the generation was compiled with throws when a route builds it.
   const steps = deps.steps.forBuilds(gen.stepBuilds);
 

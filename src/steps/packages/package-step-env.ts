@@ -69,16 +69,24 @@ function stepLog(base: StepEnv['log'], bindings: Record<string, string>): StepLo
  */
 async function clusterRequest(env: StepEnv, key: string, init: SubRequestInit, budget: number): Promise<SubResponse> {
   if (!init.path.startsWith('/')) throw new Error(`request path must start with /: ${init.path}`);
-  const upstream = env.upstream?.(key);
-  if (upstream === undefined) throw new Error('no cluster connections here (a publish check or explain does not call)');
+  const call = env.upstreamCall?.(key);
+  if (call === undefined) throw new Error('no cluster connections here (a publish check or explain does not call)');
   const timeoutMs = Math.min(init.timeoutMs ?? budget, budget);
-  const res = await request(`http://upstream${init.path}`, {
-    method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-    headers: init.headers,
-    body: init.body,
-    dispatcher: upstream as unknown as Dispatcher, // request() needs only dispatch()
-    signal: AbortSignal.timeout(timeoutMs),
-  });
+  const sentAt = performance.now();
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(`http://upstream${init.path}`, {
+      method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers: init.headers,
+      body: init.body,
+      dispatcher: call.target as unknown as Dispatcher, // request() needs only dispatch()
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    call.failed(err as Error);
+    throw err;
+  }
+  call.answered(performance.now() - sentAt, res.statusCode);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res.body as AsyncIterable<Buffer>) {
