@@ -138,6 +138,10 @@ test('a package step: plugin list, a 422 with a pointer, its answers on the data
   assert.deepEqual((await dryRun(gw, 'acme')).json.issues.map((i) => i.code), ['Compile.Step.Disabled']);
   assert.equal((await admin('POST', '/acme/plugin/enable/header-gate')).status, 200);
   assert.equal((await dryRun(gw, 'acme')).status, 200);
+  // A package step the tenant may not use is not one of its plugins.
+  const notGlobex = await admin('POST', '/globex/plugin/disable/header-gate');
+  assert.equal(notGlobex.status, 404, notGlobex.text);
+  assert.equal(notGlobex.json.code, 'Svc.Plugin.NotFound');
 
   // The docs of the installed steps, from the same loader.
   const docs = await runCli(['step', 'docs', '--config', gw.configFile], { env: { SY_TEST_TOKEN_0: token }, timeoutMs: 60_000 });

@@ -11,7 +11,8 @@ export const list: OpHandler<Services> = ({ params, services }) => {
 function lifecycle(enabled: boolean): OpHandler<Services> {
   return ({ params, services }) => {
     const code = params.code!;
-    if (!services.steps.has(code)) throw new SvcError('Svc.Plugin.NotFound', `No step ${code}; plugin list shows the codes`);
+    // A package step the tenant may not use is no step of its own, as plugin list shows it.
+    if (!services.steps.has(code) || !services.steps.usableBy(code, params.tenant!)) throw new SvcError('Svc.Plugin.NotFound', `No step ${code}; plugin list shows the codes`);
     services.plugins.setEnabled(params.tenant!, code, enabled);
     return { tenant: params.tenant, code, enabled, appliesAt: 'the next dry-run or publish' };
   };
