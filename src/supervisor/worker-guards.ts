@@ -16,6 +16,8 @@ export type ReplaceReason = 'stall' | 'heap' | 'fault' | 'restart';
  */
 export class WorkerGuards {
   private readonly stalls = new Map<string, { tenant: string; route: string; step: string; n: number }>();
+  /** Workers that reported an uncaught exception and are not replaced yet. */
+  private readonly faultedWorkers = new WeakSet<Worker>();
   private readonly replacements: Record<ReplaceReason, number> = { stall: 0, heap: 0, fault: 0, restart: 0 };
 
   constructor(
@@ -28,6 +30,7 @@ export class WorkerGuards {
       else if (report?.type === 'stall-suspect') pool.suspectStall(slot, from, report.blockedMs);
       else if (report?.type === 'stall-cleared') pool.stallCleared(slot, from, report.blockedMs);
     });
+    pool.onChange(() => this.faultedNowServing());
     pool.onWorkerMessage((slot, msg, from) => {
       if (msg.type === 'heap') this.oversized(slot, msg.usedMb, msg.limitMb, from);
       else if (msg.type === 'faulted') this.faulted(slot, from);
@@ -60,17 +63,38 @@ export class WorkerGuards {
     // Not the slot's serving worker (a replacement still starting, a replaced one draining): nothing to keep.
     if (slot?.worker !== from || slot.state !== 'listening') return void from.process.kill('SIGKILL');
     if (slot.next) return; // already being replaced
-    this.counted('stall');
-    this.pool.replace(slotNo, 'kill').catch((err: Error) => this.log.error({ slot: slotNo, pid, err: err.message }, 'the stalled worker could not be replaced; it keeps its slot'));
+    this.pool
+      .replace(slotNo, 'kill')
+      .then(() => this.counted('stall'))
+      .catch((err: Error) => this.log.error({ slot: slotNo, pid, err: err.message }, 'the stalled worker could not be replaced; it keeps its slot'));
   }
 
   /** An uncaught exception: the worker's state is no longer known good; it is replaced after a drain (its log line said what threw). */
+  /**
+   * An uncaught exception: the worker's state is no longer known good; it is replaced after a
+   * drain, with the respawn backoff's delay (a step that throws from a timer on every request
+   * faults each replacement: the node must not spin). A worker that faulted before it held its
+   * slot (a replacement still starting) is remembered and replaced once it does.
+   */
   private faulted(slotNo: number, from: Worker): void {
+    this.faultedWorkers.add(from);
     const slot = this.pool.slots[slotNo];
     if (slot?.worker !== from || slot.state !== 'listening' || slot.next) return;
-    this.log.warn({ slot: slotNo, pid: from.process.pid }, 'worker had an uncaught exception; replacing it (drain)');
-    this.counted('fault');
-    this.pool.replace(slotNo, 'drain').catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the faulted worker could not be replaced; it keeps its slot'));
+    this.faultedWorkers.delete(from);
+    const delay = slot.backoff.next(Date.now() - slot.startedAt);
+    this.log.warn({ slot: slotNo, pid: from.process.pid, replaceInMs: delay }, 'worker had an uncaught exception; replacing it (drain)');
+    setTimeout(() => {
+      if (slot.worker !== from || slot.next) return; // gone or being replaced meanwhile
+      this.pool
+        .replace(slotNo, 'drain')
+        .then(() => this.counted('fault'))
+        .catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the faulted worker could not be replaced; it keeps its slot'));
+    }, delay).unref();
+  }
+
+  /** A worker remembered as faulted that now holds its slot, listening: replaced as faulted(). */
+  private faultedNowServing(): void {
+    for (const slot of this.pool.slots) if (slot.worker && this.faultedWorkers.has(slot.worker)) this.faulted(slot.slot, slot.worker);
   }
 
   private oversized(slotNo: number, usedMb: number, limitMb: number, from: Worker): void {
@@ -80,8 +104,10 @@ export class WorkerGuards {
     this.log.warn({ slot: slotNo, pid: from.process.pid, usedMb, limitMb, replaceInMs: delay }, 'worker heap past limits.workerHeapMb; replacing it (drain)');
     setTimeout(() => {
       if (slot.worker !== from || slot.next) return; // gone or being replaced meanwhile
-      this.counted('heap');
-      this.pool.replace(slotNo, 'drain').catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the worker past its heap bound could not be replaced; it keeps its slot'));
+      this.pool
+        .replace(slotNo, 'drain')
+        .then(() => this.counted('heap'))
+        .catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the worker past its heap bound could not be replaced; it keeps its slot'));
     }, delay).unref();
   }
 }

@@ -10,6 +10,7 @@ import { envelopeReply } from './envelope.js';
 import { ReadyPath } from './ready-path.js';
 import { loadEngine } from './engine/load-engine.js';
 import { WorkerContext } from './worker-context.js';
+import { startFailed, watchProcessFaults } from './process-faults.js';
 import { loadStepRegistry } from '../steps/packages/load-packages.js';
 import type { StepRegistry } from '../steps/step-registry.js';
 import { heapUsedMb } from './heap-bound.js';
@@ -28,23 +29,13 @@ process.on('SIGTERM', () => void ctx.drain(ctx.graceMs));
 // A SIGHUP to the group (logrotate's postrotate, a closed terminal) reaches workers too:
 // reopen, as the supervisor's message asks; Node's default would end the worker.
 process.on('SIGHUP', () => ctx.accessLog?.reopen());
-// A promise that rejects with nobody awaiting it (a step's floating call): logged with the step
-// last started; nothing else is wrong with the worker, so it serves on (Node's default ends it).
-process.on('unhandledRejection', (err) => ctx.log.error({ err, lastStep: ctx.lastStep() }, "a promise rejected unhandled (a step's floating call?); the worker serves on"));
-// An exception out of a callback no request owns (a step's timer): the worker's state is no longer
-// known good. Serving, it asks to be replaced after a drain; before it serves, it ends as Node would.
-process.on('uncaughtException', (err) => {
-  ctx.log.error({ err, lastStep: ctx.lastStep() }, "uncaught exception (a step's callback?); the worker is replaced after a drain");
-  if (ctx.server === null) process.exit(1);
-  if (!ctx.faulted) ctx.send({ type: 'faulted' });
-  ctx.faulted = true;
-});
-// The lines of a worker that exits without a drain (its supervisor gone) are written at once.
-process.on('exit', () => ctx.accessLog?.flushSync(500));
+// A step's floating rejection or a callback's exception no request owns (process-faults.ts).
+watchProcessFaults(ctx);
 
 process.on('message', (msg: ToWorker) => {
   try {
-    if (msg.type === 'init') void init(msg);
+    // A start that fails ends the worker, as Node would have before the fault handlers: the supervisor sees it exit.
+    if (msg.type === 'init') init(msg).catch((err: unknown) => startFailed(err));
     else if (msg.type === 'generation') ctx.swap(msg.generation.id, msg.generation.payload);
     else if (msg.type === 'health') ctx.targetHealth.set(msg.unhealthy);
     else if (msg.type === 'lease') ctx.rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining, msg.unavailable === true, msg.unbacked === true);

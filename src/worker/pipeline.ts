@@ -190,6 +190,7 @@ function settleAll(pending: Promise<StepOutcome>[], settle: Settle, decidedBy: (
           if (done) return;
           done = true;
           settle([]);
+          decidedBy(i); // the failure is this member's: its step's code names it
           reject(err);
         },
       ),
@@ -231,6 +232,7 @@ function settleAny(pending: Promise<StepOutcome>[], settle: Settle, decidedBy: (
           if (done) return;
           done = true;
           settle([]);
+          decidedBy(i); // the failure is this member's: its step's code names it
           reject(err);
         },
       ),

@@ -2,6 +2,7 @@ import { REQUEST_BUFFERING_DEFAULT_BYTES, type CompiledGeneration, type Compiled
 import { openWebSocket } from './websocket-upgrade.js';
 import type { Logger } from '../shared/logger.js';
 import type { StepEnv, UpstreamCall } from '../steps/step.js';
+import { refusedBeforeSending } from '../shared/upstream-refusal.js';
 import type { StepRegistry } from '../steps/step-registry.js';
 import type { Exchange } from './exchange.js';
 import { staticReply } from './response-head.js';
@@ -90,7 +91,8 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
       return {
         target,
         answered: (ms, status) => (pools.answered(target, ms, status), pools.outcome(target, status)),
-        failed: (err) => (pools.failed(target, err), pools.outcome(target, null)),
+        // Not the target's failure: a request undici refused to send (the step built it) or the step's own time bound.
+        failed: (err) => void (refusedBeforeSending(err) || err.name === 'TimeoutError' || err.name === 'AbortError' ? undefined : (pools.failed(target, err), pools.outcome(target, null))),
       };
     },
   };

@@ -37,11 +37,11 @@ test('a group\'s answer is labelled by the member that decided it, not by the me
   assert.deepEqual(await answer([all([[KEY_AUTH], [step('echo', {})]])]), { status: 401, by: 'key-auth' }, 'all: the refusing member, though another answered after it');
 });
 
-test('a member of a group that throws is the group\'s failure, never the step before the group\'s', async () => {
+test('a member of a group that throws is named by its own code, never by the step before the group', async () => {
   const boom: StepDefinition = { code: 'boom', summary: 'throws', statuses: [], example: {}, schema: v.object({}), create: () => () => Promise.reject(new Error('boom')) };
   const registry = new StepRegistry(new Map([...BUILTIN_STEPS, ['boom', boom]]));
   const flow = new RequestFlow(request, null);
   const steps: CompiledStep[] = [step('ip-restriction', { allow: ['127.0.0.0/8'], deny: [], trustedProxies: [] }), { kind: 'group', id: 'g', merge: 'all', members: [[step('boom', {})], [step('echo', {})]] }];
   await assert.rejects(Promise.resolve(buildPipeline(steps, { env, registry, states: new StepStates() })!(flow)), /boom/);
-  assert.equal(flow.answeredBy, 'group');
+  assert.equal(flow.answeredBy, 'boom');
 });
