@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import * as v from 'valibot';
 import { errorType, type Flow, type StepEnv } from './step.js';
 import { stepError } from './reply.js';
+import { readCapped } from './capped-body.js';
 
 /** The connections a step calls services on: the worker's (StepEnv.servicePool). */
 function poolFor(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: string): Dispatcher {
@@ -49,18 +50,9 @@ export async function subRequest(env: Pick<StepEnv, 'servicePool'>, tenant: stri
     // timeoutMs bounds the whole call (undici's header and body timeouts are idle timers,
     // and coarse): a service that trickles its answer cannot hold the request longer.
     const res = await request(url, { method: method as 'GET', headers, dispatcher: poolFor(env, tenant, url), signal: AbortSignal.timeout(timeoutMs) });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_ANSWER_BYTES) {
-        res.body.destroy();
-        throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
-      }
-      chunks.push(chunk);
-    }
+    const body = await readCapped(res.body, MAX_ANSWER_BYTES, 'the answer');
     call?.end(res.statusCode);
-    return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') };
+    return { status: res.statusCode, headers: res.headers, body: body.toString('utf8') };
   } catch (err) {
     call?.fail(errorType(err));
     throw err;

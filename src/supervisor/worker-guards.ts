@@ -2,6 +2,7 @@ import type { Worker } from 'node:cluster';
 import type { StallReport, WatchdogReport } from '../contracts/ipc.js';
 import type { Logger } from '../shared/logger.js';
 import type { WorkerPool } from './worker-pool.js';
+import type { WorkerSlot } from './worker-slot.js';
 
 /** Why a worker was replaced, as `switchyard_worker_replacements_total` counts it. */
 export type ReplaceReason = 'stall' | 'heap' | 'fault' | 'restart';
@@ -81,15 +82,7 @@ export class WorkerGuards {
     const slot = this.pool.slots[slotNo];
     if (slot?.worker !== from || slot.state !== 'listening' || slot.next) return;
     this.faultedWorkers.delete(from);
-    const delay = slot.backoff.next(Date.now() - slot.startedAt);
-    this.log.warn({ slot: slotNo, pid: from.process.pid, replaceInMs: delay }, 'worker had an uncaught exception; replacing it (drain)');
-    setTimeout(() => {
-      if (slot.worker !== from || slot.next) return; // gone or being replaced meanwhile
-      this.pool
-        .replace(slotNo, 'drain')
-        .then(() => this.counted('fault'))
-        .catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the faulted worker could not be replaced; it keeps its slot'));
-    }, delay).unref();
+    this.drainLater(slot, from, 'fault', {}, 'worker had an uncaught exception; replacing it (drain)');
   }
 
   /** A worker remembered as faulted that now holds its slot, listening: replaced as faulted(). */
@@ -100,14 +93,19 @@ export class WorkerGuards {
   private oversized(slotNo: number, usedMb: number, limitMb: number, from: Worker): void {
     const slot = this.pool.slots[slotNo];
     if (slot?.worker !== from || slot.state !== 'listening') return;
+    this.drainLater(slot, from, 'heap', { usedMb, limitMb }, 'worker heap past limits.workerHeapMb; replacing it (drain)');
+  }
+
+  /** Replaces the slot's worker with a drain after the respawn backoff's delay (a slot that keeps failing young must not spin the node). */
+  private drainLater(slot: WorkerSlot, from: Worker, reason: 'fault' | 'heap', fields: object, msg: string): void {
     const delay = slot.backoff.next(Date.now() - slot.startedAt);
-    this.log.warn({ slot: slotNo, pid: from.process.pid, usedMb, limitMb, replaceInMs: delay }, 'worker heap past limits.workerHeapMb; replacing it (drain)');
+    this.log.warn({ slot: slot.slot, pid: from.process.pid, ...fields, replaceInMs: delay }, msg);
     setTimeout(() => {
       if (slot.worker !== from || slot.next) return; // gone or being replaced meanwhile
       this.pool
-        .replace(slotNo, 'drain')
-        .then(() => this.counted('heap'))
-        .catch((err: Error) => this.log.error({ slot: slotNo, err: err.message }, 'the worker past its heap bound could not be replaced; it keeps its slot'));
+        .replace(slot.slot, 'drain')
+        .then(() => this.counted(reason))
+        .catch((err: Error) => this.log.error({ slot: slot.slot, reason, err: err.message }, 'the worker could not be replaced; it keeps its slot'));
     }, delay).unref();
   }
 }

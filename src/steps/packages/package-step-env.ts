@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import type { StepDefinition as PackageStep, StepEnv as PackageEnv, StepLog, SubRequestInit, SubResponse } from '../../sdk/step.js';
 import type { StepContext, StepEnv, StepReply } from '../step.js';
 import { declaredAnswer } from '../reply.js';
+import { readCapped } from '../capped-body.js';
 import { PACKAGE_STEP_MAX_TIMEOUT_MS } from './check-definition.js';
 
 /** The most of a cluster's answer `request()` reads: it is held whole, per request. */
@@ -87,17 +88,8 @@ async function clusterRequest(env: StepEnv, key: string, init: SubRequestInit, b
     throw err;
   }
   call.answered(performance.now() - sentAt, res.statusCode);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_SUB_ANSWER_BYTES) {
-      res.body.destroy();
-      throw new Error(`the answer of ${key} is larger than ${MAX_SUB_ANSWER_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
+  const body = await readCapped(res.body, MAX_SUB_ANSWER_BYTES, `the answer of ${key}`);
   const headers: Record<string, string> = {};
   for (const [k, val] of Object.entries(res.headers)) if (val !== undefined) headers[k] = Array.isArray(val) ? val.join(', ') : val;
-  return { status: res.statusCode, headers, body: Buffer.concat(chunks) };
+  return { status: res.statusCode, headers, body };
 }
