@@ -246,13 +246,15 @@ export class StepCompiler {
       this.issue(owner, `${at}/settings/scope`, 'Compile.Step.Settings', `${code}: scope cluster counts in worker.json redis, which this gateway does not have`);
       return undefined;
     }
-    // The service-calling steps' `url`: the same upstream policy as clusters' targets.
-    const url = (r.output as { url?: unknown }).url;
-    const denied = typeof url === 'string' ? this.urlDenied?.(url) : null;
-    if (denied) {
-      this.issue(owner, `${at}/settings/url`, 'Compile.Step.UrlDenied', `${code}: ${url} is refused: ${denied}`);
-      return undefined;
+    // The URLs a step calls: the same upstream policy as clusters' targets.
+    let deniedAny = false;
+    for (const ref of def.urlRefs?.(r.output) ?? []) {
+      const denied = this.urlDenied?.(ref.url);
+      if (!denied) continue;
+      this.issue(owner, `${at}/settings${ref.pointer}`, 'Compile.Step.UrlDenied', `${code}: ${ref.url} is refused: ${denied}`);
+      deniedAny = true;
     }
+    if (deniedAny) return undefined;
     // Build the step once here, as every worker will: settings the schema passes but the
     // runtime cannot build must be an issue now, not workers failing a committed generation.
     if (def.create && !def.compileTime) {

@@ -68,6 +68,7 @@ export const ERRORS = {
   // Step answers: a step may pass a more precise message; the status is always this one.
   'Svc.Data.Unauthenticated': { status: 401, message: 'Valid credentials are required' },
   'Svc.Data.AmbiguousCredential': { status: 400, message: 'The credential comes more than once (or in a form upstreams read differently): send it once, in one place' },
+  'Svc.Data.Forbidden': { status: 403, message: 'The credentials do not grant this route (a required scope, claim or certificate identity is missing)' },
   'Svc.Data.IpDenied': { status: 403, message: 'The client address is not allowed' },
   'Svc.Data.BotDenied': { status: 403, message: 'This client is not allowed' },
   'Svc.Data.CorsDenied': { status: 403, message: 'Origin not allowed' },

@@ -32,6 +32,7 @@ export const forwardAuth = defineStep({
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000)), 2_000),
   }),
   ownedHeaders: (s) => s.upstreamHeaders,
+  urlRefs: (s) => [{ pointer: '/url', url: s.url }],
   create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const pass = s.upstreamHeaders.map((h) => h.toLowerCase());

@@ -41,6 +41,7 @@ export const httpCallout = defineStep({
     optional: v.optional(v.boolean(), false),
   }),
   ownedHeaders: (s) => Object.keys(s.map),
+  urlRefs: (s) => [{ pointer: '/url', url: s.url }],
   create(s, ctx) {
     const copy = s.requestHeaders.map((h) => h.toLowerCase());
     const map = Object.entries(s.map).map(([h, p]) => [h.toLowerCase(), p] as const);

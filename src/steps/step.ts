@@ -265,6 +265,12 @@ export interface StepDefinition<S = unknown> {
    * name worker.json `secrets.env` does not allow the tenant, before the trial build reads it.
    */
   envRefs?(settings: S): { pointer: string; name: string }[];
+  /**
+   * Service URLs the settings name (forward-auth's `url`, jwt-auth's `jwksUri`/`issuer`):
+   * each is held to the tenant's upstream allow-list at compile time, as clusters' targets
+   * are (Compile.Step.UrlDenied at its pointer).
+   */
+  urlRefs?(settings: S): { pointer: string; url: string }[];
   /** Whether the settings count in worker.json's `redis` (rate-limit scope cluster): a compile issue without it. */
   needsRedis?(settings: S): boolean;
   /**
