@@ -18,7 +18,7 @@ export interface DataPlaneSettings {
   /** worker.json's limits on slow and large clients. */
   limits: DataPortLimits;
   /** worker.json `listen.tls`, host filled in. */
-  tls?: { host: string; port: number };
+  tls?: { host: string; port: number; clientCertificates?: ClientCertificateSettings };
   /** The engine serving both listeners, resolved by the supervisor (`listen.engine` auto: uws where it loads). */
   engine: 'uws' | 'node';
   /** ALPN protocols of the TLS listener, preferred first (default by engine: node h2 and http/1.1, uws http/1.1). */
@@ -33,6 +33,12 @@ export interface DataPlaneSettings {
   readyPath?: string;
   /** worker.json `steps`, each package resolved to its folder: every worker loads them at init. Absent: none. */
   steps?: StepPackagesSettings;
+}
+
+/** worker.json `listen.tls.clientCertificates`, its CA file read: the CAs as PEM text. */
+export interface ClientCertificateSettings {
+  ca: string;
+  mode: 'optional' | 'required';
 }
 
 /** worker.json `steps` as a process loads it (docs/step-packages.md). */

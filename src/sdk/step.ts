@@ -10,7 +10,7 @@ import type { Flow, StepOutcome, StepReply } from '../steps/step.js';
 /** The gateway's own valibot: a package's schemas are read by the same copy that checks them at publish. */
 export * as v from 'valibot';
 
-export type { Flow, StepRequest, ResponseHead, StepReply, StepOutcome, CollectedAnswer } from '../steps/step.js';
+export type { Flow, StepRequest, ResponseHead, StepReply, StepOutcome, CollectedAnswer, ClientCertificate } from '../steps/step.js';
 
 /** An answer the step may give: its status, the envelope's error code, and when (docs; the default message). */
 export interface StepAnswerSpec {

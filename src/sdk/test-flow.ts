@@ -1,4 +1,4 @@
-import type { CallTrace, CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
+import type { CallTrace, ClientCertificate, CollectedAnswer, Flow, ResponseHead, StepReply, StepRequest } from '../steps/step.js';
 import { syntheticRequest } from '../steps/synthetic-request.js';
 import { ADD, REMOVE, SET, applyPlan, editPlan, type HeaderEdits } from '../shared/header-edits.js';
 
@@ -17,6 +17,8 @@ export interface TestRequest {
   clientAddress?: string;
   /** Default 'http'. */
   scheme?: 'http' | 'https';
+  /** A client certificate the TLS listener verified; default none. */
+  clientCert?: ClientCertificate | null;
 }
 
 /** A request the step saw, rebuilt from a TestRequest: the same parsers as the worker's (query pairs, cookies). */
@@ -25,7 +27,7 @@ function testRequest(r: TestRequest): StepRequest {
   const query = r.query === undefined || r.query === null ? inPath : typeof r.query === 'string' ? r.query : new URLSearchParams(Object.entries(r.query).flatMap(([k, vs]) => (Array.isArray(vs) ? vs : [vs]).map((v): [string, string] => [k, v]))).toString();
   const headers: string[] = [];
   for (const [k, vs] of Object.entries(r.headers ?? {})) for (const v of Array.isArray(vs) ? vs : [vs]) headers.push(k.toLowerCase(), v);
-  return syntheticRequest({ method: (r.method ?? 'GET').toUpperCase(), path, query, headers, client: r.clientAddress ?? '127.0.0.1', scheme: r.scheme ?? 'http' });
+  return syntheticRequest({ method: (r.method ?? 'GET').toUpperCase(), path, query, headers, client: r.clientAddress ?? '127.0.0.1', scheme: r.scheme ?? 'http', clientCert: r.clientCert ?? null });
 }
 
 function splitTarget(target: string): [string, string | null] {

@@ -11,16 +11,22 @@ export interface ResolvedEngine {
   why: string;
 }
 
+/** Why `auto` must take node whatever uws can do: what the file asks for that only node serves. */
+export const NODE_ONLY = {
+  h2: 'HTTP/2 is asked for and uWebSockets.js speaks HTTP/1.1 only',
+  clientCertificates: 'client certificates are asked for and uWebSockets.js does not show the peer certificate to JavaScript',
+} as const;
+
 /**
  * The engine `listen.engine` names. `auto` takes uws where its binary loads, unless the file
- * asks for HTTP/2 (`wantsH2`: h2c, or h2 among the TLS protocols), which only node speaks.
- * Pure: the caller probes the runtime (uws-support.ts). An explicit `uws` where it cannot
- * load is refused by the config checks before this is asked.
+ * asks for what only node serves (`needsNode`, a NODE_ONLY reason: HTTP/2, client
+ * certificates). Pure: the caller probes the runtime (uws-support.ts). An explicit `uws`
+ * where it cannot load, or with such a feature, is refused by the config checks first.
  */
-export function resolveEngine(choice: EngineChoice, support: UwsSupport, wantsH2 = false): ResolvedEngine {
+export function resolveEngine(choice: EngineChoice, support: UwsSupport, needsNode: string | null = null): ResolvedEngine {
   if (choice !== 'auto') return { engine: choice, why: `listen.engine: ${choice}` };
   if (!support.ok) return { engine: 'node', why: `auto: ${support.reason}` };
-  if (wantsH2) return { engine: 'node', why: 'auto: HTTP/2 is asked for and uWebSockets.js speaks HTTP/1.1 only' };
+  if (needsNode !== null) return { engine: 'node', why: `auto: ${needsNode}` };
   return { engine: 'uws', why: 'auto: uWebSockets.js loads on this runtime' };
 }
 
@@ -35,7 +41,7 @@ export interface ListenEngineFields {
   port: number;
   engine: EngineChoice;
   h2c: boolean;
-  tls?: { host?: string; port: number; protocols?: TlsProtocol[] };
+  tls?: { host?: string; port: number; protocols?: TlsProtocol[]; clientCertificates?: { mode: 'optional' | 'required' } };
 }
 
 /** What the data plane runs: the engine, why, and the protocols each listener speaks. */
@@ -46,7 +52,8 @@ export interface DataPlaneEngine extends ResolvedEngine {
 
 export function dataPlaneEngine(listen: ListenEngineFields, support: UwsSupport): DataPlaneEngine {
   const wantsH2 = listen.h2c || (listen.tls?.protocols?.includes('h2') ?? false);
-  const resolved = resolveEngine(listen.engine, support, wantsH2);
+  const needsNode = wantsH2 ? NODE_ONLY.h2 : listen.tls?.clientCertificates ? NODE_ONLY.clientCertificates : null;
+  const resolved = resolveEngine(listen.engine, support, needsNode);
   return { ...resolved, tlsProtocols: listen.tls?.protocols ?? defaultTlsProtocols(resolved.engine), h2c: listen.h2c };
 }
 
@@ -79,7 +86,7 @@ export function listenerEngines(listen: ListenEngineFields, chosen: DataPlaneEng
       engine: chosen.engine,
       why: chosen.why,
       protocols: chosen.tlsProtocols,
-      line: `TLS port ${at}: engine ${chosen.engine}, ALPN ${chosen.tlsProtocols.join(', ')}`,
+      line: `TLS port ${at}: engine ${chosen.engine}, ALPN ${chosen.tlsProtocols.join(', ')}${tls.clientCertificates ? `, client certificates ${tls.clientCertificates.mode}` : ''}`,
     });
   }
   return out;

@@ -6,6 +6,7 @@ import type { UpstreamRules } from './upstream-policy.js';
 import { GatewayConfigSchema, type GatewayConfig } from './gateway-config-schema.js';
 import { checkGatewayConfig, type ConfigError } from './gateway-config-checks.js';
 import { parseHostPort } from './host-port.js';
+import { loadClientCa } from './gateway-config-listen.js';
 import { uwsSupport, type UwsSupport } from './uws-support.js';
 
 export type { ConfigError };
@@ -41,6 +42,7 @@ export function loadGatewayConfig(file: string, env: NodeJS.ProcessEnv = process
   const errors: ConfigError[] = [];
   const warnings: string[] = [];
   checkGatewayConfig(config, env, errors, warnings, support);
+  loadClientCa(config.listen, baseDir, errors, warnings);
   if (errors.length) return { ok: false, baseDir, errors, warnings };
   return { ok: true, config, baseDir, errors, warnings };
 }

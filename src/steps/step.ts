@@ -4,6 +4,9 @@ import type { QueryPair } from '../shared/url-query.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { StepBuild } from '../contracts/generation.js';
 import type { StateOf } from './step-state.js';
+import type { ClientCertificate } from '../contracts/client-certificate.js';
+
+export type { ClientCertificate };
 
 /** The final status of a request whose client left before its response completed (nginx's 499). */
 export const CLIENT_LEFT = 499;
@@ -41,6 +44,12 @@ export interface StepRequest {
   readonly scheme: 'http' | 'https';
   /** The first value of a header (lower-case name). */
   header(name: string): string | undefined;
+  /**
+   * The client certificate the TLS listener verified (worker.json
+   * `listen.tls.clientCertificates`); null on the plain port, without one, or with one the
+   * CAs do not verify. Read from the connection when first asked (once per connection).
+   */
+  readonly clientCert: ClientCertificate | null;
   /** The request's id ('' when worker.json `requestId.enabled` is false) and its header (null then). */
   readonly requestId: string;
   readonly requestIdHeader: string | null;

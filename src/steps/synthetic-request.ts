@@ -1,4 +1,4 @@
-import type { StepRequest } from './step.js';
+import type { ClientCertificate, StepRequest } from './step.js';
 import { ParsedOnDemand } from '../shared/parsed-on-demand.js';
 
 /** A request no socket stands behind (explain's dry run, switchyard/testing): what it is made of. */
@@ -11,6 +11,8 @@ export interface SyntheticParts {
   /** The client (and the socket peer): '' when not given. */
   client: string;
   scheme: 'http' | 'https';
+  /** A verified client certificate; absent: none. */
+  clientCert?: ClientCertificate | null;
 }
 
 /**
@@ -42,6 +44,7 @@ export function syntheticRequest(p: SyntheticParts): StepRequest {
     clientAddressTrusting: () => p.client,
     localPort: '',
     scheme: p.scheme,
+    clientCert: p.clientCert ?? null,
     header: (name) => all(name)[0],
     headerList: (name) => (all(name).length ? all(name).join(', ') : undefined),
     get requestId() {

@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
 import { dataPlaneEngine } from '../shared/engine-choice.js';
+import { tlsListenerSettings } from '../shared/gateway-config-listen.js';
 import { uwsSupport } from '../shared/uws-support.js';
 import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import { bracketed, parseHostPort } from '../shared/host-port.js';
@@ -125,7 +126,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
       trustedProxies: config.trustedProxies,
       upstreams,
       limits: config.limits,
-      ...(config.listen.tls ? { tls: { host: config.listen.tls.host ?? config.listen.host, port: config.listen.tls.port } } : {}),
+      ...(config.listen.tls ? { tls: tlsListenerSettings(config.listen) } : {}),
       engine: engine.engine,
       tlsProtocols: engine.tlsProtocols,
       h2c: engine.h2c,

@@ -184,7 +184,8 @@ export class DataServer {
 
   /** Listens with TLS too, serving `tls` with the ALPN protocols worker.json allows. */
   listenTls(host: string, port: number, tls: CompiledServerTls | undefined): Promise<boolean> {
-    return this.engine.listen({ host, port, tls: { protocols: this.settings.tlsProtocols, certificates: tls } });
+    const clientCertificates = this.settings.tls?.clientCertificates;
+    return this.engine.listen({ host, port, tls: { protocols: this.settings.tlsProtocols, certificates: tls, ...(clientCertificates ? { clientCertificates } : {}) } });
   }
 
   /** A new generation's certificates, for new TLS handshakes. */

@@ -1,5 +1,5 @@
 import type { Downstream, IdEcho, RequestHead } from './engine/contract.js';
-import type { StepRequest } from '../steps/step.js';
+import type { ClientCertificate, StepRequest } from '../steps/step.js';
 import { clientAddress, dropIdentityHeaders } from './client-address.js';
 import { BAD_FRAMING, GRPC, HAS_BODY, HOST_REPEATED, IDENTITY, copyRequestHead } from './request-head.js';
 import type { GrpcCall } from './grpc/grpc-call.js';
@@ -40,6 +40,8 @@ export class ExchangeRequest implements StepRequest {
   /** The query and cookies, parsed when a step (key-auth, hashing, …) first asks: most routes never do. */
   private parsed: ParsedOnDemand | null = null;
   private peer: string | null = null;
+  /** The verified client certificate; undefined until a step first asks. */
+  private cert: ClientCertificate | null | undefined = undefined;
   private client: string | null = null;
   /** The X-Forwarded-For of a peer that is not a trusted proxy, dropped from `headers`: only clientAddressTrusting reads it. */
   private droppedChain: string | undefined;
@@ -79,6 +81,12 @@ export class ExchangeRequest implements StepRequest {
   get remoteAddress(): string {
     if (this.peer === null) this.peer = this.aborted || this.done ? '' : this.down.remoteAddress();
     return this.peer;
+  }
+
+  /** The client certificate the TLS listener verified; asked of the engine only by routes that read it. */
+  get clientCert(): ClientCertificate | null {
+    if (this.cert === undefined) this.cert = this.aborted || this.done ? null : this.down.clientCertificate();
+    return this.cert;
   }
 
   /**

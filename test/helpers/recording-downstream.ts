@@ -24,6 +24,9 @@ export class RecordingDownstream implements Downstream {
   remoteAddress(): string {
     return this.gone ? '' : '127.0.0.1';
   }
+  clientCertificate(): null {
+    return null;
+  }
   onAborted(cb: () => void): void {
     this.abortCb = cb;
   }

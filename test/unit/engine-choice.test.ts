@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataPlaneEngine, listenerEngines, resolveEngine, type ListenEngineFields } from '../../src/shared/engine-choice.js';
+import { NODE_ONLY, dataPlaneEngine, listenerEngines, resolveEngine, type ListenEngineFields } from '../../src/shared/engine-choice.js';
 
 const LOADS = { ok: true } as const;
 const NO_BUILD = { ok: false, reason: 'uWebSockets.js has no build for Node v26.0.0 (ABI 147, linux-x64)' } as const;
@@ -8,13 +8,13 @@ const NO_BUILD = { ok: false, reason: 'uWebSockets.js has no build for Node v26.
 test('auto takes uws where it loads, node where it does not (saying why), and node when HTTP/2 is asked for', () => {
   assert.deepEqual(resolveEngine('auto', LOADS), { engine: 'uws', why: 'auto: uWebSockets.js loads on this runtime' });
   assert.deepEqual(resolveEngine('auto', NO_BUILD), { engine: 'node', why: `auto: ${NO_BUILD.reason}` });
-  assert.deepEqual(resolveEngine('auto', LOADS, true), { engine: 'node', why: 'auto: HTTP/2 is asked for and uWebSockets.js speaks HTTP/1.1 only' });
+  assert.deepEqual(resolveEngine('auto', LOADS, NODE_ONLY.h2), { engine: 'node', why: 'auto: HTTP/2 is asked for and uWebSockets.js speaks HTTP/1.1 only' });
 });
 
 test('a named engine is taken as named, whatever the probe says', () => {
   assert.deepEqual(resolveEngine('node', LOADS), { engine: 'node', why: 'listen.engine: node' });
   assert.deepEqual(resolveEngine('uws', LOADS), { engine: 'uws', why: 'listen.engine: uws' });
-  assert.deepEqual(resolveEngine('node', NO_BUILD, true), { engine: 'node', why: 'listen.engine: node' });
+  assert.deepEqual(resolveEngine('node', NO_BUILD, NODE_ONLY.h2), { engine: 'node', why: 'listen.engine: node' });
 });
 
 const listen = (fields: Partial<ListenEngineFields> = {}): ListenEngineFields => ({ host: '127.0.0.1', port: 8080, engine: 'auto', h2c: false, ...fields });

@@ -6,7 +6,8 @@
  * h2c). Nothing outside worker/engine/ imports uWebSockets.js or node:http2.
  */
 import type { StaticReply } from '../response-head.js';
-import type { DataPortLimits } from '../../contracts/ipc.js';
+import type { ClientCertificateSettings, DataPortLimits } from '../../contracts/ipc.js';
+import type { ClientCertificate } from '../../contracts/client-certificate.js';
 import type { CompiledServerTls } from '../../contracts/generation.js';
 import type { LimitEvents } from '../limit-events.js';
 import type { Logger } from '../../shared/logger.js';
@@ -103,6 +104,11 @@ export interface WebSocketPeer {
 export interface Downstream {
   /** The socket peer's address as text (IPv4 dotted, IPv6 compressed). */
   remoteAddress(): string;
+  /**
+   * The client certificate the TLS listener verified (h2: its session's); null on the plain
+   * port, without one, or with one the CAs do not verify. Asked only by routes that read it.
+   */
+  clientCertificate(): ClientCertificate | null;
   /** The client left (or the gateway cut the connection) before the response ended. Called at most once. */
   onAborted(cb: () => void): void;
   /**
@@ -176,7 +182,7 @@ export interface ListenOptions {
   host: string;
   port: number;
   /** TLS with these ALPN protocols, its certificates the published ones (updateCertificates). */
-  tls?: { protocols: TlsProtocol[]; certificates: CompiledServerTls | undefined };
+  tls?: { protocols: TlsProtocol[]; certificates: CompiledServerTls | undefined; clientCertificates?: ClientCertificateSettings };
   /** Cleartext HTTP/2 with prior knowledge beside HTTP/1.1 (worker.json `listen.h2c`). */
   h2c?: boolean;
 }

@@ -1,4 +1,5 @@
 import type { HeldWrites } from './held-writes.js';
+import type { PeerIdentities } from './peer-identity.js';
 
 /** What every downstream of one engine reads: its drain state, its own stream resets, its held writes. */
 export interface DownstreamContext {
@@ -10,6 +11,8 @@ export interface DownstreamContext {
   readonly progressPollMs: number;
   /** The held writes whose progress feeds their send-stall watch, read every progressPollMs. */
   readonly heldWrites: HeldWrites;
+  /** The verified client certificate of each TLS connection, read once when first asked. */
+  readonly identities: PeerIdentities;
 }
 
 /** The socket peer as text; an IPv4-mapped IPv6 address as plain IPv4. */

@@ -8,6 +8,8 @@ import { staticH1Headers, staticH2Headers } from './static-reply-headers.js';
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { closingConnection } from './connections.js';
 import type { HeldWrite } from './held-writes.js';
+import type { PeerSocket } from './peer-identity.js';
+import type { ClientCertificate } from '../../../contracts/client-certificate.js';
 
 const noop = (): void => {};
 const NO_STALL: StallWatch = { held: noop, clear: noop };
@@ -56,6 +58,13 @@ export class NodeDownstream implements Downstream, HeldWrite {
 
   remoteAddress(): string {
     return this.aborted ? '' : peerAddress(this.req.socket?.remoteAddress);
+  }
+
+  clientCertificate(): ClientCertificate | null {
+    if (this.aborted) return null;
+    // An h2 stream's TLS socket is its session's (node's proxy of it, one per session).
+    const socket = this.h2 ? (this.req as Http2ServerRequest).stream.session?.socket : this.req.socket;
+    return this.ctx.identities.of(socket as PeerSocket | undefined);
   }
 
   onAborted(cb: () => void): void {

@@ -6,7 +6,6 @@ import type { Logger } from '../../../shared/logger.js';
 import type { EngineLimits, TlsProtocol } from '../contract.js';
 import { h2Options } from './h2-sessions.js';
 import type { SniContexts } from './sni-contexts.js';
-import { CIPHERS } from '../tls-ciphers.js';
 
 /** Servers that parse HTTP/1.1 (the TLS ones too, with allowHTTP1). */
 export type H1Server = HttpServer | HttpsServer | Http2SecureServer;
@@ -92,9 +91,14 @@ function sniffPreface(socket: Socket, done: (h2: boolean) => void): void {
   socket.on('data', onData);
 }
 
-/** A TLS listener: h2 and HTTP/1.1 by ALPN when h2 is offered, else HTTPS alone. Certificates come from `sni`. */
-export function tlsServer(protocols: TlsProtocol[], sni: SniContexts, limits: EngineLimits): TlsServer {
-  const base = { SNICallback: sni.select, ciphers: CIPHERS, handshakeTimeout: limits.headerTimeoutMs };
+/**
+ * A TLS listener: h2 and HTTP/1.1 by ALPN when h2 is offered, else HTTPS alone. Certificates
+ * come from `sni`, and with `clientCertificates` the client's is asked for (its CAs are in
+ * every context of `sni`): `required` refuses a handshake without one that verifies.
+ */
+export function tlsServer(protocols: TlsProtocol[], sni: SniContexts, limits: EngineLimits, clientCertificates?: 'optional' | 'required'): TlsServer {
+  const clients = clientCertificates ? { requestCert: true, rejectUnauthorized: clientCertificates === 'required' } : {};
+  const base = { SNICallback: sni.select, handshakeTimeout: limits.headerTimeoutMs, ...clients, ...sni.bareOptions };
   // node's h2 server fixes its ALPN list itself (h2, then http/1.1 with allowHTTP1).
   const server: TlsServer = protocols.includes('h2')
     ? createSecureServer({ ...base, ...h2Options(limits), allowHTTP1: protocols.includes('http/1.1') })

@@ -14,7 +14,7 @@ import { bindListener, cleartextServers, tcpListener, tlsListener, tlsServer, ty
 import { RequestIntake } from './request-intake.js';
 import { ResetCooldown } from './reset-cooldown.js';
 import { SniContexts } from './sni-contexts.js';
-import { CIPHERS } from '../tls-ciphers.js';
+import { PeerIdentities } from './peer-identity.js';
 
 /** The data-plane engine on node:http and node:http2: HTTP/1.1, h2 over TLS (ALPN) and h2c with prior knowledge. */
 export function createNodeEngine(handlers: EngineHandlers, limits: EngineLimits, log: Logger): DataEngine {
@@ -38,7 +38,7 @@ class NodeEngine implements DataEngine {
     const cooldown = new ResetCooldown(limits.h2ResetCooldownS * 1000);
     this.book = new ConnectionBook(limits, handlers, cooldown);
     const progressPollMs = Math.max(50, Math.min(1_000, limits.sendTimeoutMs / 4));
-    const ctx: DownstreamContext = { draining: () => this.book.draining, ownResets: new WeakSet(), progressPollMs, heldWrites: new HeldWrites(progressPollMs) };
+    const ctx: DownstreamContext = { draining: () => this.book.draining, ownResets: new WeakSet(), progressPollMs, heldWrites: new HeldWrites(progressPollMs), identities: new PeerIdentities() };
     this.sessionWatch = { ownResets: ctx.ownResets, events: handlers.events, cooldown, log };
     this.intake = new RequestIntake(handlers, limits, this.book, ctx, log);
     this.sni = new SniContexts(log);
@@ -52,8 +52,10 @@ class NodeEngine implements DataEngine {
     const port = String(options.port);
     let server: NetServer;
     if (options.tls) {
+      const clients = options.tls.clientCertificates;
+      if (clients) this.sni.trustClients(clients.ca);
       this.sni.update(options.tls.certificates);
-      const tls = tlsServer(options.tls.protocols, this.sni, this.limits);
+      const tls = tlsServer(options.tls.protocols, this.sni, this.limits, clients?.mode);
       this.useDefaultContext(tls);
       this.tlsServers.push(tls);
       tls.prependListener('secureConnection', (socket: TLSSocket) => handshaken(socket));
@@ -87,7 +89,7 @@ class NodeEngine implements DataEngine {
 
   /** Handshakes without a server name get the default certificate; without one they fail. */
   private useDefaultContext(server: TlsServer): void {
-    server.setSecureContext(this.sni.defaultOptions ?? { ciphers: CIPHERS });
+    server.setSecureContext(this.sni.defaultOptions ?? this.sni.bareOptions);
   }
 
   private serveH1(server: H1Server, tls: boolean, port: string): void {

@@ -22,8 +22,23 @@ export class SniContexts {
   private fallback: SecureContext | null = null;
   /** The default certificate as options, for the listener's own context (handshakes without a name). */
   defaultOptions: SecureContextOptions | null = null;
+  /** The CAs client certificates must chain to (worker.json `listen.tls.clientCertificates`): every context verifies with them. */
+  private clientCa: string | null = null;
 
   constructor(private readonly log: Logger) {}
+
+  /**
+   * Client certificates verify against `ca` in every context: OpenSSL verifies with the store
+   * of the context SNI picked, so a context without the CAs would verify nothing.
+   */
+  trustClients(ca: string): void {
+    this.clientCa = ca;
+  }
+
+  /** The listener's own context when no certificate is the default: the CAs still count. */
+  get bareOptions(): SecureContextOptions {
+    return { ciphers: CIPHERS, ...(this.clientCa === null ? {} : { ca: this.clientCa }) };
+  }
 
   update(tls: CompiledServerTls | undefined): void {
     const byId = new Map<string, Loaded | null>();
@@ -61,7 +76,7 @@ export class SniContexts {
     if (!cert) return null;
     try {
       const key = createPrivateKey(openStored(cert.privateKey, certKeyContext(id), processSecretBox()));
-      const options = { key: key.export({ format: 'pem', type: 'pkcs8' }), cert: cert.certificate, ciphers: CIPHERS };
+      const options = { key: key.export({ format: 'pem', type: 'pkcs8' }), cert: cert.certificate, ...this.bareOptions };
       return { ctx: createSecureContext(options), options };
     } catch (err) {
       // Never the error itself: a key parse error may quote the key.

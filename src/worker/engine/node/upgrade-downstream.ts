@@ -5,6 +5,8 @@ import type { Downstream, IdEcho, ResponseHead, ResponseSink, WebSocketPeer } fr
 import { peerAddress, type DownstreamContext } from './downstream-context.js';
 import { h1HeadText, staticReplyBytes } from './raw-response.js';
 import type { WebSocketUpgrades } from './websockets.js';
+import type { PeerSocket } from './peer-identity.js';
+import type { ClientCertificate } from '../../../contracts/client-certificate.js';
 
 /**
  * The downstream of a request node handed over through 'upgrade': a bare socket. A
@@ -33,6 +35,10 @@ export class UpgradeDownstream implements Downstream {
 
   remoteAddress(): string {
     return this.aborted ? '' : peerAddress(this.socket.remoteAddress);
+  }
+
+  clientCertificate(): ClientCertificate | null {
+    return this.aborted ? null : this.ctx.identities.of(this.socket as PeerSocket);
   }
 
   onAborted(cb: () => void): void {

@@ -40,6 +40,11 @@ export class UwsDownstream implements Downstream {
     return this.gone ? '' : formatAddress(this.res.getRemoteAddress());
   }
 
+  /** uWebSockets.js does not show the peer certificate to JavaScript: worker.json refuses client certificates on this engine. */
+  clientCertificate(): null {
+    return null;
+  }
+
   onAborted(cb: () => void): void {
     this.res.onAborted(() => {
       this.gone = true;

@@ -61,6 +61,8 @@ class UwsEngine implements DataEngine {
   listen(options: ListenOptions): Promise<boolean> {
     const { host, port } = options;
     if (options.h2c) return Promise.resolve(false); // refused by validate: the uws engine speaks HTTP/1.1 only
+    // Refused by validate too: uWS does not show the peer certificate, so it could verify none for the routes.
+    if (options.tls?.clientCertificates) return Promise.resolve(false);
     if (options.tls) {
       const setup = (app: TemplatedApp) => {
         this.guard.attach(app);
