@@ -1,4 +1,4 @@
-import type { CompiledRoute, CompiledServerTls, CompileIssue } from '../contracts/generation.js';
+import type { CompiledRoute, CompiledServerTls, CompiledStep, CompileIssue } from '../contracts/generation.js';
 import type { TenantCert } from './compile-certs.js';
 import { covers } from './cert-info.js';
 
@@ -32,4 +32,18 @@ export function certHostWarnings(routes: readonly CompiledRoute[], tls: Compiled
     });
   }
   return out;
+}
+
+/**
+ * The publishing tenant's routes that run `client-cert` where worker.json's TLS listener asks
+ * for no client certificate (no TLS port, or no `clientCertificates`): each would answer 401
+ * to every request. A warning, not an issue: the generation may be followed by fleet nodes
+ * whose worker.json asks, and the step fails closed where none does.
+ */
+export function clientCertWarnings(routes: readonly CompiledRoute[], asked: boolean): CompileIssue[] {
+  if (asked) return [];
+  const uses = (steps: readonly CompiledStep[]): boolean => steps.some((s) => (s.kind === 'step' ? s.code === 'client-cert' : s.members.some(uses)));
+  return routes
+    .filter((r) => r.terminal.type === 'cluster' && uses(r.terminal.steps))
+    .map((r) => ({ kind: 'route', name: r.name, pointer: '/steps', code: 'Compile.Tls.NoClientCertificates' as const, message: 'the route runs client-cert, and worker.json listen.tls.clientCertificates is not set on this gateway: no request has a verified client certificate, so every one is answered 401' }));
 }

@@ -1,6 +1,6 @@
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
-import { certHostWarnings, compileServerTls } from './compile-tls.js';
+import { certHostWarnings, clientCertWarnings, compileServerTls } from './compile-tls.js';
 import { CONNECTION_DEFAULTS, H2_PING_DEFAULT_MS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
 import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledStep, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
@@ -91,6 +91,7 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache, options: Co
   const tls = compileServerTls(certs, DEFAULT_TENANT);
   if (tls) generation.serverTls = tls;
   if (snapshot.tls?.listening) warnings.push(...certHostWarnings(generation.tenants[snapshot.tenant]?.routes ?? [], tls));
+  if (snapshot.tls?.clientCertificates !== undefined) warnings.push(...clientCertWarnings(generation.tenants[snapshot.tenant]?.routes ?? [], snapshot.tls.clientCertificates));
 
   if (issues.length) return { ok: false, planned, entities, issues, warnings };
   // Which build of each package step the routes use: a worker that loaded another refuses them.

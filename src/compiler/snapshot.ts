@@ -15,8 +15,11 @@ export interface Snapshot {
   secrets?: SecretPolicy;
   /** Whether worker.json has `redis` (rate-limit scope cluster counts there); absent: not checked. */
   redis?: boolean;
-  /** For the publishing tenant's certificates: the clock, the key opener, and whether a TLS port listens. Absent: not checked. */
-  tls?: { now: number; openKey: (stored: string, context: string) => string; listening: boolean };
+  /**
+   * For the publishing tenant's certificates: the clock, the key opener, whether a TLS port
+   * listens, and whether it asks for client certificates (absent: not checked). Absent: not checked.
+   */
+  tls?: { now: number; openKey: (stored: string, context: string) => string; listening: boolean; clientCertificates?: boolean };
 }
 
 export interface Effective {

@@ -47,6 +47,7 @@ export const COMPILE_ISSUES = {
   'Compile.Cert.HostConflict': { message: "The certificate serves a host another certificate or another tenant's route claims" },
   'Compile.Cert.Default': { message: 'Only the default tenant may have a default certificate, and only one' },
   'Compile.Tls.NoCertificate': { message: 'Warning: a route host has no certificate on the TLS port' },
+  'Compile.Tls.NoClientCertificates': { message: 'Warning: a route runs client-cert, and the TLS listener asks for no client certificate: it answers 401 to every request' },
 } as const satisfies Record<string, { message: string }>;
 
 export type CompileIssueCode = keyof typeof COMPILE_ISSUES;

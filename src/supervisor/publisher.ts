@@ -50,7 +50,7 @@ export class Publisher implements PublisherView {
   }
 
   /** How the publishing tenant's certificates are checked: its stored keys opened, and whether a TLS port listens. */
-  tls: { openKey: (stored: string, context: string) => string; listening: boolean } | null = null;
+  tls: { openKey: (stored: string, context: string) => string; listening: boolean; clientCertificates: boolean } | null = null;
 
   /** Whether worker.json has `redis` (rate-limit scope cluster compiles only with it). */
   redis = false;

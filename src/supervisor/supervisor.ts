@@ -144,7 +144,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     // Draining and starting workers too: one that opened the file before the rename writes to it until told.
     pool.sendAll({ type: 'reopen-logs' });
   };
-  publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined };
+  publisher.tls = { openKey: (stored, context) => openStored(stored, context, secretBox), listening: config.listen.tls !== undefined, clientCertificates: config.listen.tls?.clientCertificates !== undefined };
   // The stored generation was stamped with the package builds of the node that published it:
   // workers start on the ones loaded now (a package upgraded since keeps its routes serving).
   if (stepPackages.dirs.length) await restampAtStart(publisher, steps, log);

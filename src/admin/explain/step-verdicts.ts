@@ -26,6 +26,7 @@ const AT_RUN_TIME: Record<string, string> = {
   'body-validate': 'reads the body, which explain does not have',
   mirror: 'copies the request to a cluster; never refuses',
   'access-log': 'writes a log line; never refuses',
+  'client-cert': 'depends on the TLS connection\'s client certificate, which explain does not have',
 };
 
 /** No service is reachable from a simulation: a step that would call one was filtered out above. */
