@@ -20,7 +20,8 @@ export function readClientCa(ca: string, baseDir: string, now = Date.now()): Cli
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      return { ok: false, message: `cannot read the CA file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+      // A cert entity's name lands here too: say what `ca` takes.
+      return { ok: false, message: `cannot read the CA file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (ca is PEM text or the path of a PEM file; cert entities cannot be CAs)` };
     }
   }
   // A key beside the CA certificate has no business on a gateway that only verifies with it.

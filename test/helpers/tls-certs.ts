@@ -57,3 +57,21 @@ function issue(ca: Pem, commonName: string, sans: string[], usage: 'server' | 'c
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** A certificate and its key written to files, as curl takes them (--cert, --key). */
+export interface PemFiles {
+  name: string;
+  /** The certificate's path, and its PEM text. */
+  cert: string;
+  pem: string;
+  key: string;
+}
+
+/** Writes `pem` into `dir` as `<name>.crt` and `<name>.key`. */
+export function pemFiles(dir: string, name: string, pem: Pem): PemFiles {
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  writeFileSync(cert, pem.cert);
+  writeFileSync(key, pem.key, { mode: 0o600 });
+  return { name, cert, pem: pem.cert, key };
+}

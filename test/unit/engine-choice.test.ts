@@ -39,3 +39,11 @@ test('one line per listener says the engine, why, and what it speaks', () => {
   assert.deepEqual(lines[1]!.protocols, ['h2', 'http/1.1']);
   assert.equal(listenerEngines(listen(), dataPlaneEngine(listen(), LOADS)).length, 1, 'no TLS line without listen.tls');
 });
+
+test('client certificates take node under auto (uws does not show the peer certificate), and the TLS line says the mode', () => {
+  const l = listen({ tls: { port: 8443, clientCertificates: { mode: 'optional' } } });
+  const chosen = dataPlaneEngine(l, LOADS);
+  assert.deepEqual([chosen.engine, chosen.why], ['node', `auto: ${NODE_ONLY.clientCertificates}`]);
+  assert.deepEqual(chosen.tlsProtocols, ['h2', 'http/1.1']);
+  assert.equal(listenerEngines(l, chosen)[1]!.line, 'TLS port 127.0.0.1:8443: engine node, ALPN h2, http/1.1, client certificates optional');
+});

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { loadGatewayConfig } from '../../src/shared/gateway-config.js';
 import type { UwsSupport } from '../../src/shared/uws-support.js';
 import type { Json } from '../helpers/json.js';
+import { makeCa } from '../helpers/tls-certs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-unit-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -71,4 +72,19 @@ test('the uws engine on a runtime where it cannot load is an error naming the re
   assert.deepEqual(errors, [`listen.engine: uws cannot run here: ${NO_BUILD.ok ? '' : NO_BUILD.reason}; use "node" or "auto"`]);
   assert.equal(load({ engine: 'auto' }, NO_BUILD).loaded.ok, true);
   assert.equal(load({ engine: 'node' }, NO_BUILD).loaded.ok, true);
+});
+
+test('listen.tls.clientCertificates: explicit uws is refused at its path, auto and node accept it; mode defaults to required; ca must be a string', () => {
+  const ca = makeCa('Engine Unit CA').cert;
+  const uws = load({ engine: 'uws', tls: { port: 8443, clientCertificates: { ca } } });
+  assert.equal(uws.loaded.ok, false);
+  assert.ok(uws.errors.some((e) => e.startsWith('listen.tls.clientCertificates: the uws engine does not show the client certificate')), JSON.stringify(uws.errors));
+  for (const engine of ['auto', 'node']) {
+    const ok = load({ engine, tls: { port: 8443, clientCertificates: { ca } } });
+    assert.equal(ok.loaded.ok, true, JSON.stringify(ok.errors));
+    assert.equal(ok.loaded.config!.listen.tls!.clientCertificates!.mode, 'required');
+  }
+  const list = load({ tls: { port: 8443, clientCertificates: { ca: ['srv'] } } });
+  assert.ok(list.errors.some((e) => e.startsWith('listen.tls.clientCertificates.ca: must be PEM text or the path of a PEM file (cert entities cannot be CAs')), JSON.stringify(list.errors));
+  assert.ok(load({ tls: { port: 8443, clientCertificates: { ca, mode: 'maybe' } } }).errors.some((e) => e.startsWith('listen.tls.clientCertificates.mode')));
 });
