@@ -62,9 +62,10 @@ export class NodeDownstream implements Downstream, HeldWrite {
 
   clientCertificate(): ClientCertificate | null {
     if (this.aborted) return null;
-    // An h2 stream's TLS socket is its session's (node's proxy of it, one per session).
-    const socket = this.h2 ? (this.req as Http2ServerRequest).stream.session?.socket : this.req.socket;
-    return this.ctx.identities.of(socket as PeerSocket | undefined);
+    if (!this.h2) return this.ctx.identities.of(this.req.socket as PeerSocket | null);
+    // An h2 stream's TLS socket is its session's (node's proxy of it, one per session, which throws once the session is gone).
+    const session = (this.req as Http2ServerRequest).stream.session;
+    return session && !session.destroyed ? this.ctx.identities.of(session.socket as unknown as PeerSocket) : null;
   }
 
   onAborted(cb: () => void): void {
