@@ -68,3 +68,22 @@ test('a route running client-cert is warned about where the TLS listener asks fo
   const asked = compile({ tenant: 'default', published: [], drafts, tls: tls(true) });
   assert.equal(asked.warnings.some((w) => w.code === 'Compile.Tls.NoClientCertificates'), false);
 });
+
+test('a package step reads the verified certificate too, and switchyard/testing gives it one', async () => {
+  const { defineStep: definePackageStep, v: pv } = await import('../../src/sdk/step.js');
+  const { stepTester } = await import('../../src/sdk/testing.js');
+  const who = definePackageStep({
+    code: 'who',
+    summary: 'sets x-who from the client certificate',
+    settings: pv.strictObject({}),
+    answers: [],
+    ownedHeaders: () => ['x-who'],
+    create: () => (flow) => {
+      flow.setHeader('x-who', flow.req.clientCert?.subject ?? 'nobody');
+      return undefined;
+    },
+  });
+  const tester = stepTester(who, {});
+  assert.equal((await tester.run({ path: '/', clientCert: ALICE })).upstream.headers['x-who'], 'CN=alice,O=Acme');
+  assert.equal((await tester.run({ path: '/' })).upstream.headers['x-who'], 'nobody');
+});
