@@ -90,7 +90,7 @@ async function mtlsGateway(t: TestContext, pki: Pki, clientCertificates: Record<
     },
   });
   const fingerprint = (p: PemFiles) => new X509Certificate(p.pem).fingerprint256;
-  await apply(gw, [
+  const published = await apply(gw, [
     ['cert', 'srv', { ...pki.serverCert, default: true }],
     ['cluster', 'up', { targets: [up.target] }],
     ['route', 'any', { cluster: 'up', pathPrefix: '/any', steps: [{ code: 'client-cert', settings: {} }] }],
@@ -100,6 +100,8 @@ async function mtlsGateway(t: TestContext, pki: Pki, clientCertificates: Record<
     ['route', 'by-fingerprint', { cluster: 'up', pathPrefix: '/by-fingerprint', steps: [{ code: 'client-cert', settings: { fingerprints: [fingerprint(pki.bob)] } }] }],
     ['route', 'open', { cluster: 'up', pathPrefix: '/open' }],
   ]);
+  // The listener asks for certificates: no Compile.Tls.NoClientCertificates (its presence without is unit-tested).
+  assert.deepEqual((published.warnings ?? []).filter((w) => w.code.startsWith('Compile.Tls.')), []);
   return { gw, up, tlsPort };
 }
 
