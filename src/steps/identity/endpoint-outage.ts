@@ -27,7 +27,7 @@ export class EndpointOutage {
   failed(reason: string, now: number): void {
     if (this.since !== 0) return;
     this.since = now;
-    this.log.warn({ ...this.where, reason }, 'introspection endpoint cannot be asked: tokens with a recent active answer pass (maxStaleSeconds), others get 503');
+    this.log.warn({ ...this.where, reason }, 'introspection endpoint gives no usable answer: tokens without a cached answer get 503 (a recent active one passes while it is unreachable: maxStaleSeconds)');
   }
 
   /** A request passed on a stale answer while the endpoint is down. */
