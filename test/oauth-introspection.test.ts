@@ -82,7 +82,7 @@ test('oauth-introspection: claims to headers, revocation within cacheSeconds, on
     assert.equal(up.requests.length, before + 1, 'no refused request reached the upstream');
   });
 
-  await t.test('1,000 requests with one token over 2 workers make at most 2 introspection calls', async (st) => {
+  await t.test('1,000 requests with one token over 2 workers make at most 2 introspection calls, and a publish that leaves the step as it was keeps its answers', async (st) => {
     const token = await provider.token('urn:opaque');
     const start = calls(provider);
     const statuses = await sendMany(gw.dataPort, 1_000, 8, () => ({ authorization: `Bearer ${token}` }));
@@ -91,6 +91,11 @@ test('oauth-introspection: claims to headers, revocation within cacheSeconds, on
     const made = calls(provider) - start;
     assert.ok(made >= 1 && made <= 2, `introspection calls: ${made}`);
     st.diagnostic(`1,000 requests, ${made} introspection calls`);
+    // The answers live in the step's per-route state: a publish that leaves the route's step as it was keeps them.
+    await apply(gw, [['route', 'unrelated', { hosts: ['u.test'], directResponse: { statusCode: 204 } }]]);
+    const after = await sendMany(gw.dataPort, 50, 8, () => ({ authorization: `Bearer ${token}` }));
+    assert.ok(after.every((s) => s === 200));
+    assert.equal(calls(provider) - start, made, 'no new call after a publish that left the step unchanged');
   });
 
   await t.test('a revoked token is refused within cacheSeconds (2 s) on every worker', async (st) => {
