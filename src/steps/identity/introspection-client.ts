@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { request, type Dispatcher } from 'undici';
-import type { StepEnv } from '../step.js';
+import { errorType, type CallTrace, type StepEnv } from '../step.js';
 import { readCapped } from '../capped-body.js';
 import type { Introspected } from './introspection-cache.js';
 
@@ -28,15 +28,26 @@ export interface IntrospectionTarget {
   tokenTypeHint?: string;
 }
 
-/** Asks the endpoint about one token; built once per route step. Rejects with EndpointUnreachable, or another error for a bad answer (4xx, not RFC 7662). */
-export function introspector(env: Pick<StepEnv, 'servicePool'>, tenant: string, t: IntrospectionTarget): (token: string, nowMs: number) => Promise<Introspected> {
+/**
+ * Asks the endpoint about one token; built once per route step. Rejects with
+ * EndpointUnreachable, or another error for a bad answer (4xx, not RFC 7662). `trace`: the
+ * call's place in the trace of the request that made it (others waiting on it share it).
+ */
+export function introspector(env: Pick<StepEnv, 'servicePool'>, tenant: string, t: IntrospectionTarget): (token: string, nowMs: number, trace: CallTrace | null) => Promise<Introspected> {
   // Only the endpoint is known (no discovery): the issuer field is required by the type and
   // used solely to check signed (JWT) answers, which the step does not ask for.
-  const config = new oidc.Configuration({ issuer: new URL(t.url).origin, introspection_endpoint: t.url }, t.clientId, undefined, oidc.ClientSecretBasic(t.clientSecret));
-  if (t.url.startsWith('http:')) oidc.allowInsecureRequests(config); // the operator's allow-list decides what may be called
-  config[oidc.customFetch] = viaServicePool(env, tenant, t.url, t.timeoutMs);
+  const server = { issuer: new URL(t.url).origin, introspection_endpoint: t.url };
+  const auth = oidc.ClientSecretBasic(t.clientSecret);
+  const insecure = t.url.startsWith('http:'); // the operator's allow-list decides what may be called
   const params = t.tokenTypeHint === undefined ? undefined : { token_type_hint: t.tokenTypeHint };
-  return async (token, nowMs) => answerOf(await oidc.tokenIntrospection(config, token, params).catch(rethrow), nowMs);
+  return async (token, nowMs, trace) => {
+    // A configuration per call (a cache miss; some µs beside a round trip): openid-client
+    // takes no per-call headers, and its fetch carries this call's traceparent.
+    const config = new oidc.Configuration(server, t.clientId, undefined, auth);
+    if (insecure) oidc.allowInsecureRequests(config);
+    config[oidc.customFetch] = viaServicePool(env, tenant, t.url, t.timeoutMs, trace);
+    return answerOf(await oidc.tokenIntrospection(config, token, params).catch(rethrow), nowMs);
+  };
 }
 
 /** RFC 7662 §2.2: only `active: true` passes; an exp or nbf that rules the token out now makes it inactive. */
@@ -56,7 +67,7 @@ function rethrow(err: unknown): never {
   throw err;
 }
 
-function viaServicePool(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: string, timeoutMs: number): oidc.CustomFetch {
+function viaServicePool(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: string, timeoutMs: number, trace: CallTrace | null): oidc.CustomFetch {
   return async (target, init) => {
     // Looked up per call (a map hit): the compiler's trial build has no service connections and never calls.
     if (env.servicePool === undefined) throw new Error('no service connections in this environment');
@@ -65,19 +76,24 @@ function viaServicePool(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: 
     try {
       // timeoutMs bounds the whole call, the answer's body included.
       const signal = AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)].filter((s): s is AbortSignal => s instanceof AbortSignal));
-      res = await request(target, { method: init.method as 'POST', headers: init.headers, body: init.body === undefined || init.body === null ? null : String(init.body), dispatcher, signal });
+      const headers = trace === null ? init.headers : { ...init.headers, traceparent: trace.traceparent };
+      res = await request(target, { method: init.method as 'POST', headers, body: init.body === undefined || init.body === null ? null : String(init.body), dispatcher, signal });
       if (res.statusCode >= 500) {
-        res.body.destroy();
+        // Read and dropped (a small error page; a large one closes the connection): a body destroyed unread would be an uncaught error.
+        await res.body.dump().catch(() => {});
+        trace?.end(res.statusCode);
         throw new EndpointUnreachable(`the endpoint answered ${res.statusCode}`);
       }
       const body = await readCapped(res.body, MAX_ANSWER_BYTES, 'the introspection answer');
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
+      trace?.end(res.statusCode);
+      const answered = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) answered.append(k, one);
       // A status that may carry no body (204, 304) gets none: openid-client then refuses the status.
-      return new Response(NULL_BODY.has(res.statusCode) ? null : body, { status: res.statusCode, headers });
+      return new Response(NULL_BODY.has(res.statusCode) ? null : body, { status: res.statusCode, headers: answered });
     } catch (err) {
       // No usable answer (no connection, a timeout, a cut or oversized body): the endpoint is as good as unreachable.
-      if (err instanceof EndpointUnreachable) throw err;
+      if (err instanceof EndpointUnreachable) throw err; // a 5xx: its trace already ended with the status
+      trace?.fail(errorType(err));
       throw new EndpointUnreachable(`the endpoint cannot be reached: ${(err as Error).message}`, { cause: err });
     }
   };

@@ -70,9 +70,9 @@ export const oauthIntrospection = defineStep({
     const audience = s.audience;
 
     /** One call per token at a time (the cache's single-flight): the answer is cached and counted once. */
-    const call = async (key: string, token: string): Promise<Introspected> => {
+    const call = async (key: string, token: string, flow: Flow): Promise<Introspected> => {
       try {
-        const answer = await ask(token, Date.now());
+        const answer = await ask(token, Date.now(), flow.traceCall('POST', s.url));
         const now = Date.now();
         cache.put(key, answer, now);
         outage.recovered(now);
@@ -119,7 +119,7 @@ export const oauthIntrospection = defineStep({
       const key = createHash('sha256').update(token).digest('base64url');
       const known = cache.fresh(key, Date.now());
       if (known !== null) return decide(flow, known); // a cached answer costs no promise
-      return cache.once(key, () => call(key, token)).then(
+      return cache.once(key, () => call(key, token, flow)).then(
         (a) => decide(flow, a),
         (err: unknown) => {
           const last = staleFor(key, err);
