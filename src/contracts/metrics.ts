@@ -31,6 +31,16 @@ export function grpcStatusIndex(status: number | null): number {
 export const STEP_FAILURE_REASONS = ['threw', 'timeout'] as const;
 export type StepFailureReason = (typeof STEP_FAILURE_REASONS)[number];
 
+/**
+ * What oauth-introspection counts per route: its calls to the endpoint by answer (`active`,
+ * `inactive`, `error`: none usable), and the requests an endpoint it could not ask decided
+ * (`stale`: passed on a recent answer, fail static; `unavailable`: refused 503).
+ */
+export const INTROSPECTION_EVENTS = ['active', 'inactive', 'error', 'stale', 'unavailable'] as const;
+export type IntrospectionEvent = (typeof INTROSPECTION_EVENTS)[number];
+/** The first INTROSPECTION_CALLS events are calls (switchyard_introspection_calls_total); the rest, fail-static decisions. */
+export const INTROSPECTION_CALLS = 3;
+
 /** A histogram's movement: per bucket (not cumulative; DURATION_BUCKETS.length + 1 entries, the last +Inf) and the sum. */
 export interface HistogramDelta {
   buckets: number[];
@@ -52,6 +62,8 @@ export interface RouteDelta {
   grpc?: [number, number][];
   /** [step code, reason, count]: requests a step failed (threw, or outlived its budget); absent when none did. */
   failures?: [string, StepFailureReason, number][];
+  /** oauth-introspection's counts per INTROSPECTION_EVENTS index, sparse as [index, count] pairs; absent when none moved. */
+  introspection?: [number, number][];
 }
 
 export interface UpstreamDelta {

@@ -22,6 +22,7 @@ import { forwardAuth } from './forward-auth.js';
 import { httpCallout } from './http-callout.js';
 import { basicAuth } from './basic-auth.js';
 import { jwtAuth } from './jwt-auth.js';
+import { oauthIntrospection } from './identity/oauth-introspection.js';
 import { circuitBreaker } from './circuit-breaker.js';
 import { trafficSplit } from './traffic-split.js';
 import { bodyValidate } from './body-validate.js';
@@ -37,7 +38,7 @@ export const BUILTIN_STEPS: ReadonlyMap<string, StepDefinition> = new Map(
     [
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
-      forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror, retry, cache, compression, clientCert,
+      forwardAuth, httpCallout, basicAuth, jwtAuth, oauthIntrospection, circuitBreaker, trafficSplit, bodyValidate, mirror, retry, cache, compression, clientCert,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -4,6 +4,7 @@ import type { QueryPair } from '../shared/url-query.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { StepBuild } from '../contracts/generation.js';
 import type { StateOf } from './step-state.js';
+import type { IntrospectionEvent } from '../contracts/metrics.js';
 import type { ClientCertificate } from '../contracts/client-certificate.js';
 
 export type { ClientCertificate };
@@ -240,6 +241,16 @@ export interface StepContext {
    * kept by the compiler's trial build). One object per step: call it once.
    */
   state: StateOf;
+  /** The route's name, for the step's own log lines; absent outside a worker's route (the compiler's trial build, explain). */
+  route?: string;
+  /** Counters the step moves in its route's metrics; absent where nothing is counted (worker.json metrics off, trial build, explain). */
+  counters?: StepCounters;
+}
+
+/** A route's counters a built-in step moves itself (docs/observability.md). */
+export interface StepCounters {
+  /** oauth-introspection: a call's answer, or a request an unreachable endpoint decided. */
+  introspection(event: IntrospectionEvent): void;
 }
 
 export interface StepDefinition<S = unknown> {

@@ -1,4 +1,4 @@
-import { DURATION_BUCKETS, GRPC_STATUS_LABELS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, routeKey, upstreamKey, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
+import { DURATION_BUCKETS, GRPC_STATUS_LABELS, INTROSPECTION_CALLS, INTROSPECTION_EVENTS, METRIC_METHODS, STATUS_CLASSES, UPSTREAM_ERROR_KINDS, routeKey, upstreamKey, type HistogramDelta, type MetricsDelta } from '../contracts/metrics.js';
 import type { Exposition } from '../shared/metrics-exposition.js';
 
 class HistogramTotal {
@@ -24,6 +24,8 @@ interface RouteTotal {
   grpc: number[] | null;
   /** `step reason` -> count. */
   failures: Map<string, number>;
+  /** oauth-introspection's counts per INTROSPECTION_EVENTS index; null while the route had none. */
+  introspection: number[] | null;
 }
 
 interface UpstreamTotal {
@@ -48,7 +50,7 @@ export class DataMetricsTotals {
       const key = routeKey(d.tenant, d.route);
       let t = this.routes.get(key);
       if (!t) {
-        t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map(), grpc: null, failures: new Map() };
+        t = { tenant: d.tenant, route: d.route, requests: new Array<number>(METRIC_METHODS.length * 5).fill(0), duration: new HistogramTotal(), bytesReceived: 0, bytesSent: 0, rejections: new Map(), grpc: null, failures: new Map(), introspection: null };
         this.routes.set(key, t);
       }
       for (const [i, n] of d.requests) if (i >= 0 && i < t.requests.length) t.requests[i]! += n;
@@ -62,6 +64,10 @@ export class DataMetricsTotals {
       for (const [step, reason, n] of d.failures ?? []) {
         const k = `${step} ${reason}`;
         t.failures.set(k, (t.failures.get(k) ?? 0) + n);
+      }
+      if (d.introspection !== undefined) {
+        const c = (t.introspection ??= new Array<number>(INTROSPECTION_EVENTS.length).fill(0));
+        for (const [i, n] of d.introspection) if (i >= 0 && i < c.length) c[i]! += n;
       }
       if (d.grpc !== undefined) {
         const g = (t.grpc ??= new Array<number>(GRPC_STATUS_LABELS.length).fill(0));
@@ -120,6 +126,7 @@ export class DataMetricsTotals {
         if (n > 0) out.sample('switchyard_grpc_calls_total', { tenant: r.tenant, route: r.route, grpc_status: GRPC_STATUS_LABELS[i]! }, n);
       });
     }
+    writeIntrospection(routes, out);
     const upstreams = [...this.upstreams.values()];
     out.family('switchyard_upstream_duration_seconds', 'histogram', 'Time to the answer\'s head, per attempt, by tenant, cluster and target.');
     for (const u of upstreams) out.histogram('switchyard_upstream_duration_seconds', { tenant: u.tenant, cluster: u.cluster, target: u.target }, DURATION_BUCKETS, u.duration.buckets, u.duration.sum);
@@ -128,6 +135,24 @@ export class DataMetricsTotals {
       u.errors.forEach((n, i) => {
         if (n > 0) out.sample('switchyard_upstream_errors_total', { tenant: u.tenant, cluster: u.cluster, target: u.target, kind: UPSTREAM_ERROR_KINDS[i]! }, n);
       });
+    }
+  }
+}
+
+/** oauth-introspection's two families: its calls by answer, and the requests an endpoint it could not ask decided. */
+function writeIntrospection(routes: readonly RouteTotal[], out: Exposition): void {
+  out.family('switchyard_introspection_calls_total', 'counter', 'Calls of oauth-introspection steps to their endpoint, by route and answer (active, inactive, error: no usable answer).');
+  for (const r of routes) {
+    for (let i = 0; i < INTROSPECTION_CALLS; i++) {
+      const n = r.introspection?.[i] ?? 0;
+      if (n > 0) out.sample('switchyard_introspection_calls_total', { tenant: r.tenant, route: r.route, result: INTROSPECTION_EVENTS[i]! }, n);
+    }
+  }
+  out.family('switchyard_introspection_fail_static_total', 'counter', 'Requests of oauth-introspection steps whose endpoint could not be asked, by route and outcome (stale: passed on a recent active answer; unavailable: refused 503).');
+  for (const r of routes) {
+    for (let i = INTROSPECTION_CALLS; i < INTROSPECTION_EVENTS.length; i++) {
+      const n = r.introspection?.[i] ?? 0;
+      if (n > 0) out.sample('switchyard_introspection_fail_static_total', { tenant: r.tenant, route: r.route, outcome: INTROSPECTION_EVENTS[i]! }, n);
     }
   }
 }

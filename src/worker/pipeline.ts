@@ -1,6 +1,6 @@
 import type { CompiledStep } from '../contracts/generation.js';
 import { MemberFlow } from './member-flow.js';
-import type { Flow, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
+import type { Flow, StepCounters, StepEnv, StepOutcome, StepRun } from '../steps/step.js';
 import type { StepLookup } from '../steps/step-registry.js';
 import { withBudget } from './step-budget.js';
 import type { StepStates } from './step-states.js';
@@ -13,6 +13,9 @@ export interface PipelineParts {
   states: StepStates;
   /** Where the route's steps record that they run, for the stall watchdog; absent: not recorded. */
   sites?: RouteSites;
+  /** The route's name and the counters its steps move (absent: not counted). */
+  route?: string;
+  counters?: StepCounters;
 }
 
 /**
@@ -77,7 +80,7 @@ export function buildPipeline(steps: readonly CompiledStep[], parts: PipelinePar
 function stepRun(parts: PipelineParts, code: string, settings: unknown, tenant: string, bucket: string): StepRun {
   const def = parts.registry.get(code);
   if (!def?.create) throw new Error(`step ${code} has no runtime`); // the compiler never emits such a step
-  return def.create(settings, { bucket, tenant, env: parts.env, state: parts.states.of(bucket) });
+  return def.create(settings, { bucket, tenant, env: parts.env, state: parts.states.of(bucket), route: parts.route, counters: parts.counters });
 }
 
 const PASS: StepRun = () => undefined;

@@ -17,6 +17,7 @@ import { match } from './route-match.js';
 import { HttpsOnly, httpsRedirect } from './https-only.js';
 import type { DataMetrics } from './observe/data-metrics.js';
 import type { RouteMeter } from './observe/meters.js';
+import type { IntrospectionEvent } from '../contracts/metrics.js';
 import type { Tracing } from './observe/request-trace.js';
 import type { StepStates } from './step-states.js';
 import { StepTimeout } from './step-budget.js';
@@ -124,7 +125,9 @@ export function buildRuntime(generation: number, gen: CompiledGeneration, deps: 
     const upstream = poolsFor(t.cluster);
     let built: Built;
     try {
-      built = buildRoutePipeline(t.steps, { env: stepEnv, registry: steps, states: deps.states, sites: deps.stepSites?.forRoute(r.tenant, r.name) });
+      // Counters are a closure per route, made once here, and none when metrics are off.
+      const counters = metrics === null ? undefined : { introspection: (e: IntrospectionEvent) => metrics.introspected(meter, e) };
+      built = buildRoutePipeline(t.steps, { env: stepEnv, registry: steps, states: deps.states, sites: deps.stepSites?.forRoute(r.tenant, r.name), route: r.name, counters });
     } catch (err) {
       if (!atBoot) throw err;
       log.error({ err, generation, tenant: r.tenant, route: r.name }, 'route cannot be loaded: it answers 503 until a publish fixes it');

@@ -20,6 +20,7 @@ const AT_RUN_TIME: Record<string, string> = {
   'circuit-breaker': "depends on the upstream's recent failures",
   cache: 'depends on what is stored (a hit answers, a miss goes on)',
   'forward-auth': 'asks a service, which explain does not call',
+  'oauth-introspection': 'asks the introspection endpoint (or its cache), which explain does not',
   'http-callout': 'calls a service, which explain does not call',
   'fault-injection': 'draws at random per request',
   'traffic-split': 'draws at random per request (it may change the cluster)',

@@ -1,4 +1,4 @@
-import { clusterNames, GRPC_STATUS_LABELS, grpcStatusIndex, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type StepFailureReason, type UpstreamDelta } from '../../contracts/metrics.js';
+import { clusterNames, GRPC_STATUS_LABELS, INTROSPECTION_EVENTS, grpcStatusIndex, type IntrospectionEvent, routeKey, upstreamKey, type MetricsDelta, type RouteDelta, type StepFailureReason, type UpstreamDelta } from '../../contracts/metrics.js';
 import { methodIndex, RouteMeter, UpstreamMeter } from './meters.js';
 
 /** 1xx..5xx as 0..4; anything outside (a 499 of a client that left is 4xx) clamped. */
@@ -67,6 +67,12 @@ export class DataMetrics {
     this.moved(m);
   }
 
+  /** The route's oauth-introspection step called its endpoint, or decided a request without it (INTROSPECTION_EVENTS). */
+  introspected(m: RouteMeter, event: IntrospectionEvent): void {
+    (m.introspection ??= new Array<number>(INTROSPECTION_EVENTS.length).fill(0))[INTROSPECTION_EVENTS.indexOf(event)]!++;
+    this.moved(m);
+  }
+
   /** A step of the route refused a request with `status`. */
   rejected(m: RouteMeter, step: string, status: number): void {
     const key = `${step} ${status}`;
@@ -123,6 +129,11 @@ function takeRoute(m: RouteMeter): RouteDelta {
   if (grpc.length > 0) {
     d.grpc = grpc;
     m.grpc!.fill(0);
+  }
+  const introspection = m.introspection === null ? [] : sparse(m.introspection);
+  if (introspection.length > 0) {
+    d.introspection = introspection;
+    m.introspection!.fill(0);
   }
   if (m.failures !== null) {
     d.failures = [];

@@ -63,6 +63,8 @@ export class RouteMeter {
   failures: Map<string, number> | null = null;
   /** gRPC calls per GRPC_STATUS_LABELS index; null until the route's first one (most routes have none). */
   grpc: number[] | null = null;
+  /** oauth-introspection's counts per INTROSPECTION_EVENTS index; null until the route's first (most routes have none). */
+  introspection: number[] | null = null;
   /** Moved since the last shipment (it is in the registry's list of those). */
   moved = false;
   /** The tracer's attributes and span name of this route, made at its first recorded span. */
