@@ -21,6 +21,8 @@ interface Source {
   expiry: NodeJS.Timeout | null;
   /** Workers waiting for the answer to their `key-refresh`. */
   askers: Set<Worker>;
+  /** Workers that asked while a fetch ran: it may have read the keys before the change they met. */
+  later: Set<Worker>;
   fetches: Record<KeyFetchResult, number>;
 }
 
@@ -61,7 +63,7 @@ export class KeySets {
       const s = this.sources.get(spec.id);
       if (s) s.spec = spec;
       else {
-        const fresh: Source = { spec, state: 'pending', keys: [], version: ++this.version, lastAttempt: 0, lastSuccess: 0, fetching: null, next: null, expiry: null, askers: new Set(), fetches: { ok: 0, error: 0, denied: 0 } };
+        const fresh: Source = { spec, state: 'pending', keys: [], version: ++this.version, lastAttempt: 0, lastSuccess: 0, fetching: null, next: null, expiry: null, askers: new Set(), later: new Set(), fetches: { ok: 0, error: 0, denied: 0 } };
         this.sources.set(spec.id, fresh);
         void this.fetch(fresh);
       }
@@ -81,8 +83,9 @@ export class KeySets {
   refresh(id: string, from: Worker): void {
     const s = this.sources.get(id);
     if (!s) return this.o.sendTo(from, { type: 'key-sets', sets: [], dropped: [id] });
+    // A first fetch answers whoever waits for it; a refresh is asked for keys the fetch under way may have missed.
+    if (s.fetching) return void (s.state === 'pending' ? s.askers : s.later).add(from);
     s.askers.add(from);
-    if (s.fetching) return;
     const wait = s.lastAttempt + s.spec.minRefreshSeconds * 1000 - this.now();
     if (wait <= 0) return void this.fetch(s);
     if (wait > KEY_WAIT_MS) return this.answer(s);
@@ -116,6 +119,9 @@ export class KeySets {
       .finally(() => {
         s.fetching = null;
         this.answer(s);
+        const later = [...s.later];
+        s.later.clear();
+        for (const w of later) this.refresh(s.spec.id, w);
       });
     return (s.fetching = run);
   }
