@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { createLocalJWKSet, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { createLocalJWKSet, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import { createSecretKey } from 'node:crypto';
-import { defineStep, type StepOutcome } from '../step.js';
+import { defineStep, type Flow, type StepOutcome } from '../step.js';
 import { headerSafe, stepError } from '../reply.js';
 import { claimHeaders, identityApplier, IdentityFields } from './claims.js';
 import { checkPublicJwk } from './public-jwk.js';
@@ -11,6 +11,7 @@ import { VerifiedTokens } from './verified-tokens.js';
 import type { HeldKeySet } from './key-set-view.js';
 
 const ALGORITHMS = ['HS256', 'RS256', 'ES256', 'PS256', 'EdDSA'] as const;
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
 /** A remote set not held (a worker outside the gateway, or a source dropped). */
 const NO_KEYS: HeldKeySet = { version: -1, state: 'expired', keys: null };
 
@@ -101,27 +102,22 @@ export const jwtAuth = defineStep({
       if (!set.keys) throw new Error('no keys');
       return set.keys(header, token);
     };
-    return async (flow): Promise<StepOutcome> => {
-      const auth = flow.req.header('authorization');
-      const m = auth ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(auth) : null;
-      if (!m) return denied;
-      const token = m[1]!;
-      let set = remote === null ? inline : keySets?.get(remote.id);
-      let payload = set !== undefined && set.state !== 'pending' ? verified.get(token, set.version) : undefined;
-      if (payload === undefined) {
-        set = (await currentSet()) ?? NO_KEYS;
-        // No keys to verify with (never fetched, or expired): 503, unless a secret may still verify an HS256 token.
-        if (!set.keys && !hmac) return unavailable;
-        let outcome = await verifyToken(token, keyOf(set), options, s.clockSkewSeconds);
-        if (outcome === 'unknown-key' && remote !== null) {
-          // A kid this worker's set lacks (a rotation): ask for a fetch, and try once more on what it brings.
-          const next = await keySets?.refresh(remote.id, cooldownMs);
-          if (next?.keys && next.version !== set.version) outcome = await verifyToken(token, keyOf((set = next)), options, s.clockSkewSeconds);
-        }
-        if (typeof outcome === 'string') return denied;
-        payload = outcome;
-        verified.set(token, payload, (payload.exp! + s.clockSkewSeconds) * 1000, set.version);
+    /** Verifies a token not in the cache: waits (bounded) for keys when the set is not held or lacks its kid. */
+    const verifyAfresh = async (flow: Flow, token: string): Promise<StepOutcome> => {
+      let set = (await currentSet()) ?? NO_KEYS;
+      // No keys to verify with (never fetched, or expired): 503, unless a secret may still verify an HS256 token.
+      if (!set.keys && !hmac) return unavailable;
+      let outcome = await verifyToken(token, keyOf(set), options, s.clockSkewSeconds);
+      if (outcome === 'unknown-key' && remote !== null) {
+        // A kid this worker's set lacks (a rotation): ask for a fetch, and try once more on what it brings.
+        const next = await keySets?.refresh(remote.id, cooldownMs);
+        if (next?.keys && next.version !== set.version) outcome = await verifyToken(token, keyOf((set = next)), options, s.clockSkewSeconds);
       }
+      if (typeof outcome === 'string') return denied;
+      verified.set(token, outcome, (outcome.exp! + s.clockSkewSeconds) * 1000, set.version);
+      return admit(flow, outcome);
+    };
+    const admit = (flow: Flow, payload: JWTPayload): StepOutcome => {
       if (payload.sub !== undefined && typeof payload.sub !== 'string') return denied; // RFC 7519 §4.1.2: a string
       // The subject header carries the token's subject or nothing (ownedHeaders: the route drops the client's own).
       if (payload.sub) {
@@ -129,6 +125,16 @@ export const jwtAuth = defineStep({
         flow.setHeader(s.subjectHeader, headerSafe(payload.sub));
       }
       return apply(flow, payload);
+    };
+    // A token verified lately with the set held now is answered without a promise (the common case).
+    return (flow) => {
+      const auth = flow.req.header('authorization');
+      const m = auth ? BEARER.exec(auth) : null;
+      if (!m) return denied;
+      const token = m[1]!;
+      const set = remote === null ? inline : keySets?.get(remote.id);
+      const payload = set !== undefined && set.state !== 'pending' ? verified.get(token, set.version) : undefined;
+      return payload === undefined ? verifyAfresh(flow, token) : admit(flow, payload);
     };
   },
 });
