@@ -104,6 +104,8 @@ export const jwtAuth = defineStep({
     };
     /** Verifies a token not in the cache: waits (bounded) for keys when the set is not held or lacks its kid. */
     const verifyAfresh = async (flow: Flow, token: string): Promise<StepOutcome> => {
+      // Outside a worker (explain's dry run) no set is pushed: say so rather than answer 503.
+      if (remote !== null && keySets === undefined) throw new Error(`its keys come from ${remote.url}, fetched by the supervisor for the workers; explain does not fetch them`);
       let set = (await currentSet()) ?? NO_KEYS;
       // No keys to verify with (never fetched, or expired): 503, unless a secret may still verify an HS256 token.
       if (!set.keys && !hmac) return unavailable;
