@@ -10,7 +10,7 @@ import { fmt, maxOrNull, median, table } from './table.mjs';
  * through the gateway against the gRPC upstream direct (an aim).
  */
 export const TARGETS = {
-  ...{ clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, fivePackageStepsVsCluster: 0.9, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 },
+  ...{ clusterVsBaseline: 3, directVsBareUws: 0.8, fiveStepsVsCluster: 0.85, fivePackageStepsVsCluster: 0.9, jwtVsCluster: 0.85, checkedVsCluster: 0.97, tlsVsNginxTls: 0.5, wsVsDirect: 0.5 },
   ...{ defaultsVsOff: 0.95, accessLogVsOff: 0.9, tracingVsOff: 0.8 },
   ...{ postgresVsVirtual: 0.98, clusterVsNodeRateLimit: 0.8 },
   ...{ nodeEngineVsBaseline: 1.1, nodeH2VsNginxH2: 0.4, clusterVsCompare: 0.97 },
@@ -30,6 +30,7 @@ export const RATIOS = [
   ['gatewayDirectVsBareUws', 'gateway directResponse / bare uWS', 'gatewayDirect', 'bareUws', TARGETS.directVsBareUws],
   ['gatewayStepsVsCluster', 'gateway 5 steps / gateway cluster route', 'gatewaySteps', 'gatewayCluster', TARGETS.fiveStepsVsCluster],
   ['gatewayPackageStepsVsCluster', 'gateway 5 no-op package steps / gateway cluster route', 'gatewayPackageSteps', 'gatewayCluster', TARGETS.fivePackageStepsVsCluster],
+  ['gatewayJwtVsCluster', 'gateway jwt-auth (RS256) / gateway cluster route', 'gatewayJwt', 'gatewayCluster', TARGETS.jwtVsCluster],
   ['gatewayCheckedVsCluster', 'gateway checked cluster / gateway cluster', 'gatewayChecked', 'gatewayCluster', TARGETS.checkedVsCluster],
   ['gatewayTlsVsNginxTls', 'gateway TLS / nginx TLS (reference)', 'gatewayTls', 'nginxTls', TARGETS.tlsVsNginxTls],
   ['gatewayTlsVsCluster', 'gateway TLS / gateway cluster (plain)', 'gatewayTls', 'gatewayCluster', null],

@@ -42,7 +42,7 @@ import { cpuTicks, cpuUsPerRequest, stealPercent, treeCpuMs } from './process-cp
 import { loadGenerator, wsEchoLoad } from './load-generators.mjs';
 import { fmt } from './table.mjs';
 import { pairedRatios, renderTables, summarize } from './report.mjs';
-import { BENCH_STEP_PACKAGES, REQUEST_HEADERS, UPSTREAM_BODY, UPSTREAM_KINDS, packageStepsRoute } from './fixtures.mjs';
+import { BENCH_STEP_PACKAGES, REQUEST_HEADERS, UPSTREAM_BODY, UPSTREAM_KINDS, jwtRoute, packageStepsRoute } from './fixtures.mjs';
 import { startGateway } from './gateway.mjs';
 import { Processes } from './processes.mjs';
 import { makeBenchCertificate, opensslAvailable } from './tls-cert.mjs';
@@ -151,7 +151,7 @@ function log(msg) {
 const gatewayAt = async (upstreamPort, root = ROOT, { cert = null, wsUpstreamPort = null } = {}) =>
   startGateway(procs, {
     ...{ root, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, checked: root === ROOT, cert, wsUpstreamPort, engine: root === ROOT ? 'uws' : null },
-    ...(root === ROOT ? { extra: { steps: { packages: BENCH_STEP_PACKAGES } }, routes: [packageStepsRoute('bench-upstream')] } : {}),
+    ...(root === ROOT ? { extra: { steps: { packages: BENCH_STEP_PACKAGES } }, routes: [packageStepsRoute('bench-upstream'), jwtRoute('bench-upstream')] } : {}),
   });
 
 const load = loadGenerator({
@@ -250,6 +250,7 @@ async function main() {
     ...fleet.map((v) => ({ ...v, expect: PROXIED })),
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayPackageSteps', label: 'gateway cluster route, 5 no-op package steps', url: `${gateway.data}/pkg-steps`, expect: PROXIED, pid: gateway.pid },
+    { key: 'gatewayJwt', label: 'gateway cluster route, jwt-auth (RS256, keys held)', url: `${gateway.data}/jwt`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayChecked', label: 'gateway cluster, 2 targets, health checks on', url: `${gateway.data}/checked`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayDirect', label: 'gateway directResponse', url: `${gateway.data}/direct`, expect: 'hello', pid: gateway.pid },
     { key: 'bareUws', label: 'bare uWebSockets.js', url: `http://${HOST}:${bare.match[1]}/`, expect: 'hello', pid: bare.child.pid },

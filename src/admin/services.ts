@@ -38,6 +38,8 @@ export interface Services {
   health: HealthView;
   /** Outlier ejection (passive health), decided from the workers' reports. */
   outliers: OutlierView;
+  /** The key sets the supervisor fetches for the data plane (jwt-auth jwksUri/issuer): fetches and states, for /metrics. */
+  keySets: { write(out: Exposition): void };
   /** The data plane's counters, summed over the workers' shipments. */
   dataMetrics: { write(out: Exposition): void };
   /** The steps the supervisor loaded (built-ins and worker.json's packages): plugin list, sys/steps, explain. */

@@ -20,6 +20,7 @@ import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js
 import type { CompileIssueCode } from '../shared/errors.js';
 import { BUILTINS } from '../steps/registry.js';
 import type { StepRegistry } from '../steps/step-registry.js';
+import type { KeySourceSpec } from '../contracts/key-sets.js';
 
 /** What the compiler is given besides the snapshot. */
 export interface CompileOptions {
@@ -97,7 +98,31 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache, options: Co
   // Which build of each package step the routes use: a worker that loaded another refuses them.
   const builds = steps.buildsOf(usedCodes(allRoutes));
   if (builds) generation.stepBuilds = builds;
+  const sources = keySources(allRoutes, steps);
+  if (sources.length) generation.keySources = sources;
   return { ok: true, generation, planned, entities, issues: [], warnings };
+}
+
+/**
+ * The key sets the routes' steps need fetched (StepDefinition.keySources), one per id:
+ * steps naming the same source share it, with the shortest minRefreshSeconds and maxStaleSeconds.
+ */
+function keySources(routes: readonly CompiledRoute[], steps: StepRegistry): KeySourceSpec[] {
+  const byId = new Map<string, KeySourceSpec>();
+  const walk = (list: readonly CompiledStep[]): void => {
+    for (const s of list) {
+      if (s.kind === 'group') {
+        for (const m of s.members) walk(m);
+        continue;
+      }
+      for (const spec of steps.get(s.code)?.keySources?.(s.settings, s.tenant) ?? []) {
+        const had = byId.get(spec.id);
+        byId.set(spec.id, had ? { ...had, minRefreshSeconds: Math.min(had.minRefreshSeconds, spec.minRefreshSeconds), maxStaleSeconds: Math.min(had.maxStaleSeconds, spec.maxStaleSeconds) } : spec);
+      }
+    }
+  };
+  for (const r of routes) if (r.terminal.type === 'cluster') walk(r.terminal.steps);
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 function usedCodes(routes: readonly CompiledRoute[]): Set<string> {

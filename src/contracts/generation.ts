@@ -1,4 +1,5 @@
 import type { CompileIssueCode } from '../shared/errors.js';
+import type { KeySourceSpec } from './key-sets.js';
 
 /**
  * The compiled generation: what the compiler produces and workers receive. Plain
@@ -20,6 +21,11 @@ export interface CompiledGeneration {
    * it: a worker that loaded another build of one refuses the routes using it. Absent: none.
    */
   stepBuilds?: Record<string, StepBuild>;
+  /**
+   * The key sets the routes' steps verify against that the supervisor fetches (jwt-auth
+   * `jwksUri`, `issuer` discovery), one per tenant and URL. Absent: none.
+   */
+  keySources?: KeySourceSpec[];
 }
 
 /** Which build of a step package a step comes from (docs/step-packages.md "Build stamps"). */

@@ -7,6 +7,7 @@ import type { UpstreamRules } from '../shared/upstream-policy.js';
 import type { CompiledGeneration } from './generation.js';
 import type { MetricsDelta } from './metrics.js';
 import type { AccessLogField } from '../shared/gateway-config-observability.js';
+import type { KeySetEntry } from './key-sets.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
 export interface DataPlaneSettings {
@@ -147,8 +148,15 @@ export type ToWorker =
       /** drain.graceMs: what a worker sent SIGTERM directly (a process-group signal) drains with. */
       graceMs: number;
       dataPlane: DataPlaneSettings;
+      /** The key sets the supervisor holds now (contracts/key-sets.ts): a worker that starts or respawns verifies at once. */
+      keySets?: KeySetEntry[];
     }
   | { type: 'generation'; generation: GenerationMessage }
+  /**
+   * Key sets that changed (fetched, refreshed, stale, expired), pushed without a publish; `dropped`:
+   * sources no served generation names any more. Also the answer to a `key-refresh` (then to the asker only).
+   */
+  | { type: 'key-sets'; sets: KeySetEntry[]; dropped?: string[] }
   /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }
@@ -190,4 +198,10 @@ export type FromWorker =
   /** The worker's heap passed worker.json `limits.workerHeapMb` (told once): the supervisor replaces it. */
   | { type: 'heap'; usedMb: number; limitMb: number }
   /** An exception no request owned escaped (a step's timer callback threw): the supervisor replaces the worker after a drain. */
-  | { type: 'faulted' };
+  | { type: 'faulted' }
+  /**
+   * A request met a token whose `kid` the worker's key set of `source` lacks, or the source has
+   * no keys yet: the supervisor fetches (at most once per its minRefreshSeconds) and answers
+   * with `key-sets`.
+   */
+  | { type: 'key-refresh'; source: string };

@@ -21,7 +21,7 @@ import { accessLog } from './access-log.js';
 import { forwardAuth } from './forward-auth.js';
 import { httpCallout } from './http-callout.js';
 import { basicAuth } from './basic-auth.js';
-import { jwtAuth } from './jwt-auth.js';
+import { jwtAuth } from './identity/jwt-auth.js';
 import { oauthIntrospection } from './identity/oauth-introspection.js';
 import { circuitBreaker } from './circuit-breaker.js';
 import { trafficSplit } from './traffic-split.js';

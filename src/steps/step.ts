@@ -4,6 +4,8 @@ import type { QueryPair } from '../shared/url-query.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { StepBuild } from '../contracts/generation.js';
 import type { StateOf } from './step-state.js';
+import type { KeySourceSpec } from '../contracts/key-sets.js';
+import type { KeySetsView } from './identity/key-set-view.js';
 import type { IntrospectionEvent } from '../contracts/metrics.js';
 import type { ClientCertificate } from '../contracts/client-certificate.js';
 
@@ -200,6 +202,8 @@ export interface StepEnv {
   servicePool?: (tenant: string, url: string) => Upstream;
   /** A [0, 1) source for sampling steps; tests may fix it. Default Math.random. */
   random?: () => number;
+  /** Key sets the supervisor fetches and pushes (jwt-auth `jwksUri`/`issuer`); absent outside a worker (trial builds, explain). */
+  keySets?: KeySetsView;
 }
 
 /** A step's call to a cluster's target (StepEnv.upstreamCall). */
@@ -291,6 +295,11 @@ export interface StepDefinition<S = unknown> {
    * are (Compile.Step.UrlDenied at its pointer).
    */
   urlRefs?(settings: S): { pointer: string; url: string }[];
+  /**
+   * Key sets the supervisor must fetch for these settings of `tenant`'s step (jwt-auth's
+   * `jwksUri`, or its `issuer` by discovery): the compiler lists them in the generation.
+   */
+  keySources?(settings: S, tenant: string): KeySourceSpec[];
   /** Whether the settings count in worker.json's `redis` (rate-limit scope cluster): a compile issue without it. */
   needsRedis?(settings: S): boolean;
   /**

@@ -49,6 +49,8 @@ import { shadowedReadyPath } from './ready-path-shadow.js';
 import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { UpstreamGuard } from '../shared/upstream-guard.js';
+import { KeySets } from './key-sets/key-sets.js';
+import { fetchKeySet } from './key-sets/key-set-fetch.js';
 
 export interface Running {
   readyLine: string;
@@ -111,7 +113,16 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const fleet = volume.fleet ? new FleetFollower(volume.fleet, publisher, config.admin.listen, log) : null;
   // Health probes go through the same upstream policy as the workers' connections.
   const sendTable = () => pool.broadcast({ type: 'health', unhealthy: outOfRotation() });
-  const health = new HealthChecks(log, sendTable, UpstreamGuard.from(upstreams));
+  const upstreamGuard = UpstreamGuard.from(upstreams);
+  const health = new HealthChecks(log, sendTable, upstreamGuard);
+  // Key sets (jwt-auth jwksUri/issuer): fetched here once for the node, through the same upstream policy, and pushed to the workers.
+  const keySets = new KeySets({
+    fetch: (spec) => fetchKeySet(spec, upstreamGuard),
+    pushAll: (msg) => pool.sendAll(msg),
+    sendTo: (worker, msg) => pool.sendTo(worker, msg),
+    log,
+  });
+  keySets.serve(publisher.current()?.payload.keySources ?? []);
   const outliers = new OutlierEjection(log, sendTable);
   const outOfRotation = (): HealthTable => mergeTables(health.table(), outliers.table());
   const engine = dataPlaneEngine(config.listen, uwsSupport());
@@ -138,6 +149,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     log,
     currentGeneration: () => publisher.current(),
     currentHealth: outOfRotation,
+    currentKeySets: () => keySets.entries(),
   });
   onHangup = () => {
     log.info('SIGHUP: workers reopen the access log');
@@ -158,6 +170,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   publisher.onServed = (gen) => {
     outliers.update(gen.payload);
     health.update(gen.payload);
+    keySets.serve(gen.payload.keySources ?? []);
     dataMetrics.keepOnly(servedKeys(gen.payload));
     push.push(); // not ready until every worker acknowledged it
     if (readyPath !== undefined) for (const r of shadowedReadyPath(gen.payload, readyPath)) log.warn({ route: r, path: readyPath }, 'readiness.dataPath: the data port answers this path itself; the route never sees it');
@@ -165,6 +178,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   pool.onWorkerMessage((_slot, msg) => {
     if (msg.type === 'outlier') outliers.report(msg.cluster, msg.target);
     else if (msg.type === 'metrics') dataMetrics.add(msg.delta);
+  });
+  pool.onWorkerMessage((_slot, msg, from) => {
+    if (msg.type === 'key-refresh') keySets.refresh(msg.source, from);
   });
   const clusterLimits = config.redis
     ? new ClusterRateLimits(config.redis.url, config.redis.passwordEnv ? process.env[config.redis.passwordEnv] : undefined, config.redis.keyPrefix, () => pool.live().length, log)
@@ -182,7 +198,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
-    ...{ workerRestart, workerGuards },
+    ...{ workerRestart, workerGuards, keySets },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -247,6 +263,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     clearInterval(purge);
     health.stop();
     outliers.stop();
+    keySets.stop();
     keyUsage.stop(); // the last second of key use reaches the volume
   };
   return lifecycle(config, log, admin, pool, volume, readyLine, beforeClose);

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToWorker } from '../contracts/ipc.js';
+import type { KeySetEntry } from '../contracts/key-sets.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 import type { WorkerStatus } from '../contracts/node-status.js';
@@ -32,6 +33,8 @@ export interface PoolOptions {
   currentGeneration: () => GenerationMessage | null;
   /** The health checks' verdicts a (re)spawned worker starts with. */
   currentHealth: () => HealthTable;
+  /** The key sets a (re)spawned worker starts with (supervisor/key-sets/). */
+  currentKeySets?: () => KeySetEntry[];
 }
 
 export class BindError extends Error {}
@@ -156,7 +159,7 @@ export class WorkerPool implements WorkerPoolView {
           const gen = this.opts.currentGeneration();
           generation = gen?.id ?? 0;
           if (slot.worker === worker) slot.generation = generation;
-          const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane };
+          const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane, keySets: this.opts.currentKeySets?.() ?? [] };
           this.post(worker, init);
           this.post(worker, { type: 'health', unhealthy: this.opts.currentHealth() });
         };

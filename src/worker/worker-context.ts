@@ -23,6 +23,7 @@ import { StepSites } from './step-sites.js';
 import { StallWatchdog } from './stall-watchdog.js';
 import { watchHeap } from './heap-bound.js';
 import { reportPipe } from './report-pipe.js';
+import { WorkerKeySets } from './worker-key-sets.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -51,6 +52,8 @@ export class WorkerContext {
   /** The step buckets of the generation served: what stepStates keeps after a build that failed. */
   private servedBuckets = new Set<string>();
   readonly rateLimits: LeasedRateLimits;
+  /** Key sets the supervisor fetched and pushed (jwt-auth jwksUri/issuer), kept across generations. */
+  readonly keySets: WorkerKeySets;
   /** worker.json `upstreams` (null before init: no pool exists before a runtime does). */
   upstreamGuard: UpstreamGuard | null = null;
   /** What every runtime is built with (null before init). */
@@ -72,6 +75,7 @@ export class WorkerContext {
 
   constructor(readonly send: (msg: FromWorker) => void) {
     this.rateLimits = new LeasedRateLimits(send);
+    this.keySets = new WorkerKeySets(send);
   }
 
   /** A target's failures in a row reached another multiple of consecutiveFailures: the supervisor decides node-wide. */
@@ -87,6 +91,7 @@ export class WorkerContext {
   start(msg: InitMessage, steps: StepRegistry) {
     const log = (this.log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot }));
     this.graceMs = msg.graceMs;
+    this.keySets.update(msg.keySets ?? []);
     const observe = msg.dataPlane.observe;
     this.accessLog = observe.accessLog === null ? null : new AccessLog(observe.accessLog, log);
     const traceId = traceIdFactory(msg.slot);
@@ -102,7 +107,7 @@ export class WorkerContext {
     this.deps = {
       log,
       traceId,
-      env: { rateLimits: this.rateLimits, log, servicePool: new ServicePools(guard).pool, traceId },
+      env: { rateLimits: this.rateLimits, log, servicePool: new ServicePools(guard).pool, traceId, keySets: this.keySets },
       tlsPort: msg.dataPlane.tls?.port ?? null,
       meters: seen.meters,
       counting: seen.counting,

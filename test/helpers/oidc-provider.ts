@@ -77,6 +77,8 @@ export async function startProvider(t: TestContext, options: TestProviderOptions
         grant_types: ['client_credentials'],
         response_types: [],
         redirect_uris: [],
+        // The provider's default (RS256) is refused when only `alg` is enabled (PS256).
+        id_token_signed_response_alg: alg,
       },
       ...(options.clients ?? []),
     ],

@@ -29,6 +29,7 @@ export const metrics: OpHandler<Services> = async ({ services }) => {
   for (const o of ['allow', 'deny'] as const) out.sample('switchyard_rate_limit_store_down_total', { on_store_down: o }, down[o]);
   writeWorkerGuards(services, out);
   services.dataMetrics.write(out);
+  services.keySets.write(out);
   await writeWorkerLoad(services, out);
   writeTargetHealth(services, out);
   return new Reply(200, out.text(), 'text/plain; version=0.0.4; charset=utf-8');

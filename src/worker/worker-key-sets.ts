@@ -1,0 +1,78 @@
+import { createLocalJWKSet } from 'jose';
+import { KEY_WAIT_MS, type KeySetEntry } from '../contracts/key-sets.js';
+import type { FromWorker } from '../contracts/ipc.js';
+import type { HeldKeySet, KeySetsView } from '../steps/identity/key-set-view.js';
+
+interface Ask {
+  promise: Promise<HeldKeySet | undefined>;
+  resolve: (set: HeldKeySet | undefined) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The key sets the supervisor pushed (`key-sets` messages, and init's), held by the
+ * worker's context across generations; each set's keys are imported once, when it arrives.
+ * A step that needs a fetch asks through here: one `key-refresh` per source at a time.
+ */
+export class WorkerKeySets implements KeySetsView {
+  private readonly sets = new Map<string, HeldKeySet>();
+  private readonly asks = new Map<string, Ask>();
+  /** When the supervisor last answered this worker's ask, per source. */
+  private readonly answeredAt = new Map<string, number>();
+
+  constructor(
+    private readonly send: (msg: FromWorker) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Newer sets replace older ones (a push and an answer may cross); an ask waiting on a source is answered either way. */
+  update(entries: readonly KeySetEntry[], dropped: readonly string[] = []): void {
+    for (const id of dropped) {
+      this.sets.delete(id);
+      this.answeredAt.delete(id);
+      this.settle(id);
+    }
+    for (const e of entries) {
+      const held = this.sets.get(e.id);
+      if (held === undefined || held.version < e.version) {
+        const usable = e.keys.length > 0 && (e.state === 'fresh' || e.state === 'stale');
+        this.sets.set(e.id, { version: e.version, state: e.state, keys: usable ? createLocalJWKSet({ keys: e.keys as never }) : null });
+      }
+      this.settle(e.id);
+    }
+  }
+
+  get(id: string): HeldKeySet | undefined {
+    return this.sets.get(id);
+  }
+
+  refresh(id: string, cooldownMs: number): Promise<HeldKeySet | undefined> {
+    const asked = this.asks.get(id);
+    if (asked) return asked.promise;
+    const held = this.sets.get(id);
+    const last = this.answeredAt.get(id);
+    if (held !== undefined && held.state !== 'pending' && last !== undefined && this.now() - last < cooldownMs) return Promise.resolve(held);
+    let resolve!: (set: HeldKeySet | undefined) => void;
+    const promise = new Promise<HeldKeySet | undefined>((r) => (resolve = r));
+    // Bounded: a request waits no longer than this for the supervisor's answer.
+    const timer = setTimeout(() => {
+      this.asks.delete(id);
+      resolve(this.sets.get(id));
+    }, KEY_WAIT_MS);
+    timer.unref();
+    this.asks.set(id, { promise, resolve, timer });
+    this.send({ type: 'key-refresh', source: id });
+    return promise;
+  }
+
+  private settle(id: string): void {
+    const ask = this.asks.get(id);
+    if (!ask) return;
+    // A push of a set still pending is not the answer: the first fetch has not ended.
+    if (this.sets.get(id)?.state === 'pending') return;
+    this.asks.delete(id);
+    clearTimeout(ask.timer);
+    this.answeredAt.set(id, this.now());
+    ask.resolve(this.sets.get(id));
+  }
+}

@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPair, exportJWK } from 'jose';
+import { WorkerKeySets } from '../../src/worker/worker-key-sets.js';
+import type { FromWorker } from '../../src/contracts/ipc.js';
+
+test('worker key sets: newest version kept, one ask per source at a time, answered by the next set, then a cooldown', async () => {
+  const sent: FromWorker[] = [];
+  let now = 0;
+  const sets = new WorkerKeySets((m) => sent.push(m), () => now);
+  const jwk = { ...(await exportJWK((await generateKeyPair('ES256')).publicKey)), kid: 'k1', alg: 'ES256' };
+  sets.update([{ id: 's', version: 2, state: 'fresh', keys: [jwk] }]);
+  sets.update([{ id: 's', version: 1, state: 'expired', keys: [] }]);
+  assert.equal(sets.get('s')!.version, 2, 'an older set does not replace a newer one');
+  assert.ok(sets.get('s')!.keys);
+  const a = sets.refresh('s', 1_000);
+  const b = sets.refresh('s', 1_000);
+  assert.equal(a, b, 'one ask at a time');
+  assert.deepEqual(sent, [{ type: 'key-refresh', source: 's' }]);
+  sets.update([{ id: 's', version: 3, state: 'stale', keys: [jwk] }]);
+  assert.equal((await a)!.version, 3);
+  assert.equal((await sets.refresh('s', 1_000))!.version, 3, 'within the cooldown: the set held, no ask');
+  assert.equal(sent.length, 1);
+  now = 1_000;
+  const c = sets.refresh('s', 1_000);
+  assert.equal(sent.length, 2);
+  sets.update([{ id: 's', version: 4, state: 'expired', keys: [] }]);
+  const expired = await c;
+  assert.equal(expired!.state, 'expired');
+  assert.equal(expired!.keys, null, 'no keys when expired');
+  sets.update([], ['s']);
+  assert.equal(sets.get('s'), undefined, 'dropped');
+});
