@@ -29,6 +29,7 @@ import { mirror } from './mirror.js';
 import { retry } from './retry.js';
 import { cache } from './cache.js';
 import { compression } from './compression.js';
+import { oidcLogin } from './identity/oidc-login.js';
 
 /** Every built-in step, by code: a constant list. What a process knows besides comes from its StepRegistry. */
 export const BUILTIN_STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -37,6 +38,7 @@ export const BUILTIN_STEPS: ReadonlyMap<string, StepDefinition> = new Map(
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
       forwardAuth, httpCallout, basicAuth, jwtAuth, circuitBreaker, trafficSplit, bodyValidate, mirror, retry, cache, compression,
+      oidcLogin,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -21,6 +21,7 @@ const AT_RUN_TIME: Record<string, string> = {
   cache: 'depends on what is stored (a hit answers, a miss goes on)',
   'forward-auth': 'asks a service, which explain does not call',
   'http-callout': 'calls a service, which explain does not call',
+  'oidc-login': 'reads a sealed session cookie and may call the identity provider, which explain does not call',
   'fault-injection': 'draws at random per request',
   'traffic-split': 'draws at random per request (it may change the cluster)',
   'body-validate': 'reads the body, which explain does not have',

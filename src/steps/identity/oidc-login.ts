@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import * as client from 'openid-client';
+import { defineStep, type Flow, type StepOutcome } from '../step.js';
+import { stepError } from '../reply.js';
+import { parseSealingKey } from '../../shared/secret-box.js';
+import { claimHeaders, identityApplier } from './claims.js';
+import { OIDC_LOGIN_EXAMPLE, OidcLoginSchema, type OidcLoginSettings } from './oidc-login-settings.js';
+import { SealedCookie, setCookieLine } from './sealed-cookie.js';
+import { Sessions, type Session } from './oidc-session.js';
+import { OidcLoginFlow, type LoginState } from './oidc-login-flow.js';
+import { ProviderMetadata } from './provider-metadata.js';
+import { providerFetch } from './provider-fetch.js';
+
+/** After a failed discovery, this long before a worker asks the provider again. */
+const DISCOVERY_RETRY_MS = 5_000;
+
+type Renewal = { session: Session; value: string } | null;
+
+/**
+ * Browser sign-in at the gateway: OpenID Connect authorization code flow with PKCE
+ * (openid-client), the session in an encrypted cookie, refreshed before expiry, the ID
+ * token's claims upstream as headers.
+ */
+export const oidcLogin = defineStep({
+  code: 'oidc-login',
+  summary: 'Browser sign-in with an OpenID provider (authorization code + PKCE); the session in an encrypted cookie, claims upstream as headers',
+  details:
+    'A request without a valid session is redirected (302) to the provider when it is a GET or HEAD whose `Accept` asks for HTML; any other gets 401. The route must cover `redirectUri`\'s path (the callback, answered by the step) and `logoutPath`. ' +
+    'The callback exchanges the code at the token endpoint (`client_secret_basic`: `clientId` and the secret in `clientSecretEnv`), checks state, nonce and PKCE, and redirects to the page first asked for (a path on this host only; anything else lands on `/`). ' +
+    'The session cookie (`cookieName`, `HttpOnly`, `SameSite=Lax`, `Secure` over TLS) is sealed with AES-256-GCM under the 32-byte key in `cookieSecretEnv` (base64, base64url or 64 hex digits), bound to its name, tenant, route and the settings that decide identity (`issuer`, `clientId`, `claims`, `requiredClaims`, `requiredScopes`): changing them signs everyone out. It holds the subject, the mapped and required claims, the expiry, the refresh token, and the ID token when it fits under 4000 bytes; never the access token. ' +
+    'It is refreshed `refreshBeforeSeconds` before the tokens expire (the new cookie comes with that response); a refused refresh ends the session. `logoutPath` clears it and redirects to the provider\'s `end_session_endpoint` (with `post_logout_redirect_uri`, `client_id` and the ID token as hint when kept), else to `postLogoutPath`. ' +
+    'Both environment variables must be allowed by worker.json `secrets.env`. `issuer`, `redirectUri` and `postLogoutRedirectUri` are held to the tenant\'s upstream allow-list, and every call to the provider (discovery, token endpoint) goes through the worker\'s guarded service connections. An `http://` issuer (its endpoints then may be http too) is accepted: use it only on a network you trust, as the allow-list lets the tenant. The discovery document is fetched by a worker\'s first sign-in and kept `metadataTtlSeconds`.',
+  statuses: [
+    { status: 302, when: 'to the provider (no session, a browser GET), after the callback, after logout' },
+    { status: 401, when: 'no valid session and not a browser GET; a callback that fails its checks' },
+    { status: 403, when: 'the identity lacks a required claim or scope' },
+    { status: 503, when: 'the provider cannot be reached for sign-in or the callback' },
+  ],
+  example: OIDC_LOGIN_EXAMPLE,
+  schema: OidcLoginSchema,
+  ownedHeaders: (s) => claimHeaders(s),
+  envRefs: (s) => [
+    { pointer: '/clientSecretEnv', name: s.clientSecretEnv },
+    { pointer: '/cookieSecretEnv', name: s.cookieSecretEnv },
+  ],
+  urlRefs: (s) => [
+    { pointer: '/issuer', url: s.issuer },
+    { pointer: '/redirectUri', url: s.redirectUri },
+    ...(s.postLogoutRedirectUri !== undefined ? [{ pointer: '/postLogoutRedirectUri', url: s.postLogoutRedirectUri }] : []),
+  ],
+  timeoutMs: 30_000,
+  create(s, ctx) {
+    // Read from the gateway's environment (which workers inherit); the trial build reports a missing or malformed one.
+    const secret = process.env[s.clientSecretEnv];
+    if (!secret) throw new Error(`environment variable ${s.clientSecretEnv} (clientSecretEnv) is not set`);
+    const key = parseSealingKey(process.env[s.cookieSecretEnv]);
+    if (key === null) throw new Error(`environment variable ${s.cookieSecretEnv} (cookieSecretEnv) must hold a 32-byte key, base64 or base64url encoded (or 64 hex digits)`);
+    const binding = bindingOf(s, ctx.tenant, ctx.bucket);
+    const sessions = new Sessions(new SealedCookie<Session>(key, s.cookieName, binding), keptClaims(s), s.sessionMaxAgeSeconds);
+    const logins = new SealedCookie<LoginState>(key, `${s.cookieName}_login`, binding);
+    const insecure = s.issuer.startsWith('http:');
+    const state = ctx.state(() => ({
+      metadata: new ProviderMetadata<client.Configuration>(
+        () =>
+          client.discovery(new URL(s.issuer), s.clientId, undefined, client.ClientSecretBasic(secret), {
+            [client.customFetch]: providerFetch(ctx.env, ctx.tenant),
+            timeout: s.providerTimeoutMs / 1000,
+            execute: insecure ? [client.allowInsecureRequests] : [],
+          }),
+        s.metadataTtlSeconds * 1000,
+        DISCOVERY_RETRY_MS,
+      ),
+      // One refresh per refresh token at a time: a page's parallel requests share it.
+      refreshing: new Map<string, Promise<Renewal>>(),
+    }));
+    const check = identityApplier(s);
+    const login = new OidcLoginFlow(s, state.metadata, logins, sessions, check);
+    const unauthenticated = stepError('Svc.Data.Unauthenticated', 'Sign in first: no valid session');
+
+    const refreshOnce = (session: Session): Promise<Renewal> => {
+      const rt = session.r!;
+      let p = state.refreshing.get(rt);
+      if (p === undefined) {
+        p = login.refresh(session).finally(() => state.refreshing.delete(rt));
+        state.refreshing.set(rt, p);
+      }
+      return p;
+    };
+    const noSession = (flow: Flow): StepOutcome | Promise<StepOutcome> => (wantsPage(flow) ? login.signIn(flow) : unauthenticated);
+    const admit = (flow: Flow, session: Session): StepOutcome => {
+      const refused = check(flow, session.c);
+      if (refused === undefined) flow.vars.consumer = session.s;
+      return refused;
+    };
+
+    return (flow) => {
+      const path = flow.req.path;
+      if (path === login.callbackPath) return login.callback(flow);
+      if (path === s.logoutPath) return login.logout(flow);
+      const now = Date.now() / 1000;
+      const session = sessions.cookie.open(flow.req.cookie(s.cookieName), now);
+      if (session === null) return noSession(flow);
+      if (session.x - s.refreshBeforeSeconds > now) return admit(flow, session); // the usual case: no promise
+      if (session.r === undefined) return session.x > now ? admit(flow, session) : noSession(flow);
+      return refreshOnce(session).then((renewed) => {
+        if (renewed === null) {
+          flow.addResponseHeader('set-cookie', setCookieLine(s.cookieName, '', 0, login.scope(flow)));
+          return noSession(flow);
+        }
+        const maxAge = sessions.cookieExpiry(renewed.session) - Math.floor(Date.now() / 1000);
+        flow.addResponseHeader('set-cookie', setCookieLine(s.cookieName, renewed.value, maxAge, login.scope(flow)));
+        return admit(flow, renewed.session);
+      });
+    };
+  },
+});
+
+/** A browser asking for a page: redirected to sign in. API clients get 401 instead. */
+function wantsPage(flow: Flow): boolean {
+  const m = flow.req.method;
+  if (m !== 'GET' && m !== 'HEAD') return false;
+  return /\btext\/html\b|\bapplication\/xhtml\+xml\b/i.test(flow.req.headerList('accept') ?? '');
+}
+
+/** The claims a session keeps: the mapped and required ones, and `scope` when scopes are required. */
+function keptClaims(s: OidcLoginSettings): string[] {
+  const names = new Set([...Object.keys(s.claims), ...Object.keys(s.requiredClaims)]);
+  if (s.requiredScopes.length > 0) names.add('scope');
+  return [...names];
+}
+
+/**
+ * What a cookie is bound to: the tenant, the step's place (its bucket up to the code: route
+ * and position) and the settings that decide who the session is and what it may do.
+ */
+function bindingOf(s: OidcLoginSettings, tenant: string, bucket: string): string {
+  const at = bucket.indexOf(':oidc-login@');
+  const place = at >= 0 ? bucket.slice(0, at) : bucket;
+  const identity = createHash('sha256')
+    .update(JSON.stringify([s.issuer, s.clientId, s.claims, s.requiredClaims, s.requiredScopes]))
+    .digest('base64url');
+  return `${tenant}\u0000${place}\u0000${identity}`;
+}
