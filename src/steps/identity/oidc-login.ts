@@ -26,10 +26,10 @@ export const oidcLogin = defineStep({
   summary: 'Browser sign-in with an OpenID provider (authorization code + PKCE); the session in an encrypted cookie, claims upstream as headers',
   details:
     'A request without a valid session is redirected (302) to the provider when it is a GET or HEAD whose `Accept` asks for HTML; any other gets 401. The route must cover `redirectUri`\'s path (the callback, answered by the step) and `logoutPath`. ' +
-    'The callback exchanges the code at the token endpoint (`client_secret_basic`: `clientId` and the secret in `clientSecretEnv`), checks state, nonce and PKCE, and redirects to the page first asked for (a path on this host only; anything else lands on `/`). ' +
+    'The callback exchanges the code at the token endpoint (`client_secret_basic`: `clientId` and the secret in `clientSecretEnv`), checks state, nonce and PKCE, and redirects to the page first asked for (a path on this host only; anything else lands on `/`). `redirectUri` and `postLogoutRedirectUri` are where the browser goes, normally the gateway itself: they are registered at the provider, not held to the upstream allow-list. ' +
     'The session cookie (`cookieName`, `HttpOnly`, `SameSite=Lax`, `Secure` over TLS) is sealed with AES-256-GCM under the 32-byte key in `cookieSecretEnv` (base64, base64url or 64 hex digits), bound to its name, tenant, route and the settings that decide identity (`issuer`, `clientId`, `claims`, `requiredClaims`, `requiredScopes`): changing them signs everyone out. It holds the subject, the mapped and required claims, the expiry, the refresh token, and the ID token when it fits under 4000 bytes; never the access token. ' +
     'It is refreshed `refreshBeforeSeconds` before the tokens expire (the new cookie comes with that response); a refused refresh ends the session. `logoutPath` clears it and redirects to the provider\'s `end_session_endpoint` (with `post_logout_redirect_uri`, `client_id` and the ID token as hint when kept), else to `postLogoutPath`. ' +
-    'Both environment variables must be allowed by worker.json `secrets.env`. `issuer`, `redirectUri` and `postLogoutRedirectUri` are held to the tenant\'s upstream allow-list, and every call to the provider (discovery, token endpoint) goes through the worker\'s guarded service connections. An `http://` issuer (its endpoints then may be http too) is accepted: use it only on a network you trust, as the allow-list lets the tenant. The discovery document is fetched by a worker\'s first sign-in and kept `metadataTtlSeconds`.',
+    'Both environment variables must be allowed by worker.json `secrets.env`. `issuer` is held to the tenant\'s upstream allow-list at publish, and every call to the provider (discovery, token endpoint) goes through the worker\'s guarded service connections. An `http://` issuer (its endpoints then may be http too) is accepted: use it only on a network you trust, as the allow-list lets the tenant. The discovery document is fetched by a worker\'s first sign-in and kept `metadataTtlSeconds`.',
   statuses: [
     { status: 302, when: 'to the provider (no session, a browser GET), after the callback, after logout' },
     { status: 401, when: 'no valid session and not a browser GET; a callback that fails its checks' },
@@ -43,11 +43,9 @@ export const oidcLogin = defineStep({
     { pointer: '/clientSecretEnv', name: s.clientSecretEnv },
     { pointer: '/cookieSecretEnv', name: s.cookieSecretEnv },
   ],
-  urlRefs: (s) => [
-    { pointer: '/issuer', url: s.issuer },
-    { pointer: '/redirectUri', url: s.redirectUri },
-    ...(s.postLogoutRedirectUri !== undefined ? [{ pointer: '/postLogoutRedirectUri', url: s.postLogoutRedirectUri }] : []),
-  ],
+  // The service the gateway calls. redirectUri and postLogoutRedirectUri are where the
+  // browser goes (the gateway itself, which the allow-list rightly refuses as a service).
+  urlRefs: (s) => [{ pointer: '/issuer', url: s.issuer }],
   timeoutMs: 30_000,
   create(s, ctx) {
     // Read from the gateway's environment (which workers inherit); the trial build reports a missing or malformed one.
