@@ -61,7 +61,7 @@ test('Set-Cookie lines: HttpOnly, SameSite=Lax, the path, Secure only over TLS; 
 
 test('return targets: a path on this host only', () => {
   for (const ok of ['/', '/orders?page=2', '/a/b%2Fc', '/x?next=https://other.example']) assert.equal(safeReturnTarget(ok), ok, ok);
-  for (const bad of ['//evil.example', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', 'evil.example', '', '/\t/evil.example', '/a\r\nSet-Cookie: x=1', '/a\\b', `/${'a'.repeat(2048)}`]) {
+  for (const bad of ['//evil.example', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', 'evil.example', '', '/\t/evil.example', '/a\r\nSet-Cookie: x=1', '/a\\b', '/caf\u00e9', `/${'a'.repeat(2048)}`]) {
     assert.equal(safeReturnTarget(bad), null, JSON.stringify(bad));
   }
 });

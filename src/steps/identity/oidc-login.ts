@@ -1,20 +1,18 @@
 import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
-import { defineStep, type Flow, type StepOutcome } from '../step.js';
-import { stepError } from '../reply.js';
+import { defineStep } from '../step.js';
 import { parseSealingKey } from '../../shared/secret-box.js';
 import { claimHeaders, identityApplier } from './claims.js';
 import { OIDC_LOGIN_EXAMPLE, OidcLoginSchema, type OidcLoginSettings } from './oidc-login-settings.js';
-import { SealedCookie, setCookieLine } from './sealed-cookie.js';
+import { SealedCookie } from './sealed-cookie.js';
 import { Sessions, type Session } from './oidc-session.js';
 import { OidcLoginFlow, type LoginState } from './oidc-login-flow.js';
+import { SessionGate, type Renewal } from './oidc-session-gate.js';
 import { ProviderMetadata } from './provider-metadata.js';
 import { providerFetch } from './provider-fetch.js';
 
 /** After a failed discovery, this long before a worker asks the provider again. */
 const DISCOVERY_RETRY_MS = 5_000;
-
-type Renewal = { session: Session; value: string } | null;
 
 /**
  * Browser sign-in at the gateway: OpenID Connect authorization code flow with PKCE
@@ -73,52 +71,15 @@ export const oidcLogin = defineStep({
     }));
     const check = identityApplier(s);
     const login = new OidcLoginFlow(s, state.metadata, logins, sessions, check);
-    const unauthenticated = stepError('Svc.Data.Unauthenticated', 'Sign in first: no valid session');
-
-    const refreshOnce = (session: Session): Promise<Renewal> => {
-      const rt = session.r!;
-      let p = state.refreshing.get(rt);
-      if (p === undefined) {
-        p = login.refresh(session).finally(() => state.refreshing.delete(rt));
-        state.refreshing.set(rt, p);
-      }
-      return p;
-    };
-    const noSession = (flow: Flow): StepOutcome | Promise<StepOutcome> => (wantsPage(flow) ? login.signIn(flow) : unauthenticated);
-    const admit = (flow: Flow, session: Session): StepOutcome => {
-      const refused = check(flow, session.c);
-      if (refused === undefined) flow.vars.consumer = session.s;
-      return refused;
-    };
-
+    const gate = new SessionGate(sessions, login, check, s.refreshBeforeSeconds, state.refreshing);
     return (flow) => {
       const path = flow.req.path;
       if (path === login.callbackPath) return login.callback(flow);
       if (path === s.logoutPath) return login.logout(flow);
-      const now = Date.now() / 1000;
-      const session = sessions.cookie.open(flow.req.cookie(s.cookieName), now);
-      if (session === null) return noSession(flow);
-      if (session.x - s.refreshBeforeSeconds > now) return admit(flow, session); // the usual case: no promise
-      if (session.r === undefined) return session.x > now ? admit(flow, session) : noSession(flow);
-      return refreshOnce(session).then((renewed) => {
-        if (renewed === null) {
-          flow.addResponseHeader('set-cookie', setCookieLine(s.cookieName, '', 0, login.scope(flow)));
-          return noSession(flow);
-        }
-        const maxAge = sessions.cookieExpiry(renewed.session) - Math.floor(Date.now() / 1000);
-        flow.addResponseHeader('set-cookie', setCookieLine(s.cookieName, renewed.value, maxAge, login.scope(flow)));
-        return admit(flow, renewed.session);
-      });
+      return gate.pass(flow);
     };
   },
 });
-
-/** A browser asking for a page: redirected to sign in. API clients get 401 instead. */
-function wantsPage(flow: Flow): boolean {
-  const m = flow.req.method;
-  if (m !== 'GET' && m !== 'HEAD') return false;
-  return /\btext\/html\b|\bapplication\/xhtml\+xml\b/i.test(flow.req.headerList('accept') ?? '');
-}
 
 /** The claims a session keeps: the mapped and required ones, and `scope` when scopes are required. */
 function keptClaims(s: OidcLoginSettings): string[] {

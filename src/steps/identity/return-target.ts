@@ -9,6 +9,9 @@ export function safeReturnTarget(target: string): string | null {
   const second = target[1];
   if (second === '/' || second === '\\') return null;
   // Browsers drop tabs and newlines from URLs (WHATWG URL): `/\t/evil.example` is `//evil.example`.
-  if (/[\x00-\x20\x7f\\]/.test(target)) return null;
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f || c === 0x5c) return null; // controls, space, backslash, bytes a Location cannot carry
+  }
   return target;
 }
