@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startGateway } from './helpers/gateway.js';
 import { startUpstream } from './helpers/upstream.js';
-import { ROOT_KEY, apply } from './helpers/admin.js';
+import { ROOT_KEY, apply, deleteEntity, dryRun, setEntity } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { freePorts } from './helpers/ports.js';
 import { startProvider, type TestProvider } from './helpers/oidc-provider.js';
@@ -46,17 +46,17 @@ test('oidc-login: browser sign-in through the gateway, sealed session, refresh, 
     response_types: ['code'],
   });
   const idp = await startProvider(t, { clients: [client('gw-web', ['', '/staff'])], groups: { alice: ['staff'] } });
-  // Tokens that live 6 s, so a refresh (3 s before expiry) is seen within the test.
-  const shortIdp = await startProvider(t, { clients: [client('gw-fresh', ['/fresh'])], accessTokenTtl: 6, idTokenTtl: 6 });
+  // Tokens that live 4 s, so a refresh (2 s before expiry) is seen within the test.
+  const shortIdp = await startProvider(t, { clients: [client('gw-fresh', ['/fresh'])], accessTokenTtl: 4, idTokenTtl: 4 });
   const up = await startUpstream(t);
   const cookieKey = randomBytes(32).toString('base64url');
   const gw = await startGateway(t, {
     dataPort,
     adminPort,
     keys: [ROOT_KEY],
-    env: { SY_OIDC_SECRET: CLIENT_SECRET, SY_OIDC_COOKIE: cookieKey },
+    env: { SY_OIDC_SECRET: CLIENT_SECRET, SY_OIDC_COOKIE: cookieKey, SY_OIDC_SHORT_KEY: randomBytes(16).toString('base64'), SY_OIDC_NOT_LISTED: cookieKey },
     edit: (c) => {
-      c.secrets = { env: { default: ['SY_OIDC_SECRET', 'SY_OIDC_COOKIE'] } };
+      c.secrets = { env: { default: ['SY_OIDC_SECRET', 'SY_OIDC_COOKIE', 'SY_OIDC_SHORT_KEY'] } };
       // `//host` reaches the step as is: the return-target check, not path merging, must stop it.
       c.paths = { mergeSlashes: false };
     },
@@ -67,7 +67,7 @@ test('oidc-login: browser sign-in through the gateway, sealed session, refresh, 
     ['route', 'bye', { cluster: 'up', pathPrefix: '/bye' }],
     ['route', 'app', { cluster: 'up', pathPrefix: '/', steps: [{ code: 'oidc-login', settings: { ...common, issuer: idp.issuer, clientId: 'gw-web', redirectUri: `${data}/callback`, postLogoutRedirectUri: `${data}/bye`, cookieName: 'app_session' } }] }],
     ['route', 'staff', { cluster: 'up', pathPrefix: '/staff', steps: [{ code: 'oidc-login', settings: { ...common, issuer: idp.issuer, clientId: 'gw-web', redirectUri: `${data}/staff/callback`, cookieName: 'app_session', cookiePath: '/staff', requiredClaims: { groups: 'staff' } } }] }],
-    ['route', 'fresh', { cluster: 'up', pathPrefix: '/fresh', steps: [{ code: 'oidc-login', settings: { ...common, issuer: shortIdp.issuer, clientId: 'gw-fresh', redirectUri: `${data}/fresh/callback`, cookieName: 'fresh_session', cookiePath: '/fresh', refreshBeforeSeconds: 3 } }] }],
+    ['route', 'fresh', { cluster: 'up', pathPrefix: '/fresh', steps: [{ code: 'oidc-login', settings: { ...common, issuer: shortIdp.issuer, clientId: 'gw-fresh', redirectUri: `${data}/fresh/callback`, cookieName: 'fresh_session', cookiePath: '/fresh', refreshBeforeSeconds: 2 } }] }],
     ['route', 'down', { cluster: 'up', pathPrefix: '/down', steps: [{ code: 'oidc-login', settings: { ...common, issuer: `http://127.0.0.1:${closedPort}`, clientId: 'gw-web', redirectUri: `${data}/down/callback`, cookieName: 'down_session' } }] }],
   ]);
   const browser: Browser = await launchBrowser(t);
@@ -188,14 +188,14 @@ test('oidc-login: browser sign-in through the gateway, sealed session, refresh, 
     const tokenCalls = shortIdp.hits.get('/token') ?? 0; // the code exchange
     const authCalls = shortIdp.hits.get('/auth') ?? 0;
     const firstCookie = await cookieOf(ctx, 'fresh_session', '/fresh');
-    // Page loads until the first tokens (6 s) have expired: each one served, never sent to sign in.
+    // Page loads until the first tokens (4 s) have expired: each one served, never sent to sign in.
     await waitFor(
       'a page load past the first tokens\' expiry',
       async () => {
         await p.goto(`${data}/fresh/b`);
         assert.equal(new URL(p.url()).origin, data, 'never redirected to the provider');
         assert.equal((await echoed(p)).headers['x-user-email'], 'dave@example.test');
-        return Date.now() - signedInAt > 7_000;
+        return Date.now() - signedInAt > 5_000;
       },
       { timeoutMs: 15_000, intervalMs: 500 },
     );
@@ -209,6 +209,33 @@ test('oidc-login: browser sign-in through the gateway, sealed session, refresh, 
     const r = await request(`${data}/down/x`, { headers: { accept: HTML } });
     assert.equal(r.status, 503);
     assert.equal((r.json as { code: string }).code, 'Svc.Data.AuthUnavailable');
+    await waitFor('the warn line', () => gw.logLines().find((l) => (l as { msg?: string }).msg === 'identity provider call failed') as { during: string; error: string } | undefined).then((line) => {
+      assert.equal(line.during, 'sign-in');
+      assert.equal(line.error, 'ECONNREFUSED');
+    });
+  });
+
+  await t.test('publish refuses a short cookie key, a variable secrets.env does not list, an issuer the allow-list refuses', async () => {
+    const settings = { ...common, issuer: idp.issuer, clientId: 'gw-web', redirectUri: `${data}/bad/callback` };
+    await setEntity(gw, 'route', 'bad', {
+      cluster: 'up',
+      pathPrefix: '/bad',
+      steps: [
+        { code: 'oidc-login', settings: { ...settings, cookieSecretEnv: 'SY_OIDC_SHORT_KEY' } },
+        { code: 'oidc-login', settings: { ...settings, cookieSecretEnv: 'SY_OIDC_NOT_LISTED' } },
+        { code: 'oidc-login', settings: { ...settings, issuer: `http://127.0.0.1:${dataPort}` } },
+      ],
+    });
+    const r = await dryRun(gw);
+    assert.equal(r.status, 422);
+    const issues = r.json.issues.filter((i) => i.name === 'bad').map((i) => [i.pointer, i.code]);
+    assert.deepEqual(issues, [
+      ['/steps/0/settings', 'Compile.Step.Settings'],
+      ['/steps/1/settings/cookieSecretEnv', 'Compile.Step.SecretNotAllowed'],
+      ['/steps/2/settings/issuer', 'Compile.Step.UrlDenied'],
+    ]);
+    assert.match(r.json.issues.find((i) => i.pointer === '/steps/0/settings')!.message, /32-byte key/);
+    await deleteEntity(gw, 'route', 'bad');
   });
 
   await t.test('no cookie value or code in the gateway log', () => {

@@ -1,11 +1,11 @@
 import * as client from 'openid-client';
-import type { Flow, StepOutcome, StepReply } from '../step.js';
+import type { Flow, StepEnv, StepOutcome, StepReply } from '../step.js';
 import { stepError } from '../reply.js';
 import type { ProviderMetadata } from './provider-metadata.js';
 import { setCookieLine, type CookieScope, type SealedCookie } from './sealed-cookie.js';
 import type { Session, Sessions } from './oidc-session.js';
 import { safeReturnTarget } from './return-target.js';
-import { providerRefused } from './provider-errors.js';
+import { failureOf, providerRefused } from './provider-errors.js';
 import type { OidcLoginSettings } from './oidc-login-settings.js';
 
 /** A sign-in in progress: what the callback checks (the login cookie). */
@@ -37,6 +37,8 @@ export class OidcLoginFlow {
     private readonly logins: SealedCookie<LoginState>,
     private readonly sessions: Sessions,
     private readonly check: (flow: Flow, claims: Record<string, unknown>) => StepOutcome,
+    private readonly log: StepEnv['log'],
+    private readonly tenant: string,
   ) {
     this.redirectUri = new URL(s.redirectUri);
     this.callbackPath = this.redirectUri.pathname;
@@ -55,8 +57,8 @@ export class OidcLoginFlow {
     let config: client.Configuration;
     try {
       config = await this.metadata.get();
-    } catch {
-      return this.unavailable;
+    } catch (err) {
+      return this.providerDown('sign-in', err);
     }
     const req = flow.req;
     const target = safeReturnTarget(req.query === null ? req.path : `${req.path}?${req.query}`) ?? '/';
@@ -83,8 +85,8 @@ export class OidcLoginFlow {
     let config: client.Configuration;
     try {
       config = await this.metadata.get();
-    } catch {
-      return this.unavailable;
+    } catch (err) {
+      return this.providerDown('callback', err);
     }
     const current = new URL(this.redirectUri);
     current.search = flow.req.query ?? '';
@@ -92,7 +94,7 @@ export class OidcLoginFlow {
     try {
       tokens = await client.authorizationCodeGrant(config, current, { pkceCodeVerifier: login.v, expectedState: login.s, expectedNonce: login.n, idTokenExpected: true });
     } catch (err) {
-      return providerRefused(err) ? this.failed : this.unavailable;
+      return providerRefused(err) ? this.failed : this.providerDown('callback', err);
     }
     const now = Math.floor(Date.now() / 1000);
     const session = this.sessions.fromTokens(tokens, now);
@@ -134,9 +136,16 @@ export class OidcLoginFlow {
       const next = this.sessions.fromTokens(tokens, Math.floor(Date.now() / 1000), session);
       if (next === null) return null;
       return this.sessions.seal(next);
-    } catch {
+    } catch (err) {
+      if (!providerRefused(err)) this.providerDown('refresh', err);
       return null;
     }
+  }
+
+  /** 503, and a line for the operator: the error's code or name only (its message may quote the provider's answer). */
+  private providerDown(during: string, err: unknown): StepReply {
+    this.log.warn({ tenant: this.tenant, step: 'oidc-login', during, error: failureOf(err) }, 'identity provider call failed');
+    return this.unavailable;
   }
 }
 

@@ -70,7 +70,7 @@ export const oidcLogin = defineStep({
       refreshing: new Map<string, Promise<Renewal>>(),
     }));
     const check = identityApplier(s);
-    const login = new OidcLoginFlow(s, state.metadata, logins, sessions, check);
+    const login = new OidcLoginFlow(s, state.metadata, logins, sessions, check, ctx.env.log, ctx.tenant);
     const gate = new SessionGate(sessions, login, check, s.refreshBeforeSeconds, state.refreshing);
     return (flow) => {
       const path = flow.req.path;
