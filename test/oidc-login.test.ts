@@ -202,17 +202,31 @@ test('oidc-login: browser sign-in through the gateway, sealed session, refresh, 
     assert.ok((shortIdp.hits.get('/token') ?? 0) > tokenCalls, 'the refresh token was used');
     assert.equal(shortIdp.hits.get('/auth') ?? 0, authCalls, 'no new sign-in');
     assert.notEqual(await cookieOf(ctx, 'fresh_session', '/fresh'), firstCookie, 'the refreshed cookie came with a response');
+
+    // A refresh that fails (the provider is gone) ends the session: 401, and the cookie is cleared.
+    const last = await cookieOf(ctx, 'fresh_session', '/fresh');
     await ctx.close();
+    await shortIdp.stop();
+    const ended = await waitFor(
+      'the refresh window of the last cookie',
+      async () => {
+        const r = await request(`${data}/fresh/api`, { headers: { cookie: `fresh_session=${last}`, accept: 'application/json' } });
+        if (r.status === 200) return false;
+        return r;
+      },
+      { timeoutMs: 8_000, intervalMs: 200 },
+    );
+    assert.equal(ended.status, 401);
+    assert.ok([ended.headers['set-cookie'] ?? []].flat().some((c) => /^fresh_session=; .*Max-Age=0/i.test(c)), 'the cookie is cleared');
   });
 
   await t.test('a provider that cannot be reached: 503 Svc.Data.AuthUnavailable at sign-in', async () => {
     const r = await request(`${data}/down/x`, { headers: { accept: HTML } });
     assert.equal(r.status, 503);
     assert.equal((r.json as { code: string }).code, 'Svc.Data.AuthUnavailable');
-    await waitFor('the warn line', () => gw.logLines().find((l) => (l as { msg?: string }).msg === 'identity provider call failed') as { during: string; error: string } | undefined).then((line) => {
-      assert.equal(line.during, 'sign-in');
-      assert.equal(line.error, 'ECONNREFUSED');
-    });
+    const line = await waitFor('the warn line', () => gw.logLines().find((l) => (l as { msg?: string; during?: string }).msg === 'identity provider call failed' && (l as { during?: string }).during === 'sign-in') as { error: string; tenant: string } | undefined);
+    assert.equal(line.error, 'ECONNREFUSED');
+    assert.equal(line.tenant, 'default');
   });
 
   await t.test('publish refuses a short cookie key, a variable secrets.env does not list, an issuer the allow-list refuses', async () => {
