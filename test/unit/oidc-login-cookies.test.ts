@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { parseSetCookie } from 'cookie';
 import { MAX_COOKIE_BYTES, SealedCookie, setCookieLine } from '../../src/steps/identity/sealed-cookie.js';
 import { safeReturnTarget } from '../../src/steps/identity/return-target.js';
-import { Sessions, type Session, type Tokens } from '../../src/steps/identity/oidc-session.js';
+import * as v from 'valibot';
+import { Sessions, cookieBinding, type Session, type Tokens } from '../../src/steps/identity/oidc-session.js';
+import { OIDC_LOGIN_EXAMPLE, OidcLoginSchema } from '../../src/steps/identity/oidc-login-settings.js';
 
 const key = randomBytes(32);
 const later = Date.now() / 1000 + 600;
@@ -85,4 +87,20 @@ test('a session keeps only the mapped and required claims, and fits a cookie by 
   assert.equal(refreshed.m, s.m);
   assert.equal(refreshed.c.email, 'new@x');
   assert.equal(sessions.fromTokens(tokens('id.3', { sub: 'mallory' }), now + 200, s), null);
+});
+
+test('the cookie binding: the tenant, the place and the identity settings; not the other settings', () => {
+  const settings = (extra: Record<string, unknown> = {}) => v.parse(OidcLoginSchema, { ...OIDC_LOGIN_EXAMPLE, ...extra });
+  // The compiler's bucket: `<tenant>/<route>#<pointer>:<code>@<canonical settings>`.
+  const bucket = (route: string, s: object) => `default/${route}#/steps/0:oidc-login@${JSON.stringify(s)}`;
+  const base = settings();
+  const b = cookieBinding(base, 'default', bucket('app', base));
+  const slower = settings({ providerTimeoutMs: 9000, refreshBeforeSeconds: 30 });
+  assert.equal(cookieBinding(slower, 'default', bucket('app', slower)), b, 'timeouts do not sign anyone out');
+  assert.notEqual(cookieBinding(base, 'default', bucket('admin', base)), b, 'another route');
+  assert.notEqual(cookieBinding(base, 'acme', bucket('app', base).replace('default/', 'acme/')), b, 'another tenant');
+  const stricter = settings({ requiredClaims: { groups: 'staff' } });
+  assert.notEqual(cookieBinding(stricter, 'default', bucket('app', stricter)), b, 'a required claim added');
+  const remapped = settings({ claims: { email: 'x-email' } });
+  assert.notEqual(cookieBinding(remapped, 'default', bucket('app', remapped)), b, 'another mapping');
 });

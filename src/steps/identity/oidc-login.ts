@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
 import { defineStep } from '../step.js';
 import { parseSealingKey } from '../../shared/secret-box.js';
 import { claimHeaders, identityApplier } from './claims.js';
-import { OIDC_LOGIN_EXAMPLE, OidcLoginSchema, type OidcLoginSettings } from './oidc-login-settings.js';
+import { OIDC_LOGIN_EXAMPLE, OidcLoginSchema } from './oidc-login-settings.js';
 import { SealedCookie } from './sealed-cookie.js';
-import { Sessions, type Session } from './oidc-session.js';
+import { Sessions, cookieBinding, sessionClaims, type Session } from './oidc-session.js';
 import { OidcLoginFlow, type LoginState } from './oidc-login-flow.js';
 import { SessionGate, type Renewal } from './oidc-session-gate.js';
 import { ProviderMetadata } from './provider-metadata.js';
@@ -51,8 +50,8 @@ export const oidcLogin = defineStep({
     if (!secret) throw new Error(`environment variable ${s.clientSecretEnv} (clientSecretEnv) is not set`);
     const key = parseSealingKey(process.env[s.cookieSecretEnv]);
     if (key === null) throw new Error(`environment variable ${s.cookieSecretEnv} (cookieSecretEnv) must hold a 32-byte key, base64 or base64url encoded (or 64 hex digits)`);
-    const binding = bindingOf(s, ctx.tenant, ctx.bucket);
-    const sessions = new Sessions(new SealedCookie<Session>(key, s.cookieName, binding), keptClaims(s), s.sessionMaxAgeSeconds);
+    const binding = cookieBinding(s, ctx.tenant, ctx.bucket);
+    const sessions = new Sessions(new SealedCookie<Session>(key, s.cookieName, binding), sessionClaims(s), s.sessionMaxAgeSeconds);
     const logins = new SealedCookie<LoginState>(key, `${s.cookieName}_login`, binding);
     const insecure = s.issuer.startsWith('http:');
     const state = ctx.state(() => ({
@@ -80,23 +79,3 @@ export const oidcLogin = defineStep({
     };
   },
 });
-
-/** The claims a session keeps: the mapped and required ones, and `scope` when scopes are required. */
-function keptClaims(s: OidcLoginSettings): string[] {
-  const names = new Set([...Object.keys(s.claims), ...Object.keys(s.requiredClaims)]);
-  if (s.requiredScopes.length > 0) names.add('scope');
-  return [...names];
-}
-
-/**
- * What a cookie is bound to: the tenant, the step's place (its bucket up to the code: route
- * and position) and the settings that decide who the session is and what it may do.
- */
-function bindingOf(s: OidcLoginSettings, tenant: string, bucket: string): string {
-  const at = bucket.indexOf(':oidc-login@');
-  const place = at >= 0 ? bucket.slice(0, at) : bucket;
-  const identity = createHash('sha256')
-    .update(JSON.stringify([s.issuer, s.clientId, s.claims, s.requiredClaims, s.requiredScopes]))
-    .digest('base64url');
-  return `${tenant}\u0000${place}\u0000${identity}`;
-}

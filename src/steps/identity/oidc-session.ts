@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { TokenEndpointResponse, TokenEndpointResponseHelpers } from 'openid-client';
+import type { OidcLoginSettings } from './oidc-login-settings.js';
 import { MAX_COOKIE_BYTES, type SealedCookie } from './sealed-cookie.js';
 
 /** What the session cookie holds: no access token (the upstream is not given one). */
@@ -70,4 +72,24 @@ export class Sessions {
   cookieExpiry(s: Session): number {
     return s.r !== undefined ? s.m : Math.min(s.x, s.m);
   }
+}
+
+/** The claims a session keeps: the mapped and required ones, and `scope` when scopes are required. */
+export function sessionClaims(s: OidcLoginSettings): string[] {
+  const names = new Set([...Object.keys(s.claims), ...Object.keys(s.requiredClaims)]);
+  if (s.requiredScopes.length > 0) names.add('scope');
+  return [...names];
+}
+
+/**
+ * What a cookie is bound to: the tenant, the step's place (its bucket up to the code: route
+ * and position) and the settings that decide who the session is and what it may do.
+ */
+export function cookieBinding(s: OidcLoginSettings, tenant: string, bucket: string): string {
+  const at = bucket.indexOf(':oidc-login@');
+  const place = at >= 0 ? bucket.slice(0, at) : bucket;
+  const identity = createHash('sha256')
+    .update(JSON.stringify([s.issuer, s.clientId, s.claims, s.requiredClaims, s.requiredScopes]))
+    .digest('base64url');
+  return `${tenant}\u0000${place}\u0000${identity}`;
 }
