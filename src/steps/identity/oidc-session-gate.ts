@@ -4,6 +4,9 @@ import { setCookieLine } from './sealed-cookie.js';
 import type { Session, Sessions } from './oidc-session.js';
 import type { OidcLoginFlow } from './oidc-login-flow.js';
 
+/** How long a settled refresh answers requests that still carry the cookie it replaced. */
+const RENEWAL_KEPT_MS = 30_000;
+
 export type Renewal = { session: Session; value: string } | null;
 
 /**
@@ -19,7 +22,7 @@ export class SessionGate {
     private readonly login: OidcLoginFlow,
     private readonly check: (flow: Flow, claims: Record<string, unknown>) => StepOutcome,
     private readonly refreshBeforeSeconds: number,
-    /** Refreshes in flight, by refresh token (the step's state): a page's parallel requests share one. */
+    /** Refreshes in flight or just settled, by refresh token (the step's state): a page's parallel requests share one. */
     private readonly refreshing: Map<string, Promise<Renewal>>,
   ) {}
 
@@ -56,7 +59,14 @@ export class SessionGate {
     const rt = session.r!;
     let p = this.refreshing.get(rt);
     if (p === undefined) {
-      p = this.login.refresh(session).finally(() => this.refreshing.delete(rt));
+      // Kept a while after it settles: a request that left before the new cookie arrived
+      // gets the same renewal, not a second refresh with a token the provider may have rotated.
+      // Never past the renewal's own refresh point: it would be admitted with tokens due for renewal.
+      p = this.login.refresh(session).then((renewed) => {
+        const due = renewed === null ? RENEWAL_KEPT_MS : (renewed.session.x - this.refreshBeforeSeconds) * 1000 - Date.now();
+        setTimeout(() => this.refreshing.delete(rt), Math.max(0, Math.min(RENEWAL_KEPT_MS, due))).unref();
+        return renewed;
+      });
       this.refreshing.set(rt, p);
     }
     return p;
