@@ -1,7 +1,7 @@
 import type { CompiledRoute, CompiledStep, CompileIssue } from '../contracts/generation.js';
 import { coversHost, prefixMatches } from '../shared/route-match.js';
 
-const AUTH_STEPS: ReadonlySet<string> = new Set(['key-auth', 'basic-auth', 'jwt-auth', 'forward-auth', 'oauth-introspection', 'client-cert']);
+const AUTH_STEPS: ReadonlySet<string> = new Set(['key-auth', 'basic-auth', 'jwt-auth', 'forward-auth', 'oauth-introspection', 'oidc-login', 'client-cert']);
 
 /**
  * Warnings (not issues: the upstream may well match case-sensitively) for protected

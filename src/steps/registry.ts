@@ -31,6 +31,7 @@ import { retry } from './retry.js';
 import { cache } from './cache.js';
 import { compression } from './compression.js';
 import { clientCert } from './identity/client-cert.js';
+import { oidcLogin } from './identity/oidc-login.js';
 
 /** Every built-in step, by code: a constant list. What a process knows besides comes from its StepRegistry. */
 export const BUILTIN_STEPS: ReadonlyMap<string, StepDefinition> = new Map(
@@ -39,6 +40,7 @@ export const BUILTIN_STEPS: ReadonlyMap<string, StepDefinition> = new Map(
       rateLimit, orch, requestHeaders, responseHeaders, pathRewrite, queryParams, methodRestriction, requestId, echo,
       ipRestriction, botDetection, cors, keyAuth, faultInjection, requestSizeLimit, timeout, concurrencyLimit, accessLog,
       forwardAuth, httpCallout, basicAuth, jwtAuth, oauthIntrospection, circuitBreaker, trafficSplit, bodyValidate, mirror, retry, cache, compression, clientCert,
+      oidcLogin,
     ] as StepDefinition[]
   ).map((s) => [s.code, s]),
 );

@@ -22,6 +22,7 @@ const AT_RUN_TIME: Record<string, string> = {
   'forward-auth': 'asks a service, which explain does not call',
   'oauth-introspection': 'asks the introspection endpoint (or its cache), which explain does not',
   'http-callout': 'calls a service, which explain does not call',
+  'oidc-login': 'reads a sealed session cookie and may call the identity provider, which explain does not call',
   'fault-injection': 'draws at random per request',
   'traffic-split': 'draws at random per request (it may change the cluster)',
   'body-validate': 'reads the body, which explain does not have',
