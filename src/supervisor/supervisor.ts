@@ -48,6 +48,8 @@ import { shadowedReadyPath } from './ready-path-shadow.js';
 import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../shared/secret-box.js';
 import type { HealthTable } from '../contracts/ipc.js';
 import { UpstreamGuard } from '../shared/upstream-guard.js';
+import { OidcSignIn } from '../admin/oidc/oidc-sign-in.js';
+import { ConsoleSessions } from '../admin/oidc/console-sessions.js';
 
 export interface Running {
   readyLine: string;
@@ -99,6 +101,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const reserved = [
     ...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])),
     ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...(config.admin.oidc ? [config.admin.oidc.clientSecretEnv] : []),
     ...['PGPASSWORD', 'PGPASSFILE'],
     ...(config.redis?.passwordEnv === undefined ? [] : [config.redis.passwordEnv]),
   ];
@@ -178,10 +181,13 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const subKeys = new SubKeyRing(keys, keyUsage);
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
+  const oidcSettings = config.admin.oidc;
+  // The secret is read once here (checked set at load); it lives in this object only, never logged.
+  const oidc = oidcSettings ? new OidcSignIn(oidcSettings, process.env[oidcSettings.clientSecretEnv]!, new ConsoleSessions(oidcSettings.maxSessions)) : null;
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
-    ...{ workerRestart, workerGuards },
+    ...{ workerRestart, workerGuards, oidc },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -189,6 +195,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     operations: OPERATIONS,
     handlers: HANDLERS,
     resolvers: [systemKeys, subKeys],
+    ...(oidc ? { sessions: { resolver: oidc.sessions, secure: oidc.secure } } : {}),
     isSystemToken: (s) => systemKeys.resolve(s) !== null,
     services,
     log,
