@@ -61,6 +61,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
         client_id: CLIENT_ID,
         client_secret: CLIENT_SECRET,
         redirect_uris: [`${adminUrl}/api/v1/sys/oidc/callback`],
+        post_logout_redirect_uris: [`${adminUrl}/console/`],
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
@@ -81,6 +82,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
         providerName: 'Test IdP',
         scopes: ['openid', 'email', 'groups'],
         sessionSeconds: 600,
+        providerLogout: true,
         mappings: [
           { claim: 'groups', value: 'ops', scopes: ['*'], tenant: null },
           { claim: 'groups', value: 'acme-devs', scopes: ['config:read'], tenant: 'acme' },
@@ -165,7 +167,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
     await page.context().close();
   });
 
-  await t.test('a session cookie without the console header is refused; sign-out ends the session on the server', async () => {
+  await t.test('a session cookie without the console header is refused; sign-out ends the session on the server and at the provider', async () => {
     const { page } = await signInAs(browser, adminUrl, 'alice', seen);
     await page.getByRole('navigation', { name: 'Views' }).waitFor();
     const cookie = (await sessionCookieOf(page))!;
@@ -175,8 +177,13 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
     assert.equal((await request(`${adminUrl}/api/v1/sys/whoami`, { headers })).status, 401, 'no header: refused (CSRF)');
     assert.equal((await request(`${adminUrl}/api/v1/sys/whoami`, { headers: { ...headers, 'x-switchyard-console': '1' } })).status, 200);
 
+    // providerLogout: the console goes on to the provider's logout, which sends it back to the console.
+    const endSession = page.waitForRequest((r) => r.url().startsWith(`${provider.issuer}/session/end`) && new URL(r.url()).searchParams.has('id_token_hint'));
     await page.getByRole('button', { name: 'Sign out' }).click();
+    await endSession;
+    await page.getByRole('button', { name: 'Yes, sign me out' }).click();
     await page.getByTestId('oidc-signin').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/console/');
     const after = await request(`${adminUrl}/api/v1/default/config/list/route`, { headers: { ...headers, 'x-switchyard-console': '1' } });
     assert.deepEqual([after.status, (after.json as { code: string }).code], [401, 'Svc.Auth.Unauthenticated'], 'the old cookie is dead on the server');
     assert.equal(await sessionCookieOf(page), undefined, 'and gone from the browser');

@@ -1,8 +1,12 @@
 import { stringifySetCookie } from 'cookie';
 import { parseCookies } from '../../shared/cookie-header.js';
 
-/** The console session's cookie: HttpOnly, SameSite=Strict, sent to the whole admin port. */
+/**
+ * The console session's cookie: HttpOnly, SameSite=Strict, sent to the admin API's paths only
+ * (browsers do not tell ports apart: the narrower path keeps it off most of a data port on the same host).
+ */
 export const SESSION_COOKIE = 'switchyard_session';
+const SESSION_PATH = '/api/v1/';
 /** The sign-in in progress (state, nonce, PKCE verifier): Lax, so the provider's redirect back carries it. */
 export const SIGN_IN_COOKIE = 'switchyard_oidc';
 /** The header every console call sends: a cookie-authenticated call without it is refused (CSRF). */
@@ -18,7 +22,7 @@ export function requestCookie(header: string | string[] | undefined, name: strin
 }
 
 export function sessionCookie(id: string, seconds: number, secure: boolean): string {
-  return stringifySetCookie(SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'strict', secure, maxAge: seconds });
+  return stringifySetCookie(SESSION_COOKIE, id, { path: SESSION_PATH, httpOnly: true, sameSite: 'strict', secure, maxAge: seconds });
 }
 
 export function signInCookie(value: string, secure: boolean): string {
@@ -27,7 +31,7 @@ export function signInCookie(value: string, secure: boolean): string {
 
 /** Set-Cookie lines that remove a cookie from the browser. */
 export function clearedSessionCookie(secure: boolean): string {
-  return stringifySetCookie(SESSION_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'strict', secure, maxAge: 0 });
+  return stringifySetCookie(SESSION_COOKIE, '', { path: SESSION_PATH, httpOnly: true, sameSite: 'strict', secure, maxAge: 0 });
 }
 
 export function clearedSignInCookie(secure: boolean): string {
