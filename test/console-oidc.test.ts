@@ -1,8 +1,8 @@
 /**
  * Operators sign in to the console through an OpenID provider (worker.json admin.oidc):
  * a real provider (test/helpers/oidc-provider.ts), a real `switchyard run`, Chromium.
- * One gateway, one provider, one browser for every subtest: each subtest signs in its own
- * user in a fresh browser context (its own cookies), so none depends on another's session.
+ * One gateway, one provider, one browser for every subtest: each user signs in in a fresh
+ * browser context (its own cookies); the sign-out subtest ends the session alice's subtest opened.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,6 +93,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
   const browser = await launchBrowser(t);
   const root = gw.tokens.root!;
   const seen: string[] = []; // every session cookie and code the browsers held: none may reach the log
+  let alice: Page | null = null;
 
   // First: discovery has not happened yet, so the sign-in itself must reach the provider.
   await t.test('provider unreachable at sign-in: a 503 page naming the cause; the next sign-in works again', async () => {
@@ -152,8 +153,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
     const audit = await request(`${adminUrl}/api/v1/default/audit/list`, { token: root });
     const last = (audit.json as { items: { operation: string; identity: { id: string; kind: string } }[] }).items[0]!;
     assert.deepEqual([last.operation, last.identity.id, last.identity.kind], ['plugin.disable', 'oidc:alice', 'system']);
-    seen.push((await sessionCookieOf(page))!);
-    await page.context().close();
+    alice = page; // signed in still: the sign-out subtest ends this session
   });
 
   await t.test('a user no mapping matches is refused sign-in (403) and gets no session', async () => {
@@ -168,8 +168,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
   });
 
   await t.test('a session cookie without the console header is refused; sign-out ends the session on the server and at the provider', async () => {
-    const { page } = await signInAs(browser, adminUrl, 'alice', seen);
-    await page.getByRole('navigation', { name: 'Views' }).waitFor();
+    const page = alice!;
     const cookie = (await sessionCookieOf(page))!;
     seen.push(cookie);
     const headers = { cookie: `switchyard_session=${cookie}` };
@@ -184,6 +183,7 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
     await page.getByRole('button', { name: 'Yes, sign me out' }).click();
     await page.getByTestId('oidc-signin').waitFor();
     assert.equal(new URL(page.url()).pathname, '/console/');
+    assert.equal(await page.getByTestId('signin-error').count(), 0, 'a sign-out asked for is no error');
     const after = await request(`${adminUrl}/api/v1/default/config/list/route`, { headers: { ...headers, 'x-switchyard-console': '1' } });
     assert.deepEqual([after.status, (after.json as { code: string }).code], [401, 'Svc.Auth.Unauthenticated'], 'the old cookie is dead on the server');
     assert.equal(await sessionCookieOf(page), undefined, 'and gone from the browser');

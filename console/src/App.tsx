@@ -26,9 +26,9 @@ export function App() {
       onSignOut={async (reason) => {
         // A sign-out the operator asked for ends the server's session too (a refused one is over already).
         const next = reason === undefined && usesProviderSession() ? await endProviderSession() : null;
-        if (next !== null) return location.assign(next);
         clearToken();
         sessionStorage.removeItem(TENANT_KEY);
+        if (next !== null) return location.assign(next);
         location.hash = '';
         setEnded(reason ?? null);
         setSignedIn(false);
