@@ -202,4 +202,22 @@ test('console sign-in through an OpenID provider: mapped scopes, audit by subjec
     assert.ok(seen.filter(Boolean).length >= 4, 'codes and cookies were captured');
     for (const s of [...seen.filter(Boolean), CLIENT_SECRET]) assert.equal(log.includes(s), false, 'no code, session cookie or client secret in the log');
   });
+
+  // Last: it spends this address's failed-authentication allowance (admin.authFailures, burst 20).
+  await t.test('forged callbacks count as failed authentications: a throttled address gets 429 and the provider is not asked', async () => {
+    const pending = Buffer.from(JSON.stringify({ state: 's', nonce: 'n', verifier: 'v'.repeat(43) })).toString('base64url');
+    const query = new URLSearchParams({ code: 'forged', state: 's', iss: provider.issuer });
+    const forged = () => request(`${adminUrl}/api/v1/sys/oidc/callback?${query}`, { headers: { cookie: `switchyard_oidc=${pending}` } });
+    const tokenCalls = () => provider.hits.get('/token') ?? 0;
+    const before = tokenCalls();
+    const first = await forged();
+    assert.deepEqual([first.status, (first.json as { code: string }).code], [401, 'Svc.Auth.SignInFailed'], 'the provider refused the forged code');
+    assert.equal(tokenCalls(), before + 1);
+    let answer = first;
+    for (let i = 0; i < 30 && answer.status !== 429; i++) answer = await forged();
+    assert.deepEqual([answer.status, (answer.json as { code: string }).code], [429, 'Svc.Auth.Throttled']);
+    const spent = tokenCalls();
+    assert.equal((await forged()).status, 429);
+    assert.equal(tokenCalls(), spent, 'a throttled callback never reaches the provider');
+  });
 });

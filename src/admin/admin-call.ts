@@ -59,7 +59,7 @@ export class AdminCall<S> {
       checkAccess(op, params, this.identity);
       checkNameParams(params, this.deps.redact);
       const body = op.method === 'POST' ? await readJsonBody(this.req) : undefined;
-      const ran = this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, headers: this.req.headers, services: this.deps.services, audit: this.note });
+      const ran = this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, headers: this.req.headers, peer: this.peer, services: this.deps.services, audit: this.note });
       this.answer('reply' in ran ? ran.reply : asReply(await ran.pending));
     } catch (err) {
       this.answerError(err);

@@ -13,6 +13,8 @@ export interface OpContext<S = unknown> {
   traceId: string;
   /** The request's headers (console sign-in reads its cookies and Accept). */
   headers: IncomingHttpHeaders;
+  /** The socket peer's address (never X-Forwarded-*): console sign-in counts its failures against it. */
+  peer: string;
   services: S;
   /** What the audit entry of a write names: handlers fill in what the path does not say. */
   audit: AuditNote;

@@ -42,7 +42,11 @@ export const login: OpHandler<Services> = async (ctx) => {
 /** The provider's redirect back: the code exchanged, the user mapped, a session started, the console opened. */
 export const callback: OpHandler<Services> = async (ctx) => {
   const oidc = signIn(ctx.services);
+  const { throttle } = ctx.services;
   try {
+    // Each callback costs a call to the provider: an address that spent its failed-authentication allowance waits first.
+    const wait = throttle.waitMs(ctx.peer);
+    if (wait > 0) throw new SvcError('Svc.Auth.Throttled', undefined, { retryAfter: Math.max(1, Math.ceil(wait / 1000)) });
     const { identity, sessionId } = await oidc.finish(ctx.query, requestCookie(ctx.headers.cookie, SIGN_IN_COOKIE));
     ctx.services.log.info({ identity: identity.id, tenant: identity.tenant, scopes: identity.scopes, traceId: ctx.traceId }, 'console sign-in');
     return new Reply(303, '', 'text/plain; charset=utf-8', {
@@ -50,6 +54,7 @@ export const callback: OpHandler<Services> = async (ctx) => {
       'set-cookie': [sessionCookie(sessionId, oidc.sessionSeconds, oidc.secure), clearedSignInCookie(oidc.secure)],
     });
   } catch (err) {
+    if (err instanceof SvcError && err.code === 'Svc.Auth.SignInFailed') throttle.failed(ctx.peer);
     return failed(ctx, err, oidc.secure);
   }
 };
