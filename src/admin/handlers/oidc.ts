@@ -23,7 +23,8 @@ export const status: OpHandler<Services> = ({ services }) =>
 /** A failure of a navigation: a page for a browser; JSON (thrown) otherwise. */
 function failed(ctx: OpContext<Services>, err: unknown, secure: boolean): Reply {
   const e = asSvcError(err);
-  ctx.services.log.warn({ code: e.code, reason: e.message, traceId: ctx.traceId }, 'console sign-in refused');
+  if (e.code === 'Svc.Internal') ctx.services.log.error({ err, traceId: ctx.traceId }, 'console sign-in failed');
+  else ctx.services.log.warn({ code: e.code, reason: e.message, traceId: ctx.traceId }, 'console sign-in refused');
   if (!wantsHtml(ctx.headers)) throw e;
   return new Reply(e.status, signInFailedPage(e, ctx.traceId), 'text/html; charset=utf-8', { ...PAGE_HEADERS, 'set-cookie': clearedSignInCookie(secure) });
 }
