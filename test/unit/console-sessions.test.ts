@@ -67,3 +67,12 @@ test('the auth gate: a bearer token wins; a session cookie counts only with the 
   assert.equal(t.unauthenticated, 2, 'each refused cookie counts');
   assert.equal(authenticateCounted(operationById('health'), undefined, 'p', resolvers, t, { id: 'forged', consoleHeader: false, resolver: sessions }), null, 'auth none: the cookie is not looked at');
 });
+
+test('the cookies: the session Strict and HttpOnly on the admin API, the sign-in Lax (the provider redirects back), Secure behind https', async () => {
+  const { sessionCookie, signInCookie, clearedSessionCookie } = await import('../../src/admin/oidc/console-cookies.js');
+  const attrs = (line: string) => line.split('; ').slice(1).sort();
+  assert.deepEqual(attrs(sessionCookie('abc', 600, true)), ['HttpOnly', 'Max-Age=600', 'Path=/api/v1/', 'SameSite=Strict', 'Secure']);
+  assert.deepEqual(attrs(sessionCookie('abc', 600, false)), ['HttpOnly', 'Max-Age=600', 'Path=/api/v1/', 'SameSite=Strict']);
+  assert.deepEqual(attrs(signInCookie('x', false)), ['HttpOnly', 'Max-Age=600', 'Path=/api/v1/sys/oidc/', 'SameSite=Lax']);
+  assert.match(clearedSessionCookie(false), /^switchyard_session=; Max-Age=0; Path=\/api\/v1\//);
+});
