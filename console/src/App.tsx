@@ -1,9 +1,10 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, ApiError, onUnauthorized } from './api';
-import { clearToken, getToken, setToken } from './session';
+import { clearToken, getToken, usesProviderSession } from './session';
 import { ModelProvider, type ConsoleModel } from './gate';
 import { go, useHashLocation } from './hash-route';
 import { ErrorBox } from './components';
+import { SignIn } from './SignIn';
 import { Overview } from './views/Overview';
 import { Entities } from './views/Entities';
 import { Certificates } from './views/Certificates';
@@ -16,15 +17,18 @@ import { Audit } from './views/Audit';
 const TENANT_KEY = 'switchyard.tenant';
 
 export function App() {
-  const [signedIn, setSignedIn] = useState(() => getToken() !== null);
+  const [signedIn, setSignedIn] = useState(() => getToken() !== null || usesProviderSession());
   /** Why the session ended, when the server ended it (a 401 on any call). */
   const [ended, setEnded] = useState<unknown>(null);
   if (!signedIn) return <SignIn reason={ended} onDone={() => setSignedIn(true)} />;
   return (
     <Shell
-      onSignOut={(reason) => {
+      onSignOut={async (reason) => {
+        // A sign-out the operator asked for ends the server's session too (a refused one is over already).
+        const next = reason === undefined && usesProviderSession() ? await endProviderSession() : null;
         clearToken();
         sessionStorage.removeItem(TENANT_KEY);
+        if (next !== null) return location.assign(next);
         location.hash = '';
         setEnded(reason ?? null);
         setSignedIn(false);
@@ -33,32 +37,13 @@ export function App() {
   );
 }
 
-function SignIn({ onDone, reason }: { onDone: () => void; reason: unknown }) {
-  const [token, setTokenInput] = useState('');
-  const [error, setError] = useState<unknown>(reason);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setToken(token.trim());
-    try {
-      await api('GET', '/api/v1/sys/whoami');
-      onDone();
-    } catch (err) {
-      clearToken();
-      setError(err);
-    }
-  };
-  return (
-    <main className="signin">
-      <form onSubmit={submit} aria-labelledby="signin-title">
-        <h1 id="signin-title">Switchyard console</h1>
-        <label htmlFor="token">Admin token</label>
-        <input id="token" type="password" autoComplete="off" value={token} onChange={(e) => setTokenInput(e.target.value)} required autoFocus />
-        <p className="hint">A system token or a tenant sub-key (syk_…). It is kept in this tab's session storage only.</p>
-        <button type="submit">Sign in</button>
-        <ErrorBox error={error} testId="signin-error" />
-      </form>
-    </main>
-  );
+/** Ends the console session on the server; the answer may name the provider's logout page. */
+async function endProviderSession(): Promise<string | null> {
+  try {
+    return (await api<{ endSessionUrl: string | null }>('POST', '/api/v1/sys/oidc/logout')).endSessionUrl;
+  } catch {
+    return null; // already ended (401): nothing more to end
+  }
 }
 
 function Shell({ onSignOut }: { onSignOut: (reason?: unknown) => void }) {
@@ -99,7 +84,8 @@ function Shell({ onSignOut }: { onSignOut: (reason?: unknown) => void }) {
         <header className="top">
           <span className="brand">Switchyard</span>
           <span className="who" data-testid="identity">
-            {model.identity.kind} key{model.identity.tenant ? ` · tenant ${model.identity.tenant}` : ''}
+            {model.identity.signedInAs ? `signed in as ${model.identity.signedInAs}` : `${model.identity.kind} key`}
+            {model.identity.tenant ? ` · tenant ${model.identity.tenant}` : ''}
           </span>
           {model.tenantSelectable ? (
             <form

@@ -1,4 +1,4 @@
-import { getToken } from './session';
+import { getToken, usesProviderSession } from './session';
 import { CONSOLE_ERRORS } from '../../src/shared/client-codes';
 
 /** An admin error as the server sent it ({code, message, traceId, …}), with the HTTP status. */
@@ -28,9 +28,13 @@ export function onUnauthorized(fn: (e: ApiError) => void): () => void {
   };
 }
 
-/** One admin call with the session's bearer token. Non-2xx answers throw ApiError. */
+/**
+ * One admin call with the tab's bearer token, or else its console session cookie (sent by
+ * the browser). Every call names itself the console's: the server accepts the cookie only
+ * with this header, which a page of another site cannot send. Non-2xx answers throw ApiError.
+ */
 export async function api<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { 'x-switchyard-console': '1' };
   const token = getToken();
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -50,7 +54,7 @@ export async function api<T = unknown>(method: 'GET' | 'POST', path: string, bod
   }
   if (!res.ok) {
     const err = new ApiError(res.status, (parsed ?? {}) as ConstructorParameters<typeof ApiError>[1]);
-    if (res.status === 401 && token) unauthorized?.(err);
+    if (res.status === 401 && (token || usesProviderSession())) unauthorized?.(err);
     throw err;
   }
   return parsed as T;

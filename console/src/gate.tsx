@@ -8,7 +8,8 @@ import { createContext, useContext, type ButtonHTMLAttributes, type ReactElement
 export type FeatureState = 'enabled' | 'disabled' | 'hidden';
 
 export interface ConsoleModel {
-  identity: { kind: 'system' | 'tenant'; tenant: string | null; scopes: string[] };
+  /** signedInAs: the person of a console session (admin.oidc), absent for a token. */
+  identity: { kind: 'system' | 'tenant'; tenant: string | null; scopes: string[]; signedInAs?: string };
   tenant: string;
   tenantSelectable: boolean;
   nav: { id: string; label: string }[];

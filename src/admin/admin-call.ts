@@ -11,6 +11,8 @@ import type { Identity } from './identity.js';
 import { CallAuditRecord, auditRecord, isAuditedWrite } from './audit-trail.js';
 import { asReply, setErrorHeaders, writeJson, writeText } from './admin-reply.js';
 import type { AdminCallDeps } from './admin-options.js';
+import type { SessionCredential } from './authorize.js';
+import { CONSOLE_HEADER, SESSION_COOKIE, clearedSessionCookie, requestCookie } from './oidc/console-cookies.js';
 
 /** A handler's answer, or the promise of it (an asynchronous handler). */
 type Ran = { reply: Reply } | { pending: Promise<unknown> };
@@ -29,6 +31,8 @@ export class AdminCall<S> {
   private status = 500;
   private allow: string[] | undefined;
   private auditedWrite = false;
+  /** The console presented a session cookie: refused (ended, expired), the browser is told to drop it. */
+  private presentedSession = false;
   private record: CallAuditRecord | null = null;
   /** Ends this call's place among its identity's calls in progress. */
   private leave: (() => void) | null = null;
@@ -49,13 +53,13 @@ export class AdminCall<S> {
     try {
       const { op, params, query } = this.route();
       refuseThrottled(op, this.peer, this.deps.throttle);
-      this.identity = authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle);
+      this.identity = authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle, this.session());
       if (this.identity !== null) this.enter(this.identity);
       this.noteAuditedWrite(op, params);
       checkAccess(op, params, this.identity);
       checkNameParams(params, this.deps.redact);
       const body = op.method === 'POST' ? await readJsonBody(this.req) : undefined;
-      const ran = this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, services: this.deps.services, audit: this.note });
+      const ran = this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, headers: this.req.headers, peer: this.peer, services: this.deps.services, audit: this.note });
       this.answer('reply' in ran ? ran.reply : asReply(await ran.pending));
     } catch (err) {
       this.answerError(err);
@@ -63,6 +67,16 @@ export class AdminCall<S> {
       this.leave?.();
       this.logLine();
     }
+  }
+
+  /** The console session cookie the call presented, when console sessions are on (read only for calls that authenticate). */
+  private session(): SessionCredential | undefined {
+    const sessions = this.deps.sessions;
+    const id = sessions === undefined ? undefined : requestCookie(this.req.headers.cookie, SESSION_COOKIE);
+    if (sessions === undefined || id === undefined || id === '') return undefined;
+    const consoleHeader = this.req.headers[CONSOLE_HEADER] === '1';
+    this.presentedSession = consoleHeader;
+    return { id, consoleHeader, resolver: sessions.resolver };
   }
 
   /** An authenticated call counts against its identity's calls in progress (its body is read after this). */
@@ -113,6 +127,7 @@ export class AdminCall<S> {
   private answer(reply: Reply): void {
     this.status = reply.status;
     this.record?.settle(this.status);
+    for (const [name, value] of Object.entries(reply.headers ?? {})) this.res.setHeader(name, value);
     if (reply.contentType !== undefined) writeText(this.res, this.status, String(reply.body), reply.contentType, this.traceId);
     else writeJson(this.res, this.status, reply.body, this.traceId);
   }
@@ -123,6 +138,7 @@ export class AdminCall<S> {
     if (e.code === 'Svc.Internal') this.deps.log.error({ err, traceId: this.traceId }, 'admin handler failed');
     this.status = e.status;
     setErrorHeaders(this.res, e, this.allow, this.req.headers.authorization);
+    if (e.status === 401 && this.presentedSession && this.identity === null) this.res.setHeader('set-cookie', clearedSessionCookie(this.deps.sessions!.secure));
     try {
       this.record?.settle(this.status);
     } catch (auditErr) {

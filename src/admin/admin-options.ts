@@ -4,6 +4,7 @@ import type { Operation } from './contract.js';
 import type { OpRouter } from './op-router.js';
 import type { OpHandler } from './op-context.js';
 import type { TokenResolver } from './authorize.js';
+import type { SessionResolver } from './oidc/console-sessions.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { AuditSink } from './audit-trail.js';
 import type { Redactor } from './redact.js';
@@ -13,6 +14,8 @@ export interface AdminServerOptions<S> {
   operations: readonly Operation[];
   handlers: Record<string, OpHandler<S>>;
   resolvers: readonly TokenResolver[];
+  /** Console sessions (admin.oidc): the cookie path of the auth gate; `secure` marks cookies Secure. Absent: bearer tokens only. */
+  sessions?: { resolver: SessionResolver; secure: boolean };
   services: S;
   log: Logger;
   /** Failed authentications per client address; absent: no throttling. */

@@ -3,10 +3,19 @@ import type { Operation } from './contract.js';
 import type { Identity } from './identity.js';
 import type { Params } from './op-router.js';
 import { BITS, requiredScope } from './scopes.js';
+import type { SessionResolver } from './oidc/console-sessions.js';
 
 /** Resolves a bearer token to an identity (system keys now, tenant sub-keys later). */
 export interface TokenResolver {
   resolve(token: string): Identity | null;
+}
+
+/** A console session cookie a call presented, and whether it also sent the console's header. */
+export interface SessionCredential {
+  id: string;
+  /** The custom header (x-switchyard-console: 1) a cross-site form or link cannot send: the CSRF check. */
+  consoleHeader: boolean;
+  resolver: SessionResolver;
 }
 
 /** The auth scheme's name is case-insensitive (RFC 9110 §11.1): `bearer …` works too. */
@@ -17,8 +26,10 @@ const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
  * checkAccess: tenant boundary (403 TenantScope), scope (403 Scope). Two calls, so a
  * refused call is still logged with the identity that was refused.
  */
-export function authenticate(op: Operation, authorization: string | undefined, resolvers: readonly TokenResolver[]): Identity | null {
+export function authenticate(op: Operation, authorization: string | undefined, resolvers: readonly TokenResolver[], session?: SessionCredential): Identity | null {
   if (op.auth === 'none') return null;
+  // A bearer token wins; without one, a console session (admin.oidc) may stand in.
+  if (authorization === undefined && session !== undefined) return sessionIdentity(session);
   const m = authorization ? BEARER.exec(authorization) : null;
   if (!m) throw new SvcError('Svc.Auth.Unauthenticated', 'A bearer token is required (Authorization: Bearer <token>)');
   let identity: Identity | null = null;
@@ -27,6 +38,13 @@ export function authenticate(op: Operation, authorization: string | undefined, r
     if (identity) break;
   }
   if (!identity) throw new SvcError('Svc.Auth.Unauthenticated', 'The token is unknown, expired or revoked');
+  return identity;
+}
+
+function sessionIdentity(session: SessionCredential): Identity {
+  if (!session.consoleHeader) throw new SvcError('Svc.Auth.Unauthenticated', 'A console session is accepted only with the header x-switchyard-console: 1');
+  const identity = session.resolver.resolveSession(session.id);
+  if (!identity) throw new SvcError('Svc.Auth.Unauthenticated', 'The console session is unknown, expired or signed out');
   return identity;
 }
 

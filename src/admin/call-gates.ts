@@ -3,7 +3,7 @@ import { isTenantName } from '../shared/tenant-name.js';
 import type { Operation } from './contract.js';
 import type { Params } from './op-router.js';
 import type { Identity } from './identity.js';
-import { authenticate, type TokenResolver } from './authorize.js';
+import { authenticate, type SessionCredential, type TokenResolver } from './authorize.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { Redactor } from './redact.js';
 
@@ -26,12 +26,13 @@ export function authenticateCounted(
   peer: string,
   resolvers: readonly TokenResolver[],
   throttle: AuthThrottle | undefined,
+  session?: SessionCredential,
 ): Identity | null {
   try {
-    return authenticate(op, authorization, resolvers);
+    return authenticate(op, authorization, resolvers, session);
   } catch (err) {
-    // Only a presented token is a guess; a missing header costs nothing.
-    if (authorization !== undefined) throttle?.failed(peer);
+    // Only a presented token or session cookie is a guess; a missing header costs nothing.
+    if (authorization !== undefined || session !== undefined) throttle?.failed(peer);
     if (throttle) throttle.unauthenticated++;
     throw err;
   }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Identity } from './identity.js';
 import type { Params } from './op-router.js';
 import type { Operation } from './contract.js';
@@ -10,6 +11,10 @@ export interface OpContext<S = unknown> {
   body: unknown;
   identity: Identity | null;
   traceId: string;
+  /** The request's headers (console sign-in reads its cookies and Accept). */
+  headers: IncomingHttpHeaders;
+  /** The socket peer's address (never X-Forwarded-*): console sign-in counts its failures against it. */
+  peer: string;
   services: S;
   /** What the audit entry of a write names: handlers fill in what the path does not say. */
   audit: AuditNote;
@@ -32,6 +37,8 @@ export class Reply {
     readonly body: unknown,
     /** Set for a non-JSON answer (the body is then a string sent as is). */
     readonly contentType?: string,
+    /** Headers the answer adds (a redirect's Location, Set-Cookie). */
+    readonly headers?: Record<string, string | string[]>,
   ) {}
 }
 

@@ -1,5 +1,10 @@
 import type { Operation } from './contract.js';
 
+const REDIRECTS: Record<string, string> = {
+  'oidc.login': "See Other: the OpenID provider's authorization endpoint",
+  'oidc.callback': 'See Other: /console/, with the session cookie set',
+};
+
 /** OpenAPI 3.1 from the contract table; each operation carries its family and access. */
 export function openApiDocument(ops: readonly Operation[], version: string): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -24,11 +29,15 @@ export function openApiDocument(ops: readonly Operation[], version: string): unk
         ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } } }
         : {}),
       responses: {
-        // What the handlers answer: key.issue creates (201), /metrics is Prometheus text.
-        [op.id === 'key.issue' ? '201' : '200']: {
-          description: op.id === 'key.issue' ? 'Created' : 'OK',
-          content: op.id === 'metrics' ? { 'text/plain': { schema: { type: 'string' } } } : { 'application/json': { schema: { type: 'object' } } },
-        },
+        // What the handlers answer: key.issue creates (201), /metrics is Prometheus text, console sign-in redirects (303).
+        ...(REDIRECTS[op.id] !== undefined
+          ? { '303': { description: REDIRECTS[op.id] } }
+          : {
+              [op.id === 'key.issue' ? '201' : '200']: {
+                description: op.id === 'key.issue' ? 'Created' : 'OK',
+                content: op.id === 'metrics' ? { 'text/plain': { schema: { type: 'string' } } } : { 'application/json': { schema: { type: 'object' } } },
+              },
+            }),
         default: { description: 'Error envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     };
@@ -37,9 +46,13 @@ export function openApiDocument(ops: readonly Operation[], version: string): unk
     openapi: '3.1.0',
     info: { title: 'Switchyard admin API', version },
     paths,
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { consoleSession: [] }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        // admin.oidc: accepted only with the header x-switchyard-console: 1 (CSRF).
+        consoleSession: { type: 'apiKey', in: 'cookie', name: 'switchyard_session', description: 'A console session (admin.oidc sign-in); only with the header x-switchyard-console: 1' },
+      },
       schemas: {
         Error: {
           type: 'object',

@@ -18,6 +18,7 @@ import type { SubKeyRing } from './keys/sub-key-ring.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { TenantQuotas } from './tenant-quotas.js';
 import type { StepRegistry } from '../steps/step-registry.js';
+import type { OidcSignIn } from './oidc/oidc-sign-in.js';
 
 /**
  * The supervisor's state, as admin handlers see it. The parts the supervisor runs (worker
@@ -66,6 +67,8 @@ export interface Services {
   workerRestart: WorkerRestartView;
   /** Workers' own alarms: event-loop stalls (by route and step) and replacements (by reason), for /metrics. */
   workerGuards: WorkerGuardsView;
+  /** Console sign-in through an OpenID provider (admin.oidc), with its sessions; null: bearer tokens only. */
+  oidc: OidcSignIn | null;
   /** The node's readiness: its workers on the current generation, its store answering; `latest` (/readyz) never waits on the store. */
   readiness: { check(): Promise<ReadinessReport>; latest(): ReadinessReport };
 }

@@ -6,6 +6,7 @@ import { addressesOverlap, isLoopback, parseHostPort } from './host-port.js';
 import { parseSealingKey } from './secret-box.js';
 import { checkListenEngine } from './gateway-config-listen.js';
 import { uwsSupport, type UwsSupport } from './uws-support.js';
+import { checkOidc } from './gateway-config-oidc-checks.js';
 
 export interface ConfigError {
   path: string;
@@ -20,6 +21,7 @@ export function checkGatewayConfig(config: GatewayConfig, env: NodeJS.ProcessEnv
   checkListenEngine(config.listen, support, errors);
   checkAdminKeys(config, env, errors, warnings);
   checkAdminAddress(config, warnings);
+  checkOidc(config, env, errors);
   // A block of prefix 0 trusts every peer: any client could then name its own address.
   for (const block of config.trustedProxies) {
     if (/\/0+$/.test(block)) warnings.push(`trustedProxies: ${block} trusts every peer, so any client can name its own address; list the proxies' own addresses`);
@@ -89,7 +91,7 @@ function checkAdminKeys(config: GatewayConfig, env: NodeJS.ProcessEnv, errors: C
       if (k.token.length < 32) warnings.push(`admin key ${k.id}: token is shorter than 32 characters`);
     }
   });
-  if (config.admin.keys.length === 0) warnings.push('no admin keys: every admin call but /healthz and /readyz will be refused');
+  if (config.admin.keys.length === 0 && config.admin.oidc === undefined) warnings.push('no admin keys: every admin call but /healthz and /readyz will be refused');
 }
 
 function checkAdminAddress(config: GatewayConfig, warnings: string[]): void {
@@ -107,6 +109,7 @@ function checkSecrets(config: GatewayConfig, errors: ConfigError[], warnings: st
   for (const [tenant, names] of Object.entries(config.secrets.env)) {
     names.forEach((name, j) => {
       if (name === ANY_SECRET && tenant !== WILDCARD_TENANT) errors.push({ path: `secrets.env.${tenant}.${j}`, message: `* is for the ${WILDCARD_TENANT} tenant only; list the variables ${tenant} may name` });
+      if (name === config.admin.oidc?.clientSecretEnv) warnings.push(`secrets.env.${tenant}: ${name} is admin.oidc.clientSecretEnv; no tenant may name it, listed or not`);
       if (tokenEnvs.has(name)) warnings.push(`secrets.env.${tenant}: ${name} is an admin key's tokenEnv; no tenant may name it, listed or not`);
     });
   }

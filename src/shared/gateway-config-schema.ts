@@ -3,6 +3,7 @@ import { isPgVolume, parsePgVolume } from './pg-volume-url.js';
 import { LimitsSchema } from './gateway-config-limits.js';
 import { ListenSchema } from './gateway-config-listen.js';
 import { ReadinessSchema } from './gateway-config-readiness.js';
+import { OidcSchema } from './gateway-config-oidc.js';
 import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
 import { AdminKey, CidrList, HostPort, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
 
@@ -43,6 +44,8 @@ export const GatewayConfigSchema = v.strictObject({
     maxConnectionsPerAddress: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000)), 64),
     /** Open admin connections in all; lowered at run time to what the descriptor limit leaves. */
     maxConnections: v.optional(v.pipe(v.number(), v.integer(), v.minValue(16), v.maxValue(1_000_000)), 1_024),
+    /** Console sign-in through an OpenID provider (docs/configuration.md); absent: bearer tokens only. */
+    oidc: OidcSchema,
   }),
   workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64))),
   log: v.optional(

@@ -51,6 +51,8 @@ import type { HealthTable } from '../contracts/ipc.js';
 import { UpstreamGuard } from '../shared/upstream-guard.js';
 import { KeySets } from './key-sets/key-sets.js';
 import { fetchKeySet } from './key-sets/key-set-fetch.js';
+import { OidcSignIn } from '../admin/oidc/oidc-sign-in.js';
+import { ConsoleSessions } from '../admin/oidc/console-sessions.js';
 
 export interface Running {
   readyLine: string;
@@ -102,6 +104,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const reserved = [
     ...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])),
     ...(keyEnv === undefined ? [] : [keyEnv]),
+    ...(config.admin.oidc ? [config.admin.oidc.clientSecretEnv] : []),
     ...['PGPASSWORD', 'PGPASSFILE'],
     ...(config.redis?.passwordEnv === undefined ? [] : [config.redis.passwordEnv]),
   ];
@@ -195,10 +198,13 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const subKeys = new SubKeyRing(keys, keyUsage);
   const auditRepo = new AuditRepo(volume.db);
   const throttle = new AuthThrottle(config.admin.authFailures);
+  const oidcSettings = config.admin.oidc;
+  // The secret is read once here (checked set at load); it lives in this object only, never logged.
+  const oidc = oidcSettings ? new OidcSignIn(oidcSettings, process.env[oidcSettings.clientSecretEnv]!, new ConsoleSessions(oidcSettings.maxSessions)) : null;
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
-    ...{ workerRestart, workerGuards, keySets },
+    ...{ workerRestart, workerGuards, keySets, oidc },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -206,6 +212,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     operations: OPERATIONS,
     handlers: HANDLERS,
     resolvers: [systemKeys, subKeys],
+    ...(oidc ? { sessions: { resolver: oidc.sessions, secure: oidc.secure } } : {}),
     isSystemToken: (s) => systemKeys.resolve(s) !== null,
     services,
     log,

@@ -345,3 +345,37 @@ test('readiness: storeTimeoutMs 1000 by default (50..30000); dataPath absent by 
   assert.deepEqual(paths({ ...base(), readiness: { storeTimeoutMs: 10 } }), ['readiness.storeTimeoutMs']);
   assert.deepEqual(paths({ ...base(), readiness: { dataPath: '/readyz', path: '/x' } }), ['readiness.path']);
 });
+
+test('admin.oidc: defaults filled in; the secret from the environment only; every field checked at its path', () => {
+  const oidc = (extra: Record<string, Json> = {}): Record<string, Json> => {
+    const c = base();
+    (c.admin as Record<string, Json>).oidc = {
+      issuer: 'https://login.example.com',
+      clientId: 'console',
+      clientSecretEnv: 'OIDC_SECRET',
+      publicUrl: 'https://admin.example.com',
+      mappings: [{ claim: 'groups', value: 'ops', scopes: ['*'], tenant: null }],
+      ...extra,
+    };
+    return c;
+  };
+  const env = { ...ENV, OIDC_SECRET: 'shh' };
+  const { loaded } = load(oidc(), env);
+  assert.equal(loaded.ok, true, JSON.stringify(loaded.errors));
+  const o = loaded.config!.admin.oidc!;
+  assert.deepEqual([o.scopes, o.sessionSeconds, o.maxSessions, o.providerLogout], [['openid', 'email'], 28_800, 1_000, false]);
+
+  assert.deepEqual(paths(oidc(), ENV), ['admin.oidc.clientSecretEnv'], 'unset secret: a bootstrap error');
+  assert.deepEqual(paths(oidc({ clientSecretEnv: 'ROOT_TOKEN' }), { ...ENV }), ['admin.oidc.clientSecretEnv'], "an admin key's tokenEnv");
+  assert.deepEqual(paths(oidc({ issuer: 'http://login.example.com' }), env), ['admin.oidc.issuer'], 'http only to loopback');
+  assert.equal(load(oidc({ issuer: 'http://127.0.0.1:4000', publicUrl: 'http://[::1]:9180' }), env).loaded.ok, true);
+  assert.deepEqual(paths(oidc({ publicUrl: 'https://admin.example.com/console' }), env), ['admin.oidc.publicUrl']);
+  assert.deepEqual(paths(oidc({ scopes: ['email'] }), env), ['admin.oidc.scopes']);
+  assert.deepEqual(paths(oidc({ sessionSeconds: 30 }), env), ['admin.oidc.sessionSeconds']);
+  assert.deepEqual(paths(oidc({ mappings: [] }), env), ['admin.oidc.mappings']);
+  assert.deepEqual(paths(oidc({ clientSecret: 'inline' }), env), ['admin.oidc.clientSecret'], 'no secret in the file');
+  assert.deepEqual(
+    paths(oidc({ mappings: [{ claim: 'groups', value: 'x', scopes: ['cfg:read'], tenant: 'sys' }] }), env),
+    ['admin.oidc.mappings.0.tenant', 'admin.oidc.mappings.0.scopes.0'],
+  );
+});

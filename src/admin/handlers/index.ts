@@ -10,6 +10,7 @@ import * as clusters from './clusters.js';
 import * as state from './state.js';
 import * as explain from './explain.js';
 import * as workers from './workers.js';
+import * as oidc from './oidc.js';
 
 /** Operation id (contract.ts) -> handler. The admin server refuses to start if one is missing. */
 export const HANDLERS: Record<string, OpHandler<Services>> = {
@@ -19,6 +20,10 @@ export const HANDLERS: Record<string, OpHandler<Services>> = {
   whoami: sys.whoami,
   'cluster.status': sys.clusterStatus,
   'sys.steps': sys.steps,
+  'oidc.status': oidc.status,
+  'oidc.login': oidc.login,
+  'oidc.callback': oidc.callback,
+  'oidc.logout': oidc.logout,
   'workers.restart': workers.restart,
   'workers.restart.status': workers.restartStatus,
   console: sys.consoleNav,

@@ -56,7 +56,8 @@ export const consoleNav: OpHandler<Services> = ({ identity, query }) => {
     throw new SvcError('Svc.Request.BadQuery', `Invalid tenant name ${JSON.stringify(requested)}`);
   }
   const id = identity!;
-  return { identity: { kind: id.kind, tenant: id.tenant, scopes: id.scopes }, ...consoleModel(id, requested) };
+  const signedInAs = id.session === undefined ? {} : { signedInAs: id.session.name };
+  return { identity: { kind: id.kind, tenant: id.tenant, scopes: id.scopes, ...signedInAs }, ...consoleModel(id, requested) };
 };
 
 /** Every step the gateway knows; a package step with its `package` and `version`. */

@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { firstMatch, mappedClaims, sessionIdentity } from '../../src/admin/oidc/claim-mapping.js';
+import { masksOf } from '../../src/admin/scopes.js';
+import type { OidcMappingConfig } from '../../src/shared/gateway-config-oidc.js';
+
+const MAPPINGS: OidcMappingConfig[] = [
+  { claim: 'groups', value: 'ops', scopes: ['*'], tenant: null },
+  { claim: 'groups', value: 'acme-devs', scopes: ['config:read'], tenant: 'acme' },
+  { claim: 'email', value: 'auditor@example.test', scopes: ['audit:read'], tenant: 'acme' },
+];
+
+test('a list claim must contain the value, a string claim must equal it; the first matching mapping decides alone', () => {
+  assert.equal(firstMatch(MAPPINGS, { groups: ['acme-devs'] }), MAPPINGS[1]);
+  assert.equal(firstMatch(MAPPINGS, { groups: ['acme-devs', 'ops'] }), MAPPINGS[0], 'list order, not claim order');
+  assert.equal(firstMatch(MAPPINGS, { groups: 'ops' }), MAPPINGS[0]);
+  assert.equal(firstMatch(MAPPINGS, { groups: 'ops-team' }), null, 'no substring match');
+  assert.equal(firstMatch(MAPPINGS, { groups: [], email: 'auditor@example.test' }), MAPPINGS[2]);
+  assert.equal(firstMatch(MAPPINGS, { groups: ['sales'], email: 'carol@example.test' }), null);
+  assert.equal(firstMatch(MAPPINGS, { groups: { ops: true } }), null, 'an object claim holds nothing');
+  assert.deepEqual(mappedClaims(MAPPINGS), ['groups', 'email']);
+});
+
+test('the session identity: oidc:<sub>, kind and tenant from the mapping, its scopes as masks, the expiry', () => {
+  const bob = sessionIdentity('bob', 'bob@example.test', MAPPINGS[1]!, 123);
+  assert.deepEqual(bob, { id: 'oidc:bob', kind: 'tenant', tenant: 'acme', scopes: ['config:read'], masks: masksOf(['config:read']), expiresAt: 123, session: { name: 'bob@example.test' } });
+  const alice = sessionIdentity('alice', null, MAPPINGS[0]!, 456);
+  assert.equal(alice.kind, 'system');
+  assert.equal(alice.tenant, null);
+  assert.equal(alice.session?.name, 'alice', 'no email: the subject');
+});
