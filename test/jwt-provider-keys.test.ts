@@ -67,7 +67,7 @@ test('jwt-auth with keys from an OpenID provider: discovery, rotation without a 
       {
         cluster: 'up',
         pathPrefix: '/own',
-        steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwksUri: `${jwks.url}/jwks.json`, issuer: 'https://own.test', audience: ['api', 'other-api'], clockSkewSeconds: 5, requiredClaims: { tier: ['gold', 'silver'] }, requiredScopes: ['orders:read'], claims: { email: 'x-user-email', groups: 'x-user-groups' } } }],
+        steps: [{ code: 'jwt-auth', settings: { algorithms: ['ES256'], jwksUri: `${jwks.url}/jwks.json`, minRefreshSeconds: 1, issuer: 'https://own.test', audience: ['api', 'other-api'], clockSkewSeconds: 5, requiredClaims: { tier: ['gold', 'silver'] }, requiredScopes: ['orders:read'], claims: { email: 'x-user-email', groups: 'x-user-groups' } } }],
       },
     ],
     ['route', 'sneaky', { cluster: 'up', pathPrefix: '/sneaky', steps: [{ code: 'jwt-auth', settings: { ...base, issuer: sneaky.url } }] }],
@@ -145,6 +145,31 @@ test('jwt-auth with keys from an OpenID provider: discovery, rotation without a 
     assert.equal(noScope.status, 403);
     assert.match(String(noScope.headers['www-authenticate']), /insufficient_scope/);
     assert.equal(jwks.hits(), 1, 'max-age=600 (clamped to an hour at most): fetched once for the node');
+  });
+
+  await t.test('a respawned worker verifies at once with the sets it got at init: no fetch', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    // A valid signature and a missing claim: 403, whose envelope names the worker process that verified it.
+    const refusedBy = async () => {
+      const token = await new SignJWT({ iss: 'https://own.test', aud: 'api', sub: 'u-2', exp: now + 300, scope: 'orders:read', tier: 'bronze', n: Math.random() }).setProtectedHeader({ alg: 'ES256', kid: 'own-1' }).sign(own.privateKey);
+      const r = await get('/own', token, { connection: 'close' });
+      assert.equal(r.status, 403, r.text);
+      return /^(w\d+-[^-]+)-/.exec(String(r.json.traceId))?.[1];
+    };
+    const victim = (await clusterStatus(gw)).workers.find((w) => w.slot === 0)!;
+    const oldTag = await waitFor('an answer of worker 0', async () => {
+      const tag = await refusedBy();
+      return tag?.startsWith('w0-') ? tag : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 0 });
+    process.kill(victim.pid!, 'SIGKILL');
+    await waitFor('worker 0 replaced', async () => (await clusterStatus(gw)).workers.some((w) => w.slot === 0 && w.state === 'listening' && w.pid !== victim.pid), { timeoutMs: 15_000, intervalMs: 50 });
+    const fetched = jwks.hits();
+    // Its first verification (a fresh token, an empty cache) needs no fetch: the key set came with init.
+    await waitFor('a 403 from the new worker 0', async () => {
+      const tag = await refusedBy();
+      return tag?.startsWith('w0-') && tag !== oldTag;
+    }, { timeoutMs: 10_000, intervalMs: 0 });
+    assert.equal(jwks.hits(), fetched, 'no JWKS fetch for the new worker');
   });
 
   await t.test('discovery naming a JWKS on the admin port: refused at connect time, the route answers 503', async () => {

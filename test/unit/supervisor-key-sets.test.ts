@@ -79,3 +79,27 @@ test('key sets: a failing provider leaves the keys serving (stale) until maxStal
   up = true;
   await waitFor('fresh again (retried every minRefreshSeconds)', () => h.sets.entries()[0]!.state === 'fresh', { timeoutMs: 3_000 });
 });
+
+test('key sets: a worker asking while a fetch runs gets a fetch of its own (the running one may predate the rotation it met)', async (t) => {
+  let now = 0;
+  const results: (() => Promise<FetchedKeySet>)[] = [async () => keys('a')];
+  let release!: () => void;
+  results.push(() => new Promise((r) => (release = () => r(keys('a'))))); // under way when the rotation happens
+  results.push(async () => keys('b'));
+  const pushed: ToWorker[] = [];
+  const answered: [string, ToWorker][] = [];
+  let fetches = 0;
+  const sets = new KeySets({ fetch: () => results[fetches++]!(), pushAll: (m) => pushed.push(m), sendTo: (w, m) => answered.push([(w as unknown as { id: string }).id, m]), log: silent, now: () => now });
+  t.after(() => sets.stop());
+  const s = spec(1, 3600);
+  sets.serve([s]);
+  await waitFor('fresh', () => sets.entries()[0]?.state === 'fresh');
+  now = 5_000;
+  sets.refresh(s.id, worker('w1')); // past minRefreshSeconds: fetch 2 starts
+  sets.refresh(s.id, worker('w2')); // while it runs
+  release();
+  await waitFor('both answered', () => answered.length === 2, { timeoutMs: 3_000 });
+  const kidOf = (m: ToWorker) => (m as { sets: { keys: { kid: string }[] }[] }).sets[0]!.keys[0]!.kid;
+  assert.equal(fetches, 3, 'a third fetch, deferred to minRefreshSeconds after the second');
+  assert.deepEqual(answered.map(([w, m]) => `${w}:${kidOf(m)}`), ['w1:a', 'w2:b']);
+});

@@ -103,7 +103,7 @@ export const jwtAuth = defineStep({
       return set.keys(header, token);
     };
     /** Verifies a token not in the cache: waits (bounded) for keys when the set is not held or lacks its kid. */
-    const verifyAfresh = async (flow: Flow, token: string): Promise<StepOutcome> => {
+    const verifyAfresh = async (flow: Flow, auth: string, token: string): Promise<StepOutcome> => {
       // Outside a worker (explain's dry run) no set is pushed: say so rather than answer 503.
       if (remote !== null && keySets === undefined) throw new Error(`its keys come from ${remote.url}, fetched by the supervisor for the workers; explain does not fetch them`);
       let set = (await currentSet()) ?? NO_KEYS;
@@ -116,7 +116,7 @@ export const jwtAuth = defineStep({
         if (next?.keys && next.version !== set.version) outcome = await verifyToken(token, keyOf((set = next)), options, s.clockSkewSeconds);
       }
       if (typeof outcome === 'string') return denied;
-      verified.set(token, outcome, (outcome.exp! + s.clockSkewSeconds) * 1000, set.version);
+      verified.set(auth, outcome, (outcome.exp! + s.clockSkewSeconds) * 1000, set.version);
       return admit(flow, outcome);
     };
     const admit = (flow: Flow, payload: JWTPayload): StepOutcome => {
@@ -129,14 +129,15 @@ export const jwtAuth = defineStep({
       return apply(flow, payload);
     };
     // A token verified lately with the set held now is answered without a promise (the common case).
+    // The cache is keyed by the whole Authorization value: a hit was parsed when it was verified.
     return (flow) => {
       const auth = flow.req.header('authorization');
-      const m = auth ? BEARER.exec(auth) : null;
-      if (!m) return denied;
-      const token = m[1]!;
+      if (auth === undefined) return denied;
       const set = remote === null ? inline : keySets?.get(remote.id);
-      const payload = set !== undefined && set.state !== 'pending' ? verified.get(token, set.version) : undefined;
-      return payload === undefined ? verifyAfresh(flow, token) : admit(flow, payload);
+      const payload = set !== undefined && set.state !== 'pending' ? verified.get(auth, set.version) : undefined;
+      if (payload !== undefined) return admit(flow, payload);
+      const m = BEARER.exec(auth);
+      return m === null ? denied : verifyAfresh(flow, auth, m[1]!);
     };
   },
 });

@@ -1,13 +1,22 @@
 import type { JWTPayload } from 'jose';
 
+interface Entry {
+  payload: JWTPayload;
+  untilMs: number;
+  version: number;
+  /** Used since it was last passed over by eviction (the clock algorithm's reference bit). */
+  used: boolean;
+}
+
 /**
  * Tokens a step verified lately, by the token string: a client sending the same token again
- * costs no signature check. Bounded (least recently used out first); an entry serves only
- * until the token's `exp` (with the step's clock skew) and only for the key set version it
- * was verified with, so a rotation or an expired key set re-verifies every token.
+ * costs no signature check. Bounded, evicting by the clock algorithm (an approximate least
+ * recently used: a hit only marks its entry, so it costs no reordering); an entry serves
+ * only until the token's `exp` (with the step's clock skew) and only for the key set version
+ * it was verified with, so a rotation or an expired key set re-verifies every token.
  */
 export class VerifiedTokens {
-  private readonly entries = new Map<string, { payload: JWTPayload; untilMs: number; version: number }>();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly max = 10_000,
@@ -21,19 +30,27 @@ export class VerifiedTokens {
       this.entries.delete(token);
       return undefined;
     }
-    // Most recently used last: eviction takes the first.
-    this.entries.delete(token);
-    this.entries.set(token, e);
+    e.used = true;
     return e.payload;
   }
 
   /** `untilMs`: when the token stops passing (its exp plus the clock skew). */
   set(token: string, payload: JWTPayload, untilMs: number, version: number): void {
-    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(token, { payload, untilMs, version });
+    if (!this.entries.has(token) && this.entries.size >= this.max) this.evictOne();
+    this.entries.set(token, { payload, untilMs, version, used: false });
   }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** The oldest entry not used since it was last passed over goes; used ones move to the back, unmarked. */
+  private evictOne(): void {
+    for (const [token, e] of this.entries) {
+      this.entries.delete(token);
+      if (!e.used) return;
+      e.used = false;
+      this.entries.set(token, e);
+    }
   }
 }
