@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -152,73 +152,77 @@ test('when the checks fail on every target, traffic goes to all of them (panic),
   assert.ok(a!.requests > 0 && b!.requests > 0, 'both targets served');
 });
 
-test('cluster health over REST and the CLI shows each target\'s state; a token without cluster:read gets 403', BOUNDED, async (t) => {
-  const [a, b] = await targets(t, 2);
-  b!.healthStatus = 503;
-  const gw = await startGateway(t, { keys: [ROOT_KEY, { id: 'reader', scopes: ['config:read'] }] });
-  await apply(gw, [
-    ['cluster', 'c', { targets: [a!.address, b!.address], healthCheck: CHECK }],
-    ['cluster', 'plain', { targets: [a!.address] }],
-    ['route', 'all', { cluster: 'c' }],
-  ]);
-  const url = (name: string) => `${gw.adminUrl}/api/v1/default/clusters/${name}/health`;
-  const states = await waitFor('b unhealthy in the answer', async () => {
-    const r = await httpRequest(url('c'), { token: gw.tokens.root });
-    const body = r.json as { targets: { target: string; state: string; failures: number; lastCheckedAt: string | null }[] };
-    return r.status === 200 && body.targets.find((x) => x.target === b!.address)?.state === 'unhealthy' && body;
-  }, { timeoutMs: 3_000 });
-  const ta = states.targets.find((x) => x.target === a!.address)!;
-  assert.equal(ta.state, 'healthy');
-  assert.ok(ta.lastCheckedAt !== null);
-  assert.ok(states.targets.find((x) => x.target === b!.address)!.failures >= 2);
+// These three read state over the admin port, with no timing claim, each on its own gateway:
+// side by side.
+describe('cluster health', { concurrency: true }, () => {
+  test('cluster health over REST and the CLI shows each target\'s state; a token without cluster:read gets 403', BOUNDED, async (t) => {
+    const [a, b] = await targets(t, 2);
+    b!.healthStatus = 503;
+    const gw = await startGateway(t, { keys: [ROOT_KEY, { id: 'reader', scopes: ['config:read'] }] });
+    await apply(gw, [
+      ['cluster', 'c', { targets: [a!.address, b!.address], healthCheck: CHECK }],
+      ['cluster', 'plain', { targets: [a!.address] }],
+      ['route', 'all', { cluster: 'c' }],
+    ]);
+    const url = (name: string) => `${gw.adminUrl}/api/v1/default/clusters/${name}/health`;
+    const states = await waitFor('b unhealthy in the answer', async () => {
+      const r = await httpRequest(url('c'), { token: gw.tokens.root });
+      const body = r.json as { targets: { target: string; state: string; failures: number; lastCheckedAt: string | null }[] };
+      return r.status === 200 && body.targets.find((x) => x.target === b!.address)?.state === 'unhealthy' && body;
+    }, { timeoutMs: 3_000 });
+    const ta = states.targets.find((x) => x.target === a!.address)!;
+    assert.equal(ta.state, 'healthy');
+    assert.ok(ta.lastCheckedAt !== null);
+    assert.ok(states.targets.find((x) => x.target === b!.address)!.failures >= 2);
 
-  // The metrics name the cluster as every series names an entity: its tenant and its name apart.
-  const metrics = (await httpRequest(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
-  assert.match(metrics, new RegExp(`\\nswitchyard_target_healthy\\{tenant="default",cluster="c",target="${b!.address}"\\} 0\\n`), metrics);
-  assert.match(metrics, new RegExp(`\\nswitchyard_target_healthy\\{tenant="default",cluster="c",target="${a!.address}"\\} 1\\n`));
+    // The metrics name the cluster as every series names an entity: its tenant and its name apart.
+    const metrics = (await httpRequest(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+    assert.match(metrics, new RegExp(`\\nswitchyard_target_healthy\\{tenant="default",cluster="c",target="${b!.address}"\\} 0\\n`), metrics);
+    assert.match(metrics, new RegExp(`\\nswitchyard_target_healthy\\{tenant="default",cluster="c",target="${a!.address}"\\} 1\\n`));
 
-  const plain = await httpRequest(url('plain'), { token: gw.tokens.root });
-  assert.deepEqual((plain.json as { targets: { state: string }[] }).targets.map((x) => x.state), ['unchecked']);
-  assert.equal((await httpRequest(url('nope'), { token: gw.tokens.root })).status, 404);
-  const denied = await httpRequest(url('c'), { token: gw.tokens.reader });
-  assert.equal(denied.status, 403);
-  assert.equal((denied.json as { code: string }).code, 'Svc.Auth.Scope');
+    const plain = await httpRequest(url('plain'), { token: gw.tokens.root });
+    assert.deepEqual((plain.json as { targets: { state: string }[] }).targets.map((x) => x.state), ['unchecked']);
+    assert.equal((await httpRequest(url('nope'), { token: gw.tokens.root })).status, 404);
+    const denied = await httpRequest(url('c'), { token: gw.tokens.reader });
+    assert.equal(denied.status, 403);
+    assert.equal((denied.json as { code: string }).code, 'Svc.Auth.Scope');
 
-  const cli = await runCli(['cluster', 'health', 'c'], { env: { SWITCHYARD_ADMIN: gw.adminUrl, SWITCHYARD_TOKEN: gw.tokens.root! } });
-  assert.equal(cli.code, 0, cli.stderr);
-  const out = cli.json as { targets: { target: string; state: string }[] };
-  assert.equal(out.targets.find((x) => x.target === b!.address)!.state, 'unhealthy');
-});
+    const cli = await runCli(['cluster', 'health', 'c'], { env: { SWITCHYARD_ADMIN: gw.adminUrl, SWITCHYARD_TOKEN: gw.tokens.root! } });
+    assert.equal(cli.code, 0, cli.stderr);
+    const out = cli.json as { targets: { target: string; state: string }[] };
+    assert.equal(out.targets.find((x) => x.target === b!.address)!.state, 'unhealthy');
+  });
 
-test('cluster health counts the requests in flight at each target over all workers, and 0 once they are answered', BOUNDED, async (t) => {
-  const [slow, idle] = await targets(t, 2);
-  slow!.held = [];
-  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2 });
-  await apply(gw, [['cluster', 'c', { targets: [slow!.address], healthCheck: CHECK }], ['cluster', 'other', { targets: [idle!.address] }], ['route', 'all', { cluster: 'c' }]]);
-  // Six requests on their own connections, so the kernel spreads them over both workers.
-  const agents = Array.from({ length: 6 }, () => new Agent({ connections: 1 }));
-  t.after(() => Promise.all(agents.map((a) => a.destroy())));
-  const answers = agents.map((dispatcher) => request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher }).then((r) => r.body.text().then(() => r.statusCode)));
-  await waitFor('six requests held at the target', () => slow!.held!.length === 6);
-  const inFlight = async (name: string) => {
-    const r = await httpRequest(`${gw.adminUrl}/api/v1/default/clusters/${name}/health`, { token: gw.tokens.root });
-    return (r.json as { targets: { target: string; inFlight: number }[] }).targets.map((x) => [x.target, x.inFlight]);
-  };
-  assert.deepEqual(await inFlight('c'), [[slow!.address, 6]]);
-  assert.deepEqual(await inFlight('other'), [[idle!.address, 0]], 'a cluster no request has used yet');
-  slow!.release();
-  assert.deepEqual(await Promise.all(answers), [200, 200, 200, 200, 200, 200]);
-  await waitFor('in flight back to 0', async () => (await inFlight('c'))[0]![1] === 0, { timeoutMs: 2_000 });
-});
+  test('cluster health counts the requests in flight at each target over all workers, and 0 once they are answered', BOUNDED, async (t) => {
+    const [slow, idle] = await targets(t, 2);
+    slow!.held = [];
+    const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 2 });
+    await apply(gw, [['cluster', 'c', { targets: [slow!.address], healthCheck: CHECK }], ['cluster', 'other', { targets: [idle!.address] }], ['route', 'all', { cluster: 'c' }]]);
+    // Six requests on their own connections, so the kernel spreads them over both workers.
+    const agents = Array.from({ length: 6 }, () => new Agent({ connections: 1 }));
+    t.after(() => Promise.all(agents.map((a) => a.destroy())));
+    const answers = agents.map((dispatcher) => request(`http://127.0.0.1:${gw.dataPort}/x`, { dispatcher }).then((r) => r.body.text().then(() => r.statusCode)));
+    await waitFor('six requests held at the target', () => slow!.held!.length === 6);
+    const inFlight = async (name: string) => {
+      const r = await httpRequest(`${gw.adminUrl}/api/v1/default/clusters/${name}/health`, { token: gw.tokens.root });
+      return (r.json as { targets: { target: string; inFlight: number }[] }).targets.map((x) => [x.target, x.inFlight]);
+    };
+    assert.deepEqual(await inFlight('c'), [[slow!.address, 6]]);
+    assert.deepEqual(await inFlight('other'), [[idle!.address, 0]], 'a cluster no request has used yet');
+    slow!.release();
+    assert.deepEqual(await Promise.all(answers), [200, 200, 200, 200, 200, 200]);
+    await waitFor('in flight back to 0', async () => (await inFlight('c'))[0]![1] === 0, { timeoutMs: 2_000 });
+  });
 
-test('a tenant cannot make the supervisor probe more than 256 targets: the rest stay unchecked and a warn line says so', BOUNDED, async (t) => {
-  const gw = await startGateway(t, { keys: [ROOT_KEY] });
-  // Loopback addresses on port 9, where nothing listens (never the gateway's own ports): each probe fails at once.
-  const many = Array.from({ length: 260 }, (_, i) => `127.0.${1 + Math.floor(i / 200)}.${2 + (i % 200)}:9`);
-  await apply(gw, [['cluster', 'big', { targets: many, healthCheck: { path: '/health', intervalMs: 60_000 } }], ['route', 'all', { cluster: 'big' }]]);
-  await waitFor('the warn line', () => gw.logLines().some((l) => (l as { msg?: string }).msg?.startsWith('health checks: the tenant has more targets')));
-  const r = await httpRequest(`${gw.adminUrl}/api/v1/default/clusters/big/health`, { token: gw.tokens.root });
-  const states = (r.json as { targets: { state: string }[] }).targets.map((x) => x.state);
-  assert.equal(states.filter((s) => s === 'unchecked').length, 4);
-  assert.equal(states.length, 260);
+  test('a tenant cannot make the supervisor probe more than 256 targets: the rest stay unchecked and a warn line says so', BOUNDED, async (t) => {
+    const gw = await startGateway(t, { keys: [ROOT_KEY] });
+    // Loopback addresses on port 9, where nothing listens (never the gateway's own ports): each probe fails at once.
+    const many = Array.from({ length: 260 }, (_, i) => `127.0.${1 + Math.floor(i / 200)}.${2 + (i % 200)}:9`);
+    await apply(gw, [['cluster', 'big', { targets: many, healthCheck: { path: '/health', intervalMs: 60_000 } }], ['route', 'all', { cluster: 'big' }]]);
+    await waitFor('the warn line', () => gw.logLines().some((l) => (l as { msg?: string }).msg?.startsWith('health checks: the tenant has more targets')));
+    const r = await httpRequest(`${gw.adminUrl}/api/v1/default/clusters/big/health`, { token: gw.tokens.root });
+    const states = (r.json as { targets: { state: string }[] }).targets.map((x) => x.state);
+    assert.equal(states.filter((s) => s === 'unchecked').length, 4);
+    assert.equal(states.length, 260);
+  });
 });

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { request, type HttpResult } from './helpers/http.js';
@@ -184,84 +184,88 @@ test('readiness on a SQLite node: not ready while workers boot or are replaced, 
   });
 });
 
-// Regressions: the drain did not re-judge readiness, so a keep-alive probe read 200 until the
-// worker exited; on the node engine the drain cut idle kept-alive connections, so the probe read no answer.
-for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
-test(`a node that stops: its data path reads 503 on connections still open while it drains (${engine} engine)`, BOUNDED, async (t) => {
-  const held = await startHeldUpstream(t);
-  const gw = await startGateway(t, { engine, workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY], edit: withDataPath() });
-  await apply(gw, [['cluster', 'held', { targets: [held.target] }], ['route', 'held', { cluster: 'held', pathPrefix: '/held' }]]);
-  const probe = new KeepAliveClient(gw.dataPort);
-  t.after(() => probe.socket.destroy());
-  await waitFor('ready on a kept-alive connection', async () => (await probe.get(DATA_PATH))?.status === 200);
-  // A request in flight keeps the only worker draining (and the probe's connection open) until released.
-  const inflight = request(`${gw.dataUrl}/held/x`, { timeoutMs: 15_000 });
-  await waitFor('the request held upstream', () => held.held() === 1);
+// Each of these has a gateway (and a PostgreSQL) of its own and mostly waits on a drain or
+// a stopped store: they run side by side.
+describe('readiness while a node stops or loses its store', { concurrency: true }, () => {
+  // Regressions: the drain did not re-judge readiness, so a keep-alive probe read 200 until the
+  // worker exited; on the node engine the drain cut idle kept-alive connections, so the probe read no answer.
+  for (const engine of uwsSupport().ok ? (['uws', 'node'] as const) : (['node'] as const))
+  test(`a node that stops: its data path reads 503 on connections still open while it drains (${engine} engine)`, BOUNDED, async (t) => {
+    const held = await startHeldUpstream(t);
+    const gw = await startGateway(t, { engine, workers: 1, drainGraceMs: 10_000, keys: [ROOT_KEY], edit: withDataPath() });
+    await apply(gw, [['cluster', 'held', { targets: [held.target] }], ['route', 'held', { cluster: 'held', pathPrefix: '/held' }]]);
+    const probe = new KeepAliveClient(gw.dataPort);
+    t.after(() => probe.socket.destroy());
+    await waitFor('ready on a kept-alive connection', async () => (await probe.get(DATA_PATH))?.status === 200);
+    // A request in flight keeps the only worker draining (and the probe's connection open) until released.
+    const inflight = request(`${gw.dataUrl}/held/x`, { timeoutMs: 15_000 });
+    await waitFor('the request held upstream', () => held.held() === 1);
 
-  const stopping = gw.stop('SIGTERM', 15_000);
-  const seen: string[] = [];
-  const t0 = performance.now();
-  for (;;) {
-    const a = await probe.get(DATA_PATH, 2_000);
-    seen.push(a ? `${a.status} ${a.body}` : 'closed');
-    if (!a || a.status === 503 || performance.now() - t0 > 3_000) break;
-    await sleep(20);
-  }
-  held.release();
-  assert.equal(seen.at(-1), '503 {"ready":false}', `the probes after SIGTERM: ${seen.join(', ')}`);
-  assert.equal((await inflight).status, 200, 'the held request finished within the drain');
-  assert.equal((await stopping).code, 0);
-});
-
-test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: privatePostgresSkip() }, async (t) => {
-  const pg = await startPrivatePostgres(t);
-  const bound = 500;
-  const gw = await startGateway(t, { workers: 1, volume: pg.volumeUrl(freshSchema()), keys: [ROOT_KEY], edit: withDataPath(bound) });
-  await waitFor('ready on both ports', async () => {
-    const p = await probes(gw);
-    return p.ready?.status === 200 && p.data?.status === 200;
+    const stopping = gw.stop('SIGTERM', 15_000);
+    const seen: string[] = [];
+    const t0 = performance.now();
+    for (;;) {
+      const a = await probe.get(DATA_PATH, 2_000);
+      seen.push(a ? `${a.status} ${a.body}` : 'closed');
+      if (!a || a.status === 503 || performance.now() - t0 > 3_000) break;
+      await sleep(20);
+    }
+    held.release();
+    assert.equal(seen.at(-1), '503 {"ready":false}', `the probes after SIGTERM: ${seen.join(', ')}`);
+    assert.equal((await inflight).status, 200, 'the held request finished within the drain');
+    assert.equal((await stopping).code, 0);
   });
 
-  await pg.stop();
-  const slowest = { ms: 0 };
-  const live: number[] = [];
-  const down = await waitFor(
-    '/readyz 503 with the store not ready',
-    async () => {
-      const t0 = performance.now();
+  test('readiness on a postgres:// node: 503 while its PostgreSQL is stopped, 200 once it is back', { ...BOUNDED, skip: privatePostgresSkip() }, async (t) => {
+    const pg = await startPrivatePostgres(t);
+    const bound = 500;
+    const gw = await startGateway(t, { workers: 1, volume: pg.volumeUrl(freshSchema()), keys: [ROOT_KEY], edit: withDataPath(bound) });
+    await waitFor('ready on both ports', async () => {
       const p = await probes(gw);
-      slowest.ms = Math.max(slowest.ms, performance.now() - t0);
-      live.push(p.live?.status ?? 0);
-      const { ready, data } = p;
-      return ready?.status === 503 && data?.status === 503 ? ready : undefined;
-    },
-    { timeoutMs: 10_000, intervalMs: 50 },
-  );
-  assert.equal(down.json.ready, false);
-  assert.equal(down.json.checks.workers.ok, true, down.text);
-  assert.equal(down.json.checks.store.ok, false);
-  assert.match(down.json.checks.store.detail, /^(the query failed|no answer within 500 ms)$/);
-  // Stays not ready, and answers within its bound, while the store is down.
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    const r = await request(`${gw.adminUrl}/readyz`);
-    slowest.ms = Math.max(slowest.ms, performance.now() - t0);
-    assert.equal(r.status, 503);
-    live.push((await request(`${gw.adminUrl}/healthz`)).status);
-    await sleep(100);
-  }
-  assert.ok(slowest.ms < bound + 1_000, `the slowest probe took ${Math.round(slowest.ms)} ms`);
+      return p.ready?.status === 200 && p.data?.status === 200;
+    });
 
-  await pg.start();
-  const back = await waitFor(
-    '/readyz 200 again on both ports',
-    async () => {
-      const p = await probes(gw);
-      live.push(p.live?.status ?? 0);
-      return p.ready?.status === 200 && p.data?.status === 200 ? p.ready : undefined;
-    },
-    { timeoutMs: 10_000, intervalMs: 50 },
-  );
-  assert.equal(back.json.checks.store.ok, true);
-  assert.deepEqual([...new Set(live)], [200], '/healthz answered 200 throughout');
+    await pg.stop();
+    const slowest = { ms: 0 };
+    const live: number[] = [];
+    const down = await waitFor(
+      '/readyz 503 with the store not ready',
+      async () => {
+        const t0 = performance.now();
+        const p = await probes(gw);
+        slowest.ms = Math.max(slowest.ms, performance.now() - t0);
+        live.push(p.live?.status ?? 0);
+        const { ready, data } = p;
+        return ready?.status === 503 && data?.status === 503 ? ready : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    assert.equal(down.json.ready, false);
+    assert.equal(down.json.checks.workers.ok, true, down.text);
+    assert.equal(down.json.checks.store.ok, false);
+    assert.match(down.json.checks.store.detail, /^(the query failed|no answer within 500 ms)$/);
+    // Stays not ready, and answers within its bound, while the store is down.
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      const r = await request(`${gw.adminUrl}/readyz`);
+      slowest.ms = Math.max(slowest.ms, performance.now() - t0);
+      assert.equal(r.status, 503);
+      live.push((await request(`${gw.adminUrl}/healthz`)).status);
+      await sleep(100);
+    }
+    assert.ok(slowest.ms < bound + 1_000, `the slowest probe took ${Math.round(slowest.ms)} ms`);
+
+    await pg.start();
+    const back = await waitFor(
+      '/readyz 200 again on both ports',
+      async () => {
+        const p = await probes(gw);
+        live.push(p.live?.status ?? 0);
+        return p.ready?.status === 200 && p.data?.status === 200 ? p.ready : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    assert.equal(back.json.checks.store.ok, true);
+    assert.deepEqual([...new Set(live)], [200], '/healthz answered 200 throughout');
+  });
 });

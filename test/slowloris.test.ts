@@ -1,4 +1,4 @@
-import { test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { uwsSupport } from '../src/shared/uws-support.js';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -133,80 +133,83 @@ if (uwsSupport().ok) {
 
 test('node engine: 300 slowloris connections from the good client\'s own address each get 408 at the header deadline, and the client keeps its latency', { timeout: 60_000 }, (t) => slowloris(t, 'node', 300, '127.0.0.1'));
 
-// uWS calls the request handler with the response object only, never saying which
-// connection a request came on, so the guard cannot tell whether this connection's first
-// head was complete: a request came from its address since it opened, and that may be its
-// own. It leaves such a connection alone (no 408), and uWS's idle timer closes it silently.
-//
-// Regression: this uWS build arms setIdleTimeout's timer before a connection's first request
-// and setResponseTimeout's after each answer; with only the first set, this connection stayed
-// open 30 s.
-if (uwsSupport().ok) test(
-  'uws engine: a connection that was served once and then dribbles a second head is closed by the idle timer, without a 408',
-  { timeout: 30_000 },
-  async (t) => {
-    const IDLE_S = 2;
+// The two keep-alive tests below each wait on a timer of their own gateway: side by side.
+describe('a second head on a served connection', { concurrency: true }, () => {
+  // uWS calls the request handler with the response object only, never saying which
+  // connection a request came on, so the guard cannot tell whether this connection's first
+  // head was complete: a request came from its address since it opened, and that may be its
+  // own. It leaves such a connection alone (no 408), and uWS's idle timer closes it silently.
+  //
+  // Regression: this uWS build arms setIdleTimeout's timer before a connection's first request
+  // and setResponseTimeout's after each answer; with only the first set, this connection stayed
+  // open 30 s.
+  if (uwsSupport().ok) test(
+    'uws engine: a connection that was served once and then dribbles a second head is closed by the idle timer, without a 408',
+    { timeout: 30_000 },
+    async (t) => {
+      const IDLE_S = 2;
+      const HEAD_MS = 1_000;
+      const up = await startUpstream(t);
+      const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine: 'uws', edit: (c) => (c.limits = { idleTimeoutS: IDLE_S, headerTimeoutMs: HEAD_MS }) });
+      await apply(gw, [
+        ['cluster', 'c', { targets: [up.target] }],
+        ['route', 'all', { cluster: 'c' }],
+      ]);
+
+      const client = new KeepAliveClient(gw.dataPort);
+      t.after(() => client.socket.destroy());
+      const opened = performance.now();
+      await client.connected();
+      // Answered after the header deadline: the deadline passes while this connection is
+      // open, and uWS arms no idle timer while an answer is pending.
+      client.socket.write(`GET /one HTTP/1.1\r\nHost: a.test\r\nX-Up-Delay-Ms: ${HEAD_MS + 500}\r\n\r\n`);
+      const first = await client.answer();
+      const served = performance.now();
+      const received = client.received;
+      assert.equal(first?.status, 200, received);
+      assert.ok(served - opened > HEAD_MS, 'the header deadline passed before the answer');
+      const second = 'GET /two HTTP/1.1\r\nHost: a.test\r\nX-Slow: ' + 'a'.repeat(100);
+      let sent = 0;
+      const drip = setInterval(() => client.socket.writable && client.socket.write(second[sent++]!), 250);
+      t.after(() => clearInterval(drip));
+
+      const how = await Promise.race([client.closed, sleep((IDLE_S + 5) * 1_000).then(() => 'still open')]);
+      clearInterval(drip);
+      t.diagnostic(`${how} ${ms(performance.now() - served)} after the first answer, ${sent} bytes of the second head sent`);
+      assert.ok(how === 'end' || how === 'error ECONNRESET', `the server closed the connection: ${how}`);
+      assert.ok(sent >= 1, 'the second head was dribbling when it closed');
+      assert.equal(client.received, received, 'nothing was written after the first answer (no 408)');
+      assert.equal(headTimeoutLines(gw).length, 0, 'no headerTimeout was counted');
+    },
+  );
+
+  // The node engine knows which connection a head came on: every head has the deadline.
+  test('node engine: a connection that was served once and then dribbles a second head gets 408 at the header deadline', { timeout: 30_000 }, async (t) => {
     const HEAD_MS = 1_000;
     const up = await startUpstream(t);
-    const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine: 'uws', edit: (c) => (c.limits = { idleTimeoutS: IDLE_S, headerTimeoutMs: HEAD_MS }) });
+    const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine: 'node', edit: (c) => (c.limits = { idleTimeoutS: 20, headerTimeoutMs: HEAD_MS }) });
     await apply(gw, [
       ['cluster', 'c', { targets: [up.target] }],
       ['route', 'all', { cluster: 'c' }],
     ]);
-
     const client = new KeepAliveClient(gw.dataPort);
     t.after(() => client.socket.destroy());
-    const opened = performance.now();
     await client.connected();
-    // Answered after the header deadline: the deadline passes while this connection is
-    // open, and uWS arms no idle timer while an answer is pending.
-    client.socket.write(`GET /one HTTP/1.1\r\nHost: a.test\r\nX-Up-Delay-Ms: ${HEAD_MS + 500}\r\n\r\n`);
-    const first = await client.answer();
-    const served = performance.now();
-    const received = client.received;
-    assert.equal(first?.status, 200, received);
-    assert.ok(served - opened > HEAD_MS, 'the header deadline passed before the answer');
+    client.socket.write('GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n');
+    assert.equal((await client.answer())?.status, 200);
+    const received = client.received.length;
     const second = 'GET /two HTTP/1.1\r\nHost: a.test\r\nX-Slow: ' + 'a'.repeat(100);
     let sent = 0;
-    const drip = setInterval(() => client.socket.writable && client.socket.write(second[sent++]!), 250);
+    const started = performance.now();
+    const drip = setInterval(() => client.socket.writable && client.socket.write(second[sent++]!), 100);
     t.after(() => clearInterval(drip));
-
-    const how = await Promise.race([client.closed, sleep((IDLE_S + 5) * 1_000).then(() => 'still open')]);
+    const how = await Promise.race([client.closed, sleep(HEAD_MS + 5_000).then(() => 'still open')]);
     clearInterval(drip);
-    t.diagnostic(`${how} ${ms(performance.now() - served)} after the first answer, ${sent} bytes of the second head sent`);
-    assert.ok(how === 'end' || how === 'error ECONNRESET', `the server closed the connection: ${how}`);
-    assert.ok(sent >= 1, 'the second head was dribbling when it closed');
-    assert.equal(client.received, received, 'nothing was written after the first answer (no 408)');
-    assert.equal(headTimeoutLines(gw).length, 0, 'no headerTimeout was counted');
-  },
-);
-
-// The node engine knows which connection a head came on: every head has the deadline.
-test('node engine: a connection that was served once and then dribbles a second head gets 408 at the header deadline', { timeout: 30_000 }, async (t) => {
-  const HEAD_MS = 1_000;
-  const up = await startUpstream(t);
-  const gw = await startGateway(t, { keys: [ROOT_KEY], workers: 1, engine: 'node', edit: (c) => (c.limits = { idleTimeoutS: 20, headerTimeoutMs: HEAD_MS }) });
-  await apply(gw, [
-    ['cluster', 'c', { targets: [up.target] }],
-    ['route', 'all', { cluster: 'c' }],
-  ]);
-  const client = new KeepAliveClient(gw.dataPort);
-  t.after(() => client.socket.destroy());
-  await client.connected();
-  client.socket.write('GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n');
-  assert.equal((await client.answer())?.status, 200);
-  const received = client.received.length;
-  const second = 'GET /two HTTP/1.1\r\nHost: a.test\r\nX-Slow: ' + 'a'.repeat(100);
-  let sent = 0;
-  const started = performance.now();
-  const drip = setInterval(() => client.socket.writable && client.socket.write(second[sent++]!), 100);
-  t.after(() => clearInterval(drip));
-  const how = await Promise.race([client.closed, sleep(HEAD_MS + 5_000).then(() => 'still open')]);
-  clearInterval(drip);
-  const after = performance.now() - started;
-  t.diagnostic(`${how} ${ms(after)} after the second head started`);
-  const answer = client.received.slice(received);
-  assert.match(answer, /^HTTP\/1\.1 408 /, answer);
-  assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code, 'Svc.Data.HeadTimeout');
-  assert.ok(after >= HEAD_MS - 20 && after <= HEAD_MS + 1_500, `closed ${ms(after)} after the head started`);
+    const after = performance.now() - started;
+    t.diagnostic(`${how} ${ms(after)} after the second head started`);
+    const answer = client.received.slice(received);
+    assert.match(answer, /^HTTP\/1\.1 408 /, answer);
+    assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code, 'Svc.Data.HeadTimeout');
+    assert.ok(after >= HEAD_MS - 20 && after <= HEAD_MS + 1_500, `closed ${ms(after)} after the head started`);
+  });
 });

@@ -30,7 +30,8 @@ export interface Seen extends Outcome {
 }
 
 /**
- * Runs one exchange on a fresh connection; the upstream is shared, so runs go one at a time.
+ * Runs one exchange on a fresh connection; the runs through one upstream go one at a time
+ * (what reached it is told apart by order), so each side compared has an upstream of its own.
  * `patient`: the answer may take a timeout (an incomplete request, a known exception).
  */
 export async function observe(port: number, tap: Tap, up: Upstream, run: Run, patient: boolean): Promise<Seen> {
