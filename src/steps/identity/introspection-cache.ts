@@ -17,12 +17,25 @@ export interface CachePolicy {
   maxEntries: number;
 }
 
+/** The largest kept-claims answer the cache holds (serialized); a larger one decides its request but is not kept. */
+export const MAX_ENTRY_BYTES = 4 * 1024;
+/** What the cache may hold in all (serialized claims plus a per-entry overhead for the key and the record), whatever maxEntries says. */
+export const MAX_CACHE_BYTES = 32 * 1024 * 1024;
+/** A rough count of what an entry costs besides its claims: the 43-character key, the Map slot and the record. */
+const ENTRY_OVERHEAD = 128;
+
+/** What an answer counts against the cache's bytes: its claims serialized, plus the entry's overhead. */
+export function entryBytes(answer: Introspected): number {
+  return ENTRY_OVERHEAD + (answer.active ? JSON.stringify(answer.claims).length : 0);
+}
+
 interface Entry {
   readonly answer: Introspected;
   /** Used without a call until then. */
   readonly freshUntil: number;
   /** Used when a call fails until then (0: never). */
   readonly staleUntil: number;
+  readonly bytes: number;
 }
 
 /** How long an answer got at `now` is used as is, and as a fail-static fallback. */
@@ -35,11 +48,17 @@ export class IntrospectionCache {
   // A Map keeps insertion order: re-inserting on use makes its first key the least recently used.
   private readonly entries = new Map<string, Entry>();
   private readonly flights = new Map<string, Promise<Introspected>>();
+  private held = 0;
 
   constructor(readonly policy: CachePolicy) {}
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** What the entries count against MAX_CACHE_BYTES. */
+  get bytes(): number {
+    return this.held;
   }
 
   /** Calls in progress. */
@@ -52,7 +71,7 @@ export class IntrospectionCache {
     const e = this.entries.get(key);
     if (e === undefined) return null;
     if (now >= e.freshUntil) {
-      if (now >= e.staleUntil) this.entries.delete(key);
+      if (now >= e.staleUntil) this.drop(key, e);
       return null;
     }
     this.entries.delete(key);
@@ -68,11 +87,24 @@ export class IntrospectionCache {
 
   put(key: string, answer: Introspected, now: number): void {
     const { freshUntil, staleUntil } = lifetimes(answer, now, this.policy);
-    this.entries.delete(key);
+    const old = this.entries.get(key);
+    if (old !== undefined) this.drop(key, old);
     // An answer already past its token's exp is not kept (the caller refuses it anyway).
     if (freshUntil <= now && staleUntil <= now) return;
-    this.entries.set(key, { answer, freshUntil, staleUntil });
-    if (this.entries.size > this.policy.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    // Claims over MAX_ENTRY_BYTES even after the step's projection: that token is asked about on every request instead.
+    const bytes = entryBytes(answer);
+    if (bytes - ENTRY_OVERHEAD > MAX_ENTRY_BYTES) return;
+    this.entries.set(key, { answer, freshUntil, staleUntil, bytes });
+    this.held += bytes;
+    while (this.entries.size > this.policy.maxEntries || this.held > MAX_CACHE_BYTES) {
+      const [k, e] = this.entries.entries().next().value!;
+      this.drop(k, e);
+    }
+  }
+
+  private drop(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.held -= e.bytes;
   }
 
   /** Runs `call` for `key` unless one is running: requests arriving meanwhile share its promise. */

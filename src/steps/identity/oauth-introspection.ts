@@ -7,6 +7,7 @@ import { IdentityFields, claimHeaders, identityApplier } from './claims.js';
 import { IntrospectionCache, type Introspected } from './introspection-cache.js';
 import { EndpointOutage } from './endpoint-outage.js';
 import { EndpointUnreachable, introspector } from './introspection-client.js';
+import { claimsKeeper } from './introspection-claims.js';
 
 const Seconds = (max: number, fallback: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(max)), fallback);
 
@@ -21,7 +22,7 @@ export const oauthIntrospection = defineStep({
   code: 'oauth-introspection',
   summary: 'Check an opaque bearer token at an OAuth 2.0 introspection endpoint (RFC 7662), cached, with fail static',
   details:
-    "`url` is the provider's introspection endpoint itself (no discovery), held to the tenant's upstream allow-list at publish and at connect time. The step authenticates as `clientId` with client_secret_basic; the secret comes from `clientSecretEnv`, an environment variable of the gateway that worker.json `secrets.env` allows the tenant (else `Compile.Step.SecretNotAllowed`; allowed but unset: a compile issue). Only `active: true` passes; an `exp` or `nbf` that rules the token out now, or (when `audience` is set) an `aud` that does not name it, is refused 401. Answers are cached per worker, keyed by the token's sha256: an active one for `cacheSeconds` but never past the token's `exp` (a revoked token passes at most that long), an inactive one for `negativeCacheSeconds`; at most `maxEntries` tokens (the least recently used go first); requests with the same uncached token share one call. When the endpoint cannot be asked (no connection, no answer within `timeoutMs`, a 5xx), a token whose last active answer is younger than `maxStaleSeconds` (default 0: off) and not expired still passes (fail static); any other gets 503, as does every token when the endpoint answers 4xx or something that is not RFC 7662 (a misconfiguration fail static does not cover). The token's `sub` goes upstream in `subjectHeader`, chosen claims in their headers (`claims`); a client's own copies of those headers never do. Counted in `switchyard_introspection_calls_total` and `switchyard_introspection_fail_static_total`.",
+    "`url` is the provider's introspection endpoint itself (no discovery), held to the tenant's upstream allow-list at publish and at connect time. The step authenticates as `clientId` with client_secret_basic; the secret comes from `clientSecretEnv`, an environment variable of the gateway that worker.json `secrets.env` allows the tenant (else `Compile.Step.SecretNotAllowed`; allowed but unset: a compile issue). Only `active: true` passes; an `exp` or `nbf` that rules the token out now, or (when `audience` is set) an `aud` that does not name it, is refused 401. Answers are cached per worker, keyed by the token's sha256: an active one for `cacheSeconds` but never past the token's `exp` (a revoked token passes at most that long), an inactive one for `negativeCacheSeconds`; at most `maxEntries` tokens (≤ 100000; the least recently used go first) and 32 MiB per step; an entry keeps only the claims the step reads (`sub`, `exp`, `nbf`, `aud` when `audience` is set, `scope`/`scp` when `requiredScopes` is, the `claims` and `requiredClaims` names), and an answer whose kept claims serialize over 4 KiB still decides its request but is not cached (that token is asked about every time); requests with the same uncached token share one call. When the endpoint cannot be asked (no connection, no answer within `timeoutMs`, a 5xx), a token whose last active answer is younger than `maxStaleSeconds` (default 0: off) and not expired still passes (fail static); any other gets 503, as does every token when the endpoint answers 4xx or something that is not RFC 7662 (a misconfiguration fail static does not cover). The token's `sub` goes upstream in `subjectHeader`, chosen claims in their headers (`claims`); a client's own copies of those headers never do. Counted in `switchyard_introspection_calls_total` and `switchyard_introspection_fail_static_total`.",
   statuses: [
     { status: 401, when: 'no bearer token, or one the endpoint says is not active (WWW-Authenticate: Bearer)' },
     { status: 403, when: 'the token lacks a required scope or claim' },
@@ -46,7 +47,7 @@ export const oauthIntrospection = defineStep({
     cacheSeconds: Seconds(86_400, 30),
     negativeCacheSeconds: Seconds(3_600, 5),
     maxStaleSeconds: Seconds(86_400, 0),
-    maxEntries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 10_000),
+    maxEntries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100_000)), 10_000),
     timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60_000)), 2_000),
     ...IdentityFields,
   }),
@@ -64,6 +65,7 @@ export const oauthIntrospection = defineStep({
     const { cache, outage } = ctx.state(() => ({ cache: new IntrospectionCache(policy), outage: new EndpointOutage(ctx.env.log, where) }));
     const count = ctx.counters?.introspection.bind(ctx.counters) ?? (() => {});
     const apply = identityApplier(s);
+    const keep = claimsKeeper(s);
     const missing = stepError('Svc.Data.Unauthenticated', 'A bearer token is required', { 'www-authenticate': 'Bearer' });
     const invalid = stepError('Svc.Data.Unauthenticated', 'The bearer token is not active', { 'www-authenticate': 'Bearer error="invalid_token"' });
     const unavailable = stepError('Svc.Data.AuthUnavailable', 'The token introspection endpoint could not be asked');
@@ -72,7 +74,7 @@ export const oauthIntrospection = defineStep({
     /** One call per token at a time (the cache's single-flight): the answer is cached and counted once. */
     const call = async (key: string, token: string, flow: Flow): Promise<Introspected> => {
       try {
-        const answer = await ask(token, Date.now(), flow.traceCall('POST', s.url));
+        const answer = keep(await ask(token, Date.now(), flow.traceCall('POST', s.url)));
         const now = Date.now();
         cache.put(key, answer, now);
         outage.recovered(now);
