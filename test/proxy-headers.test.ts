@@ -22,7 +22,7 @@ async function echoGateway(t: TestContext): Promise<{ up: Upstream; gw: Gateway 
   return { up, gw };
 }
 
-test('hop-by-hop request headers, including those named in Connection, never reach the upstream; end-to-end ones do', BOUNDED, async (t) => {
+test('hop-by-hop request headers, including those named in Connection, never reach the upstream (nor the console session cookie); end-to-end ones do', BOUNDED, async (t) => {
   const { gw } = await echoGateway(t);
 
   const cases: { what: string; head: string[]; secrets: string[]; body?: string }[] = [
@@ -81,6 +81,14 @@ test('hop-by-hop request headers, including those named in Connection, never rea
     assert.equal(seen.authorization, 'Bearer end-to-end', 'Authorization is end-to-end (only Proxy-Authorization is hop-by-hop)');
     if (c.body) assert.equal(r.json.bodyBytes, 11, `${c.what}: the body passes`);
   }
+
+  // Regression: the admin console's session cookie (browsers send it to any port of the host)
+  // reached a tenant's upstream, which could replay it against the admin API.
+  const withSession = await request(`${gw.dataUrl}/api/v1/tenants`, { headers: { cookie: 'a=1; switchyard_session=x; b=2' } });
+  assert.equal(withSession.status, 200, withSession.text);
+  assert.equal(withSession.json.headers.cookie, 'a=1; b=2', 'the console session pair is dropped, the others pass');
+  const onlySession = await request(`${gw.dataUrl}/api/v1/tenants`, { headers: { cookie: 'switchyard_session=x' } });
+  assert.equal(onlySession.json.headers.cookie, undefined, 'a Cookie header holding nothing else is dropped');
 });
 
 // Regression test: upstreamHeaders once read the Connection list with

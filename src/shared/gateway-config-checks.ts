@@ -21,7 +21,7 @@ export function checkGatewayConfig(config: GatewayConfig, env: NodeJS.ProcessEnv
   checkListenEngine(config.listen, support, errors);
   checkAdminKeys(config, env, errors, warnings);
   checkAdminAddress(config, warnings);
-  checkOidc(config, env, errors);
+  checkOidc(config, env, errors, warnings);
   // A block of prefix 0 trusts every peer: any client could then name its own address.
   for (const block of config.trustedProxies) {
     if (/\/0+$/.test(block)) warnings.push(`trustedProxies: ${block} trusts every peer, so any client can name its own address; list the proxies' own addresses`);

@@ -2,12 +2,14 @@ import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { StepRequest } from '../steps/step.js';
 import type { EditPlan } from '../shared/header-edits.js';
 import type { UpstreamTrace } from './observe/request-trace.js';
+import { CONSOLE_SESSION_COOKIE, withoutConsoleSession } from '../shared/console-session-cookie.js';
 
 const DROP = 0;
 const XFF = 1;
 const HOST = 2;
 const TRACE_PARENT = 3;
 const TRACE_STATE = 4;
+const COOKIE = 5;
 
 /**
  * Client headers the builder does not pass on as they came, by what it does with them
@@ -25,11 +27,13 @@ const SPECIAL = new Map<string, number>([
   ['host', HOST],
   ['traceparent', TRACE_PARENT],
   ['tracestate', TRACE_STATE],
+  ['cookie', COOKIE],
 ]);
 
 /**
  * The client's headers as the upstream receives them, in one pass: hop-by-hop ones
- * dropped (also those named in Connection), X-Forwarded-For/Proto/Host/Port set, and
+ * dropped (also those named in Connection), the console's session cookie removed from
+ * Cookie, X-Forwarded-For/Proto/Host/Port set, and
  * the steps' header edits applied (`plan`: names whose values are replaced, then the
  * values to append). The request's headers hold an X-Forwarded-For (and the other
  * identity headers) only from a trusted proxy (see Exchange): that chain is kept and the
@@ -60,6 +64,12 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null, trace: U
     if (kind === HOST) host = v;
     else if (trace !== null && trace.replaced !== null && (kind === TRACE_PARENT || (kind === TRACE_STATE && trace.fresh))) continue;
     if (drop !== null && drop.includes(k)) continue;
+    if (kind === COOKIE && v.includes(CONSOLE_SESSION_COOKIE)) {
+      // The console's session cookie reaches a data port on the admin's host name: never pass it on.
+      const rest = withoutConsoleSession(v);
+      if (rest !== null) out.push(k, rest);
+      continue;
+    }
     out.push(k, v);
   }
   if (drop === null || !drop.includes('x-forwarded-for')) out.push('x-forwarded-for', xff ? `${xff}, ${ex.remoteAddress}` : ex.remoteAddress);

@@ -378,4 +378,17 @@ test('admin.oidc: defaults filled in; the secret from the environment only; ever
     paths(oidc({ mappings: [{ claim: 'groups', value: 'x', scopes: ['cfg:read'], tenant: 'sys' }] }), env),
     ['admin.oidc.mappings.0.tenant', 'admin.oidc.mappings.0.scopes.0'],
   );
+
+  // Browsers send cookies to every port of a host: a publicUrl on an address the data port answers on
+  // puts the console's session cookie on tenants' requests.
+  const shared = /admin\.oidc\.publicUrl: the data port also answers on/;
+  const warned = (c: Record<string, Json>): boolean => load(c, env).loaded.warnings.some((w) => shared.test(w));
+  assert.equal(warned(oidc()), false, 'a host name: no warning');
+  assert.equal(warned(oidc({ publicUrl: 'http://127.0.0.1:9180' })), true, 'data port on 0.0.0.0 answers on 127.0.0.1');
+  assert.equal(warned(oidc({ publicUrl: 'http://[::1]:9180' })), true, 'an IPv6 literal too');
+  const ownAddress = oidc({ publicUrl: 'http://127.0.0.1:9180' });
+  (ownAddress.listen as Record<string, Json>).host = '127.0.0.2';
+  assert.equal(warned(ownAddress), false, 'the data port on another address');
+  (ownAddress.listen as Record<string, Json>).host = '127.0.0.1';
+  assert.equal(warned(ownAddress), true, 'the data port on that same address');
 });

@@ -15,10 +15,21 @@ test('a list claim must contain the value, a string claim must equal it; the fir
   assert.equal(firstMatch(MAPPINGS, { groups: ['acme-devs', 'ops'] }), MAPPINGS[0], 'list order, not claim order');
   assert.equal(firstMatch(MAPPINGS, { groups: 'ops' }), MAPPINGS[0]);
   assert.equal(firstMatch(MAPPINGS, { groups: 'ops-team' }), null, 'no substring match');
-  assert.equal(firstMatch(MAPPINGS, { groups: [], email: 'auditor@example.test' }), MAPPINGS[2]);
+  assert.equal(firstMatch(MAPPINGS, { groups: [], email: 'auditor@example.test', email_verified: true }), MAPPINGS[2]);
   assert.equal(firstMatch(MAPPINGS, { groups: ['sales'], email: 'carol@example.test' }), null);
   assert.equal(firstMatch(MAPPINGS, { groups: { ops: true } }), null, 'an object claim holds nothing');
-  assert.deepEqual(mappedClaims(MAPPINGS), ['groups', 'email']);
+  assert.deepEqual(mappedClaims(MAPPINGS), ['groups', 'email', 'email_verified'], 'an email mapping reads email_verified too');
+  assert.deepEqual(mappedClaims(MAPPINGS.slice(0, 2)), ['groups']);
+});
+
+// Regression: a mapping on email granted scopes to an address the provider had not verified.
+test('a mapping on email matches only when email_verified is true', () => {
+  const auditor = { groups: [], email: 'auditor@example.test' };
+  assert.equal(firstMatch(MAPPINGS, auditor), null, 'no email_verified');
+  assert.equal(firstMatch(MAPPINGS, { ...auditor, email_verified: false }), null);
+  assert.equal(firstMatch(MAPPINGS, { ...auditor, email_verified: 'true' }), null, 'the boolean true only');
+  assert.equal(firstMatch(MAPPINGS, { ...auditor, email_verified: true }), MAPPINGS[2]);
+  assert.equal(firstMatch(MAPPINGS, { groups: ['ops'], email_verified: false }), MAPPINGS[0], 'other claims need no verification');
 });
 
 test('the session identity: oidc:<sub>, kind and tenant from the mapping, its scopes as masks, the expiry', () => {

@@ -7,6 +7,8 @@ import { safeReturnTarget } from '../../src/steps/identity/return-target.js';
 import * as v from 'valibot';
 import { Sessions, cookieBinding, type Session, type Tokens } from '../../src/steps/identity/oidc-session.js';
 import { OIDC_LOGIN_EXAMPLE, OidcLoginSchema } from '../../src/steps/identity/oidc-login-settings.js';
+import { OidcLoginFlow } from '../../src/steps/identity/oidc-login-flow.js';
+import type { Flow } from '../../src/steps/step.js';
 
 const key = randomBytes(32);
 const later = Date.now() / 1000 + 600;
@@ -103,4 +105,22 @@ test('the cookie binding: the tenant, the place and the identity settings; not t
   assert.notEqual(cookieBinding(stricter, 'default', bucket('app', stricter)), b, 'a required claim added');
   const remapped = settings({ claims: { email: 'x-email' } });
   assert.notEqual(cookieBinding(remapped, 'default', bucket('app', remapped)), b, 'another mapping');
+});
+
+// Regression: behind a TLS-terminating proxy (the gateway's own port plain http) the cookies went without Secure.
+test('oidc-login cookies are Secure when the request came over TLS or redirectUri is https; only then', () => {
+  const flowFor = (redirectUri: string) =>
+    new OidcLoginFlow(v.parse(OidcLoginSchema, { ...OIDC_LOGIN_EXAMPLE, redirectUri }), null as never, null as never, null as never, () => null as never, null as never, 'default');
+  const line = (flow: OidcLoginFlow, scheme: 'http' | 'https') => {
+    const request = { req: { scheme } } as unknown as Flow;
+    return parseSetCookie(setCookieLine('sy_session', 'v', 60, flow.scope(request)));
+  };
+  const behindProxy = flowFor('https://app.example.com/oauth/callback');
+  const plain = flowFor('http://127.0.0.1:8080/oauth/callback');
+  for (const [flow, scheme, secure] of [[behindProxy, 'http', true], [behindProxy, 'https', true], [plain, 'https', true], [plain, 'http', false]] as const) {
+    const c = line(flow, scheme);
+    assert.equal(c.secure ?? false, secure, `${String(flow === plain ? 'http' : 'https')} redirectUri over ${scheme}`);
+    assert.equal(c.httpOnly, true);
+    assert.equal(c.sameSite, 'lax');
+  }
 });

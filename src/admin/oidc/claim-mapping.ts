@@ -12,14 +12,17 @@ function holds(claim: unknown, value: string): boolean {
  * The mapping that decides what a signed-in user may do: the first, in worker.json's
  * order, whose claim holds its value. One mapping decides alone (scopes are never
  * merged across mappings), so an operator reads a user's grant off one line.
+ * A mapping on `email` needs `email_verified: true`: many providers let users type any address.
  */
 export function firstMatch(mappings: readonly OidcMappingConfig[], claims: Record<string, unknown>): OidcMappingConfig | null {
-  return mappings.find((m) => holds(claims[m.claim], m.value)) ?? null;
+  return mappings.find((m) => holds(claims[m.claim], m.value) && (m.claim !== 'email' || claims.email_verified === true)) ?? null;
 }
 
 /** The claims the mappings read: what the userinfo endpoint is asked for when the ID token lacks one. */
 export function mappedClaims(mappings: readonly OidcMappingConfig[]): string[] {
-  return [...new Set(mappings.map((m) => m.claim))];
+  const names = new Set(mappings.map((m) => m.claim));
+  if (names.has('email')) names.add('email_verified');
+  return [...names];
 }
 
 /**

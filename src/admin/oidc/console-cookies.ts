@@ -1,11 +1,12 @@
 import { stringifySetCookie } from 'cookie';
 import { parseCookies } from '../../shared/cookie-header.js';
+import { CONSOLE_SESSION_COOKIE } from '../../shared/console-session-cookie.js';
 
 /**
  * The console session's cookie: HttpOnly, SameSite=Strict, sent to the admin API's paths only
  * (browsers do not tell ports apart: the narrower path keeps it off most of a data port on the same host).
  */
-export const SESSION_COOKIE = 'switchyard_session';
+export const SESSION_COOKIE = CONSOLE_SESSION_COOKIE;
 const SESSION_PATH = '/api/v1/';
 /** The sign-in in progress (state, nonce, PKCE verifier): Lax, so the provider's redirect back carries it. */
 export const SIGN_IN_COOKIE = 'switchyard_oidc';

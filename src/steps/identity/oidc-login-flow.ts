@@ -27,6 +27,8 @@ const NO_STORE = ['cache-control', 'no-store'] as const;
 export class OidcLoginFlow {
   readonly callbackPath: string;
   private readonly redirectUri: URL;
+  /** An https redirectUri means browsers reach the gateway over https (a TLS proxy in front, say): cookies are Secure then too. */
+  private readonly httpsOrigin: boolean;
   private readonly unavailable = stepError('Svc.Data.AuthUnavailable', 'The identity provider could not be reached');
   private readonly failed = stepError('Svc.Data.Unauthenticated', 'The sign-in could not be completed (expired, replayed or refused); load the page again');
   private readonly tooLarge = stepError('Svc.Data.AuthUnavailable', 'The session does not fit in a cookie (too many or too large claims)');
@@ -42,14 +44,15 @@ export class OidcLoginFlow {
   ) {
     this.redirectUri = new URL(s.redirectUri);
     this.callbackPath = this.redirectUri.pathname;
+    this.httpsOrigin = this.redirectUri.protocol === 'https:';
   }
 
   scope(flow: Flow): CookieScope {
-    return { path: this.s.cookiePath, secure: flow.req.scheme === 'https' };
+    return { path: this.s.cookiePath, secure: this.httpsOrigin || flow.req.scheme === 'https' };
   }
 
   private loginScope(flow: Flow): CookieScope {
-    return { path: this.callbackPath, secure: flow.req.scheme === 'https' };
+    return { path: this.callbackPath, secure: this.httpsOrigin || flow.req.scheme === 'https' };
   }
 
   /** 302 to the provider's authorization endpoint; the request's own target is where the callback returns. */

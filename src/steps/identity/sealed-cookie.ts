@@ -46,11 +46,11 @@ export class SealedCookie<T> {
 
 export interface CookieScope {
   path: string;
-  /** Sent only over TLS: the request came over https. */
+  /** Sent only over TLS: the request came over https, or the step's redirectUri is https. */
   secure: boolean;
 }
 
-/** A Set-Cookie line: HttpOnly, SameSite=Lax, Secure over TLS; `maxAge` 0 clears it. */
+/** A Set-Cookie line: HttpOnly, SameSite=Lax, Secure as the scope says; `maxAge` 0 clears it. */
 export function setCookieLine(name: string, value: string, maxAge: number, scope: CookieScope): string {
   return stringifySetCookie(name, value, {
     httpOnly: true,
