@@ -83,7 +83,8 @@ export const jwtAuth = defineStep({
       clockTolerance: s.clockSkewSeconds,
       requiredClaims: ['exp'],
     };
-    const verified = new VerifiedTokens();
+    // What admit reads of a payload: the subject, the scopes, the required and mapped claims.
+    const verified = new VerifiedTokens([...new Set(['sub', 'exp', 'scope', 'scp', ...Object.keys(s.requiredClaims), ...Object.keys(s.claims)])]);
     const apply = identityApplier(s);
     const denied = stepError('Svc.Data.Unauthenticated', 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
     const unavailable = stepError('Svc.Data.AuthUnavailable', 'The keys to verify the token could not be fetched', { 'retry-after': '5' });
@@ -132,7 +133,7 @@ export const jwtAuth = defineStep({
       return undefined;
     };
     // A token verified lately with the set held now is answered without a promise (the common case).
-    // The cache is keyed by the whole Authorization value: a hit was parsed when it was verified.
+    // The cache is keyed by the whole Authorization value (up to 4 KiB): a hit was parsed when it was verified.
     return (flow) => {
       const auth = flow.req.header('authorization');
       if (auth === undefined) return denied;
