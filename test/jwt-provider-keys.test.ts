@@ -107,6 +107,11 @@ test('jwt-auth with keys from an OpenID provider: discovery, rotation without a 
   });
 
   await t.test('the provider rotates its key: the first request with the new kid passes, with no publish; one JWKS fetch per refresh for the node', async () => {
+    // Every worker met an unknown kid just before (a key the provider never had): each is within its cooldown when the rotation comes.
+    const stray = await generateKeyPair('RS256');
+    const foreign = await new SignJWT({ sub: 'x', exp: Math.floor(Date.now() / 1000) + 300 }).setProtectedHeader({ alg: 'RS256', kid: 'never-published' }).sign(stray.privateKey);
+    const refused = await Promise.all(Array.from({ length: 8 }, () => get('/iss', foreign, { connection: 'close' })));
+    assert.deepEqual(refused.map((a) => a.status), Array(8).fill(401));
     const before = idp.kid;
     await idp.rotate();
     assert.notEqual(idp.kid, before);

@@ -7,6 +7,8 @@ interface Ask {
   promise: Promise<HeldKeySet | undefined>;
   resolve: (set: HeldKeySet | undefined) => void;
   timer: NodeJS.Timeout;
+  /** A `key-refresh` went out (not only a wait for the next push within the cooldown). */
+  sent: boolean;
 }
 
 /**
@@ -46,12 +48,18 @@ export class WorkerKeySets implements KeySetsView {
     return this.sets.get(id);
   }
 
+  /**
+   * Waits (up to KEY_WAIT_MS) for the source's next set. Within the cooldown after an answer
+   * the ask still goes out if the cooldown ends within the wait (the supervisor defers the
+   * fetch to then), else the request waits for a push another worker's ask may bring. One
+   * ask or wait per source at a time: a flood of unknown kids shares it.
+   */
   refresh(id: string, cooldownMs: number): Promise<HeldKeySet | undefined> {
     const asked = this.asks.get(id);
     if (asked) return asked.promise;
     const held = this.sets.get(id);
     const last = this.answeredAt.get(id);
-    if (held !== undefined && held.state !== 'pending' && last !== undefined && this.now() - last < cooldownMs) return Promise.resolve(held);
+    const left = held !== undefined && held.state !== 'pending' && last !== undefined ? last + cooldownMs - this.now() : 0;
     let resolve!: (set: HeldKeySet | undefined) => void;
     const promise = new Promise<HeldKeySet | undefined>((r) => (resolve = r));
     // Bounded: a request waits no longer than this for the supervisor's answer.
@@ -60,8 +68,9 @@ export class WorkerKeySets implements KeySetsView {
       resolve(this.sets.get(id));
     }, KEY_WAIT_MS);
     timer.unref();
-    this.asks.set(id, { promise, resolve, timer });
-    this.send({ type: 'key-refresh', source: id });
+    const sent = left <= KEY_WAIT_MS;
+    this.asks.set(id, { promise, resolve, timer, sent });
+    if (sent) this.send({ type: 'key-refresh', source: id });
     return promise;
   }
 
@@ -72,7 +81,7 @@ export class WorkerKeySets implements KeySetsView {
     if (this.sets.get(id)?.state === 'pending') return;
     this.asks.delete(id);
     clearTimeout(ask.timer);
-    this.answeredAt.set(id, this.now());
+    if (ask.sent) this.answeredAt.set(id, this.now());
     ask.resolve(this.sets.get(id));
   }
 }

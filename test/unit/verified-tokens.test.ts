@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { VerifiedTokens } from '../../src/steps/identity/verified-tokens.js';
+import { MAX_CACHED_TOKEN, VerifiedTokens } from '../../src/steps/identity/verified-tokens.js';
 
 test('verified tokens: served until their exp, only for the key set version they were verified with, bounded by least recent use', () => {
   let now = 1_000;
-  const cache = new VerifiedTokens(2, () => now);
+  const cache = new VerifiedTokens(['sub'], 2, () => now);
   cache.set('a', { sub: 'a' }, 5_000, 1);
   assert.deepEqual(cache.get('a', 1), { sub: 'a' });
   assert.equal(cache.get('a', 2), undefined, 'another key set version');
@@ -18,4 +18,17 @@ test('verified tokens: served until their exp, only for the key set version they
   assert.ok(cache.get('a', 1));
   now = 5_000;
   assert.equal(cache.get('a', 1), undefined, 'past exp (plus skew)');
+});
+
+test('verified tokens: only Authorization values up to 4 KiB are kept, each with only the claims the step reads', () => {
+  const cache = new VerifiedTokens(['sub', 'exp', 'email']);
+  const big = 'x'.repeat(200_000);
+  const long = `Bearer ${'a'.repeat(MAX_CACHED_TOKEN - 7 + 1)}`;
+  cache.set(long, { sub: 'l', exp: 99 }, Date.now() + 60_000, 1);
+  assert.equal(cache.size, 0, 'a value over 4 KiB is not kept');
+  assert.equal(cache.get(long, 1), undefined);
+  const fits = `Bearer ${'a'.repeat(MAX_CACHED_TOKEN - 7)}`;
+  cache.set(fits, { sub: 'f', exp: 99, email: 'f@example.test', blob: big, groups: ['a'] }, Date.now() + 60_000, 1);
+  assert.equal(cache.size, 1);
+  assert.deepEqual(cache.get(fits, 1), { sub: 'f', exp: 99, email: 'f@example.test' }, 'the unread claims are dropped');
 });

@@ -2,7 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPair, exportJWK } from 'jose';
 import { WorkerKeySets } from '../../src/worker/worker-key-sets.js';
-import type { FromWorker } from '../../src/contracts/ipc.js';
+import type { Worker } from 'node:cluster';
+import { KeySets } from '../../src/supervisor/key-sets/key-sets.js';
+import type { FetchedKeySet } from '../../src/supervisor/key-sets/key-set-fetch.js';
+import type { FromWorker, ToWorker } from '../../src/contracts/ipc.js';
+import { waitFor } from '../helpers/wait.js';
 
 test('worker key sets: newest version kept, one ask per source at a time, answered by the next set, then a cooldown', async () => {
   const sent: FromWorker[] = [];
@@ -19,15 +23,67 @@ test('worker key sets: newest version kept, one ask per source at a time, answer
   assert.deepEqual(sent, [{ type: 'key-refresh', source: 's' }]);
   sets.update([{ id: 's', version: 3, state: 'stale', keys: [jwk] }]);
   assert.equal((await a)!.version, 3);
-  assert.equal((await sets.refresh('s', 1_000))!.version, 3, 'within the cooldown: the set held, no ask');
-  assert.equal(sent.length, 1);
-  now = 1_000;
+  // Within a cooldown ending later than a request's wait: no ask, the request waits for a push (another worker's ask).
+  const quiet = sets.refresh('s', 60_000);
+  assert.equal(quiet, sets.refresh('s', 60_000), 'waiters share one wait');
+  assert.equal(sent.length, 1, 'no ask');
+  sets.update([{ id: 's', version: 4, state: 'fresh', keys: [jwk] }]);
+  assert.equal((await quiet)!.version, 4, 'the push answers the wait');
+  // Within a cooldown ending within a request's wait: the ask goes (the supervisor defers its fetch).
+  now = 500;
   const c = sets.refresh('s', 1_000);
   assert.equal(sent.length, 2);
-  sets.update([{ id: 's', version: 4, state: 'expired', keys: [] }]);
+  sets.update([{ id: 's', version: 5, state: 'expired', keys: [] }]);
   const expired = await c;
   assert.equal(expired!.state, 'expired');
   assert.equal(expired!.keys, null, 'no keys when expired');
   sets.update([], ['s']);
   assert.equal(sets.get('s'), undefined, 'dropped');
+});
+
+test('worker key sets: an unknown kid within the cooldown while a fetch is under way: the waiter gets the new keys', async (t) => {
+  let now = 0;
+  const jwkOf = async (kid: string) => ({ ...(await exportJWK((await generateKeyPair('ES256')).publicKey)), kid, alg: 'ES256' });
+  const [a, b] = [await jwkOf('a'), await jwkOf('b')];
+  const caching = { cacheControl: 'max-age=3600' };
+  let release!: () => void;
+  const results: (() => Promise<FetchedKeySet>)[] = [async () => ({ keys: [a], caching }), async () => ({ keys: [a], caching })];
+  results.push(() => new Promise((r) => (release = () => r({ keys: [b], caching })))); // the rotation's fetch, under way
+  let fetches = 0;
+  const workers = new Map<string, WorkerKeySets>();
+  const deliver = (w: WorkerKeySets, m: ToWorker) => m.type === 'key-sets' && w.update(m.sets, m.dropped);
+  const node = new KeySets({
+    fetch: () => results[fetches++]!(),
+    pushAll: (m) => workers.forEach((w) => deliver(w, m)),
+    sendTo: (w, m) => deliver(workers.get((w as unknown as { id: string }).id)!, m),
+    log: { info() {}, warn() {}, error() {} } as never,
+    now: () => now,
+  });
+  t.after(() => node.stop());
+  const asks: string[] = [];
+  for (const id of ['w1', 'w2']) {
+    const w = new WorkerKeySets((m) => m.type === 'key-refresh' && (asks.push(id), node.refresh(m.source, { id } as unknown as Worker)), () => now);
+    workers.set(id, w);
+  }
+  const source = { id: 's', tenant: 't', kind: 'jwks' as const, url: 'http://idp/jwks', minRefreshSeconds: 1, maxStaleSeconds: 3600 };
+  node.serve([source]);
+  await waitFor('fresh', () => node.entries()[0]?.state === 'fresh');
+  workers.forEach((w) => w.update(node.entries()));
+  const [w1, w2] = [workers.get('w1')!, workers.get('w2')!];
+  now = 5_000;
+  await w1.refresh('s', 1_000); // w1 met an unknown kid (the other provider's): its cooldown starts
+  assert.equal(fetches, 2);
+  now = 5_950;
+  void w2.refresh('s', 1_000); // the provider rotated: w2's ask is deferred by the node's cooldown (50 ms), then fetched
+  await waitFor('the rotation\'s fetch under way', () => fetches === 3, { timeoutMs: 2_000 });
+  const version = w1.get('s')!.version;
+  const waits = [w1.refresh('s', 1_000), w1.refresh('s', 1_000), w1.refresh('s', 1_000)]; // within w1's cooldown
+  assert.deepEqual(asks, ['w1', 'w2', 'w1'], 'one ask for w1\'s waiters');
+  release();
+  for (const got of await Promise.all(waits)) {
+    assert.notEqual(got!.version, version);
+    assert.ok(got!.keys);
+    assert.deepEqual(node.entries()[0]!.keys.map((k) => k.kid), ['b']);
+    assert.equal(got!.version, node.entries()[0]!.version, 'the new keys');
+  }
 });

@@ -28,7 +28,7 @@ export const jwtAuth = defineStep({
     '`HS256` needs `secretEnv`, the name of an environment variable of the gateway (the supervisor\'s, which workers inherit) that worker.json `secrets.env` allows the tenant; any other name is refused (`Compile.Step.SecretNotAllowed`, the same whether the variable exists or not), and an allowed but unset variable is a compile issue. ' +
     'The other algorithms need keys: `jwks` inline (every key a public key Node can import, RSA keys of at least 2048 bits), or `jwksUri`, or, with neither, `issuer` (an http(s) URL), whose JWKS is found by OpenID discovery (`<issuer>/.well-known/openid-configuration`; its `issuer` must be the configured one). ' +
     'Fetched keys: the supervisor fetches each (tenant, URL) once for the node and pushes the set to the workers; every URL, the discovered `jwks_uri` included, goes through the tenant\'s upstream allow-list (`Compile.Step.UrlDenied` for a literal address, refused at connect time for a name). The set is kept for its Cache-Control max-age / Expires, within [`minRefreshSeconds`, min(1 h, `maxStaleSeconds` / 2)] (5 min without headers). A token naming an unknown `kid` makes the worker ask for a fetch (at most one per `minRefreshSeconds` for the node) and wait for it, up to 2 s, as do the first requests of a source not fetched yet. A provider that cannot be reached leaves the last keys serving (stale) until `maxStaleSeconds` after the last successful fetch, then the route answers 503 `Svc.Data.AuthUnavailable` until a fetch succeeds. ' +
-    'Checked: the signature, `exp` (required), `nbf` and `iat` (not in the future) with `clockSkewSeconds`, `issuer`, `audience` (one of the list). A token without `kid` is tried against every key of its algorithm (key rotation). The token\'s `sub` (a string, else 401) goes upstream in `subjectHeader`; then `requiredScopes` (403 with WWW-Authenticate insufficient_scope), `requiredClaims` (403) and the `claims` mapping to headers. The gateway owns `subjectHeader` and the mapped headers: a client\'s own values never go upstream.',
+    'Checked: the signature, `exp` (required), `nbf` and `iat` (not in the future) with `clockSkewSeconds`, `issuer`, `audience` (one of the list). A token without `kid` is tried against every key of its algorithm (key rotation). The token\'s `sub` must be a string (else 401); then `requiredScopes` (403 with WWW-Authenticate insufficient_scope) and `requiredClaims` (403); only a token that passes them sends its `sub` upstream in `subjectHeader` and its `claims` mapping to headers (a refused token under failureStrategy Continue sets none). The gateway owns `subjectHeader` and the mapped headers: a client\'s own values never go upstream.',
   statuses: [
     { status: 401, when: 'no token, or a token that fails verification' },
     { status: 403, when: 'a valid token without a required scope or claim' },
@@ -83,7 +83,8 @@ export const jwtAuth = defineStep({
       clockTolerance: s.clockSkewSeconds,
       requiredClaims: ['exp'],
     };
-    const verified = new VerifiedTokens();
+    // What admit reads of a payload: the subject, the scopes, the required and mapped claims.
+    const verified = new VerifiedTokens([...new Set(['sub', 'exp', 'scope', 'scp', ...Object.keys(s.requiredClaims), ...Object.keys(s.claims)])]);
     const apply = identityApplier(s);
     const denied = stepError('Svc.Data.Unauthenticated', 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
     const unavailable = stepError('Svc.Data.AuthUnavailable', 'The keys to verify the token could not be fetched', { 'retry-after': '5' });
@@ -121,15 +122,18 @@ export const jwtAuth = defineStep({
     };
     const admit = (flow: Flow, payload: JWTPayload): StepOutcome => {
       if (payload.sub !== undefined && typeof payload.sub !== 'string') return denied; // RFC 7519 §4.1.2: a string
+      // Checks first: a refused token (its 403 swallowed under failureStrategy Continue) sets no identity.
+      const refused = apply(flow, payload);
+      if (refused !== undefined) return refused;
       // The subject header carries the token's subject or nothing (ownedHeaders: the route drops the client's own).
       if (payload.sub) {
         flow.vars.consumer = payload.sub;
         flow.setHeader(s.subjectHeader, headerSafe(payload.sub));
       }
-      return apply(flow, payload);
+      return undefined;
     };
     // A token verified lately with the set held now is answered without a promise (the common case).
-    // The cache is keyed by the whole Authorization value: a hit was parsed when it was verified.
+    // The cache is keyed by the whole Authorization value (up to 4 KiB): a hit was parsed when it was verified.
     return (flow) => {
       const auth = flow.req.header('authorization');
       if (auth === undefined) return denied;

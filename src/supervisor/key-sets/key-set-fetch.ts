@@ -4,6 +4,7 @@ import type { UpstreamGuard } from '../../shared/upstream-guard.js';
 import { readCapped } from '../../steps/capped-body.js';
 import { usableKeys } from '../../steps/identity/public-jwk.js';
 import type { CachingHeaders } from './cache-lifetime.js';
+import { shownUrl } from './shown-url.js';
 
 /** A discovery document or JWKS larger than this is refused (a real one is a few KiB). */
 const MAX_DOCUMENT_BYTES = 256 * 1024;
@@ -26,7 +27,7 @@ export async function fetchKeySet(spec: KeySourceSpec, guard: UpstreamGuard): Pr
   let jwksUri = spec.url;
   if (spec.kind === 'issuer') {
     const discovery = (await getJson(spec.tenant, `${spec.url.replace(/\/+$/, '')}/.well-known/openid-configuration`, guard)).body as Record<string, unknown> | null;
-    if (discovery?.issuer !== spec.url) throw new Error(`discovery: issuer ${JSON.stringify(discovery?.issuer)} is not ${spec.url}`);
+    if (discovery?.issuer !== spec.url) throw new Error(`discovery: issuer ${JSON.stringify(discovery?.issuer)} is not ${shownUrl(spec.url)}`);
     if (typeof discovery.jwks_uri !== 'string' || !/^https?:\/\//.test(discovery.jwks_uri)) throw new Error('discovery: no http(s) jwks_uri');
     jwksUri = discovery.jwks_uri;
   }
@@ -36,14 +37,14 @@ export async function fetchKeySet(spec: KeySourceSpec, guard: UpstreamGuard): Pr
 
 async function getJson(tenant: string, url: string, guard: UpstreamGuard): Promise<{ body: unknown; caching: CachingHeaders }> {
   const u = new URL(url);
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${url}: not an http(s) URL`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${shownUrl(url)}: not an http(s) URL`);
   const port = u.port !== '' ? u.port : u.protocol === 'https:' ? '443' : '80';
   // A client per fetch: a source is fetched minutes apart, and a pool kept would outlive its tenant's policy.
   const client = new Client(u.origin, { connect: guard.connect(tenant, `${u.hostname}:${port}`, { timeout: CONNECT_MS }), headersTimeout: ANSWER_MS, bodyTimeout: ANSWER_MS });
   try {
     const res = await client.request({ method: 'GET', path: `${u.pathname}${u.search}`, headers: { accept: 'application/json' } });
-    const text = (await readCapped(res.body, MAX_DOCUMENT_BYTES, url)).toString('utf8');
-    if (res.statusCode !== 200) throw new Error(`${url}: HTTP ${res.statusCode}`);
+    const text = (await readCapped(res.body, MAX_DOCUMENT_BYTES, shownUrl(url))).toString('utf8');
+    if (res.statusCode !== 200) throw new Error(`${shownUrl(url)}: HTTP ${res.statusCode}`);
     const h = res.headers;
     const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(', ') : v);
     return { body: JSON.parse(text), caching: { cacheControl: one(h['cache-control']), expires: one(h.expires), date: one(h.date), age: one(h.age) } };

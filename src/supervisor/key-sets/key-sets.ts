@@ -6,6 +6,7 @@ import type { Exposition } from '../../shared/metrics-exposition.js';
 import { UPSTREAM_DENIED } from '../../shared/upstream-policy.js';
 import { keySetLifetimeSeconds } from './cache-lifetime.js';
 import type { FetchedKeySet } from './key-set-fetch.js';
+import { shownUrl } from './shown-url.js';
 
 /** What a source is, between fetches. */
 interface Source {
@@ -202,7 +203,7 @@ export class KeySets {
   }
 
   private about(s: Source, extra: Record<string, unknown>): Record<string, unknown> {
-    return { tenant: s.spec.tenant, source: s.spec.url, kind: s.spec.kind, ...extra };
+    return { tenant: s.spec.tenant, source: shownUrl(s.spec.url), kind: s.spec.kind, ...extra };
   }
 }
 
@@ -211,5 +212,5 @@ function entryOf(s: Source): KeySetEntry {
 }
 
 function labels(s: Source, extra: Record<string, string>): Record<string, string> {
-  return { tenant: s.spec.tenant, source: s.spec.url, ...extra };
+  return { tenant: s.spec.tenant, source: shownUrl(s.spec.url), ...extra };
 }
