@@ -35,6 +35,11 @@ export interface KeySetEntry {
   state: KeySetState;
   /** The JWKS's keys (public only); empty unless fresh or stale. */
   keys: Record<string, unknown>[];
+  /**
+   * When the node may fetch the source again (its last fetch + minRefreshSeconds, epoch ms):
+   * a worker's refresh cooldown ends then, not a cooldown counted from when it was answered.
+   */
+  nextFetchAt: number;
 }
 
 /** How a fetch ended, for `switchyard_auth_key_fetches_total{result}`. */

@@ -7,8 +7,6 @@ interface Ask {
   promise: Promise<HeldKeySet | undefined>;
   resolve: (set: HeldKeySet | undefined) => void;
   timer: NodeJS.Timeout;
-  /** A `key-refresh` went out (not only a wait for the next push within the cooldown). */
-  sent: boolean;
 }
 
 /**
@@ -19,8 +17,8 @@ interface Ask {
 export class WorkerKeySets implements KeySetsView {
   private readonly sets = new Map<string, HeldKeySet>();
   private readonly asks = new Map<string, Ask>();
-  /** When the supervisor last answered this worker's ask, per source. */
-  private readonly answeredAt = new Map<string, number>();
+  /** When the node may fetch each source again (KeySetEntry.nextFetchAt, the latest heard). */
+  private readonly nextFetchAt = new Map<string, number>();
 
   constructor(
     private readonly send: (msg: FromWorker) => void,
@@ -31,7 +29,7 @@ export class WorkerKeySets implements KeySetsView {
   update(entries: readonly KeySetEntry[], dropped: readonly string[] = []): void {
     for (const id of dropped) {
       this.sets.delete(id);
-      this.answeredAt.delete(id);
+      this.nextFetchAt.delete(id);
       this.settle(id);
     }
     for (const e of entries) {
@@ -40,6 +38,8 @@ export class WorkerKeySets implements KeySetsView {
         const usable = e.keys.length > 0 && (e.state === 'fresh' || e.state === 'stale');
         this.sets.set(e.id, { version: e.version, state: e.state, keys: usable ? createLocalJWKSet({ keys: e.keys as never }) : null });
       }
+      // An answer without a change keeps the version but may tell of a later fetch.
+      this.nextFetchAt.set(e.id, Math.max(this.nextFetchAt.get(e.id) ?? 0, e.nextFetchAt ?? 0));
       this.settle(e.id);
     }
   }
@@ -49,17 +49,17 @@ export class WorkerKeySets implements KeySetsView {
   }
 
   /**
-   * Waits (up to KEY_WAIT_MS) for the source's next set. Within the cooldown after an answer
-   * the ask still goes out if the cooldown ends within the wait (the supervisor defers the
-   * fetch to then), else the request waits for a push another worker's ask may bring. One
-   * ask or wait per source at a time: a flood of unknown kids shares it.
+   * Waits (up to KEY_WAIT_MS) for the source's next set. The ask goes out when the node's
+   * cooldown (nextFetchAt) ends within the wait (the supervisor defers the fetch to then);
+   * later than that, and with no ask of this worker under way, the set held answers at once
+   * (a flood of unknown kids is refused without a stall). One ask per source at a time.
    */
-  refresh(id: string, cooldownMs: number): Promise<HeldKeySet | undefined> {
+  refresh(id: string): Promise<HeldKeySet | undefined> {
     const asked = this.asks.get(id);
     if (asked) return asked.promise;
     const held = this.sets.get(id);
-    const last = this.answeredAt.get(id);
-    const left = held !== undefined && held.state !== 'pending' && last !== undefined ? last + cooldownMs - this.now() : 0;
+    const left = held !== undefined && held.state !== 'pending' ? (this.nextFetchAt.get(id) ?? 0) - this.now() : 0;
+    if (left > KEY_WAIT_MS) return Promise.resolve(held);
     let resolve!: (set: HeldKeySet | undefined) => void;
     const promise = new Promise<HeldKeySet | undefined>((r) => (resolve = r));
     // Bounded: a request waits no longer than this for the supervisor's answer.
@@ -68,9 +68,8 @@ export class WorkerKeySets implements KeySetsView {
       resolve(this.sets.get(id));
     }, KEY_WAIT_MS);
     timer.unref();
-    const sent = left <= KEY_WAIT_MS;
-    this.asks.set(id, { promise, resolve, timer, sent });
-    if (sent) this.send({ type: 'key-refresh', source: id });
+    this.asks.set(id, { promise, resolve, timer });
+    this.send({ type: 'key-refresh', source: id });
     return promise;
   }
 
@@ -81,7 +80,6 @@ export class WorkerKeySets implements KeySetsView {
     if (this.sets.get(id)?.state === 'pending') return;
     this.asks.delete(id);
     clearTimeout(ask.timer);
-    if (ask.sent) this.answeredAt.set(id, this.now());
     ask.resolve(this.sets.get(id));
   }
 }

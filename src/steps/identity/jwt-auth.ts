@@ -88,12 +88,11 @@ export const jwtAuth = defineStep({
     const apply = identityApplier(s);
     const denied = stepError('Svc.Data.Unauthenticated', 'A valid bearer token is required', { 'www-authenticate': 'Bearer' });
     const unavailable = stepError('Svc.Data.AuthUnavailable', 'The keys to verify the token could not be fetched', { 'retry-after': '5' });
-    const cooldownMs = s.minRefreshSeconds * 1000;
     /** The key set to verify with now: inline, or the pushed one (waiting, bounded, for a first fetch). */
     const currentSet = async (): Promise<HeldKeySet | undefined> => {
       if (remote === null) return inline;
       const held = keySets?.get(remote.id);
-      return held === undefined || held.state === 'pending' ? keySets?.refresh(remote.id, cooldownMs) : held;
+      return held === undefined || held.state === 'pending' ? keySets?.refresh(remote.id) : held;
     };
     const keyOf = (set: HeldKeySet): JWTVerifyGetKey => (header, token) => {
       if (header.alg === 'HS256') {
@@ -113,7 +112,7 @@ export const jwtAuth = defineStep({
       let outcome = await verifyToken(token, keyOf(set), options, s.clockSkewSeconds);
       if (outcome === 'unknown-key' && remote !== null) {
         // A kid this worker's set lacks (a rotation): ask for a fetch, and try once more on what it brings.
-        const next = await keySets?.refresh(remote.id, cooldownMs);
+        const next = await keySets?.refresh(remote.id);
         if (next?.keys && next.version !== set.version) outcome = await verifyToken(token, keyOf((set = next)), options, s.clockSkewSeconds);
       }
       if (typeof outcome === 'string') return denied;

@@ -17,8 +17,9 @@ export interface KeySetsView {
   get(id: string): HeldKeySet | undefined;
   /**
    * Asks the supervisor for a fresh fetch and resolves with the set once it answers, or
-   * after KEY_WAIT_MS. Within `cooldownMs` of this worker's last answered ask, resolves at
-   * once with the set held (a flood of unknown `kid`s costs no IPC).
+   * after KEY_WAIT_MS. When the node may not fetch again within that wait (its cooldown,
+   * KeySetEntry.nextFetchAt), resolves at once with the set held (a flood of unknown `kid`s
+   * costs no IPC and no wait).
    */
-  refresh(id: string, cooldownMs: number): Promise<HeldKeySet | undefined>;
+  refresh(id: string): Promise<HeldKeySet | undefined>;
 }

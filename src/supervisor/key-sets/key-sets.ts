@@ -208,7 +208,7 @@ export class KeySets {
 }
 
 function entryOf(s: Source): KeySetEntry {
-  return { id: s.spec.id, version: s.version, state: s.state, keys: s.keys };
+  return { id: s.spec.id, version: s.version, state: s.state, keys: s.keys, nextFetchAt: s.lastAttempt + s.spec.minRefreshSeconds * 1000 };
 }
 
 function labels(s: Source, extra: Record<string, string>): Record<string, string> {
