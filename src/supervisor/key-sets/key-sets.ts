@@ -6,11 +6,13 @@ import type { Exposition } from '../../shared/metrics-exposition.js';
 import { UPSTREAM_DENIED } from '../../shared/upstream-policy.js';
 import { keySetLifetimeSeconds } from './cache-lifetime.js';
 import type { FetchedKeySet } from './key-set-fetch.js';
-import { shownUrl } from './shown-url.js';
+import { sourceLabel } from './shown-url.js';
 
 /** What a source is, between fetches. */
 interface Source {
   spec: KeySourceSpec;
+  /** sourceLabel(spec.url), made once (the id, hence the URL, never changes). */
+  label: string;
   state: KeySetState;
   keys: Record<string, unknown>[];
   version: number;
@@ -64,7 +66,7 @@ export class KeySets {
       const s = this.sources.get(spec.id);
       if (s) s.spec = spec;
       else {
-        const fresh: Source = { spec, state: 'pending', keys: [], version: ++this.version, lastAttempt: 0, lastSuccess: 0, fetching: null, next: null, expiry: null, askers: new Set(), later: new Set(), fetches: { ok: 0, error: 0, denied: 0 } };
+        const fresh: Source = { spec, label: sourceLabel(spec.url), state: 'pending', keys: [], version: ++this.version, lastAttempt: 0, lastSuccess: 0, fetching: null, next: null, expiry: null, askers: new Set(), later: new Set(), fetches: { ok: 0, error: 0, denied: 0 } };
         this.sources.set(spec.id, fresh);
         void this.fetch(fresh);
       }
@@ -203,7 +205,7 @@ export class KeySets {
   }
 
   private about(s: Source, extra: Record<string, unknown>): Record<string, unknown> {
-    return { tenant: s.spec.tenant, source: shownUrl(s.spec.url), kind: s.spec.kind, ...extra };
+    return { tenant: s.spec.tenant, source: s.label, kind: s.spec.kind, ...extra };
   }
 }
 
@@ -212,5 +214,5 @@ function entryOf(s: Source): KeySetEntry {
 }
 
 function labels(s: Source, extra: Record<string, string>): Record<string, string> {
-  return { tenant: s.spec.tenant, source: shownUrl(s.spec.url), ...extra };
+  return { tenant: s.spec.tenant, source: s.label, ...extra };
 }
