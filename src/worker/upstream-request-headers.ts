@@ -2,7 +2,7 @@ import { HOP_BY_HOP, connectionListed } from '../shared/hop-by-hop.js';
 import type { StepRequest } from '../steps/step.js';
 import type { EditPlan } from '../shared/header-edits.js';
 import type { UpstreamTrace } from './observe/request-trace.js';
-import { CONSOLE_SESSION_COOKIE, withoutConsoleSession } from '../shared/console-session-cookie.js';
+import { CONSOLE_COOKIE_PREFIX, withoutConsoleSession } from '../shared/console-session-cookie.js';
 
 const DROP = 0;
 const XFF = 1;
@@ -64,8 +64,8 @@ export function upstreamHeaders(ex: StepRequest, plan: EditPlan | null, trace: U
     if (kind === HOST) host = v;
     else if (trace !== null && trace.replaced !== null && (kind === TRACE_PARENT || (kind === TRACE_STATE && trace.fresh))) continue;
     if (drop !== null && drop.includes(k)) continue;
-    if (kind === COOKIE && v.includes(CONSOLE_SESSION_COOKIE)) {
-      // The console's session cookie reaches a data port on the admin's host name: never pass it on.
+    if (kind === COOKIE && v.includes(CONSOLE_COOKIE_PREFIX)) {
+      // The console's cookies (session, sign-in) reach a data port on the admin's host name: never pass them on.
       const rest = withoutConsoleSession(v);
       if (rest !== null) out.push(k, rest);
       continue;

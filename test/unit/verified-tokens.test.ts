@@ -32,3 +32,13 @@ test('verified tokens: only Authorization values up to 4 KiB are kept, each with
   assert.equal(cache.size, 1);
   assert.deepEqual(cache.get(fits, 1), { sub: 'f', exp: 99, email: 'f@example.test' }, 'the unread claims are dropped');
 });
+
+test('verified tokens: only the payload\'s own claims are kept, never inherited ones', () => {
+  const cache = new VerifiedTokens(['sub', 'toString', 'role'], 2, () => 0);
+  const payload = Object.assign(Object.create({ role: 'admin' }) as Record<string, unknown>, { sub: 'a' });
+  cache.set('t', payload, 5_000, 1);
+  const kept = cache.get('t', 1)!;
+  assert.deepEqual(Object.keys(kept), ['sub']);
+  assert.equal(Object.hasOwn(kept, 'role'), false, 'an inherited claim is not copied');
+  assert.equal(Object.hasOwn(kept, 'toString'), false, 'nor Object.prototype\'s');
+});

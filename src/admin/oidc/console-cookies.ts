@@ -1,6 +1,6 @@
 import { stringifySetCookie } from 'cookie';
 import { parseCookies } from '../../shared/cookie-header.js';
-import { CONSOLE_SESSION_COOKIE } from '../../shared/console-session-cookie.js';
+import { CONSOLE_SESSION_COOKIE, CONSOLE_SIGN_IN_COOKIE } from '../../shared/console-session-cookie.js';
 
 /**
  * The console session's cookie: HttpOnly, SameSite=Strict, sent to the admin API's paths only
@@ -9,7 +9,7 @@ import { CONSOLE_SESSION_COOKIE } from '../../shared/console-session-cookie.js';
 export const SESSION_COOKIE = CONSOLE_SESSION_COOKIE;
 const SESSION_PATH = '/api/v1/';
 /** The sign-in in progress (state, nonce, PKCE verifier): Lax, so the provider's redirect back carries it. */
-export const SIGN_IN_COOKIE = 'switchyard_oidc';
+export const SIGN_IN_COOKIE = CONSOLE_SIGN_IN_COOKIE;
 /** The header every console call sends: a cookie-authenticated call without it is refused (CSRF). */
 export const CONSOLE_HEADER = 'x-switchyard-console';
 

@@ -9,6 +9,7 @@ import { discovers, isHttpUrl, keySourceUrls, KeySourceFields, remoteKeySource, 
 import { verifyToken } from './verify-token.js';
 import { VerifiedTokens } from './verified-tokens.js';
 import type { HeldKeySet } from './key-set-view.js';
+import { shownUrl } from '../../supervisor/key-sets/shown-url.js';
 
 const ALGORITHMS = ['HS256', 'RS256', 'ES256', 'PS256', 'EdDSA'] as const;
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
@@ -105,7 +106,7 @@ export const jwtAuth = defineStep({
     /** Verifies a token not in the cache: waits (bounded) for keys when the set is not held or lacks its kid. */
     const verifyAfresh = async (flow: Flow, auth: string, token: string): Promise<StepOutcome> => {
       // Outside a worker (explain's dry run) no set is pushed: say so rather than answer 503.
-      if (remote !== null && keySets === undefined) throw new Error(`its keys come from ${remote.url}, fetched by the supervisor for the workers; explain does not fetch them`);
+      if (remote !== null && keySets === undefined) throw new Error(`its keys come from ${shownUrl(remote.url)}, fetched by the supervisor for the workers; explain does not fetch them`);
       let set = (await currentSet()) ?? NO_KEYS;
       // No keys to verify with (never fetched, or expired): 503, unless a secret may still verify an HS256 token.
       if (!set.keys && !hmac) return unavailable;

@@ -45,7 +45,7 @@ export class VerifiedTokens {
     if (token.length > MAX_CACHED_TOKEN) return;
     if (!this.entries.has(token) && this.entries.size >= this.max) this.evictOne();
     const claims: JWTPayload = {};
-    for (const name of this.kept) if (payload[name] !== undefined) claims[name] = payload[name];
+    for (const name of this.kept) if (Object.hasOwn(payload, name) && payload[name] !== undefined) claims[name] = payload[name];
     this.entries.set(token, { payload: claims, untilMs, version, used: false });
   }
 
