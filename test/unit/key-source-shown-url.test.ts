@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeySets } from '../../src/supervisor/key-sets/key-sets.js';
-import { shownUrl, sourceLabel } from '../../src/supervisor/key-sets/shown-url.js';
+import { shownUrl, sourceLabel } from '../../src/shared/shown-url.js';
 import { Exposition } from '../../src/shared/metrics-exposition.js';
 import { waitFor } from '../helpers/wait.js';
 

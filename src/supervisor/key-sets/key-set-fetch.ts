@@ -4,7 +4,7 @@ import type { UpstreamGuard } from '../../shared/upstream-guard.js';
 import { readCapped } from '../../steps/capped-body.js';
 import { usableKeys } from '../../steps/identity/public-jwk.js';
 import type { CachingHeaders } from './cache-lifetime.js';
-import { shownUrl } from './shown-url.js';
+import { shownUrl } from '../../shared/shown-url.js';
 
 /** A discovery document or JWKS larger than this is refused (a real one is a few KiB). */
 const MAX_DOCUMENT_BYTES = 256 * 1024;

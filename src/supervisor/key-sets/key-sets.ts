@@ -6,7 +6,7 @@ import type { Exposition } from '../../shared/metrics-exposition.js';
 import { UPSTREAM_DENIED } from '../../shared/upstream-policy.js';
 import { keySetLifetimeSeconds } from './cache-lifetime.js';
 import type { FetchedKeySet } from './key-set-fetch.js';
-import { sourceLabel } from './shown-url.js';
+import { sourceLabel } from '../../shared/shown-url.js';
 
 /** What a source is, between fetches. */
 interface Source {
