@@ -1,7 +1,7 @@
 import * as oidc from 'openid-client';
 import { request, type Dispatcher } from 'undici';
 import { errorType, type CallTrace, type StepEnv } from '../step.js';
-import { readCapped } from '../capped-body.js';
+import { fetchResponse } from './provider-fetch.js';
 import type { Introspected } from './introspection-cache.js';
 
 /**
@@ -18,7 +18,6 @@ export class EndpointUnreachable extends Error {
 
 /** The most an introspection answer may hold (claims of one token). */
 const MAX_ANSWER_BYTES = 64 * 1024;
-const NULL_BODY = new Set([101, 204, 205, 304]);
 
 export interface IntrospectionTarget {
   url: string;
@@ -84,12 +83,9 @@ function viaServicePool(env: Pick<StepEnv, 'servicePool'>, tenant: string, url: 
         trace?.end(res.statusCode);
         throw new EndpointUnreachable(`the endpoint answered ${res.statusCode}`);
       }
-      const body = await readCapped(res.body, MAX_ANSWER_BYTES, 'the introspection answer');
+      const answer = await fetchResponse(res, MAX_ANSWER_BYTES, 'the introspection answer');
       trace?.end(res.statusCode);
-      const answered = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) answered.append(k, one);
-      // A status that may carry no body (204, 304) gets none: openid-client then refuses the status.
-      return new Response(NULL_BODY.has(res.statusCode) ? null : body, { status: res.statusCode, headers: answered });
+      return answer;
     } catch (err) {
       // No usable answer (no connection, a timeout, a cut or oversized body): the endpoint is as good as unreachable.
       if (err instanceof EndpointUnreachable) throw err; // a 5xx: its trace already ended with the status

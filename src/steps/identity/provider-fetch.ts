@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { CustomFetch } from 'openid-client';
 import type { StepEnv } from '../step.js';
 import { readCapped } from '../capped-body.js';
@@ -27,12 +27,21 @@ export function providerFetch(env: Pick<StepEnv, 'servicePool'>, tenant: string)
       dispatcher: pool as never, // request() needs only dispatch()
       signal: options.signal,
     });
-    const bytes = await readCapped(res.body, MAX_ANSWER_BYTES, "the provider's answer");
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined) continue;
-      for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-    }
-    return new Response(NULL_BODY.has(res.statusCode) ? null : bytes, { status: res.statusCode, headers });
+    return fetchResponse(res, MAX_ANSWER_BYTES, "the provider's answer");
   };
+}
+
+/**
+ * An undici answer as the fetch Response openid-client reads: the body whole (at most
+ * `maxBytes`, else rejects), none for the statuses that may carry none (openid-client then
+ * refuses the status), repeated header values kept.
+ */
+export async function fetchResponse(res: Dispatcher.ResponseData, maxBytes: number, what: string): Promise<Response> {
+  const bytes = await readCapped(res.body, maxBytes, what);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return new Response(NULL_BODY.has(res.statusCode) ? null : bytes, { status: res.statusCode, headers });
 }
