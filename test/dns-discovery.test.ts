@@ -28,7 +28,8 @@ async function upstreamAt(t: { after(fn: () => void): void }, ip: string, port: 
   const server: Server = createServer((req, res) => {
     if (req.url !== '/health') me.requests++;
     res.statusCode = me.status;
-    res.end(`${ip}:${me.port}`);
+    if (req.url === '/slow') setTimeout(() => res.end(`${ip}:${me.port}`), 1_500);
+    else res.end(`${ip}:${me.port}`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -155,6 +156,22 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
     assert.ok(h.targets.every((x) => x.discovered === true));
     const metrics = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
     assert.match(metrics, /\nswitchyard_discovery_resolutions_total\{tenant="default",cluster="api",name="api\.test",type="A",result="ok"\} \d+\n/);
+  });
+
+  await t.test('a request in flight to an address the name no longer gives finishes; new requests go to the new set', async () => {
+    setA('drain.test', 2);
+    await apply(gw, [['cluster', 'drain', { targets: [{ dns: 'drain.test', port: P, refreshSeconds: 1 }] }], ['route', 'drain', { hosts: ['drain.test'], cluster: 'drain' }]]);
+    await waitFor('the first set', async () => (await health(gw, 'drain')).targets.length === 1);
+    const slow = request(`${gw.dataUrl}/slow`, { headers: { host: 'drain.test' } });
+    await sleep(100);
+    setA('drain.test', 3);
+    await waitFor('the new set', async () => (await health(gw, 'drain')).targets[0]?.target === at(3)[0], { timeoutMs: 3_000 });
+    await sleep(200); // the push reaches the workers
+    const now = await request(`${gw.dataUrl}/x`, { headers: { host: 'drain.test' } });
+    assert.equal(now.text, at(3)[0]);
+    const r = await slow;
+    assert.equal(r.status, 200);
+    assert.equal(r.text, at(2)[0]);
   });
 
   await t.test('SRV records: 3:1 weights spread by weight, the priority-20 record gets nothing while priority 10 serves', async () => {

@@ -71,8 +71,12 @@ export function discoveryIssues(name: string, c: ClusterDoc, issues: CompileIssu
     if (c.protocol === 'h2' && t.scheme !== 'https') issue('/scheme', 'protocol h2 is HTTP/2 over TLS: this DNS target needs scheme "https"');
     if (c.protocol === 'h2c' && t.scheme === 'https') issue('/scheme', 'protocol h2c is HTTP/2 without TLS: an https DNS target needs protocol h2');
   });
-  const https = new Set(c.targets.flatMap((t) => (isDnsTarget(t) && t.scheme === 'https' ? [t.dns.toLowerCase()] : [])));
-  if (https.size > 1 && c.tls?.serverName === undefined) {
+  if (c.tls?.serverName !== undefined) return;
+  if (c.targets.some((t) => isDnsTarget(t) && t.type === 'SRV' && t.scheme === 'https')) {
+    issues.push({ kind: 'cluster', name, pointer: '/tls/serverName', code: 'Compile.Cluster.Discovery', message: 'an https SRV target needs tls.serverName: its records name hosts of their own, so no one name checks the certificates' });
+  }
+  const https = new Set(c.targets.flatMap((t) => (isDnsTarget(t) && t.scheme === 'https' && t.type !== 'SRV' ? [t.dns.toLowerCase()] : [])));
+  if (https.size > 1) {
     issues.push({ kind: 'cluster', name, pointer: '/tls/serverName', code: 'Compile.Cluster.Discovery', message: `the https DNS targets name ${[...https].join(', ')}: one certificate name is checked per cluster, set tls.serverName` });
   }
 }

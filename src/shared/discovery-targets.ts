@@ -25,7 +25,7 @@ export function expandCluster(spec: CompiledCluster, sets: DiscoveredSets): Comp
   const seen = new Set(targets);
   let serverName: string | undefined;
   for (const d of spec.discover) {
-    if (d.scheme === 'https') serverName ??= d.name;
+    if (d.scheme === 'https' && d.type !== 'SRV') serverName ??= d.name; // an https SRV target needs tls.serverName (cluster-discovery.ts)
     for (const a of sets(d.source) ?? []) {
       const t = d.scheme === 'https' ? `https://${a.hostPort}` : a.hostPort;
       // An address two names (or two records) give is one target: the first one's weight.
@@ -41,7 +41,7 @@ export function expandCluster(spec: CompiledCluster, sets: DiscoveredSets): Comp
   else delete out.weights;
   if (priorities.some((p) => p !== 0)) out.priorities = priorities;
   else delete out.priorities;
-  // An address carries no name: the certificate is checked against the DNS name (cluster-discovery.ts allows one).
+  // An address carries no name: the certificate is checked against the A/AAAA name (cluster-discovery.ts allows one).
   if (serverName !== undefined && spec.tls?.serverName === undefined) out.tls = { ...(spec.tls ?? { verify: true }), serverName };
   return out;
 }
