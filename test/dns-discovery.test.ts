@@ -7,7 +7,7 @@ import { startGateway, type Gateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
-import { startDns, type TestDns } from './helpers/dns-server.js';
+import { startDns } from './helpers/dns-server.js';
 
 /**
  * Clusters whose targets are DNS names, resolved by the gateway through a DNS server in
