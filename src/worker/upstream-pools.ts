@@ -16,6 +16,7 @@ import { clusterRetry, type RetryPolicy } from './retry-policy.js';
 import { expandCluster, type DiscoveredSets } from '../shared/discovery-targets.js';
 import { priorityDown } from '../shared/balance/priority-tiers.js';
 import { NO_TARGETS } from './no-targets.js';
+import { closeWhenDrained } from './pool-drain.js';
 
 /** What every generation's pools in one worker share (its WorkerContext holds them). */
 export interface PoolsContext {
@@ -136,7 +137,7 @@ export class ClusterPools {
       const p = held.get(t);
       if (p) keep.set(t, p);
     }
-    for (const [t, p] of held) if (!keep.has(t)) void p.close().catch(() => undefined);
+    for (const [t, p] of held) if (!keep.has(t)) closeWhenDrained(p);
     this.build(keep);
   }
 
