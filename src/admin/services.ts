@@ -108,6 +108,8 @@ export interface PublisherView {
 export interface DiscoveryView {
   /** A published cluster with the addresses its DNS names resolved to added as targets. */
   cluster(spec: CompiledCluster): CompiledCluster;
+  /** The served generation with every DNS cluster's addresses added (explain). */
+  expand(gen: CompiledGeneration): CompiledGeneration;
   /** The cluster's (`tenant/name`) DNS names and their last resolution. */
   status(clusterKey: string): DiscoveryStatus[];
   write(out: Exposition): void;
