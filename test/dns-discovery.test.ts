@@ -142,7 +142,11 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
         const window = Date.now();
         await sleep(1_000);
         const got = client.since(window);
-        t.diagnostic(`set ${set.join(',')}: ${[...got].sort().join(' ')} (${Date.now() - changed} ms after the change)`);
+        // How long the change took to reach traffic: the last answer from outside the new set.
+        const stale = client.seen.filter((x) => x.at >= changed && !at(...set).includes(x.body)).map((x) => x.at - changed);
+        const firsts = at(...set).map((a) => client.seen.find((x) => x.at >= changed && x.body === a)?.at ?? Infinity).map((x) => x - changed);
+        t.diagnostic(`set ${set.join(',')}: ${[...got].sort().join(' ')}; every address answered by ${Math.max(...firsts)} ms, the last answer from outside it at ${stale.length ? Math.max(...stale) : 0} ms after the change`);
+        assert.ok(stale.every((ms) => ms <= 2_000), 'the new set serves within refreshSeconds + 1 s');
         assert.ok(sameSet(got, at(...set)), `answers from ${[...got].join(', ')}, expected ${at(...set).join(', ')}`);
       }
     } finally {
@@ -202,6 +206,24 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
     assert.ok(Math.abs(got[0]! / (got[0]! + got[1]!) - 0.75) < 0.05, 'weights 3:1');
     const h = await health(gw, 'srv');
     assert.deepEqual(h.targets.map((x) => [x.target, x.weight, x.priority]).sort(), [[at(2)[0], 3, 10], [at(3)[0], 1, 10], [at(4)[0], 1, 20]]);
+  });
+
+  await t.test('SRV priority: once every priority-10 address is unhealthy, the priority-20 one serves', async () => {
+    await apply(gw, [['cluster', 'srv', { targets: [{ dns: '_http._tcp.svc.test', type: 'SRV', refreshSeconds: 1 }], healthCheck: { path: '/health', intervalMs: 200, unhealthyThreshold: 1, healthyThreshold: 1 } }]]);
+    ups[0]!.status = 500;
+    ups[1]!.status = 500;
+    try {
+      await waitFor('both priority-10 addresses unhealthy', async () => (await health(gw, 'srv')).targets.filter((x) => x.state === 'unhealthy').length === 2);
+      await sleep(100); // the table reaches the workers
+      const client = steadyClient(gw.dataPort, 'srv.test', 50);
+      await sleep(600);
+      await client.stop();
+      assert.equal(client.failures, 0);
+      assert.ok(sameSet(client.since(0), at(4)), `answers from ${[...client.since(0)].join(', ')}`);
+    } finally {
+      ups[0]!.status = 200;
+      ups[1]!.status = 200;
+    }
   });
 
   await t.test('one address failing its health checks: only it is unhealthy, the others serve', async () => {

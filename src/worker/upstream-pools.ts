@@ -172,14 +172,13 @@ export class ClusterPools {
 
   /** An attempt on `target` got its answer's head after `ms`. */
   answered(target: Upstream, ms: number, status: number): void {
-    const i = this.indexOf.get(target); // undefined: an address since removed
-    if (this.meters !== null && i !== undefined) this.meters[i]!.answered(ms, status);
+    // No meter: an address a DNS name no longer gives.
+    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? -1]?.answered(ms, status);
   }
 
   /** An attempt on `target` failed before any answer. */
   failed(target: Upstream, err: Error): void {
-    const i = this.indexOf.get(target);
-    if (this.meters !== null && i !== undefined) this.meters[i]!.failed(failureKind(err));
+    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? -1]?.failed(failureKind(err));
   }
 
   /**
