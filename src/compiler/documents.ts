@@ -3,6 +3,7 @@ import { isSealed } from '../shared/secret-box.js';
 import { splitHostPort } from '../shared/host-port.js';
 import { MANAGED_HEADERS } from '../shared/hop-by-hop.js';
 import { pointer } from '../shared/json-pointer.js';
+import { DnsTarget } from './dns-target-doc.js';
 import type { Kind } from '../contracts/entities.js';
 import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
@@ -29,40 +30,12 @@ const Address = v.pipe(
 );
 
 const Weight = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000));
-const Port = v.pipe(v.number(), v.integer(), v.minValue(1, 'port must be 1-65535'), v.maxValue(65_535, 'port must be 1-65535'));
-
-/** A DNS name: labels of letters, digits, `-` and `_` (SRV's `_http._tcp.`), at most 253 characters, not an IP address. */
-const DnsName = v.pipe(
-  v.string(),
-  v.regex(/^(?=.{1,253}\.?$)(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)*[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.?$/, 'must be a DNS name (labels of letters, digits, - and _, up to 63 characters each, 253 in all)'),
-  v.check((s) => !/^[0-9.]+$/.test(s), 'is an IP address: write it as a host:port target'),
-);
-
-/**
- * `{dns, type, port, …}`: the addresses a name resolves to, each its own target
- * (docs/reference.md "DNS targets"): A/AAAA with the port they all take, or SRV with each
- * record's own port, weight and priority.
- */
-const DnsTarget = v.pipe(
-  v.strictObject({
-    dns: DnsName,
-    type: v.optional(v.picklist(['A', 'AAAA', 'SRV'], 'must be A, AAAA or SRV'), 'A'),
-    port: v.optional(Port),
-    scheme: v.optional(v.picklist(['http', 'https'], 'must be http or https'), 'http'),
-    weight: v.optional(Weight),
-    refreshSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, 'refreshSeconds must be 1-300'), v.maxValue(300, 'refreshSeconds must be 1-300'))),
-  }),
-  v.forward(v.check((t) => t.type === 'SRV' || t.port !== undefined, 'an A or AAAA target needs port'), ['port']),
-  v.forward(v.check((t) => t.type !== 'SRV' || t.port === undefined, 'SRV records give their own ports: drop port'), ['port']),
-  v.forward(v.check((t) => t.type !== 'SRV' || t.weight === undefined, 'SRV records give their own weights: drop weight'), ['weight']),
-);
 
 /** `host:port`, `{address, weight}` (a target with weight 3 gets three times the requests of one with 1), or a DNS name's addresses. */
 const WeightedAddress = v.strictObject({ address: Address, weight: v.optional(Weight, 1) });
 // Chosen by the form written, so an error names the field of that form rather than "no form matched".
 const Target = v.lazy((t: unknown) => (typeof t === 'string' ? Address : typeof t === 'object' && t !== null && 'dns' in t ? DnsTarget : WeightedAddress));
-export type DnsTargetDoc = v.InferOutput<typeof DnsTarget>;
-export const isDnsTarget = (t: string | { address: string; weight: number } | DnsTargetDoc): t is DnsTargetDoc => typeof t === 'object' && 'dns' in t;
+export { isDnsTarget, type DnsTargetDoc } from './dns-target-doc.js';
 
 /** What a `hash` cluster keys its targets on: exactly one request part. */
 const HashOn = v.union([
