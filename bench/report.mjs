@@ -15,6 +15,7 @@ export const TARGETS = {
   ...{ postgresVsVirtual: 0.98, clusterVsNodeRateLimit: 0.8 },
   ...{ nodeEngineVsBaseline: 1.1, nodeH2VsNginxH2: 0.4, clusterVsCompare: 0.97 },
   ...{ grpcUnaryVsDirect: 0.5 },
+  ...{ dnsVsStaticPair: 0.97 },
 };
 
 // [key, label, numerator, denominator, target]
@@ -45,6 +46,7 @@ export const RATIOS = [
   ['observeTracingVsOff', 'cluster route: tracing at 1.0 / all off', 'observeTracing', 'observeOff', TARGETS.tracingVsOff],
   ['nginxAccessLogVsNginx', 'nginx: JSON access log on / off (reference)', 'nginxAccessLog', 'nginx', null],
   ['fleetPostgresVsVirtual', 'cluster route: postgres:// volume / virtual:// volume', 'fleetPostgres', 'fleetVirtual', TARGETS.postgresVsVirtual],
+  ['clusterDnsVsStaticPair', 'cluster of 2 targets: found by DNS / written as addresses', 'clusterDnsPair', 'clusterStaticPair', TARGETS.dnsVsStaticPair],
   ['rateLimitClusterVsNode', 'rate-limit route: scope cluster (Redis) / scope node', 'rateLimitCluster', 'rateLimitNode', TARGETS.clusterVsNodeRateLimit],
   ['clusterVsCompare', 'uws engine cluster route: this checkout / compare', 'gatewayCluster', 'compareCluster', TARGETS.clusterVsCompare],
   ['stepsVsCompare', '5 steps: this checkout / compare', 'gatewaySteps', 'compareSteps', null],

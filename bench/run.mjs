@@ -50,6 +50,7 @@ import { expectBody, expectEcho, expectH2Body } from './sanity-checks.mjs';
 import { h2Load } from './h2-load.mjs';
 import { OBSERVE_KEYS, observeVariants } from './observe-variants.mjs';
 import { fleetVariants } from './fleet-variants.mjs';
+import { dnsVariants } from './dns-variants.mjs';
 import { concurrentPairsOf, concurrentRatios, measureConcurrently } from './concurrent-pairs.mjs';
 import { GRPC_KEYS, GRPC_UNARY_KEYS, grpcTargets } from './grpc-targets.mjs';
 import { grpcStreamLoad } from './grpc-load.mjs';
@@ -228,6 +229,8 @@ async function main() {
     : null;
   const wantsFleet = !ONLY || [...ONLY].some((k) => k.startsWith('fleet') || k.startsWith('rateLimit'));
   const fleet = wantsFleet ? await fleetVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, log }) : [];
+  const wantsDns = !ONLY || ONLY.has('clusterDnsPair') || ONLY.has('clusterStaticPair');
+  const dnsPair = wantsDns ? await dnsVariants(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, freePort, log }) : [];
   // gRPC: its own upstream and gateway (node engine, h2c), started only when one of its targets is wanted.
   if (!h2 && GRPC_UNARY_KEYS.some(wantsVariant)) log(`no gRPC unary targets: they need h2load on PATH (apt-get install nghttp2-client)${process.env.BENCH_H2 === '0' ? ' (BENCH_H2=0)' : ''}`);
   const grpc = await grpcTargets(procs, { root: ROOT, benchDir: HERE, host: HOST, upstreamPort, cpu: CPU_SERVER, loadCpu: CPU_LOAD, freePort, wanted: wantsVariant, h2, streamLoad: grpcStream, streamBytes: GRPC_STREAM_BYTES });
@@ -248,6 +251,7 @@ async function main() {
     // The same objects as variants.targets: a restart updates their url and pid.
     ...(variants?.targets ?? []),
     ...fleet.map((v) => ({ ...v, expect: PROXIED })),
+    ...dnsPair.map((v) => ({ ...v, expect: PROXIED })),
     { key: 'gatewaySteps', label: 'gateway cluster route, 5 steps', url: `${gateway.data}/steps`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayPackageSteps', label: 'gateway cluster route, 5 no-op package steps', url: `${gateway.data}/pkg-steps`, expect: PROXIED, pid: gateway.pid },
     { key: 'gatewayJwt', label: 'gateway cluster route, jwt-auth (RS256, keys held)', url: `${gateway.data}/jwt`, expect: PROXIED, pid: gateway.pid },

@@ -8,7 +8,8 @@ import type { AuditRepo } from '../store/audit-repo.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { PathPolicy } from '../shared/normalize-path.js';
 import type { Exposition } from '../shared/metrics-exposition.js';
-import type { CompiledGeneration, CompileIssue } from '../contracts/generation.js';
+import type { CompiledCluster, CompiledGeneration, CompileIssue } from '../contracts/generation.js';
+import type { DiscoveryStatus } from '../contracts/discovery.js';
 import type { GenerationMessage, WorkerLoad } from '../contracts/ipc.js';
 import type { DryRunResult, PublishResult } from '../contracts/publish-results.js';
 import type { ReadinessReport } from '../contracts/readiness.js';
@@ -41,6 +42,8 @@ export interface Services {
   outliers: OutlierView;
   /** The key sets the supervisor fetches for the data plane (jwt-auth jwksUri/issuer): fetches and states, for /metrics. */
   keySets: { write(out: Exposition): void };
+  /** DNS discovery of clusters' `{dns}` targets (supervisor/discovery/). */
+  discovery: DiscoveryView;
   /** The data plane's counters, summed over the workers' shipments. */
   dataMetrics: { write(out: Exposition): void };
   /** The steps the supervisor loaded (built-ins and worker.json's packages): plugin list, sys/steps, explain. */
@@ -100,6 +103,16 @@ export interface PublisherView {
   tryApply(tenant: string, apply: () => void): DryRunResult;
   go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult>;
   rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult>;
+}
+
+export interface DiscoveryView {
+  /** A published cluster with the addresses its DNS names resolved to added as targets. */
+  cluster(spec: CompiledCluster): CompiledCluster;
+  /** The served generation with every DNS cluster's addresses added (explain). */
+  expand(gen: CompiledGeneration): CompiledGeneration;
+  /** The cluster's (`tenant/name`) DNS names and their last resolution. */
+  status(clusterKey: string): DiscoveryStatus[];
+  write(out: Exposition): void;
 }
 
 export interface HealthView {

@@ -1,4 +1,4 @@
-import type { ClusterDoc, RouteDoc } from './documents.js';
+import { isDnsTarget, type ClusterDoc, type RouteDoc } from './documents.js';
 import type { CompiledStep, CompileIssue } from '../contracts/generation.js';
 import { targetParts } from '../shared/target-url.js';
 
@@ -20,6 +20,7 @@ export function clusterProtocolIssues(name: string, c: ClusterDoc, issues: Compi
     return;
   }
   c.targets.forEach((t, i) => {
+    if (isDnsTarget(t)) return; // cluster-discovery.ts
     const address = typeof t === 'string' ? t : t.address;
     const secure = targetParts(address).secure;
     const pointer = typeof t === 'string' ? `/targets/${i}` : `/targets/${i}/address`;

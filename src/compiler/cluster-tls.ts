@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import type { CertDoc, ClusterDoc } from './documents.js';
+import { isDnsTarget, type CertDoc, type ClusterDoc } from './documents.js';
 import type { CompiledTls, CompileIssue } from '../contracts/generation.js';
 import type { SecretPolicy } from '../contracts/secrets.js';
 import { mayName } from './secret-policy.js';
@@ -37,7 +37,7 @@ export function clusterTlsIssues(tenant: string, name: string, c: ClusterDoc, ce
   const tls = c.tls;
   if (!tls) return;
   const issue = (pointer: string, code: CompileIssue['code'], message: string) => issues.push({ kind: 'cluster', name, pointer, code, message });
-  const targets = c.targets.map((t) => (typeof t === 'string' ? t : t.address));
+  const targets = c.targets.map((t) => (typeof t === 'string' ? t : isDnsTarget(t) ? `${t.scheme}://${t.dns}` : t.address));
   if (!anySecure(targets)) issue('/tls', 'Compile.Cluster.Tls', 'tls applies to https:// targets only and this cluster has none; write its targets https://host:port or drop tls');
   if (tls.ca !== undefined && isCertName(tls.ca)) {
     if (!certs.has(tls.ca)) issue('/tls/ca', 'Compile.Cluster.Tls', `no cert ${tls.ca} in tenant ${tenant} (ca is PEM certificates or the name of a cert)`);

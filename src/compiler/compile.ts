@@ -1,3 +1,4 @@
+import { discoverTargets, discoveryIssues, discoverySources, fixedTargets } from './cluster-discovery.js';
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
 import { certHostWarnings, clientCertWarnings, compileServerTls } from './compile-tls.js';
@@ -100,6 +101,8 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache, options: Co
   if (builds) generation.stepBuilds = builds;
   const sources = keySources(allRoutes, steps);
   if (sources.length) generation.keySources = sources;
+  const names = discoverySources(generation.clusters);
+  if (names.length) generation.discoverySources = names;
   return { ok: true, generation, planned, entities, issues: [], warnings };
 }
 
@@ -160,15 +163,16 @@ function compileTenant(
   const certDocs = of<CertDoc>('cert');
   const compiledClusters: Record<string, CompiledCluster> = {};
   for (const [name, c] of clusters) {
-    compiledClusters[`${tenant}/${name}`] = compileCluster(tenant, c, certDocs);
+    compiledClusters[`${tenant}/${name}`] = compileCluster(tenant, `${tenant}/${name}`, c, certDocs);
     if ((c.balance === 'hash') !== (c.hashOn !== undefined)) {
       issues.push({ kind: 'cluster', name, pointer: '/hashOn', code: 'Compile.Document', message: 'hashOn is required with balance "hash", and allowed only with it' });
     }
     clusterTlsIssues(tenant, name, c, certDocs, own ? own.secrets : null, issues);
     clusterProtocolIssues(name, c, issues);
+    discoveryIssues(name, c, issues);
   }
   const check = own?.check ?? null;
-  if (check) for (const [name, c] of clusters) deniedTargets(name, c.targets.map(targetAddress), check, issues);
+  if (check) for (const [name, c] of clusters) deniedTargets(name, fixedTargets(c).map((t) => ({ address: targetAddress(t.target), index: t.index })), check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;
   const warnings: CompileIssue[] = [];
   const steps = new StepCompiler(tenant, new Set(clusters.keys()), of<OrchDoc>('orch'), issues, warnings, new Set(own?.disabled ?? []), own ? own.secrets : null, urlDenied, own?.redis ?? true, registry, own !== null);
@@ -186,13 +190,16 @@ function compileTenant(
 
 export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };
 
-const targetAddress = (t: ClusterDoc['targets'][number]): string => (typeof t === 'string' ? t : t.address);
+const targetAddress = (t: ReturnType<typeof fixedTargets>[number]['target']): string => (typeof t === 'string' ? t : t.address);
 
-function compileCluster(tenant: string, c: ClusterDoc, certs: ReadonlyMap<string, CertDoc>): CompiledCluster {
-  const weights = c.targets.map((t) => (typeof t === 'string' ? 1 : t.weight));
+function compileCluster(tenant: string, key: string, c: ClusterDoc, certs: ReadonlyMap<string, CertDoc>): CompiledCluster {
+  const fixed = fixedTargets(c).map((t) => t.target);
+  const weights = fixed.map((t) => (typeof t === 'string' ? 1 : t.weight));
+  const discover = discoverTargets(key, c);
   return {
-    targets: c.targets.map(targetAddress),
+    targets: fixed.map(targetAddress),
     ...(weights.some((w) => w !== 1) ? { weights } : {}),
+    ...(discover.length ? { discover } : {}),
     balance: c.balance,
     ...(c.hashOn ? { hashOn: c.hashOn } : {}),
     ...(c.outlier ? { outlier: c.outlier } : {}),

@@ -3,6 +3,7 @@ import { isSealed } from '../shared/secret-box.js';
 import { splitHostPort } from '../shared/host-port.js';
 import { MANAGED_HEADERS } from '../shared/hop-by-hop.js';
 import { pointer } from '../shared/json-pointer.js';
+import { DnsTarget } from './dns-target-doc.js';
 import type { Kind } from '../contracts/entities.js';
 import { WEBSOCKET_MAX_MESSAGE_BYTES } from '../contracts/generation.js';
 
@@ -28,11 +29,13 @@ const Address = v.pipe(
   }, 'port must be 1-65535'),
 );
 
-/** `host:port`, or `{address, weight}`: a target with weight 3 gets three times the requests of one with 1. */
-const Target = v.union([
-  Address,
-  v.strictObject({ address: Address, weight: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000)), 1) }),
-]);
+const Weight = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000));
+
+/** `host:port`, `{address, weight}` (a target with weight 3 gets three times the requests of one with 1), or a DNS name's addresses. */
+const WeightedAddress = v.strictObject({ address: Address, weight: v.optional(Weight, 1) });
+// Chosen by the form written, so an error names the field of that form rather than "no form matched".
+const Target = v.lazy((t: unknown) => (typeof t === 'string' ? Address : typeof t === 'object' && t !== null && 'dns' in t ? DnsTarget : WeightedAddress));
+export { isDnsTarget, type DnsTargetDoc } from './dns-target-doc.js';
 
 /** What a `hash` cluster keys its targets on: exactly one request part. */
 const HashOn = v.union([

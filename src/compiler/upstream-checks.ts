@@ -7,12 +7,12 @@ import { targetParts } from '../shared/target-url.js';
  * Compile-time half of the upstream policy: targets and service URLs written as IP
  * addresses. Host names are checked by workers against what they resolve to.
  */
-export function deniedTargets(cluster: string, targets: readonly string[], check: UpstreamCheck, issues: CompileIssue[]): void {
-  targets.forEach((t, i) => {
+export function deniedTargets(cluster: string, targets: readonly { address: string; index: number }[], check: UpstreamCheck, issues: CompileIssue[]): void {
+  for (const { address: t, index } of targets) {
     const { host, port } = urlHostPort(targetParts(t).hostPort);
     const rule = checkLiteral(check, host, port);
-    if (rule) issues.push({ kind: 'cluster', name: cluster, pointer: `/targets/${i}`, code: 'Compile.Cluster.TargetDenied', message: `target ${t} is refused: ${rule}` });
-  });
+    if (rule) issues.push({ kind: 'cluster', name: cluster, pointer: `/targets/${index}`, code: 'Compile.Cluster.TargetDenied', message: `target ${t} is refused: ${rule}` });
+  }
 }
 
 /** The rule refusing an http(s) URL's literal address, or null. */

@@ -1,5 +1,6 @@
 import type { CompileIssueCode } from '../shared/errors.js';
 import type { KeySourceSpec } from './key-sets.js';
+import type { DiscoverySource, DiscoveryTarget } from './discovery.js';
 
 /**
  * The compiled generation: what the compiler produces and workers receive. Plain
@@ -26,6 +27,8 @@ export interface CompiledGeneration {
    * `jwksUri`, `issuer` discovery), one per tenant and URL. Absent: none.
    */
   keySources?: KeySourceSpec[];
+  /** The DNS names clusters' `{dns}` targets resolve, one per cluster, type, name and port (contracts/discovery.ts). Absent: none. */
+  discoverySources?: DiscoverySource[];
 }
 
 /** Which build of a step package a step comes from (docs/step-packages.md "Build stamps"). */
@@ -83,10 +86,21 @@ export const WEBSOCKET_DEFAULTS: WebSocketSettings = { maxMessageBytes: 1024 * 1
 export const WEBSOCKET_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface CompiledCluster {
-  /** Each target as written: `host:port`, `http://host:port` or `https://host:port` (shared/target-url.ts). */
+  /**
+   * Each target as written: `host:port`, `http://host:port` or `https://host:port` (shared/target-url.ts).
+   * A cluster with `discover` lists its fixed targets here (maybe none); the workers and
+   * the supervisor add the addresses resolved (shared/discovery-targets.ts).
+   */
   targets: string[];
   /** Per target, when they are not all 1 (round-robin and least-request weigh by them). */
   weights?: number[];
+  /** Targets found by DNS (`{dns}` targets); absent: none. */
+  discover?: DiscoveryTarget[];
+  /**
+   * Per target, its SRV priority once expanded (fixed and A/AAAA targets: 0); absent: all 0.
+   * Only the lowest value with a target in rotation serves.
+   */
+  priorities?: number[];
   /** Absent: round-robin (generations stored before balancing existed). */
   balance?: 'round-robin' | 'least-request' | 'hash';
   /** With balance "hash": the request part the target is chosen by. */

@@ -8,6 +8,7 @@ import type { CompiledGeneration } from './generation.js';
 import type { MetricsDelta } from './metrics.js';
 import type { AccessLogField } from '../shared/gateway-config-observability.js';
 import type { KeySetEntry } from './key-sets.js';
+import type { DiscoverySet } from './discovery.js';
 
 /** worker.json settings the data port applies to every request (not per generation). */
 export interface DataPlaneSettings {
@@ -150,6 +151,8 @@ export type ToWorker =
       dataPlane: DataPlaneSettings;
       /** The key sets the supervisor holds now (contracts/key-sets.ts): a worker that starts or respawns verifies at once. */
       keySets?: KeySetEntry[];
+      /** The addresses the supervisor resolved for `{dns}` targets (contracts/discovery.ts): a worker that starts serves them at once. */
+      discovery?: DiscoverySet[];
     }
   | { type: 'generation'; generation: GenerationMessage }
   /**
@@ -157,6 +160,8 @@ export type ToWorker =
    * sources no served generation names any more. Also the answer to a `key-refresh` (then to the asker only).
    */
   | { type: 'key-sets'; sets: KeySetEntry[]; dropped?: string[] }
+  /** `{dns}` targets' addresses that changed, pushed without a publish; `dropped`: sources no served generation names any more. */
+  | { type: 'discovery'; sets: DiscoverySet[]; dropped?: string[] }
   /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }

@@ -3,6 +3,7 @@ import { isPgVolume, parsePgVolume } from './pg-volume-url.js';
 import { LimitsSchema } from './gateway-config-limits.js';
 import { ListenSchema } from './gateway-config-listen.js';
 import { ReadinessSchema } from './gateway-config-readiness.js';
+import { DiscoverySchema } from './gateway-config-discovery.js';
 import { OidcSchema } from './gateway-config-oidc.js';
 import { AccessLogSchema, MetricsSchema, RequestIdSchema, TracingSchema } from './gateway-config-observability.js';
 import { AdminKey, CidrList, HostPort, QUOTA_DEFAULTS, QuotaLimitFields, TenantName } from './gateway-config-fields.js';
@@ -71,6 +72,8 @@ export const GatewayConfigSchema = v.strictObject({
   limits: LimitsSchema,
   /** /readyz's store bound and an optional data-port readiness path (docs/reference.md "Liveness and readiness"). */
   readiness: ReadinessSchema,
+  /** The DNS servers for clusters' `{dns}` targets (docs/reference.md "DNS targets"); absent: the system's. */
+  discovery: DiscoverySchema,
   /** How the data port reads request paths (one policy for every route; see docs/reference.md "Paths"). */
   paths: v.optional(
     v.strictObject({

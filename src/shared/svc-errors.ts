@@ -46,6 +46,7 @@ export const ERRORS = {
   'Svc.Data.RouteUnavailable': { status: 503, message: "This route's steps could not be loaded at start-up (the gateway's log says why); a publish that fixes it restores the route" },
   'Svc.Data.UpstreamUnreachable': { status: 502, message: 'The upstream could not be reached' },
   'Svc.Data.UpstreamTls': { status: 502, message: "The upstream's TLS handshake failed: its certificate did not verify against the cluster's tls settings, or it refused the connection (the gateway's log says why)" },
+  'Svc.Data.NoTargets': { status: 503, message: "The cluster has no target yet: its DNS names have not resolved (cluster health shows each name's last resolution)" },
   'Svc.Data.UpstreamDenied': { status: 502, message: "The upstream's address is one this tenant may not reach (worker.json upstreams)" },
   'Svc.Data.UpstreamInvalid': { status: 502, message: 'The upstream answered with a message the gateway cannot relay' },
   'Svc.Data.UpgradeRefused': { status: 400, message: 'This route does not take WebSocket upgrades (its route has no `websocket` block)' },

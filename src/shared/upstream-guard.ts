@@ -57,6 +57,11 @@ export class UpstreamGuard {
     return verdict.lookup ? { ...base, lookup: verdict.lookup } : base;
   }
 
+  /** The rule refusing the address `ip` (an IP literal) at `port` to `tenant`, or null: the supervisor checks discovered addresses one by one. */
+  refusal(tenant: string, ip: string, port: number): string | null {
+    return this.policy === null ? null : checkLiteral(this.policy(tenant), ip, port);
+  }
+
   /**
    * The same policy for a client other than undici's (the WebSocket relay's): an IP literal
    * refused now, or net.connect's `lookup` that refuses names resolving to refused addresses.

@@ -50,6 +50,8 @@ import { installSecretBox, openStored, parseSealingKey, SecretBox } from '../sha
 import type { HealthTable } from '../contracts/ipc.js';
 import { UpstreamGuard } from '../shared/upstream-guard.js';
 import { KeySets } from './key-sets/key-sets.js';
+import { Discovery } from './discovery/discovery.js';
+import { discoveryResolver } from './discovery/dns-query.js';
 import { fetchKeySet } from './key-sets/key-set-fetch.js';
 import { OidcSignIn } from '../admin/oidc/oidc-sign-in.js';
 import { ConsoleSessions } from '../admin/oidc/console-sessions.js';
@@ -128,6 +130,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   keySets.serve(publisher.current()?.payload.keySources ?? []);
   const outliers = new OutlierEjection(log, sendTable);
   const outOfRotation = (): HealthTable => mergeTables(health.table(), outliers.table());
+  // {dns} targets: resolved here once for the node; probes and ejections follow the addresses found.
+  const discovery = new Discovery({ resolver: discoveryResolver(config.discovery.resolvers), guard: upstreamGuard, pushAll: (msg) => pool.sendAll(msg), expanded: (gen) => (outliers.update(gen), health.update(gen)), log });
   const engine = dataPlaneEngine(config.listen, uwsSupport());
   if (config.listen.engine === 'auto' && engine.engine === 'node') log.info({ engine: engine.engine }, `data plane engine node (${engine.why})`);
   const pool: WorkerPool = new WorkerPool({
@@ -153,6 +157,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     currentGeneration: () => publisher.current(),
     currentHealth: outOfRotation,
     currentKeySets: () => keySets.entries(),
+    currentDiscovery: () => discovery.sets(),
   });
   onHangup = () => {
     log.info('SIGHUP: workers reopen the access log');
@@ -171,10 +176,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   // (which never waits on the store) reads a verdict at most a second old.
   const push = new ReadinessPush(readiness, pool);
   publisher.onServed = (gen) => {
-    outliers.update(gen.payload);
-    health.update(gen.payload);
+    discovery.serve(gen.payload);
     keySets.serve(gen.payload.keySources ?? []);
-    dataMetrics.keepOnly(servedKeys(gen.payload));
+    dataMetrics.keepOnly(servedKeys(discovery.expand(gen.payload)));
     push.push(); // not ready until every worker acknowledged it
     if (readyPath !== undefined) for (const r of shadowedReadyPath(gen.payload, readyPath)) log.warn({ route: r, path: readyPath }, 'readiness.dataPath: the data port answers this path itself; the route never sees it');
   };
@@ -204,7 +208,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
     ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
-    ...{ workerRestart, workerGuards, keySets, oidc },
+    ...{ workerRestart, workerGuards, keySets, oidc, discovery },
   };
 
   const systemKeys = new SystemKeyRing(config.admin.keys);
@@ -251,8 +255,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   keyUsage.start();
   fleet?.start();
   push.start();
-  outliers.update(publisher.current()?.payload ?? null);
-  health.update(publisher.current()?.payload ?? null);
+  discovery.serve(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
   const purge = setInterval(() => {
     try {
@@ -271,6 +274,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     health.stop();
     outliers.stop();
     keySets.stop();
+    discovery.stop();
     keyUsage.stop(); // the last second of key use reaches the volume
   };
   return lifecycle(config, log, admin, pool, volume, readyLine, beforeClose);

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { DataPlaneSettings, FromWorker, GenerationMessage, HealthTable, ToWorker } from '../contracts/ipc.js';
 import type { KeySetEntry } from '../contracts/key-sets.js';
+import type { DiscoverySet } from '../contracts/discovery.js';
 import type { Logger } from '../shared/logger.js';
 import { RespawnBackoff } from './respawn-backoff.js';
 import type { WorkerStatus } from '../contracts/node-status.js';
@@ -35,6 +36,8 @@ export interface PoolOptions {
   currentHealth: () => HealthTable;
   /** The key sets a (re)spawned worker starts with (supervisor/key-sets/). */
   currentKeySets?: () => KeySetEntry[];
+  /** The `{dns}` targets' addresses a (re)spawned worker starts with (supervisor/discovery/). */
+  currentDiscovery?: () => DiscoverySet[];
 }
 
 export class BindError extends Error {}
@@ -159,7 +162,7 @@ export class WorkerPool implements WorkerPoolView {
           const gen = this.opts.currentGeneration();
           generation = gen?.id ?? 0;
           if (slot.worker === worker) slot.generation = generation;
-          const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane, keySets: this.opts.currentKeySets?.() ?? [] };
+          const init: ToWorker = { type: 'init', slot: slot.slot, listen: this.opts.listen, generation: gen, logLevel: this.opts.logLevel, graceMs: this.opts.graceMs, dataPlane: this.opts.dataPlane, keySets: this.opts.currentKeySets?.() ?? [], discovery: this.opts.currentDiscovery?.() ?? [] };
           this.post(worker, init);
           this.post(worker, { type: 'health', unhealthy: this.opts.currentHealth() });
         };

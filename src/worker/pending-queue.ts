@@ -135,7 +135,7 @@ function busy(message: string): Error {
 }
 
 /** What undici does for a request that fails before it is sent: the body is released and the handler told. */
-function fail(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, err: Error): void {
+export function fail(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, err: Error): void {
   const body = opts.body as { destroy?: (err?: Error) => void } | null | undefined;
   if (body != null && typeof body.destroy === 'function') body.destroy();
   const h = handler as { onError?: (err: Error) => void; onResponseError?: (controller: unknown, err: Error) => void };

@@ -15,6 +15,11 @@ export class TargetHealth {
     this.version++;
   }
 
+  /** The discovered addresses changed (worker-discovery.ts): the pools look again on their next pick. */
+  touch(): void {
+    this.version++;
+  }
+
   /** Per target of `cluster`, whether the checks took it out of rotation. */
   down(cluster: string, targets: readonly string[]): boolean[] {
     const out = this.table[cluster];

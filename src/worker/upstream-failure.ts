@@ -9,6 +9,7 @@ import { RequestBodyRefused } from './request-body.js';
 import { GrpcWebTextError } from './grpc/grpc-web-text-decoder.js';
 import { H2StreamResetError } from './engine/upstream-h2/h2-errors.js';
 import { StepHookError } from './step-hook-error.js';
+import { NoTargetsError } from './no-targets.js';
 
 /**
  * What an upstream attempt's failure means, from the error's type: undici's error classes
@@ -75,6 +76,7 @@ export function errorCode(err: Error): ErrorCode {
   if (err instanceof RequestBodyRefused) return err.code; // the client's body broke a data-port limit
   if (refusedBeforeSending(err) || err instanceof GrpcWebTextError) return 'Svc.Data.BadRequest'; // the client's bytes, not the upstream
   if (err instanceof UpstreamBusyError) return 'Svc.Data.UpstreamBusy'; // no connection within the cluster's budget
+  if (err instanceof NoTargetsError) return 'Svc.Data.NoTargets'; // a DNS cluster before its first addresses
   if (err instanceof UpstreamDeniedError) return 'Svc.Data.UpstreamDenied'; // worker.json's upstream policy
   // A failed handshake, or a TLS alert after it (an upstream refusing the client certificate).
   if (err instanceof UpstreamTlsError || tlsErrorCode(socketCode(err))) return 'Svc.Data.UpstreamTls';

@@ -13,6 +13,10 @@ import { hashKey, type KeySource } from '../shared/balance/hash-key.js';
 import type { TargetHealth } from './target-health.js';
 import type { ConnectVerdict, UpstreamGuard } from '../shared/upstream-guard.js';
 import { clusterRetry, type RetryPolicy } from './retry-policy.js';
+import { expandCluster, type DiscoveredSets } from '../shared/discovery-targets.js';
+import { priorityDown } from '../shared/balance/priority-tiers.js';
+import { NO_TARGETS } from './no-targets.js';
+import { closeWhenDrained } from './pool-drain.js';
 
 /** What every generation's pools in one worker share (its WorkerContext holds them). */
 export interface PoolsContext {
@@ -22,6 +26,8 @@ export interface PoolsContext {
   readonly targetHealth: TargetHealth;
   /** A target's failures in a row reached another multiple of consecutiveFailures: the supervisor decides node-wide. */
   reportOutlier(cluster: string, target: string): void;
+  /** The addresses the supervisor resolved for `{dns}` targets (worker-discovery.ts); its version moves with targetHealth's. */
+  readonly discovery: { readonly version: number; readonly get: DiscoveredSets };
 }
 
 /** How long a worker passes over a target it could not connect to. */
@@ -36,53 +42,103 @@ export const HOLD_OFF_MS = 1_000;
  * A target this worker could not connect to (refused, timed out: any caller, the proxy
  * or `mirror`) is held off for HOLD_OFF_MS: pick() passes over it unless every target is
  * held off. After that it is tried again by the next request that picks it.
+ *
+ * A cluster with `{dns}` targets has the addresses the supervisor resolved as targets
+ * (shared/discovery-targets.ts); when they change, the next pick rebuilds the lists: an
+ * address kept keeps its connections, a removed one's pool closes once its requests end.
+ * Before any address is known (and with no fixed target) a request is answered 503
+ * Svc.Data.NoTargets.
  */
 export class ClusterPools {
-  private readonly pools: TargetUpstream[];
+  /** The cluster with its `{dns}` targets expanded (as compiled when it has none). */
+  spec: CompiledCluster;
+  private pools: TargetUpstream[] = [];
   /** Per target: until when (Date.now()) it is held off; 0 when it is not. */
-  private readonly heldUntil: number[];
+  private heldUntil: number[] = [];
   private next = 0;
   /** null: plain round robin, the hot path below. */
-  private readonly choice: TargetChoice | null;
+  private choice: TargetChoice | null = null;
   private readonly usable = (i: number): boolean => !this.down[i] && this.heldUntil[i]! <= Date.now();
 
   /** The health checks' verdict per target (all false without checks), refreshed when the worker's TargetHealth moves. */
-  private down: boolean[];
+  private down: boolean[] = [];
   private anyDown = false;
   private healthVersion = -1;
   /** Per target: requests that failed in a row in this worker (outlier detection). */
-  private readonly failures: number[];
-  private readonly indexOf = new Map<Upstream, number>();
+  private failures: number[] = [];
+  private indexOf = new Map<Upstream, number>();
   /** Per target, its time-to-first-byte and error counters (null: metrics off). */
-  private readonly meters: UpstreamMeter[] | null;
+  private meters: UpstreamMeter[] | null = null;
   /** The cluster's retry policy and budget (null without `retry`). */
   readonly retryPolicy: RetryPolicy | null;
+  /** The discovery version the targets were expanded at (-1: the cluster has no `{dns}` target). */
+  private discoveryVersion = -1;
+  private readonly tenant: string;
+  private readonly tlsLog: TlsFailureLog | null;
 
   /** `key`: the cluster's `tenant/name`, whose tenant's upstream policy the connections are checked against. */
   constructor(
-    readonly spec: CompiledCluster,
+    /** The cluster as compiled. */
+    private readonly compiled: CompiledCluster,
     private readonly key: string,
     private readonly shared: PoolsContext,
-    log?: Logger,
+    private readonly log?: Logger,
     /** The worker's counters (null: metrics off). */
-    metrics?: DataMetrics | null,
+    private readonly metrics?: DataMetrics | null,
   ) {
-    this.meters = metrics ? spec.targets.map((t) => metrics.upstream(key, t)) : null;
-    const tenant = key.slice(0, key.indexOf('/'));
+    this.tenant = key.slice(0, key.indexOf('/'));
+    this.tlsLog = log ? new TlsFailureLog(log, key) : null;
+    if (compiled.discover) this.discoveryVersion = shared.discovery.version;
+    this.spec = expandCluster(compiled, shared.discovery.get);
+    this.build(new Map());
+    this.retryPolicy = clusterRetry(compiled);
+  }
+
+  /** The per-target lists for `this.spec`'s targets; `keep`: pools of targets that stay, by target. */
+  private build(keep: ReadonlyMap<string, TargetUpstream>): void {
+    const spec = this.spec;
+    const metrics = this.metrics;
+    this.meters = metrics ? spec.targets.map((t) => metrics.upstream(this.key, t)) : null;
     this.down = spec.targets.map(() => false);
+    this.anyDown = false;
     this.failures = spec.targets.map(() => 0);
     this.heldUntil = spec.targets.map(() => 0);
-    const tlsLog = log ? new TlsFailureLog(log, key) : null;
-    this.pools = spec.targets.map((t, i) => {
-      // A failed TLS handshake is a connect failure (hold-off, failover) that is also logged.
-      const tlsFailed = tlsLog ? (err: UpstreamTlsError) => tlsLog.failed(err) : undefined;
-      const c = targetConnection(shared.upstreamGuard, tenant, t, spec, tlsFailed);
-      if (c.missingEnv.length) log?.error({ cluster: key, target: t, missing: c.missingEnv }, 'upstream TLS: client certificate variables unset; connecting without a client certificate');
-      return targetUpstream(spec, t, c, () => void (this.heldUntil[i] = Date.now() + HOLD_OFF_MS), tlsFailed);
-    });
-    this.choice = targetChoice(spec, (i) => this.pools[i]!.busy);
-    this.pools.forEach((p, i) => this.indexOf.set(p, i));
-    this.retryPolicy = clusterRetry(spec);
+    this.pools = spec.targets.map((t) => keep.get(t) ?? this.connect(t));
+    this.choice = spec.targets.length === 0 ? null : targetChoice(spec, (i) => this.pools[i]!.busy);
+    this.indexOf = new Map(this.pools.map((p, i) => [p, i]));
+    this.next = 0;
+    this.healthVersion = -1;
+  }
+
+  private connect(t: string): TargetUpstream {
+    const tlsLog = this.tlsLog;
+    // A failed TLS handshake is a connect failure (hold-off, failover) that is also logged.
+    const tlsFailed = tlsLog ? (err: UpstreamTlsError) => tlsLog.failed(err) : undefined;
+    const c = targetConnection(this.shared.upstreamGuard, this.tenant, t, this.spec, tlsFailed);
+    if (c.missingEnv.length) this.log?.error({ cluster: this.key, target: t, missing: c.missingEnv }, 'upstream TLS: client certificate variables unset; connecting without a client certificate');
+    // By name, not index: the index of a discovered target moves when the addresses change.
+    const holdOff = () => {
+      const i = this.spec.targets.indexOf(t);
+      if (i >= 0) this.heldUntil[i] = Date.now() + HOLD_OFF_MS;
+    };
+    return targetUpstream(this.spec, t, c, holdOff, tlsFailed);
+  }
+
+  /** The discovered addresses changed: targets kept keep their pools; a removed one's closes when its requests end. */
+  private retarget(): void {
+    this.discoveryVersion = this.shared.discovery.version;
+    const next = expandCluster(this.compiled, this.shared.discovery.get);
+    const held = new Map(this.spec.targets.map((t, i) => [t, this.pools[i]!]));
+    const same = next.targets.length === this.spec.targets.length && next.targets.every((t, i) => t === this.spec.targets[i]) && String(next.weights) === String(this.spec.weights) && String(next.priorities) === String(this.spec.priorities);
+    if (same) return;
+    this.spec = next;
+    const keep = new Map<string, TargetUpstream>();
+    for (const t of next.targets) {
+      const p = held.get(t);
+      if (p) keep.set(t, p);
+    }
+    for (const [t, p] of held) if (!keep.has(t)) closeWhenDrained(p);
+    this.build(keep);
   }
 
   /** The cluster's targets, more than one: a failed attempt may go to another. */
@@ -116,12 +172,13 @@ export class ClusterPools {
 
   /** An attempt on `target` got its answer's head after `ms`. */
   answered(target: Upstream, ms: number, status: number): void {
-    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? 0]!.answered(ms, status);
+    // No meter: an address a DNS name no longer gives.
+    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? -1]?.answered(ms, status);
   }
 
   /** An attempt on `target` failed before any answer. */
   failed(target: Upstream, err: Error): void {
-    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? 0]!.failed(failureKind(err));
+    if (this.meters !== null) this.meters[this.indexOf.get(target) ?? -1]?.failed(failureKind(err));
   }
 
   /**
@@ -129,10 +186,12 @@ export class ClusterPools {
    * here: traffic goes to all of them rather than to none (panic, as Envoy does).
    */
   private refreshHealth(): void {
+    if (this.discoveryVersion !== -1 && this.discoveryVersion !== this.shared.discovery.version) this.retarget();
     const health = this.shared.targetHealth;
     this.healthVersion = health.version;
-    if (!this.spec.healthCheck && !this.spec.outlier) return;
-    const down = health.down(this.key, this.spec.targets);
+    if (!this.spec.healthCheck && !this.spec.outlier && !this.spec.priorities) return;
+    // SRV priorities: the groups behind the first one with a target in rotation are down too.
+    const down = priorityDown(health.down(this.key, this.spec.targets), this.spec.priorities);
     // A target back in rotation starts counting its failures anew.
     down.forEach((d, i) => {
       if (!d) this.failures[i] = 0;
@@ -165,7 +224,7 @@ export class ClusterPools {
 
   /** The `host:port` of a target pick() gave (the WebSocket relay connects to it with its own client). */
   addressOf(target: Upstream): string {
-    return this.spec.targets[this.indexOf.get(target) ?? 0]!;
+    return this.spec.targets[this.indexOf.get(target) ?? 0] ?? '';
   }
 
   /** The upstream policy's verdict on `hostPort` for this cluster's tenant (a client other than undici's: the WebSocket relay's). */
@@ -179,6 +238,7 @@ export class ClusterPools {
   }
 
   close(): Promise<void> {
+    this.discoveryVersion = -1; // a retired generation's pools do not rebuild
     return Promise.all(this.pools.map((p) => p.close().catch(() => undefined))).then(() => undefined);
   }
 
@@ -190,6 +250,7 @@ export class ClusterPools {
 
   /** `first` is held off or down: the next target round the ring that is neither; if all are, `first`. */
   private pickAround(first: number): TargetUpstream {
+    if (this.pools.length === 0) return NO_TARGETS; // a DNS cluster before its first addresses (no choice then: round robin lands here)
     const now = Date.now();
     for (let k = 0, i = first; k < this.pools.length; k++, i = this.advance()) {
       if (this.heldUntil[i]! <= now && !this.down[i]) {

@@ -1,3 +1,4 @@
+import { NO_TARGETS } from './no-targets.js';
 import { WebSocket as UpstreamSocket } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocketSettings } from '../contracts/generation.js';
@@ -28,6 +29,7 @@ export function openWebSocket(life: RequestOwner, pools: ClusterPools, settings:
   if (counts.count(routeId) >= settings.maxConnections) return life.replyError('Svc.Data.WebSocketsFull');
   // The target as written (`host:port`, `http://…`, `https://…`): TLS targets get wss with the cluster's `tls`.
   const target = pools.pick(life);
+  if (target === NO_TARGETS) return life.replyError('Svc.Data.NoTargets'); // a DNS cluster before its first addresses
   const address = pools.addressOf(target);
   const { secure, hostPort } = targetParts(address);
   const guard = pools.connectVerdict(hostPort);

@@ -24,6 +24,7 @@ import { StallWatchdog } from './stall-watchdog.js';
 import { watchHeap } from './heap-bound.js';
 import { reportPipe } from './report-pipe.js';
 import { WorkerKeySets } from './worker-key-sets.js';
+import { WorkerDiscovery } from './worker-discovery.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -46,6 +47,8 @@ export class WorkerContext {
   currentTls: CompiledGeneration['serverTls'];
   readonly served = new ServedGenerations();
   readonly targetHealth = new TargetHealth();
+  /** The addresses the supervisor resolved for `{dns}` targets, kept across generations. */
+  readonly discovery = new WorkerDiscovery(this.targetHealth);
   readonly webSockets = new WebSocketRouteCounts();
   /** The steps' per-route state (a cache's answers, auth memos, circuits), kept across generations by step bucket. */
   readonly stepStates = new StepStates();
@@ -92,6 +95,7 @@ export class WorkerContext {
     const log = (this.log = createLogger(msg.logLevel as 'info', { role: 'worker', slot: msg.slot }));
     this.graceMs = msg.graceMs;
     this.keySets.update(msg.keySets ?? []);
+    this.discovery.update(msg.discovery ?? []);
     const observe = msg.dataPlane.observe;
     this.accessLog = observe.accessLog === null ? null : new AccessLog(observe.accessLog, log);
     const traceId = traceIdFactory(msg.slot);
@@ -113,7 +117,7 @@ export class WorkerContext {
       counting: seen.counting,
       requestIdHeader: seen.ids?.header ?? null,
       tracing,
-      pools: { upstreamGuard: guard, targetHealth: this.targetHealth, reportOutlier: this.reportOutlier },
+      pools: { upstreamGuard: guard, targetHealth: this.targetHealth, reportOutlier: this.reportOutlier, discovery: this.discovery },
       webSockets: this.webSockets,
       steps,
       states: this.stepStates,

@@ -11,7 +11,7 @@ import { TargetHealth } from '../../src/worker/target-health.js';
 import { h2Upstream } from '../helpers/h2-server.js';
 
 /** These pools connect to loopback on purpose: the policy is deliberately open. */
-const shared = { upstreamGuard: UpstreamGuard.allowAll(), targetHealth: new TargetHealth(), reportOutlier: () => {} };
+const shared = { upstreamGuard: UpstreamGuard.allowAll(), targetHealth: new TargetHealth(), reportOutlier: () => {}, discovery: { version: 0, get: () => undefined } };
 
 /** A cluster [closed port, live upstream]; `live` and `dead` are its two pools. */
 async function cluster(t: { after(fn: () => unknown): void }) {

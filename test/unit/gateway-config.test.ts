@@ -392,3 +392,14 @@ test('admin.oidc: defaults filled in; the secret from the environment only; ever
   (ownAddress.listen as Record<string, Json>).host = '127.0.0.1';
   assert.equal(warned(ownAddress), true, 'the data port on that same address');
 });
+
+test('discovery.resolvers: IP addresses with or without a port; anything else refused at its path', () => {
+  const ok = load({ ...base(), discovery: { resolvers: ['10.0.0.2', '127.0.0.1:5353', '[::1]:53', '::1'] } }).loaded;
+  assert.equal(ok.ok, true, JSON.stringify(ok.errors));
+  assert.deepEqual(ok.config!.discovery.resolvers, ['10.0.0.2', '127.0.0.1:5353', '[::1]:53', '::1']);
+  assert.equal(load(base()).loaded.config!.discovery.resolvers, undefined, 'absent: the system resolver');
+  assert.deepEqual(paths({ ...base(), discovery: { resolvers: ['dns.example:53'] } }), ['discovery.resolvers.0']);
+  assert.deepEqual(paths({ ...base(), discovery: { resolvers: ['127.0.0.1:70000'] } }), ['discovery.resolvers.0']);
+  assert.deepEqual(paths({ ...base(), discovery: { resolvers: [] } }), ['discovery.resolvers']);
+  assert.deepEqual(paths({ ...base(), discovery: { servers: ['127.0.0.1'] } }), ['discovery.servers']);
+});

@@ -40,7 +40,7 @@ function get(up: Upstream, path = '/'): Promise<string> {
 
 function pools(guard: UpstreamGuard, tenant: string, targets: string[]): ClusterPools {
   const spec = { targets, connectMs: 1_000, headersMs: 5_000, bodyMs: 5_000, connections: { perTarget: 2, maxPending: 2, pendingTimeoutMs: 1_000 } };
-  return new ClusterPools(spec, `${tenant}/c`, { upstreamGuard: guard, targetHealth: new TargetHealth(), reportOutlier: () => {} });
+  return new ClusterPools(spec, `${tenant}/c`, { upstreamGuard: guard, targetHealth: new TargetHealth(), reportOutlier: () => {}, discovery: { version: 0, get: () => undefined } });
 }
 
 test('a guard built from rules refuses a tenant loopback, by literal and by a name resolving there; only allowAll() opens it', async (t) => {

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { api, seg, tpath } from '../api';
 import { ErrorBox, Section, Table, useLoad, when } from '../components';
 import type { CompiledHealthCheck } from '../../../src/contracts/generation';
+import type { DiscoveryStatus } from '../../../src/contracts/discovery';
 
 /** How often the table asks again while it is on screen: a few probe intervals at most. */
 const REFRESH_MS = 2_000;
@@ -16,6 +17,10 @@ interface TargetHealth {
   ejectedUntil: string | null;
   /** Requests in flight at the target, summed over the node's workers; absent from servers that do not report it. */
   inFlight?: number;
+  /** An address a DNS name gave, with its weight and SRV priority. */
+  discovered?: boolean;
+  weight?: number;
+  priority?: number;
 }
 
 interface ClusterHealthAnswer {
@@ -24,6 +29,8 @@ interface ClusterHealthAnswer {
   healthCheck: CompiledHealthCheck | null;
   outlier: { consecutiveFailures: number; ejectMs: number } | null;
   targets: TargetHealth[];
+  /** The cluster's DNS names and their last resolution (absent: no `{dns}` target). */
+  dns?: DiscoveryStatus[];
 }
 
 /**
@@ -64,6 +71,7 @@ export function ClusterHealth({ tenant, name }: { tenant: string; name: string }
               <tr key={t.target} data-testid={`health-row-${t.target}`}>
                 <td>
                   <code>{t.target}</code>
+                  {t.discovered && ` (DNS, weight ${t.weight ?? 1}${t.priority ? `, priority ${t.priority}` : ''})`}
                 </td>
                 <td className={`state-${t.state}`} data-testid={`health-state-${t.target}`}>
                   {t.state}
@@ -77,6 +85,25 @@ export function ClusterHealth({ tenant, name }: { tenant: string; name: string }
               </tr>
             ))}
           </Table>
+          {h.dns && h.dns.length > 0 && (
+            <Table data-testid="health-dns" head={['Name', 'State', 'Last resolution', 'Result', 'Addresses', 'Refused']}>
+              {h.dns.map((d) => (
+                <tr key={`${d.type} ${d.name} ${d.port ?? ''}`} data-testid={`health-dns-${d.name}`}>
+                  <td>
+                    <code>{d.name}</code> {d.type}
+                    {d.port !== null && ` :${d.port}`}
+                  </td>
+                  <td className={d.state === 'ok' ? 'state-healthy' : 'state-unhealthy'} data-testid={`health-dns-state-${d.name}`}>
+                    {d.state === 'fail-static' ? 'fail static (last addresses serve)' : d.state}
+                  </td>
+                  <td>{when(d.lastResolvedAt)}</td>
+                  <td>{d.lastResult ?? '—'}</td>
+                  <td>{d.addresses.join(', ') || '—'}</td>
+                  <td>{d.refused.map((r) => `${r.address} (${r.rule})`).join(', ') || '—'}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
         </>
       )}
     </Section>

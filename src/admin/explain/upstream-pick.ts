@@ -14,6 +14,10 @@ export function upstreamPick(name: string, spec: CompiledCluster, flow: Flow, cl
   const rewritten = { path: flow.path, query: flow.query };
   const weights = spec.weights ? ` (weights ${spec.weights.join(', ')})` : '';
   const among = `${spec.targets.length} target(s): ${spec.targets.join(', ')}${weights}`;
+  if (spec.targets.length === 0) {
+    const why = spec.discover ? 'its DNS names have not resolved (drafts: they are resolved once published)' : 'none listed';
+    return { cluster: name, balance: spec.balance ?? 'round-robin', target: null, reason: `no target: ${why}; 503 Svc.Data.NoTargets`, ...rewritten };
+  }
   if (spec.balance === 'hash' && spec.hashOn) {
     if ('clientIp' in spec.hashOn && !clientKnown) {
       return { cluster: name, balance: 'hash', target: null, reason: `hash on the client address, which was not given (clientAddress); among ${among}`, ...rewritten };

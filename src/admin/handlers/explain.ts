@@ -34,5 +34,5 @@ export const explain: OpHandler<Services> = async ({ params, body, services }) =
   }
   const served = services.publisher.current();
   if (!served) return { tenant, against: 'published', route: null, refused: 'nothing is published yet: 503 Svc.Data.NotPublished', candidates: [] };
-  return { tenant, against: 'published', generation: served.id, ...(await explainRoute(served.payload, tenant, req, services.paths, services.steps)) };
+  return { tenant, against: 'published', generation: served.id, ...(await explainRoute(services.discovery.expand(served.payload), tenant, req, services.paths, services.steps)) };
 };

@@ -30,6 +30,7 @@ export const metrics: OpHandler<Services> = async ({ services }) => {
   writeWorkerGuards(services, out);
   services.dataMetrics.write(out);
   services.keySets.write(out);
+  services.discovery.write(out);
   await writeWorkerLoad(services, out);
   writeTargetHealth(services, out);
   return new Reply(200, out.text(), 'text/plain; version=0.0.4; charset=utf-8');
