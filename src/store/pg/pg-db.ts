@@ -48,6 +48,9 @@ export class PgDb implements StoreDb, FleetHooks {
       options,
     });
     this.pool.on('error', () => {}); // an idle client lost: the pool drops it, the next use connects again
+    // A client's connection lost while checked out (between a transaction's statements) is an
+    // 'error' event pg-pool does not listen for then: unheard, it would end the process.
+    this.pool.on('connect', (c) => c.on('error', () => this.inDoubt.add(c)));
   }
 
   /** Made here only when missing: CREATE SCHEMA needs a privilege a role that owns a ready schema may lack. */
