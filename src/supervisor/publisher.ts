@@ -17,6 +17,7 @@ import { SvcError, rejectedMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { UpstreamRules } from '../shared/upstream-policy.js';
 import { broadcastGeneration } from './broadcast.js';
+import { publishLocked } from './publish-lock.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { DryRunResult, PublishResult } from '../contracts/publish-results.js';
 import type { PublisherView } from '../admin/services.js';
@@ -123,7 +124,7 @@ export class Publisher implements PublisherView {
       this.refuseWhileRestarting();
       // One transaction from the drafts to the generation row: on a shared store the fleet
       // lock makes the number, the state compiled and the commit one step across nodes.
-      const r = await this.fleetLocked(async () => {
+      const r = await publishLocked(this.db, this.fleet, async () => {
         await apply?.();
         const candidate = (await this.generations.current()) + 1;
         const snapshot = await this.snapshot(tenant);
@@ -145,7 +146,7 @@ export class Publisher implements PublisherView {
   rollback(tenant: string, to: number, onCommit?: (generation: number) => Promise<void>): Promise<PublishResult> {
     return this.serial(async () => {
       this.refuseWhileRestarting();
-      const r = await this.fleetLocked(async () => {
+      const r = await publishLocked(this.db, this.fleet, async () => {
         const state = await this.generations.tenantState(tenant, to);
         if (!state && (await this.generations.pruned(tenant, to))) {
           throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
@@ -219,27 +220,6 @@ export class Publisher implements PublisherView {
     return this.tls ? { now: Date.now(), ...this.tls } : undefined;
   }
 
-  /**
-   * `fn` in one transaction holding the fleet's publish lock (on a shared store): while another
-   * node's publish holds it, the transaction is given up and tried again a few ms later,
-   * waiting asynchronously, for at most FLEET_LOCK_WAIT_MS.
-   */
-  private async fleetLocked<T>(fn: () => Promise<T>): Promise<T> {
-    const giveUpAt = Date.now() + FLEET_LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        return await this.db.transaction(async () => {
-          if (this.fleet && !(await this.fleet.tryLockPublish())) throw FLEET_BUSY;
-          return fn();
-        });
-      } catch (err) {
-        if (err !== FLEET_BUSY) throw err;
-        if (Date.now() > giveUpAt) throw new SvcError('Svc.Store.Unavailable', `Another node has been publishing for ${FLEET_LOCK_WAIT_MS / 1000} s; try again`);
-        await new Promise((r) => setTimeout(r, 10 + Math.random() * 30));
-      }
-    }
-  }
-
   /** The generation row and the tenant's published state, in the caller's transaction. */
   private async record(
     tenant: string,
@@ -286,10 +266,6 @@ export class Publisher implements PublisherView {
     return run;
   }
 }
-
-/** Thrown to give up a transaction that did not get the fleet's publish lock. */
-const FLEET_BUSY = Symbol('fleet busy');
-const FLEET_LOCK_WAIT_MS = 30_000;
 
 /** Thrown to roll back a transaction whose work was only a trial. */
 const UNDO = Symbol('undo');
