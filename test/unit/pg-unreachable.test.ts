@@ -23,9 +23,18 @@ test('a PostgreSQL that accepts and never answers costs one call its timeout; la
       return [performance.now() - t0, err];
     }
   };
+  // The loop keeps ticking while the first call waits out its bound (a synchronous wait froze it).
+  let last = performance.now();
+  let gap = 0;
+  const ticks = setInterval(() => {
+    gap = Math.max(gap, performance.now() - last);
+    last = performance.now();
+  }, 10);
   const [first, err1] = await timed();
+  clearInterval(ticks);
   assert.equal((err1 as { code?: string }).code, 'Svc.Store.Unavailable');
   assert.ok(first < 4_000, `the first call waited ${first} ms`);
+  assert.ok(gap < 50, `the event loop kept ticking while it waited (longest gap ${gap.toFixed(1)} ms)`);
   const [second, err2] = await timed();
   assert.equal((err2 as { code?: string }).code, 'Svc.Store.Unavailable');
   assert.ok(second < 50, `later calls are refused at once (${second} ms)`);
