@@ -48,6 +48,24 @@ for (const kind of VOLUME_KINDS) {
     assert.deepEqual((await e.drafts('acme')).map((d) => d.name), ['kept']);
   });
 
+  test(`transactions nested side by side run one after another: one rolled back to its savepoint takes nothing of the other's [${kind}]`, async (t) => {
+    const v = await freshVolume(t, kind);
+    const e = new EntityRepo(v.db);
+    await v.db.transaction(async () => {
+      const [first, second] = await Promise.allSettled([
+        v.db.transaction(async () => {
+          await e.setDraft('acme', 'route', 'undone', {});
+          await new Promise((r) => setTimeout(r, 30)); // the other one would run here if they interleaved
+          throw new Error('undo');
+        }),
+        v.db.transaction(async () => e.setDraft('acme', 'route', 'kept', {})),
+      ]);
+      assert.equal(first.status, 'rejected');
+      assert.equal(second.status, 'fulfilled');
+    });
+    assert.deepEqual((await e.drafts('acme')).map((d) => d.name), ['kept']);
+  });
+
   test(`the audit trail appends with increasing ids, pages newest first, and records a changed status [${kind}]`, async (t) => {
     const a = new AuditRepo((await freshVolume(t, kind)).db);
     const ids: number[] = [];
