@@ -60,3 +60,16 @@ test('statements from outside a running transaction do not land in it; the trans
     assert.deepEqual(await e.drafts('acme'), []);
   }
 });
+
+test("every pooled connection carries the store's bounds: statement_timeout 3 s, lock_timeout 2 s; a statement past its bound is 503 and the store stays up", async (t) => {
+  const v = await freshVolume(t, 'postgres');
+  const show = async (name: string) => ((await v.db.prepare(`SHOW ${name}`).get()) as Record<string, string>)[name];
+  assert.equal(await show('statement_timeout'), '3s');
+  assert.equal(await show('lock_timeout'), '2s');
+  await v.db.transaction(async () => assert.equal(await show('statement_timeout'), '3s'));
+  const t0 = performance.now();
+  await assert.rejects(v.db.prepare('SELECT pg_sleep(3.5)').get(), { code: 'Svc.Store.Unavailable', message: /busy/ });
+  const waited = performance.now() - t0;
+  assert.ok(waited > 2_900 && waited < 3_500, `ended by the server at 3 s (${waited.toFixed(0)} ms)`);
+  assert.deepEqual(await v.db.prepare('SELECT 1 AS one').get(), { one: 1 }, 'busy is not down: the next call is served');
+});
