@@ -64,6 +64,15 @@ export class TenantQuotas {
     });
   }
 
+  /**
+   * Inside the caller's transaction: holds the tenant's lock until it ends. A write of several
+   * drafts takes it before its first write (a staged delete too), so it never waits for the
+   * lock holding rows another writer of the tenant needs.
+   */
+  lock(tenant: string): Promise<void> {
+    return this.db.lockTenant(tenant);
+  }
+
   /** Takes one publish (or rollback) from the tenant's per-minute budget, or throws 429 with retryAfter. */
   takePublish(tenant: string, now = Date.now()): void {
     const perMinute = this.limits(tenant).publishesPerMinute;

@@ -108,8 +108,9 @@ export const sync: OpHandler<Services> = ownTransaction(async ({ params, body, s
     audit.target = `sync: ${create} created, ${update} updated, ${deleted} deleted`;
   };
   counted();
-  // Deletes first (they make room), then each write through the quotas, under the tenant's lock.
+  // Planned again and applied under the tenant's lock: deletes first (they make room), then each write through the quotas.
   const apply = async () => {
+    await services.quotas.lock(tenant);
     const now = await planOf(services, tenant, b.state, 'drafts', prune);
     plan = now.plan;
     const want = new Map(now.desired.map((e) => [entityKey(e.kind, e.name), e]));
