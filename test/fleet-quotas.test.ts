@@ -12,7 +12,7 @@ const LIMIT = 100;
  * (each identity calls from an address of its own: under the 64 connections per address).
  */
 const PER_IDENTITY = 28;
-const quotas = (c: Record<string, unknown>) => (c.quotas = { tenants: { q: { entities: LIMIT } } });
+const quotas = (c: Record<string, unknown>) => (c.quotas = { tenants: { q: { entities: LIMIT }, s: { entities: LIMIT } } });
 
 /**
  * `PER_IDENTITY` creates per identity per node, all started at once; the answers by
@@ -46,13 +46,27 @@ function assertQuotaHeld(r: { answers: Map<string, number>; stored: number }, to
   assert.equal(r.stored, LIMIT, 'the store holds exactly the quota');
 }
 
-test(`regression: three nodes on one postgres:// store enforce entities: ${LIMIT} together; 168 concurrent creates store ${LIMIT}, the rest 413`, BOUNDED, async (t) => {
+test(`regression: three nodes on one postgres:// store enforce entities: ${LIMIT} together`, BOUNDED, async (t) => {
   const fleet = await startFleet(t, 3, 1, quotas);
   for (const gw of fleet.nodes) gw.tokens.root = fleet.token;
-  const sub = await issueKey(fleet.nodes[0]!, fleet.token, 'q', { name: 'writer', scopes: ['config:write', 'config:read'] });
-  const r = await flood(fleet.nodes, [fleet.token, sub.token]);
-  t.diagnostic(`168 creates over 3 nodes: ${JSON.stringify([...r.answers])} in ${r.ms.toFixed(0)} ms`);
-  assertQuotaHeld(r, 3 * 2 * PER_IDENTITY);
+
+  await t.test(`168 concurrent creates over the three admin ports store ${LIMIT}, the rest 413`, async (t) => {
+    const sub = await issueKey(fleet.nodes[0]!, fleet.token, 'q', { name: 'writer', scopes: ['config:write', 'config:read'] });
+    const r = await flood(fleet.nodes, [fleet.token, sub.token]);
+    t.diagnostic(`168 creates over 3 nodes: ${JSON.stringify([...r.answers])} in ${r.ms.toFixed(0)} ms`);
+    assertQuotaHeld(r, 3 * 2 * PER_IDENTITY);
+  });
+
+  await t.test(`six syncs of 20 new routes each, two per node at once: whole ones stored up to ${LIMIT}, a refused one stores none of its routes`, async () => {
+    const state = (n: number) => ({ version: 1, routes: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${n}-${i}`, { pathPrefix: `/s${n}/${i}` }])) });
+    const answers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((n) => request(`${fleet.nodes[n % 3]!.adminUrl}/api/v1/s/sync`, { method: 'POST', token: fleet.token, body: { state: state(n) }, timeoutMs: 30_000 })),
+    );
+    const codes = answers.map((r) => `${r.status} ${r.json?.code ?? ''}`.trim()).sort();
+    assert.deepEqual(codes, ['200', '200', '200', '200', '200', '413 Svc.Quota.Entities'], answers.map((r) => r.text.slice(0, 200)).join('\n'));
+    const list = await request(`${fleet.nodes[1]!.adminUrl}/api/v1/s/config/list/route`, { token: fleet.token });
+    assert.equal((list.json.items as unknown[]).length, LIMIT, 'five whole syncs; nothing of the refused one');
+  });
 });
 
 test(`one node counts the same: 168 concurrent creates store ${LIMIT}, the rest 413`, BOUNDED, async (t) => {
