@@ -19,8 +19,8 @@ interface Follows {
  * One node of several on a postgres:// volume. It LISTENs for committed generations and
  * polls every `pollMs` as well (a notification lost with a connection), loads a newer
  * generation than it serves and hands it to the publisher; each poll is also its heartbeat
- * row. Its own connection, off the supervisor's synchronous one: waiting on the fleet never
- * blocks an admin call.
+ * row. Its own connection, off the store's pool: waiting on the fleet never takes a
+ * connection an admin call needs.
  */
 export class FleetFollower implements FleetView {
   readonly nodeId = `${hostname()}:${process.pid}:${Date.now().toString(36)}`;

@@ -44,28 +44,28 @@ test('the count is bounded: a new session past max ends the oldest; expired ones
   assert.equal(sessions.resolveSession(third), null);
 });
 
-test('the auth gate: a bearer token wins; a session cookie counts only with the console header (CSRF)', () => {
+test('the auth gate: a bearer token wins; a session cookie counts only with the console header (CSRF)', async () => {
   const sessions = new ConsoleSessions(10);
   const id = sessions.create(who('oidc:alice'), Date.now() + 60_000, null);
   const op = operationById('whoami');
   const t = new AuthThrottle({ burst: 20, perSecond: 1 });
   const root: Identity = { ...who('root'), session: undefined };
   const resolvers = [{ resolve: (s: string) => (s === 'root-token' ? root : null) }];
-  const code = (fn: () => unknown) => {
+  const code = async (fn: () => Promise<unknown>) => {
     try {
-      fn();
+      await fn();
       return null;
     } catch (err) {
       return (err as SvcError).code;
     }
   };
 
-  assert.equal(authenticateCounted(op, undefined, 'p', resolvers, t, { id, consoleHeader: true, resolver: sessions })?.id, 'oidc:alice');
-  assert.equal(authenticateCounted(op, 'Bearer root-token', 'p', resolvers, t, { id, consoleHeader: true, resolver: sessions })?.id, 'root', 'the token, not the cookie');
-  assert.equal(code(() => authenticateCounted(op, undefined, 'p', resolvers, t, { id, consoleHeader: false, resolver: sessions })), 'Svc.Auth.Unauthenticated');
-  assert.equal(code(() => authenticateCounted(op, undefined, 'p', resolvers, t, { id: 'forged', consoleHeader: true, resolver: sessions })), 'Svc.Auth.Unauthenticated');
+  assert.equal((await authenticateCounted(op, undefined, 'p', resolvers, t, { id, consoleHeader: true, resolver: sessions }))?.id, 'oidc:alice');
+  assert.equal((await authenticateCounted(op, 'Bearer root-token', 'p', resolvers, t, { id, consoleHeader: true, resolver: sessions }))?.id, 'root', 'the token, not the cookie');
+  assert.equal(await code(() => authenticateCounted(op, undefined, 'p', resolvers, t, { id, consoleHeader: false, resolver: sessions })), 'Svc.Auth.Unauthenticated');
+  assert.equal(await code(() => authenticateCounted(op, undefined, 'p', resolvers, t, { id: 'forged', consoleHeader: true, resolver: sessions })), 'Svc.Auth.Unauthenticated');
   assert.equal(t.unauthenticated, 2, 'each refused cookie counts');
-  assert.equal(authenticateCounted(operationById('health'), undefined, 'p', resolvers, t, { id: 'forged', consoleHeader: false, resolver: sessions }), null, 'auth none: the cookie is not looked at');
+  assert.equal((await authenticateCounted(operationById('health'), undefined, 'p', resolvers, t, { id: 'forged', consoleHeader: false, resolver: sessions })), null, 'auth none: the cookie is not looked at');
 });
 
 test('the cookies: the session Strict and HttpOnly on the admin API, the sign-in Lax (the provider redirects back), Secure behind https', async () => {

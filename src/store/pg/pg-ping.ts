@@ -2,9 +2,9 @@ import type pg from 'pg';
 import { connectPg } from './pg-client.js';
 
 /**
- * The readiness check's query on a postgres:// volume, on a connection of its own: the
- * store's synchronous connection would hold the supervisor for its whole timeout when the
- * server is silent, and the fleet follower's queues behind its heartbeat. Asynchronous and
+ * The readiness check's query on a postgres:// volume, on a connection of its own: never
+ * queued behind the store's pool (every connection held by transactions) nor behind the
+ * fleet follower's heartbeat. Asynchronous and
  * bounded (connect and query) by the caller's timeout; a failed connection is dropped and
  * the next ping opens another.
  */
