@@ -7,7 +7,7 @@ import { ROOT_KEY, apply } from './helpers/admin.js';
 import { freshSchema } from './helpers/volumes.js';
 import { pgRun } from './helpers/fleet.js';
 import { startDelayProxy } from './helpers/delay-proxy.js';
-import { gapsAround, quantile, round, startLoad, startProbedUpstream, windowP99s, type Sample } from './helpers/steady-load.js';
+import { gapsAround, latency, pairedWindowP99s, quantile, round, startLoad, startProbedUpstream, type Sample } from './helpers/steady-load.js';
 import { sleep } from './helpers/wait.js';
 
 /**
@@ -21,6 +21,8 @@ const DELAY_MS = 5;
 const CLIENTS = 16;
 const PHASE_MS = 6_000;
 const WINDOW_MS = 500;
+/** The first seconds of a load are slow (JIT, pools): measured 20-65 ms p99 windows for about 2 s. */
+const WARM_MS = 3_000;
 const INTERVAL_MS = 500;
 const ENTITIES = 500;
 const HOST = 'acme.example';
@@ -48,14 +50,17 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
 
   const api = { targets: [up.target], healthCheck: { path: '/hc', intervalMs: INTERVAL_MS } };
   const rateLimited = { cluster: 'api', pathPrefix: '/api', hosts: [HOST], steps: [{ code: 'rate-limit', settings: { requestsPerSecond: 100_000, burst: 100_000 } }] };
-  await apply(gw, [['cluster', 'api', api], ['route', 'api', rateLimited]], TENANT);
+  const plain = { cluster: 'api', pathPrefix: '/plain', hosts: [HOST] };
+  await apply(gw, [['cluster', 'api', api], ['route', 'api', rateLimited], ['route', 'plain', plain]], TENANT);
   // The state the tenant syncs: what serves, plus 100 clusters and 400 routes.
-  const state = { version: 1, clusters: { api } as Record<string, unknown>, routes: { api: rateLimited } as Record<string, unknown> };
+  const state = { version: 1, clusters: { api } as Record<string, unknown>, routes: { api: rateLimited, plain } as Record<string, unknown> };
   for (let i = 0; i < 100; i++) state.clusters[`c${i}`] = { targets: [up.target] };
   for (let i = 0; i < ENTITIES - 100; i++) state.routes[`r${i}`] = { cluster: `c${i % 100}`, pathPrefix: `/r${i}`, hosts: [HOST] };
 
-  const load = startLoad(t, gw.dataUrl, { clients: CLIENTS, paths: ['/api/x'], host: HOST });
-  await sleep(1_000); // warm: connections open, leases flowing
+  // Each client alternates the rate-limited route and a plain one to the same cluster: the
+  // plain route is the control, run at the same instants through the same worker.
+  const load = startLoad(t, gw.dataUrl, { clients: CLIENTS, paths: ['/api/x', '/plain/x'], host: HOST });
+  await sleep(WARM_MS);
   const a1 = { from: Date.now(), to: 0 };
   await sleep(PHASE_MS);
   a1.to = Date.now();
@@ -69,29 +74,40 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
   if (left > 0) await sleep(left);
   b.to = Date.now();
 
-  // A again, after: the comparison is against both quiet phases, so drift over the run cancels out.
+  // A again, after: the quiet windows are taken on both sides of the publish, so drift cancels out.
   const a2 = { from: Date.now(), to: 0 };
   await sleep(PHASE_MS);
   a2.to = Date.now();
   await load.stop();
 
   const samples = load.samples;
-  const inPhase = (p: { from: number; to: number }) => samples.filter((s) => s.at >= p.from && s.at < p.to);
-  const p99 = (xs: Sample[]) => round(quantile(xs.map((s) => s.ms), 0.99));
-  const quietWindows = [...windowP99s(samples, a1.from, a1.to, WINDOW_MS), ...windowP99s(samples, a2.from, a2.to, WINDOW_MS)];
-  const busyWindows = windowP99s(samples, b.from, b.to, WINDOW_MS);
-  const A = round(quantile(quietWindows, 0.5));
-  const B = round(quantile(busyWindows, 0.5));
+  const limited = (s: Sample) => s.path === '/api/x';
+  const inPhase = (p: { from: number; to: number }) => samples.filter((s) => s.at >= p.from && s.at < p.to && limited(s));
+  const p99 = (xs: Sample[]) => round(quantile(xs.map(latency), 0.99));
+  const windows = (p: { from: number; to: number }) => pairedWindowP99s(samples, p.from, p.to, WINDOW_MS, limited);
+  const quiet = [...windows(a1), ...windows(a2)];
+  const busy = windows(b);
+  // A and B: the rate-limited route's p99, as the median over the phase's windows, raw and as
+  // its excess over the plain route's p99 in the same window (what the lease adds).
+  const median = (xs: number[]) => round(quantile(xs, 0.5));
+  const A = median(quiet.map(([l]) => l));
+  const B = median(busy.map(([l]) => l));
+  const Ax = median(quiet.map(([l, p]) => l - p));
+  const Bx = median(busy.map(([l, p]) => l - p));
   const gaps = gapsAround(up.probes, b.from, published);
   const lags = gw
     .logLines()
     .filter((l): l is { loopLag: number; at: number } => typeof l === 'object' && l !== null && 'loopLag' in l)
     .filter((l) => l.at >= b.from && l.at <= published + 1_000);
   const failed = samples.filter((s) => s.status !== 200);
+  const fmt = (xs: number[]) => xs.map((x) => round(x, 1)).join(' ');
 
-  t.diagnostic(`requests: ${samples.length} (${round(samples.length / ((a2.to - a1.from) / 1000), 0)}/s), failed: ${failed.length}${failed.length ? ` e.g. ${failed.slice(0, 3).map((s) => s.status || s.error).join(', ')}` : ''}`);
-  t.diagnostic(`p99 whole phases: A1 ${p99(inPhase(a1))} ms, B ${p99(inPhase(b))} ms, A2 ${p99(inPhase(a2))} ms; max in B ${round(Math.max(...inPhase(b).map((s) => s.ms)))} ms`);
-  t.diagnostic(`p99 per ${WINDOW_MS} ms window: quiet median A ${A} ms (${quietWindows.map((x) => round(x, 1)).join(' ')}), busy median B ${B} ms (${busyWindows.map((x) => round(x, 1)).join(' ')}), B - A ${round(B - A)} ms`);
+  t.diagnostic(`requests: ${samples.length} (${round(samples.length / ((a2.to - a1.from) / 1000), 0)}/s), failed: ${failed.length}${failed.length ? ` (${[...new Set(failed.map((s) => `${s.path} ${s.status || s.error}`))].slice(0, 4).join(', ')})` : ''}`);
+  t.diagnostic(`rate-limited route p99 whole phases: A1 ${p99(inPhase(a1))} ms, B ${p99(inPhase(b))} ms, A2 ${p99(inPhase(a2))} ms; max in B ${round(Math.max(...inPhase(b).map((s) => s.ms)))} ms`);
+  t.diagnostic(`p99 per ${WINDOW_MS} ms window, median: quiet A ${A} ms, during the publish B ${B} ms, B - A ${round(B - A)} ms`);
+  t.diagnostic(`  quiet windows, rate-limited: ${fmt(quiet.map(([l]) => l))}; plain: ${fmt(quiet.map(([, p]) => p))}`);
+  t.diagnostic(`  busy windows, rate-limited: ${fmt(busy.map(([l]) => l))}; plain: ${fmt(busy.map(([, p]) => p))}`);
+  t.diagnostic(`excess of the rate-limited route over the plain one, median of windows: quiet ${Ax} ms, busy ${Bx} ms, difference ${round(Bx - Ax)} ms`);
   t.diagnostic(`sync+publish of ${ENTITIES} entities: ${synced.status} in ${publishMs} ms; probe gaps around it: min ${Math.min(...gaps)} max ${Math.max(...gaps)} ms (${gaps.join(' ')})`);
   t.diagnostic(`supervisor loop stalls > 15 ms during the publish: ${lags.length ? `${lags.length}, longest ${Math.max(...lags.map((l) => l.loopLag))} ms, total ${lags.reduce((n, l) => n + l.loopLag, 0)} ms` : 'none'}`);
 
@@ -99,8 +115,10 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
   assert.equal(synced.json.publish?.ok, true, synced.text);
   assert.equal(synced.json.counts?.create, ENTITIES, synced.text);
   assert.equal(failed.length, 0, `every request answered 200: ${failed.length} did not`);
-  assert.ok(quietWindows.length >= 10 && busyWindows.length >= 5, `enough windows: ${quietWindows.length} quiet, ${busyWindows.length} busy`);
-  assert.ok(B - A < 2, `p99 during the publish (median of windows) ${B} ms is within 2 ms of the quiet p99 ${A} ms`);
+  assert.ok(quiet.length >= 10 && busy.length >= 5, `enough windows: ${quiet.length} quiet, ${busy.length} busy`);
+  // The machine's own noise moves both routes alike (measured: quiet phases' raw p99 medians
+  // differ by 3 ms with no publish at all); the excess over the control is what the bound holds.
+  assert.ok(Bx - Ax < 2, `the rate-limited route's p99 excess during the publish ${Bx} ms is within 2 ms of the quiet one ${Ax} ms`);
   assert.ok(gaps.length >= 2, `probes arrived around the publish: ${gaps.join(' ')}`);
   for (const g of gaps) assert.ok(Math.abs(g - INTERVAL_MS) <= INTERVAL_MS * 0.1, `probe interval ${g} ms within 10 % of ${INTERVAL_MS} ms (all: ${gaps.join(' ')})`);
   // The new routes serve.

@@ -62,12 +62,26 @@ export function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
-/** The p99 of each `windowMs` slice of [from, to) (by start time), windows with fewer than `min` samples left out. */
+/** A request's latency for the percentiles: one that did not get its 200 never got what it asked for (Infinity), however fast it was refused. */
+export const latency = (s: Sample): number => (s.status === 200 ? s.ms : Infinity);
+
+/** The p99 of each `windowMs` slice of [from, to) (by start time, see `latency`), windows with fewer than `min` samples left out. */
 export function windowP99s(samples: Sample[], from: number, to: number, windowMs: number, min = 50): number[] {
-  const out: number[] = [];
+  return pairedWindowP99s(samples, from, to, windowMs, () => true, min).map(([p]) => p);
+}
+
+/**
+ * Per `windowMs` slice of [from, to): [p99 of the samples `pick` takes, p99 of the others].
+ * Both halves of a window ran at the same instants on the same connections, so what the
+ * machine does to both (another process's burst) cancels out of their difference.
+ */
+export function pairedWindowP99s(samples: Sample[], from: number, to: number, windowMs: number, pick: (s: Sample) => boolean, min = 50): [number, number][] {
+  const out: [number, number][] = [];
   for (let w = from; w + windowMs <= to; w += windowMs) {
-    const ms = samples.filter((s) => s.at >= w && s.at < w + windowMs).map((s) => s.ms);
-    if (ms.length >= min) out.push(quantile(ms, 0.99));
+    const inside = samples.filter((s) => s.at >= w && s.at < w + windowMs);
+    const picked = inside.filter(pick).map(latency);
+    const others = inside.filter((s) => !pick(s)).map(latency);
+    if (picked.length >= min && (others.length >= min || others.length === 0)) out.push([quantile(picked, 0.99), quantile(others, 0.99)]);
   }
   return out;
 }
