@@ -111,17 +111,20 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
   t.diagnostic(`sync+publish of ${ENTITIES} entities: ${synced.status} in ${publishMs} ms; probe gaps around it: min ${Math.min(...gaps)} max ${Math.max(...gaps)} ms (${gaps.join(' ')})`);
   t.diagnostic(`supervisor loop stalls > 15 ms during the publish: ${lags.length ? `${lags.length}, longest ${Math.max(...lags.map((l) => l.loopLag))} ms, total ${lags.reduce((n, l) => n + l.loopLag, 0)} ms` : 'none'}`);
 
-  assert.equal(synced.status, 200, synced.text);
-  assert.equal(synced.json.publish?.ok, true, synced.text);
-  assert.equal(synced.json.counts?.create, ENTITIES, synced.text);
-  assert.equal(failed.length, 0, `every request answered 200: ${failed.length} did not`);
-  assert.ok(quiet.length >= 10 && busy.length >= 5, `enough windows: ${quiet.length} quiet, ${busy.length} busy`);
-  // The machine's own noise moves both routes alike (measured: quiet phases' raw p99 medians
-  // differ by 3 ms with no publish at all); the excess over the control is what the bound holds.
-  assert.ok(Bx - Ax < 2, `the rate-limited route's p99 excess during the publish ${Bx} ms is within 2 ms of the quiet one ${Ax} ms`);
-  assert.ok(gaps.length >= 2, `probes arrived around the publish: ${gaps.join(' ')}`);
-  for (const g of gaps) assert.ok(Math.abs(g - INTERVAL_MS) <= INTERVAL_MS * 0.1, `probe interval ${g} ms within 10 % of ${INTERVAL_MS} ms (all: ${gaps.join(' ')})`);
-  // The new routes serve.
+  // Every verdict is taken, then all the failed ones are reported together.
+  const problems: string[] = [];
+  const check = (ok: boolean, what: string) => void (ok || problems.push(what));
+  check(synced.status === 200 && synced.json.publish?.ok === true, `the sync with publish answered 200 ok: ${synced.status} ${synced.text.slice(0, 300)}`);
+  check(synced.json.counts?.create === ENTITIES, `the sync created ${ENTITIES} entities: ${JSON.stringify(synced.json.counts)}`);
+  check(failed.length === 0, `every request answered 200: ${failed.length} did not`);
+  check(quiet.length >= 10 && busy.length >= 5, `enough windows: ${quiet.length} quiet, ${busy.length} busy`);
+  // The machine's own noise moves both routes alike (measured with no publish at all: the raw
+  // medians of two quiet phases 1.4-1.9 ms apart, their excess 0.04-0.08 ms): the bound holds the excess.
+  check(Bx - Ax < 2, `the rate-limited route's p99 excess over the plain route during the publish (${Bx} ms) is within 2 ms of the quiet one (${Ax} ms)`);
+  check(gaps.length >= 2, `probes arrived around the publish: ${gaps.join(' ')}`);
+  const off = gaps.filter((g) => Math.abs(g - INTERVAL_MS) > INTERVAL_MS * 0.1);
+  check(off.length === 0, `every probe interval around the publish within 10 % of ${INTERVAL_MS} ms: ${off.join(', ')} ms are not`);
   const served = await request(`${gw.dataUrl}/r7/x`, { headers: { host: HOST } });
-  assert.equal(served.status, 200, served.text);
+  check(served.status === 200, `a route of the sync serves: ${served.status} ${served.text.slice(0, 200)}`);
+  assert.deepEqual(problems, []);
 });
