@@ -6,7 +6,7 @@ import type { Params } from './op-router.js';
 import { checkAccess } from './authorize.js';
 import { authenticateCounted, checkNameParams, refuseThrottled } from './call-gates.js';
 import { readJsonBody } from './body.js';
-import type { AuditNote, OpContext, Reply } from './op-context.js';
+import { hasOwnTransaction, type AuditNote, type OpContext, type Reply } from './op-context.js';
 import type { Identity } from './identity.js';
 import { CallAuditRecord, auditRecord, isAuditedWrite } from './audit-trail.js';
 import { asReply, setErrorHeaders, writeJson, writeText } from './admin-reply.js';
@@ -14,8 +14,6 @@ import type { AdminCallDeps } from './admin-options.js';
 import type { SessionCredential } from './authorize.js';
 import { CONSOLE_HEADER, SESSION_COOKIE, clearedSessionCookie, requestCookie } from './oidc/console-cookies.js';
 
-/** A handler's answer, or the promise of it (an asynchronous handler). */
-type Ran = { reply: Reply } | { pending: Promise<unknown> };
 
 /**
  * One admin call, from its target to its log line. `run` names the phases in the order
@@ -36,7 +34,7 @@ export class AdminCall<S> {
   private record: CallAuditRecord | null = null;
   /** Ends this call's place among its identity's calls in progress. */
   private leave: (() => void) | null = null;
-  private readonly note: AuditNote = { commit: () => this.record?.settle(200) };
+  private readonly note: AuditNote = { commit: async () => this.record?.settle(200) };
 
   constructor(
     private readonly req: IncomingMessage,
@@ -53,16 +51,16 @@ export class AdminCall<S> {
     try {
       const { op, params, query } = this.route();
       refuseThrottled(op, this.peer, this.deps.throttle);
-      this.identity = authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle, this.session());
+      this.identity = await authenticateCounted(op, this.req.headers.authorization, this.peer, this.deps.resolvers, this.deps.throttle, this.session());
       if (this.identity !== null) this.enter(this.identity);
       this.noteAuditedWrite(op, params);
       checkAccess(op, params, this.identity);
       checkNameParams(params, this.deps.redact);
       const body = op.method === 'POST' ? await readJsonBody(this.req) : undefined;
-      const ran = this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, headers: this.req.headers, peer: this.peer, services: this.deps.services, audit: this.note });
-      this.answer('reply' in ran ? ran.reply : asReply(await ran.pending));
+      const reply = await this.runHandler({ op, params, query, body, identity: this.identity, traceId: this.traceId, headers: this.req.headers, peer: this.peer, services: this.deps.services, audit: this.note });
+      await this.answer(reply);
     } catch (err) {
-      this.answerError(err);
+      await this.answerError(err);
     } finally {
       this.leave?.();
       this.logLine();
@@ -108,39 +106,38 @@ export class AdminCall<S> {
   }
 
   /**
-   * A synchronous write commits with its record; an asynchronous one (a publish) calls
-   * note.commit inside its own transaction. Either way the record exists before the answer.
-   * (A transaction cannot return a promise: a pending answer leaves it wrapped.)
+   * A write commits with its record, in one transaction; one that commits in its own (a
+   * publish, ownTransaction) calls note.commit inside the one that commits its change.
+   * Either way the record exists before the answer.
    */
-  private runHandler(ctx: OpContext<S>): Ran {
+  private async runHandler(ctx: OpContext<S>): Promise<Reply> {
     const handler = this.deps.handlers[ctx.op.id]!;
-    const run = (): Ran => {
-      const out = handler(ctx);
-      if (out instanceof Promise) return { pending: out };
-      const reply = asReply(out);
-      this.record?.settle(reply.status);
-      return { reply };
+    const run = async (): Promise<Reply> => {
+      const reply = asReply(await handler(ctx));
+      await this.record?.settle(reply.status);
+      return reply;
     };
-    return this.auditedWrite && this.deps.transaction ? this.deps.transaction(run) : run();
+    const transaction = this.deps.transaction;
+    return this.auditedWrite && transaction && !hasOwnTransaction(handler) ? transaction(run) : run();
   }
 
-  private answer(reply: Reply): void {
+  private async answer(reply: Reply): Promise<void> {
     this.status = reply.status;
-    this.record?.settle(this.status);
+    await this.record?.settle(this.status);
     for (const [name, value] of Object.entries(reply.headers ?? {})) this.res.setHeader(name, value);
     if (reply.contentType !== undefined) writeText(this.res, this.status, String(reply.body), reply.contentType, this.traceId);
     else writeJson(this.res, this.status, reply.body, this.traceId);
   }
 
   /** Any failure leaves as its envelope; the audit record still gets the status first. */
-  private answerError(err: unknown): void {
+  private async answerError(err: unknown): Promise<void> {
     const e = asSvcError(err);
     if (e.code === 'Svc.Internal') this.deps.log.error({ err, traceId: this.traceId }, 'admin handler failed');
     this.status = e.status;
     setErrorHeaders(this.res, e, this.allow, this.req.headers.authorization);
     if (e.status === 401 && this.presentedSession && this.identity === null) this.res.setHeader('set-cookie', clearedSessionCookie(this.deps.sessions!.secure));
     try {
-      this.record?.settle(this.status);
+      await this.record?.settle(this.status);
     } catch (auditErr) {
       this.deps.log.error({ err: auditErr, traceId: this.traceId }, 'audit write failed');
     }

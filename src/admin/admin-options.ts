@@ -26,7 +26,7 @@ export interface AdminServerOptions<S> {
    * Runs a write handler and its audit record in one store transaction, so an answered
    * write always has its record. Absent: no transaction.
    */
-  transaction?: <T>(fn: () => T) => T;
+  transaction?: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Whether a string is a system key's token: such a path segment is redacted and never names a tenant or entity. */
   isSystemToken?: (s: string) => boolean;
   /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */

@@ -39,9 +39,9 @@ const redactTarget = (t: string | null) => (t === null ? null : redactSubKeys(t)
 
 /** Where audit records go: appended before the answer, corrected if the answer changed after. */
 export interface AuditSink {
-  append(record: AuditRecord): number;
-  /** A record appended in a handler's own transaction, whose answer then came out different. */
-  setStatus(id: number, status: number): void;
+  append(record: AuditRecord): Promise<number>;
+  /** A record appended in a handler's own transaction, whose answer then came out different: false when it is not there (rolled back with it). */
+  setStatus(id: number, status: number): Promise<boolean>;
 }
 
 /**
@@ -49,7 +49,7 @@ export interface AuditSink {
  * handler's transaction when there is one), then only corrected, so a call has one record.
  */
 export class CallAuditRecord {
-  private appended: { id: number; status: number } | null = null;
+  private appended: { id: Promise<number>; status: number } | null = null;
 
   constructor(
     private readonly sink: AuditSink,
@@ -57,11 +57,18 @@ export class CallAuditRecord {
     private readonly build: (status: number) => AuditRecord,
   ) {}
 
-  settle(status: number): void {
-    if (this.appended === null) this.appended = { id: this.sink.append(this.build(status)), status };
-    else if (this.appended.status !== status) {
-      this.sink.setStatus(this.appended.id, status);
-      this.appended.status = status;
-    }
+  async settle(status: number): Promise<void> {
+    if (this.appended === null) return this.append(status);
+    if (this.appended.status === status) return;
+    this.appended.status = status;
+    // A record appended in a transaction that then rolled back is gone: appended again.
+    if (!(await this.sink.setStatus(await this.appended.id, status))) await this.append(status);
+  }
+
+  private async append(status: number): Promise<void> {
+    // Noted before the await: a second settle meanwhile corrects this record, never appends another.
+    const id = this.sink.append(this.build(status));
+    this.appended = { id, status };
+    await id;
   }
 }

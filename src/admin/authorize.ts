@@ -7,7 +7,7 @@ import type { SessionResolver } from './oidc/console-sessions.js';
 
 /** Resolves a bearer token to an identity (system keys now, tenant sub-keys later). */
 export interface TokenResolver {
-  resolve(token: string): Identity | null;
+  resolve(token: string): Identity | null | Promise<Identity | null>;
 }
 
 /** A console session cookie a call presented, and whether it also sent the console's header. */
@@ -26,7 +26,7 @@ const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
  * checkAccess: tenant boundary (403 TenantScope), scope (403 Scope). Two calls, so a
  * refused call is still logged with the identity that was refused.
  */
-export function authenticate(op: Operation, authorization: string | undefined, resolvers: readonly TokenResolver[], session?: SessionCredential): Identity | null {
+export async function authenticate(op: Operation, authorization: string | undefined, resolvers: readonly TokenResolver[], session?: SessionCredential): Promise<Identity | null> {
   if (op.auth === 'none') return null;
   // A bearer token wins; without one, a console session (admin.oidc) may stand in.
   if (authorization === undefined && session !== undefined) return sessionIdentity(session);
@@ -34,7 +34,7 @@ export function authenticate(op: Operation, authorization: string | undefined, r
   if (!m) throw new SvcError('Svc.Auth.Unauthenticated', 'A bearer token is required (Authorization: Bearer <token>)');
   let identity: Identity | null = null;
   for (const r of resolvers) {
-    identity = r.resolve(m[1]!);
+    identity = await r.resolve(m[1]!);
     if (identity) break;
   }
   if (!identity) throw new SvcError('Svc.Auth.Unauthenticated', 'The token is unknown, expired or revoked');

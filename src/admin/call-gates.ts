@@ -20,16 +20,16 @@ export function refuseThrottled(op: Operation, peer: string, throttle: AuthThrot
 }
 
 /** authenticate, with a refused token counted against the peer's allowance. */
-export function authenticateCounted(
+export async function authenticateCounted(
   op: Operation,
   authorization: string | undefined,
   peer: string,
   resolvers: readonly TokenResolver[],
   throttle: AuthThrottle | undefined,
   session?: SessionCredential,
-): Identity | null {
+): Promise<Identity | null> {
   try {
-    return authenticate(op, authorization, resolvers, session);
+    return await authenticate(op, authorization, resolvers, session);
   } catch (err) {
     // Only a presented token or session cookie is a guess; a missing header costs nothing.
     if (authorization !== undefined || session !== undefined) throttle?.failed(peer);

@@ -27,7 +27,7 @@ export interface AuditNote {
    * Appends the write's record (status 200) now: an asynchronous handler calls it inside
    * the transaction that commits its change (a publish's generation). Set by the admin server.
    */
-  commit?: () => void;
+  commit?: () => Promise<void>;
 }
 
 /** A handler's answer. A plain value is a 200 with that JSON body. */
@@ -43,3 +43,18 @@ export class Reply {
 }
 
 export type OpHandler<S = unknown> = (ctx: OpContext<S>) => unknown | Promise<unknown>;
+
+const OWN_TRANSACTION = Symbol('own transaction');
+
+/**
+ * Marks a write handler that commits in transactions of its own (a publish: its generation is
+ * committed, then the workers are waited on) and calls `audit.commit` in the one that commits
+ * its change. Any other audited write runs whole inside one transaction with its record.
+ */
+export function ownTransaction<S>(h: OpHandler<S>): OpHandler<S> {
+  return Object.assign(h, { [OWN_TRANSACTION]: true });
+}
+
+export function hasOwnTransaction(h: OpHandler<never>): boolean {
+  return (h as { [OWN_TRANSACTION]?: boolean })[OWN_TRANSACTION] === true;
+}

@@ -93,13 +93,13 @@ export interface WorkerGuardsView {
 export interface PublisherView {
   current(): GenerationMessage | null;
   currentId(): number;
-  dryRun(tenant: string): DryRunResult;
+  dryRun(tenant: string): Promise<DryRunResult>;
   /** The tenant's next generation as it would compile, or its issues. */
-  candidate(tenant: string): { generation: CompiledGeneration | null; issues: CompileIssue[] };
+  candidate(tenant: string): Promise<{ generation: CompiledGeneration | null; issues: CompileIssue[] }>;
   /** The dry-run of the drafts `apply` would write: applied, compiled and undone. */
-  tryApply(tenant: string, apply: () => void): DryRunResult;
-  go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult>;
-  rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult>;
+  tryApply(tenant: string, apply: () => Promise<void>): Promise<DryRunResult>;
+  go(tenant: string, onCommit?: (generation: number) => Promise<void>, apply?: () => Promise<void>): Promise<PublishResult>;
+  rollback(tenant: string, to: number, onCommit?: (generation: number) => Promise<void>): Promise<PublishResult>;
 }
 
 export interface HealthView {

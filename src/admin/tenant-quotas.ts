@@ -3,6 +3,7 @@ import { TokenBucket } from '../shared/token-bucket.js';
 import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { Kind } from '../contracts/entities.js';
+import type { StoreDb } from '../contracts/store-db.js';
 
 export interface QuotaLimits {
   entities: number;
@@ -13,9 +14,11 @@ export interface QuotaLimits {
 }
 
 /**
- * Per-tenant quotas, checked at the admin edge before a write or a publish, so one
- * tenant cannot fill the volume or keep the supervisor compiling. Usage is the
- * tenant's configuration as its next publish would make it (drafts over published).
+ * Per-tenant quotas, so one tenant cannot fill the volume or keep the supervisor compiling.
+ * Usage is the tenant's configuration as its next publish would make it (drafts over
+ * published), counted in the transaction that writes the draft, under the tenant's lock:
+ * two calls (on one node or on several sharing a postgres:// store) never both pass on the
+ * same room. The per-minute budgets are each node's own.
  */
 export class TenantQuotas {
   private readonly buckets = new Map<string, TokenBucket>();
@@ -23,6 +26,7 @@ export class TenantQuotas {
   constructor(
     private readonly config: GatewayConfig['quotas'],
     private readonly entities: EntityRepo,
+    private readonly db: StoreDb,
   ) {}
 
   limits(tenant: string): QuotaLimits {
@@ -31,8 +35,12 @@ export class TenantQuotas {
     return { ...base, ...Object.fromEntries(own) };
   }
 
-  /** Throws a Svc.Quota error when storing `doc` as tenant/kind/name would pass a limit. */
-  checkWrite(tenant: string, kind: Kind, name: string, doc: unknown): void {
+  /**
+   * Stores `doc` as the draft of tenant/kind/name, or throws a Svc.Quota error when that would
+   * pass a limit. Every draft write that can grow the tenant goes through here. In the caller's
+   * transaction when it has one (a savepoint), which then holds the tenant's lock until it ends.
+   */
+  setDraft(tenant: string, kind: Kind, name: string, doc: unknown): Promise<void> {
     const q = this.limits(tenant);
     const bytes = Buffer.byteLength(JSON.stringify(doc));
     if (bytes > q.documentBytes) {
@@ -41,15 +49,19 @@ export class TenantQuotas {
         actual: bytes,
       });
     }
-    const u = this.entities.usage(tenant, kind, name);
-    // A write that does not grow a measure passes even over a lowered limit: a tenant can always shrink.
-    if (u.self === null && u.others.entities + 1 > q.entities) {
-      throw new SvcError('Svc.Quota.Entities', `Tenant ${tenant} has ${u.others.entities} entities; its quota is ${q.entities}`, { limit: q.entities, actual: u.others.entities });
-    }
-    const total = u.others.bytes + bytes;
-    if (total > q.totalBytes && bytes > (u.self ?? 0)) {
-      throw new SvcError('Svc.Quota.Bytes', `Tenant ${tenant} would store ${total} bytes of documents; its quota is ${q.totalBytes}`, { limit: q.totalBytes, actual: total });
-    }
+    return this.db.transaction(async () => {
+      await this.db.lockTenant(tenant);
+      const u = await this.entities.usage(tenant, kind, name);
+      // A write that does not grow a measure passes even over a lowered limit: a tenant can always shrink.
+      if (u.self === null && u.others.entities + 1 > q.entities) {
+        throw new SvcError('Svc.Quota.Entities', `Tenant ${tenant} has ${u.others.entities} entities; its quota is ${q.entities}`, { limit: q.entities, actual: u.others.entities });
+      }
+      const total = u.others.bytes + bytes;
+      if (total > q.totalBytes && bytes > (u.self ?? 0)) {
+        throw new SvcError('Svc.Quota.Bytes', `Tenant ${tenant} would store ${total} bytes of documents; its quota is ${q.totalBytes}`, { limit: q.totalBytes, actual: total });
+      }
+      await this.entities.setDraft(tenant, kind, name, doc);
+    });
   }
 
   /** Takes one publish (or rollback) from the tenant's per-minute budget, or throws 429 with retryAfter. */

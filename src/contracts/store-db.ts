@@ -1,30 +1,39 @@
 /**
- * The SQL surface the repositories use: better-sqlite3's synchronous API, which the SQLite
- * volumes are, and which the PostgreSQL volume provides over a connection in a thread of
- * its own (store/pg/). SQL is written in the dialect both read (`?` placeholders).
+ * The SQL surface the repositories use, asynchronous on every volume: SQLite in-process
+ * (store/sqlite-db.ts), PostgreSQL over a pool (store/pg/). SQL is written in the dialect
+ * both read (`?` placeholders).
  */
 export interface StoreStatement {
-  run(...params: unknown[]): { changes: number };
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
+  run(...params: unknown[]): Promise<{ changes: number }>;
+  get(...params: unknown[]): Promise<unknown>;
+  all(...params: unknown[]): Promise<unknown[]>;
 }
 
 export interface StoreDb {
   prepare(sql: string): StoreStatement;
-  exec(sql: string): void;
-  /** `fn` in one transaction (a savepoint when nested): committed when it returns, rolled back when it throws. */
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
-  close(): void;
+  exec(sql: string): Promise<void>;
+  /**
+   * `fn` in one transaction: committed when its promise resolves, rolled back when it rejects.
+   * Every statement issued from `fn`'s asynchronous context runs inside it; a transaction
+   * started there is a savepoint. Nested ones run one after another, never concurrently.
+   */
+  transaction<R>(fn: () => Promise<R>): Promise<R>;
+  /**
+   * Inside a transaction: waits until no other transaction holds the tenant's lock, and holds
+   * it until this one ends (quotas: count, then write, one node and one call at a time).
+   */
+  lockTenant(tenant: string): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** What several gateway nodes on one database need beyond SQL (the postgres:// volume). */
 export interface FleetHooks {
   /**
-   * Serialises publishes across nodes: true when this transaction now holds the lock (until it
-   * ends), false at once when another node's publish holds it (the caller waits asynchronously
-   * and tries again: a synchronous wait would hold the supervisor).
+   * Serialises publishes across nodes, inside the caller's transaction: true when it now
+   * holds the lock (until it ends), false at once when another node's publish holds it (the
+   * caller gives its transaction up and tries again a little later).
    */
-  tryLockPublish(): boolean;
+  tryLockPublish(): Promise<boolean>;
   /** Tells every node a generation was committed (delivered at commit). */
-  announce(generation: number): void;
+  announce(generation: number): Promise<void>;
 }

@@ -30,26 +30,26 @@ interface Row {
 export class AuditRepo {
   constructor(private readonly db: Db) {}
 
-  append(e: Omit<AuditEntry, 'id'>): number {
-    const r = this.db
+  async append(e: Omit<AuditEntry, 'id'>): Promise<number> {
+    const r = (await this.db
       .prepare(
         `INSERT INTO audit_log (at, identity_id, identity_kind, tenant, operation, target, status, trace_id, generation)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
       )
-      .get(e.at, e.identityId, e.identityKind, e.tenant, e.operation, e.target, e.status, e.traceId, e.generation) as { id: number };
+      .get(e.at, e.identityId, e.identityKind, e.tenant, e.operation, e.target, e.status, e.traceId, e.generation)) as { id: number };
     return Number(r.id);
   }
 
   /** The answer of a write whose record was appended with its commit came out different (a publish some worker did not acknowledge). */
-  setStatus(id: number, status: number): void {
-    this.db.prepare('UPDATE audit_log SET status = ? WHERE id = ?').run(status, id);
+  async setStatus(id: number, status: number): Promise<boolean> {
+    return (await this.db.prepare('UPDATE audit_log SET status = ? WHERE id = ?').run(status, id)).changes > 0;
   }
 
   /** Entries of one tenant with id < `before` (all when null), newest first. */
-  list(tenant: string, limit: number, before: number | null): AuditEntry[] {
-    const rows = this.db
+  async list(tenant: string, limit: number, before: number | null): Promise<AuditEntry[]> {
+    const rows = (await this.db
       .prepare('SELECT * FROM audit_log WHERE tenant = ? AND id < ? ORDER BY id DESC LIMIT ?')
-      .all(tenant, before ?? Number.MAX_SAFE_INTEGER, limit) as Row[];
+      .all(tenant, before ?? Number.MAX_SAFE_INTEGER, limit)) as Row[];
     return rows.map((r) => ({
       id: r.id,
       at: r.at,

@@ -18,23 +18,23 @@ export interface EntityView {
 export class EntityRepo {
   constructor(private readonly db: Db) {}
 
-  setDraft(tenant: string, kind: Kind, name: string, doc: unknown, now = Date.now()): void {
-    this.setDraftRaw(tenant, kind, name, JSON.stringify(doc), now);
+  setDraft(tenant: string, kind: Kind, name: string, doc: unknown, now = Date.now()): Promise<void> {
+    return this.setDraftRaw(tenant, kind, name, JSON.stringify(doc), now);
   }
 
   /** Stages a removal for the next publish. False when there is nothing to remove. */
-  stageDelete(tenant: string, kind: Kind, name: string, now = Date.now()): boolean {
-    const published = this.db.prepare('SELECT 1 FROM entity_published WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name);
+  async stageDelete(tenant: string, kind: Kind, name: string, now = Date.now()): Promise<boolean> {
+    const published = await this.db.prepare('SELECT 1 FROM entity_published WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name);
     if (!published) {
       // A draft never published is simply dropped.
-      return this.db.prepare('DELETE FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ? AND doc IS NOT NULL').run(tenant, kind, name).changes > 0;
+      return (await this.db.prepare('DELETE FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ? AND doc IS NOT NULL').run(tenant, kind, name)).changes > 0;
     }
-    this.setDraftRaw(tenant, kind, name, null, now);
+    await this.setDraftRaw(tenant, kind, name, null, now);
     return true;
   }
 
-  private setDraftRaw(tenant: string, kind: Kind, name: string, doc: string | null, now: number): void {
-    this.db
+  private async setDraftRaw(tenant: string, kind: Kind, name: string, doc: string | null, now: number): Promise<void> {
+    await this.db
       .prepare(
         `INSERT INTO entity_draft (tenant, kind, name, doc, updated_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (tenant, kind, name) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at`,
@@ -47,8 +47,8 @@ export class EntityRepo {
    * published document, a staged delete as gone): entity count and document bytes
    * without tenant/kind/name, and that entity's own bytes (null when it has none).
    */
-  usage(tenant: string, kind: Kind, name: string): { others: { entities: number; bytes: number }; self: number | null } {
-    const rows = this.db
+  async usage(tenant: string, kind: Kind, name: string): Promise<{ others: { entities: number; bytes: number }; self: number | null }> {
+    const rows = (await this.db
       .prepare(
         `SELECT CASE WHEN kind = ? AND name = ? THEN 1 ELSE 0 END AS self, COUNT(*) AS n, COALESCE(SUM(len), 0) AS bytes FROM (
            SELECT kind, name, octet_length(doc) AS len FROM entity_draft WHERE tenant = ? AND doc IS NOT NULL
@@ -57,30 +57,30 @@ export class EntityRepo {
              AND NOT EXISTS (SELECT 1 FROM entity_draft d WHERE d.tenant = p.tenant AND d.kind = p.kind AND d.name = p.name)
          ) AS usage GROUP BY 1`,
       )
-      .all(kind, name, tenant, tenant) as { self: number; n: number; bytes: number }[];
+      .all(kind, name, tenant, tenant)) as { self: number; n: number; bytes: number }[];
     const others = rows.find((r) => r.self === 0);
     const self = rows.find((r) => r.self === 1);
     return { others: { entities: others?.n ?? 0, bytes: others?.bytes ?? 0 }, self: self ? self.bytes : null };
   }
 
-  get(tenant: string, kind: Kind, name: string): EntityView | null {
-    const d = this.db.prepare('SELECT doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name) as
+  async get(tenant: string, kind: Kind, name: string): Promise<EntityView | null> {
+    const d = (await this.db.prepare('SELECT doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name)) as
       | { doc: string | null; updated_at: number }
       | undefined;
-    const p = this.db.prepare('SELECT doc, generation FROM entity_published WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name) as
+    const p = (await this.db.prepare('SELECT doc, generation FROM entity_published WHERE tenant = ? AND kind = ? AND name = ?').get(tenant, kind, name)) as
       | { doc: string; generation: number }
       | undefined;
     if (!d && !p) return null;
     return view(tenant, kind, name, d, p);
   }
 
-  list(tenant: string, kind: Kind): EntityView[] {
-    const drafts = this.db.prepare('SELECT name, doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ?').all(tenant, kind) as {
+  async list(tenant: string, kind: Kind): Promise<EntityView[]> {
+    const drafts = (await this.db.prepare('SELECT name, doc, updated_at FROM entity_draft WHERE tenant = ? AND kind = ?').all(tenant, kind)) as {
       name: string;
       doc: string | null;
       updated_at: number;
     }[];
-    const pubs = this.db.prepare('SELECT name, doc, generation FROM entity_published WHERE tenant = ? AND kind = ?').all(tenant, kind) as {
+    const pubs = (await this.db.prepare('SELECT name, doc, generation FROM entity_published WHERE tenant = ? AND kind = ?').all(tenant, kind)) as {
       name: string;
       doc: string;
       generation: number;
@@ -92,17 +92,17 @@ export class EntityRepo {
   }
 
   /** Every published entity of every tenant, or of one. */
-  published(tenant?: string): EntityRow[] {
-    const rows = (
+  async published(tenant?: string): Promise<EntityRow[]> {
+    const rows = (await (
       tenant === undefined
         ? this.db.prepare('SELECT tenant, kind, name, doc FROM entity_published').all()
         : this.db.prepare('SELECT tenant, kind, name, doc FROM entity_published WHERE tenant = ?').all(tenant)
-    ) as { tenant: string; kind: Kind; name: string; doc: string }[];
+    )) as { tenant: string; kind: Kind; name: string; doc: string }[];
     return rows.map((r) => ({ ...r, doc: JSON.parse(r.doc) }));
   }
 
-  drafts(tenant: string): DraftRow[] {
-    const rows = this.db.prepare('SELECT kind, name, doc, updated_at FROM entity_draft WHERE tenant = ?').all(tenant) as { kind: Kind; name: string; doc: string | null; updated_at: number }[];
+  async drafts(tenant: string): Promise<DraftRow[]> {
+    const rows = (await this.db.prepare('SELECT kind, name, doc, updated_at FROM entity_draft WHERE tenant = ?').all(tenant)) as { kind: Kind; name: string; doc: string | null; updated_at: number }[];
     return rows.map((r) => ({ kind: r.kind, name: r.name, doc: r.doc === null ? null : JSON.parse(r.doc), stored: { text: r.doc, updatedAt: r.updated_at } }));
   }
 
@@ -111,26 +111,26 @@ export class EntityRepo {
    * the drafts that produced it, as they were read: a draft written since (on another node of
    * a shared store) stays a draft. Runs inside the publisher's transaction.
    */
-  replacePublished(tenant: string, entities: readonly EntityRow[], changed: ReadonlySet<string>, generation: number, consumed: readonly DraftRow[] | null): void {
+  async replacePublished(tenant: string, entities: readonly EntityRow[], changed: ReadonlySet<string>, generation: number, consumed: readonly DraftRow[] | null): Promise<void> {
     const prior = new Map(
-      (this.db.prepare('SELECT kind, name, generation FROM entity_published WHERE tenant = ?').all(tenant) as { kind: string; name: string; generation: number }[]).map(
+      ((await this.db.prepare('SELECT kind, name, generation FROM entity_published WHERE tenant = ?').all(tenant)) as { kind: string; name: string; generation: number }[]).map(
         (r) => [`${r.kind}/${r.name}`, r.generation],
       ),
     );
-    this.db.prepare('DELETE FROM entity_published WHERE tenant = ?').run(tenant);
+    await this.db.prepare('DELETE FROM entity_published WHERE tenant = ?').run(tenant);
     const insert = this.db.prepare('INSERT INTO entity_published (tenant, kind, name, doc, generation) VALUES (?, ?, ?, ?, ?)');
     for (const e of entities) {
       if (e.tenant !== tenant) continue;
       const key = `${e.kind}/${e.name}`;
-      insert.run(tenant, e.kind, e.name, JSON.stringify(e.doc), changed.has(key) ? generation : (prior.get(key) ?? generation));
+      await insert.run(tenant, e.kind, e.name, JSON.stringify(e.doc), changed.has(key) ? generation : (prior.get(key) ?? generation));
     }
     if (consumed) {
       const clear = this.db.prepare('DELETE FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ? AND updated_at = ? AND doc IS NOT DISTINCT FROM ?');
-      for (const d of consumed) if (d.stored) clear.run(tenant, d.kind, d.name, d.stored.updatedAt, d.stored.text);
+      for (const d of consumed) if (d.stored) await clear.run(tenant, d.kind, d.name, d.stored.updatedAt, d.stored.text);
     }
     // A staged delete of something no longer published (a rollback removed it) stages nothing.
     else {
-      this.db
+      await this.db
         .prepare(
           `DELETE FROM entity_draft WHERE tenant = ? AND doc IS NULL AND NOT EXISTS
              (SELECT 1 FROM entity_published p WHERE p.tenant = entity_draft.tenant AND p.kind = entity_draft.kind AND p.name = entity_draft.name)`,

@@ -19,27 +19,27 @@ export class GenerationRepo {
     readonly keep = 50,
   ) {}
 
-  current(): number {
-    const r = this.db.prepare('SELECT MAX(id) AS id FROM generation').get() as { id: number | null };
+  async current(): Promise<number> {
+    const r = (await this.db.prepare('SELECT MAX(id) AS id FROM generation').get()) as { id: number | null };
     return r.id ?? 0;
   }
 
   /** The generation workers must serve, or null before the first publish. */
-  latest(): GenerationMessage | null {
-    const r = this.db.prepare('SELECT id, payload FROM generation ORDER BY id DESC LIMIT 1').get() as { id: number; payload: string } | undefined;
+  async latest(): Promise<GenerationMessage | null> {
+    const r = (await this.db.prepare('SELECT id, payload FROM generation ORDER BY id DESC LIMIT 1').get()) as { id: number; payload: string } | undefined;
     // The row holds what insert() wrote: a CompiledGeneration as JSON.
     return r ? { id: r.id, payload: JSON.parse(r.payload) as CompiledGeneration } : null;
   }
 
-  insert(g: { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string[]; payload: CompiledGeneration; published: EntityRow[] }, now = Date.now()): void {
-    this.db
+  async insert(g: { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string[]; payload: CompiledGeneration; published: EntityRow[] }, now = Date.now()): Promise<void> {
+    await this.db
       .prepare('INSERT INTO generation (id, tenant, action, planned, payload, published, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(g.id, g.tenant, g.action, JSON.stringify(g.planned), JSON.stringify(g.payload), JSON.stringify(g.published), now);
     // Only the latest payload is ever loaded (a rollback recompiles from `published`):
     // older ones would only grow the volume, and a memory: volume's RAM, by a whole
     // compiled generation per publish.
-    this.db.prepare("UPDATE generation SET payload = 'null' WHERE id < ? AND payload != 'null'").run(g.id);
-    this.prune(g.tenant);
+    await this.db.prepare("UPDATE generation SET payload = 'null' WHERE id < ? AND payload != 'null'").run(g.id);
+    await this.prune(g.tenant);
   }
 
   /**
@@ -47,22 +47,22 @@ export class GenerationRepo {
    * whole published state, so without this the volume grows by that much per publish.
    * The newest generation overall (the one serving) is always among its tenant's kept.
    */
-  private prune(tenant: string): void {
-    this.db
+  private async prune(tenant: string): Promise<void> {
+    await this.db
       .prepare('DELETE FROM generation WHERE tenant = ? AND id < (SELECT MIN(id) FROM (SELECT id FROM generation WHERE tenant = ? ORDER BY id DESC LIMIT ?) AS kept)')
       .run(tenant, tenant, this.keep);
   }
 
   /** True when `id` may have been a generation of the tenant that pruning has dropped. */
-  pruned(tenant: string, id: number): boolean {
-    const r = this.db.prepare('SELECT COUNT(*) AS n, MIN(id) AS oldest FROM generation WHERE tenant = ?').get(tenant) as { n: number; oldest: number | null };
+  async pruned(tenant: string, id: number): Promise<boolean> {
+    const r = (await this.db.prepare('SELECT COUNT(*) AS n, MIN(id) AS oldest FROM generation WHERE tenant = ?').get(tenant)) as { n: number; oldest: number | null };
     return r.n >= this.keep && r.oldest !== null && id < r.oldest;
   }
 
-  history(tenant: string, limit = 100): GenerationRecord[] {
-    const rows = this.db
+  async history(tenant: string, limit = 100): Promise<GenerationRecord[]> {
+    const rows = (await this.db
       .prepare('SELECT id, tenant, action, planned, created_at FROM generation WHERE tenant = ? ORDER BY id DESC LIMIT ?')
-      .all(tenant, limit) as { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string; created_at: number }[];
+      .all(tenant, limit)) as { id: number; tenant: string; action: 'publish' | 'rollback'; planned: string; created_at: number }[];
     return rows.map((r) => ({
       generation: r.id,
       tenant: r.tenant,
@@ -73,8 +73,8 @@ export class GenerationRepo {
   }
 
   /** The tenant's published entities as generation `id` left them, or null if `id` is not that tenant's. */
-  tenantState(tenant: string, id: number): EntityRow[] | null {
-    const r = this.db.prepare('SELECT published FROM generation WHERE id = ? AND tenant = ?').get(id, tenant) as { published: string } | undefined;
+  async tenantState(tenant: string, id: number): Promise<EntityRow[] | null> {
+    const r = (await this.db.prepare('SELECT published FROM generation WHERE id = ? AND tenant = ?').get(id, tenant)) as { published: string } | undefined;
     return r ? JSON.parse(r.published) : null;
   }
 }

@@ -94,18 +94,18 @@ function postgresDialect(sql: string): string {
  * Brings the schema to this release's version in one transaction. `lock` runs first in it
  * (PostgreSQL: an advisory lock, so nodes starting together migrate one after the other).
  */
-export function migrate(db: StoreDb, dialect: 'sqlite' | 'postgres' = 'sqlite', lock?: () => void): number {
+export function migrate(db: StoreDb, dialect: 'sqlite' | 'postgres' = 'sqlite', lock?: () => Promise<void>): Promise<number> {
   const list = dialect === 'postgres' ? MIGRATIONS.map(postgresDialect) : MIGRATIONS;
-  return db.transaction(() => {
-    lock?.();
-    db.exec(`CREATE TABLE IF NOT EXISTS schema_version (version ${dialect === 'postgres' ? 'BIGINT' : 'INTEGER'} NOT NULL)`);
-    const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+  return db.transaction(async () => {
+    await lock?.();
+    await db.exec(`CREATE TABLE IF NOT EXISTS schema_version (version ${dialect === 'postgres' ? 'BIGINT' : 'INTEGER'} NOT NULL)`);
+    const row = (await db.prepare('SELECT version FROM schema_version').get()) as { version: number } | undefined;
     const version = row?.version ?? 0;
     if (version > list.length) throw new Error(`volume schema version ${version} is newer than this release (${list.length})`);
     if (version === list.length) return version;
-    for (let i = version; i < list.length; i++) db.exec(list[i]!);
-    db.prepare('DELETE FROM schema_version').run();
-    db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(list.length);
+    for (let i = version; i < list.length; i++) await db.exec(list[i]!);
+    await db.prepare('DELETE FROM schema_version').run();
+    await db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(list.length);
     return list.length;
-  })();
+  });
 }

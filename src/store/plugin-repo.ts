@@ -4,8 +4,8 @@ import type { Db } from './volume.js';
 export class PluginRepo {
   constructor(private readonly db: Db) {}
 
-  setEnabled(tenant: string, code: string, enabled: boolean, now = Date.now()): void {
-    this.db
+  async setEnabled(tenant: string, code: string, enabled: boolean, now = Date.now()): Promise<void> {
+    await this.db
       .prepare(
         `INSERT INTO plugin_state (tenant, code, enabled, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (tenant, code) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at`,
@@ -13,15 +13,15 @@ export class PluginRepo {
       .run(tenant, code, enabled ? 1 : 0, now);
   }
 
-  disabled(tenant: string): Set<string> {
-    const rows = this.db.prepare('SELECT code FROM plugin_state WHERE tenant = ? AND enabled = 0').all(tenant) as { code: string }[];
+  async disabled(tenant: string): Promise<Set<string>> {
+    const rows = (await this.db.prepare('SELECT code FROM plugin_state WHERE tenant = ? AND enabled = 0').all(tenant)) as { code: string }[];
     return new Set(rows.map((r) => r.code));
   }
 
   /** tenant -> disabled codes, for every tenant that disabled any. */
-  allDisabled(): Record<string, string[]> {
+  async allDisabled(): Promise<Record<string, string[]>> {
     const out: Record<string, string[]> = {};
-    for (const r of this.db.prepare('SELECT tenant, code FROM plugin_state WHERE enabled = 0').all() as { tenant: string; code: string }[]) {
+    for (const r of (await this.db.prepare('SELECT tenant, code FROM plugin_state WHERE enabled = 0').all()) as { tenant: string; code: string }[]) {
       (out[r.tenant] ??= []).push(r.code);
     }
     return out;

@@ -6,6 +6,7 @@ import type { FleetHooks, StoreDb } from '../contracts/store-db.js';
 import { openPgVolume } from './pg/pg-volume.js';
 import { isPgVolume, parsePgVolume } from '../shared/pg-volume-url.js';
 import type { Logger } from '../shared/logger.js';
+import { SqliteDb } from './sqlite-db.js';
 
 export type Db = StoreDb;
 
@@ -19,7 +20,8 @@ export interface Volume {
   fleet: (FleetHooks & { url: string; schema: string }) | null;
   /** A cheap query for the readiness check, each one bounded by `timeoutMs` (rejects when the store does not answer). */
   pinger(timeoutMs: number): StorePing;
-  close(): void;
+  /** After the running transaction (SQLite) or every pooled connection's (PostgreSQL). */
+  close(): Promise<void>;
 }
 
 export interface StorePing {
@@ -43,40 +45,45 @@ export function volumeFile(spec: string, baseDir: string): string | null {
  * instead of serving and publishing beside the first. That write also proves the volume
  * writable: a read-only one fails here (exit 10), not at the first `config set`.
  */
-export function openVolume(spec: string, baseDir: string, log?: Pick<Logger, 'warn' | 'info'>): Volume {
+export async function openVolume(spec: string, baseDir: string, log?: Pick<Logger, 'warn' | 'info'>): Promise<Volume> {
   if (isPgVolume(spec)) {
-    return openPgVolume(spec, (down, cause) => (down ? log?.warn({ cause }, 'store: PostgreSQL cannot be reached; admin calls answer 503, traffic is served') : log?.info('store: PostgreSQL answers again')));
+    return await openPgVolume(spec, (down, cause) => (down ? log?.warn({ cause }, 'store: PostgreSQL cannot be reached; admin calls answer 503, traffic is served') : log?.info('store: PostgreSQL answers again')));
   }
   const file = volumeFile(spec, baseDir);
   if (file) mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file ?? ':memory:', { timeout: 2_000 });
+  const raw = new Database(file ?? ':memory:', { timeout: 2_000 });
+  const db = new SqliteDb(raw);
   try {
     if (file) {
-      db.pragma('locking_mode = EXCLUSIVE'); // before WAL: the WAL index then lives in this process only
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
+      raw.pragma('locking_mode = EXCLUSIVE'); // before WAL: the WAL index then lives in this process only
+      raw.pragma('journal_mode = WAL');
+      raw.pragma('synchronous = FULL');
     }
-    db.pragma('foreign_keys = ON');
-    migrate(db);
+    raw.pragma('foreign_keys = ON');
+    await migrate(db);
     if (file) {
-      db.exec('CREATE TABLE IF NOT EXISTS volume_owner (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL)');
-      db.prepare('INSERT OR REPLACE INTO volume_owner (id, pid, since) VALUES (1, ?, ?)').run(process.pid, new Date().toISOString());
+      await db.exec('CREATE TABLE IF NOT EXISTS volume_owner (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since TEXT NOT NULL)');
+      await db.prepare('INSERT OR REPLACE INTO volume_owner (id, pid, since) VALUES (1, ?, ?)').run(process.pid, new Date().toISOString());
     }
   } catch (err) {
-    db.close();
+    raw.close();
     const code = (err as { code?: string }).code ?? '';
     if (code === 'SQLITE_BUSY') throw new Error(`volume ${file} is in use by another gateway (one gateway per volume)`);
     if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') throw new Error(`volume ${file} cannot be written: ${(err as Error).message}`);
     throw err;
   }
-  // In-process and synchronous: a SQLite query cannot outlast its caller's bound unnoticed (the caller times it).
+  // In-process: a SQLite query cannot outlast its caller's bound unnoticed (the caller times it).
   // Held EXCLUSIVE, SQLite keeps its page cache across transactions and a read never reaches the
   // file: shrink_memory drops that cache, so the row is read from the database (or WAL) file.
   // 6 µs measured (shrink and read, a small volume), at most twice a second (StoreCheck).
   const schemaVersion = db.prepare('SELECT version FROM schema_version');
   const ping = async () => {
-    db.pragma('shrink_memory');
-    if (schemaVersion.get() === undefined) throw new Error('the volume has no schema version row');
+    // Queued behind a running transaction like any statement; the shrink runs with the read.
+    const row = await db.transaction(async () => {
+      raw.pragma('shrink_memory');
+      return schemaVersion.get();
+    });
+    if (row === undefined) throw new Error('the volume has no schema version row');
   };
   const pinger = (): StorePing => ({ ping, close: () => {} });
   return { db, file, shown: file ?? spec, fleet: null, pinger, close: () => db.close() };
@@ -89,7 +96,7 @@ export function openVolume(spec: string, baseDir: string, log?: Pick<Logger, 'wa
 export function checkVolume(spec: string, baseDir: string): string | null {
   const file = volumeFile(spec, baseDir);
   if (file === null || !existsSync(file)) return null;
-  let db: Db | null = null;
+  let db: Database.Database | null = null;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true, timeout: 500 });
     db.prepare('SELECT count(*) FROM sqlite_master').get();

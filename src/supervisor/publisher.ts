@@ -29,7 +29,7 @@ import type { PublisherView } from '../admin/services.js';
  */
 export class Publisher implements PublisherView {
   private queue: Promise<unknown> = Promise.resolve();
-  private served: GenerationMessage | null;
+  private served: GenerationMessage | null = null;
   /** A publish recompiles only the tenants whose entities changed. */
   private readonly parts = new TenantPartCache();
 
@@ -45,8 +45,11 @@ export class Publisher implements PublisherView {
     /** worker.json's upstream policy, which the compiler checks targets against. */
     private readonly upstreams: UpstreamRules | undefined,
     private readonly ackTimeoutMs = 10_000,
-  ) {
-    this.served = generations.latest();
+  ) {}
+
+  /** Reads the generation to serve at start (the last one stored; null before the first publish). */
+  async load(): Promise<void> {
+    this.served = await this.generations.latest();
   }
 
   /** How the publishing tenant's certificates are checked: its stored keys opened, and whether a TLS port listens. */
@@ -79,16 +82,16 @@ export class Publisher implements PublisherView {
     return this.served?.id ?? 0;
   }
 
-  dryRun(tenant: string): DryRunResult {
-    const r = compile(this.snapshot(tenant), this.parts, { steps: this.steps });
+  async dryRun(tenant: string): Promise<DryRunResult> {
+    const r = compile(await this.snapshot(tenant), this.parts, { steps: this.steps });
     // Which served traffic the plan moves: against the generation serving now, for the dry-run only.
     const moved = r.ok ? takeoverWarnings(this.served?.payload.tenants[tenant]?.routes ?? [], r.generation.tenants[tenant]?.routes ?? []) : [];
-    return { success: r.ok, candidateGeneration: this.generations.current() + 1, issues: r.issues, warnings: [...r.warnings, ...moved], planned: r.planned };
+    return { success: r.ok, candidateGeneration: (await this.generations.current()) + 1, issues: r.issues, warnings: [...r.warnings, ...moved], planned: r.planned };
   }
 
   /** The generation the drafts would make, compiled and not stored (explain --draft); null with the issues that refuse it. */
-  candidate(tenant: string): { generation: CompiledGeneration | null; issues: CompileIssue[] } {
-    const r = compile(this.snapshot(tenant), this.parts, { steps: this.steps });
+  async candidate(tenant: string): Promise<{ generation: CompiledGeneration | null; issues: CompileIssue[] }> {
+    const r = compile(await this.snapshot(tenant), this.parts, { steps: this.steps });
     return r.ok ? { generation: r.generation, issues: [] } : { generation: null, issues: r.issues };
   }
 
@@ -96,14 +99,14 @@ export class Publisher implements PublisherView {
    * The dry-run of the drafts `apply` would write: applied, compiled and undone in one
    * transaction (a sync's dry-run with publish).
    */
-  tryApply(tenant: string, apply: () => void): DryRunResult {
+  async tryApply(tenant: string, apply: () => Promise<void>): Promise<DryRunResult> {
     let result: DryRunResult | null = null;
     try {
-      this.db.transaction(() => {
-        apply();
-        result = this.dryRun(tenant);
+      await this.db.transaction(async () => {
+        await apply();
+        result = await this.dryRun(tenant);
         throw UNDO;
-      })();
+      });
     } catch (err) {
       if (err !== UNDO) throw err;
     }
@@ -115,23 +118,23 @@ export class Publisher implements PublisherView {
    * there). `apply` writes drafts (a sync) in the transaction of the compile that checks
    * them: a refused compile undoes them.
    */
-  go(tenant: string, onCommit?: (generation: number) => void, apply?: () => void): Promise<PublishResult> {
+  go(tenant: string, onCommit?: (generation: number) => Promise<void>, apply?: () => Promise<void>): Promise<PublishResult> {
     return this.serial(async () => {
       this.refuseWhileRestarting();
       // One transaction from the drafts to the generation row: on a shared store the fleet
       // lock makes the number, the state compiled and the commit one step across nodes.
-      const r = await this.fleetLocked(() => {
-        apply?.();
-        const candidate = this.generations.current() + 1;
-        const snapshot = this.snapshot(tenant);
+      const r = await this.fleetLocked(async () => {
+        await apply?.();
+        const candidate = (await this.generations.current()) + 1;
+        const snapshot = await this.snapshot(tenant);
         const compiled = compile(snapshot, this.parts, { steps: this.steps });
         if (!compiled.ok) throw rejected(candidate, compiled.issues, compiled.planned);
         if (compiled.planned.length === 0) {
-          this.entities.replacePublished(tenant, compiled.entities, new Set(), 0, snapshot.drafts); // drop no-op drafts
-          onCommit?.(this.currentId());
+          await this.entities.replacePublished(tenant, compiled.entities, new Set(), 0, snapshot.drafts); // drop no-op drafts
+          await onCommit?.(this.currentId());
           return { compiled, id: null };
         }
-        this.record(tenant, 'publish', candidate, compiled.generation, compiled.planned, compiled.entities, snapshot.drafts, onCommit);
+        await this.record(tenant, 'publish', candidate, compiled.generation, compiled.planned, compiled.entities, snapshot.drafts, onCommit);
         return { compiled, id: candidate };
       });
       if (r.id === null) return { ok: true as const, generation: this.currentId(), planned: [], warnings: r.compiled.warnings };
@@ -139,28 +142,28 @@ export class Publisher implements PublisherView {
     });
   }
 
-  rollback(tenant: string, to: number, onCommit?: (generation: number) => void): Promise<PublishResult> {
+  rollback(tenant: string, to: number, onCommit?: (generation: number) => Promise<void>): Promise<PublishResult> {
     return this.serial(async () => {
       this.refuseWhileRestarting();
-      const r = await this.fleetLocked(() => {
-        const state = this.generations.tenantState(tenant, to);
-        if (!state && this.generations.pruned(tenant, to)) {
+      const r = await this.fleetLocked(async () => {
+        const state = await this.generations.tenantState(tenant, to);
+        if (!state && (await this.generations.pruned(tenant, to))) {
           throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {
             keep: this.generations.keep,
           });
         }
         if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
-        const all = this.entities.published();
+        const all = await this.entities.published();
         const published = [...all.filter((e) => e.tenant !== tenant), ...state];
-        const compiled = compile({ tenant, published, drafts: [], disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis }, this.parts, { steps: this.steps });
-        const candidate = this.generations.current() + 1;
+        const compiled = compile({ tenant, published, drafts: [], disabled: await this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis }, this.parts, { steps: this.steps });
+        const candidate = (await this.generations.current()) + 1;
         if (!compiled.ok) throw rejected(candidate, compiled.issues, []);
         const current = new Map(all.filter((e) => e.tenant === tenant).map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
         const target = new Map(state.map((e) => [`${e.kind}/${e.name}`, JSON.stringify(e.doc)]));
         const planned = [...new Set([...current.keys(), ...target.keys()])].filter((k) => current.get(k) !== target.get(k)).sort();
         // The content already serving: nothing to publish, as for a go without changes.
         if (planned.length === 0) return null;
-        this.record(tenant, 'rollback', candidate, compiled.generation, planned, published, null, onCommit);
+        await this.record(tenant, 'rollback', candidate, compiled.generation, planned, published, null, onCommit);
         return { id: candidate, payload: compiled.generation, planned };
       });
       if (r === null) return { ok: true as const, generation: this.currentId(), planned: [] };
@@ -180,7 +183,7 @@ export class Publisher implements PublisherView {
       const served = this.served;
       let changed = false;
       if (served !== null) {
-        const r = compile({ ...this.snapshot('default'), drafts: [] }, this.parts, { steps: next });
+        const r = compile({ ...(await this.snapshot('default')), drafts: [] }, this.parts, { steps: next });
         if (!r.ok) {
           const first = r.issues.slice(0, 3).map((i) => `${i.kind} ${i.name} ${i.pointer}: ${i.message}`);
           throw new SvcError('Svc.Workers.PackagesRefused', `The step packages as read again refuse the published configuration (${first.join('; ')}); no worker was replaced`, { issues: r.issues });
@@ -208,8 +211,8 @@ export class Publisher implements PublisherView {
   }
 
   /** The compiler's input: everything published, the tenant's drafts, every tenant's disabled steps, the secret policy. */
-  private snapshot(tenant: string) {
-    return { tenant, published: this.entities.published(), drafts: this.entities.drafts(tenant), disabled: this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis };
+  private async snapshot(tenant: string) {
+    return { tenant, published: await this.entities.published(), drafts: await this.entities.drafts(tenant), disabled: await this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis };
   }
 
   private tlsChecks() {
@@ -221,14 +224,14 @@ export class Publisher implements PublisherView {
    * node's publish holds it, the transaction is given up and tried again a few ms later,
    * waiting asynchronously, for at most FLEET_LOCK_WAIT_MS.
    */
-  private async fleetLocked<T>(fn: () => T): Promise<T> {
+  private async fleetLocked<T>(fn: () => Promise<T>): Promise<T> {
     const giveUpAt = Date.now() + FLEET_LOCK_WAIT_MS;
     for (;;) {
       try {
-        return this.db.transaction(() => {
-          if (this.fleet && !this.fleet.tryLockPublish()) throw FLEET_BUSY;
+        return await this.db.transaction(async () => {
+          if (this.fleet && !(await this.fleet.tryLockPublish())) throw FLEET_BUSY;
           return fn();
-        })();
+        });
       } catch (err) {
         if (err !== FLEET_BUSY) throw err;
         if (Date.now() > giveUpAt) throw new SvcError('Svc.Store.Unavailable', `Another node has been publishing for ${FLEET_LOCK_WAIT_MS / 1000} s; try again`);
@@ -238,7 +241,7 @@ export class Publisher implements PublisherView {
   }
 
   /** The generation row and the tenant's published state, in the caller's transaction. */
-  private record(
+  private async record(
     tenant: string,
     action: 'publish' | 'rollback',
     id: number,
@@ -247,13 +250,13 @@ export class Publisher implements PublisherView {
     effective: EntityRow[],
     /** The drafts the publish read, cleared as read; null (a rollback) clears none. */
     consumed: readonly DraftRow[] | null,
-    onCommit?: (generation: number) => void,
-  ): void {
+    onCommit?: (generation: number) => Promise<void>,
+  ): Promise<void> {
     const tenantState = effective.filter((e) => e.tenant === tenant);
-    this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
-    this.entities.replacePublished(tenant, tenantState, new Set(planned), id, consumed);
-    this.fleet?.announce(id);
-    onCommit?.(id);
+    await this.generations.insert({ id, tenant, action, planned, payload, published: tenantState });
+    await this.entities.replacePublished(tenant, tenantState, new Set(planned), id, consumed);
+    await this.fleet?.announce(id);
+    await onCommit?.(id);
   }
 
   /** A committed generation to every worker; the answer waits for every ack. */

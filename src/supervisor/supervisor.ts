@@ -85,7 +85,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 
   let volume: Volume;
   try {
-    volume = openVolume(config.volume, loaded.baseDir, log);
+    volume = await openVolume(config.volume, loaded.baseDir, log);
   } catch (err) {
     throw new BootError(EXIT.bootstrap, `cannot open volume ${shownVolume(config.volume)}: ${(err as Error).message}`);
   }
@@ -113,6 +113,12 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   publisher.fleet = volume.fleet;
   publisher.redis = config.redis !== undefined;
   publisher.steps = steps;
+  try {
+    await publisher.load();
+  } catch (err) {
+    await volume.close();
+    throw new BootError(EXIT.bootstrap, `cannot read volume ${volume.shown}: ${(err as Error).message}`);
+  }
   const fleet = volume.fleet ? new FleetFollower(volume.fleet, publisher, config.admin.listen, log) : null;
   // Health probes go through the same upstream policy as the workers' connections.
   const sendTable = () => pool.broadcast({ type: 'health', unhealthy: outOfRotation() });
@@ -203,7 +209,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const oidc = oidcSettings ? new OidcSignIn(oidcSettings, process.env[oidcSettings.clientSecretEnv]!, new ConsoleSessions(oidcSettings.maxSessions)) : null;
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities, volume.db), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
     ...{ workerRestart, workerGuards, keySets, oidc },
   };
 
@@ -218,7 +224,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     log,
     throttle,
     audit: auditRepo,
-    transaction: (fn) => volume.db.transaction(fn)(),
+    transaction: (fn) => volume.db.transaction(fn),
     maxConnectionsPerAddress: config.admin.maxConnectionsPerAddress,
     maxConnections: config.admin.maxConnections,
   });
@@ -226,13 +232,13 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   try {
     await listen(admin, adminAddr.host, adminAddr.port);
   } catch (err) {
-    volume.close();
+    await volume.close();
     throw new BootError(EXIT.binding, `cannot bind admin port ${config.admin.listen}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
   const fail = async (code: number, message: string): Promise<never> => {
     await pool.stop(0).catch(() => {});
     await new Promise((r) => admin.close(r));
-    volume.close();
+    await volume.close();
     throw new BootError(code, message);
   };
   const busy = await probePort(config.listen.host, config.listen.port);
@@ -255,11 +261,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   health.update(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
   const purge = setInterval(() => {
-    try {
-      keys.purgeExpired(Date.now() - EXPIRED_KEY_RETENTION_MS);
-    } catch (err) {
-      log.error({ err }, 'purging expired keys failed');
-    }
+    keys.purgeExpired(Date.now() - EXPIRED_KEY_RETENTION_MS).catch((err: unknown) => log.error({ err }, 'purging expired keys failed'));
   }, 60_000);
   purge.unref();
   const beforeClose = async () => {
@@ -271,7 +273,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     health.stop();
     outliers.stop();
     keySets.stop();
-    keyUsage.stop(); // the last second of key use reaches the volume
+    await keyUsage.stop(); // the last second of key use reaches the volume
   };
   return lifecycle(config, log, admin, pool, volume, readyLine, beforeClose);
 }
@@ -289,7 +291,7 @@ function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: Work
       admin.closeIdleConnections();
       await pool.stop(config.drain.graceMs);
       await beforeClose();
-      volume.close();
+      await volume.close();
       log.info('stopped');
       resolveStopped(EXIT.ok);
       return EXIT.ok;

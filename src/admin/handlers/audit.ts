@@ -3,10 +3,10 @@ import type { Services } from '../services.js';
 import { intQuery } from '../int-param.js';
 
 /** One page of the tenant's audit trail, newest first; `next` is the `before` of the following page. */
-export const list: OpHandler<Services> = ({ params, query, services }) => {
+export const list: OpHandler<Services> = async ({ params, query, services }) => {
   const limit = intQuery(query, 'limit', 1, 500) ?? 50;
   const before = intQuery(query, 'before', 1, Number.MAX_SAFE_INTEGER);
-  const rows = services.audit.list(params.tenant!, limit, before);
+  const rows = await services.audit.list(params.tenant!, limit, before);
   return {
     tenant: params.tenant,
     items: rows.map((r) => ({

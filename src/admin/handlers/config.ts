@@ -23,7 +23,7 @@ export function logicalAddress(tenant: string, kind: string, name: string): stri
   return 'la1:' + createHash('sha256').update(`${tenant}/${kind}/${name}`).digest('base64url').slice(0, 22);
 }
 
-export const set: OpHandler<Services> = ({ params, body, services }) => {
+export const set: OpHandler<Services> = async ({ params, body, services }) => {
   const kind = kindOf(params.kind);
   const name = nameOf(params.name);
   if (body === undefined) throw new SvcError('Svc.Config.Invalid', 'The request needs a JSON body: the entity document', { errors: [{ path: '', message: 'missing body' }] });
@@ -34,14 +34,13 @@ export const set: OpHandler<Services> = ({ params, body, services }) => {
   }
   // A cert's private key is sealed before anything stores or measures it.
   const doc = kind === 'cert' ? sealCertKey(parsed.doc as CertDoc, params.tenant!, name, services.secretBox) : body;
-  services.quotas.checkWrite(params.tenant!, kind, name, doc);
-  services.entities.setDraft(params.tenant!, kind, name, doc);
+  await services.quotas.setDraft(params.tenant!, kind, name, doc);
   return { logicalAddress: logicalAddress(params.tenant!, kind, name), generation: services.publisher.currentId() };
 };
 
-export const get: OpHandler<Services> = ({ params, services }) => {
+export const get: OpHandler<Services> = async ({ params, services }) => {
   const kind = kindOf(params.kind);
-  const e = services.entities.get(params.tenant!, kind, nameOf(params.name));
+  const e = await services.entities.get(params.tenant!, kind, nameOf(params.name));
   if (!e) throw new SvcError('Svc.Config.NotFound', `No ${kind} ${params.name} in tenant ${params.tenant}`);
   if (kind === 'cert') {
     if (e.draft) e.draft = { ...e.draft, doc: certView(e.draft.doc) };
@@ -50,9 +49,9 @@ export const get: OpHandler<Services> = ({ params, services }) => {
   return { ...e, logicalAddress: logicalAddress(e.tenant, e.kind, e.name) };
 };
 
-export const list: OpHandler<Services> = ({ params, services }) => {
+export const list: OpHandler<Services> = async ({ params, services }) => {
   const kind = kindOf(params.kind);
-  const items = services.entities.list(params.tenant!, kind).map((e) => ({
+  const items = (await services.entities.list(params.tenant!, kind)).map((e) => ({
     name: e.name,
     state: e.state,
     pending: e.pending,
@@ -62,13 +61,13 @@ export const list: OpHandler<Services> = ({ params, services }) => {
   return { tenant: params.tenant, kind, items };
 };
 
-export const remove: OpHandler<Services> = ({ params, services }) => {
+export const remove: OpHandler<Services> = async ({ params, services }) => {
   const kind = kindOf(params.kind);
   const name = nameOf(params.name);
-  if (!services.entities.stageDelete(params.tenant!, kind, name)) {
+  if (!(await services.entities.stageDelete(params.tenant!, kind, name))) {
     throw new SvcError('Svc.Config.NotFound', `No ${kind} ${name} in tenant ${params.tenant}`);
   }
-  const e = services.entities.get(params.tenant!, kind, name);
+  const e = await services.entities.get(params.tenant!, kind, name);
   return {
     logicalAddress: logicalAddress(params.tenant!, kind, name),
     generation: services.publisher.currentId(),

@@ -28,7 +28,7 @@ export const explain: OpHandler<Services> = async ({ params, body, services }) =
   const req = { method: b.method as string, url: b.url as string, headers, clientAddress: (b.clientAddress as string | undefined) ?? null };
   if (b.draft === true) {
     services.quotas.takeDryRun(tenant);
-    const c = services.publisher.candidate(tenant);
+    const c = await services.publisher.candidate(tenant);
     if (c.generation === null) throw new SvcError('Svc.Publish.Rejected', `The drafts do not compile (${c.issues.length} issue(s)): nothing to explain against`, { issues: c.issues });
     return { tenant, against: 'drafts', ...(await explainRoute(c.generation, tenant, req, services.paths, services.steps)) };
   }

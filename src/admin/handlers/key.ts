@@ -40,7 +40,7 @@ function view(k: KeyRecord, now: number, lastUsedAt: number | null) {
   };
 }
 
-export const issue: OpHandler<Services> = ({ params, body, identity, services, audit }) => {
+export const issue: OpHandler<Services> = async ({ params, body, identity, services, audit }) => {
   const parsed = v.safeParse(IssueBody, body ?? {});
   if (!parsed.success) {
     const i = parsed.issues[0];
@@ -67,14 +67,14 @@ export const issue: OpHandler<Services> = ({ params, body, identity, services, a
     revokedAt: null,
   };
   audit.target = record.id;
-  if (!services.keys.insert(record)) throw new SvcError('Svc.Auth.Unauthenticated', 'The issuing key was revoked');
+  if (!(await services.keys.insert(record))) throw new SvcError('Svc.Auth.Unauthenticated', 'The issuing key was revoked');
   return new Reply(201, { ...view(record, now, null), token, tokenNote: 'Shown once: only a fingerprint is stored' });
 };
 
-export const list: OpHandler<Services> = ({ params, services }) => {
-  services.keyUsage.flush(); // uses noted in the last second show up now
+export const list: OpHandler<Services> = async ({ params, services }) => {
+  await services.keyUsage.flush(); // uses noted in the last second show up now
   const now = Date.now();
-  return { tenant: params.tenant, items: services.keys.list(params.tenant!).map((k) => view(k, now, k.lastUsedAt)) };
+  return { tenant: params.tenant, items: (await services.keys.list(params.tenant!)).map((k) => view(k, now, k.lastUsedAt)) };
 };
 
 /** A key issued by an expiring sub-key expires with it at the latest (also when it asked for no TTL). */
@@ -83,16 +83,16 @@ function cappedExpiry(asked: number | null, issuerExpires: number | null): numbe
   return asked === null ? issuerExpires : Math.min(asked, issuerExpires);
 }
 
-export const revoke: OpHandler<Services> = ({ params, services }) => {
-  services.keyUsage.flush(); // the answer shows a use made just before
+export const revoke: OpHandler<Services> = async ({ params, services }) => {
+  await services.keyUsage.flush(); // the answer shows a use made just before
   // The keys it issued are revoked with it; key list shows them (the answer stays the key's view).
-  if (services.keys.revoke(params.tenant!, params.id!, Date.now()) === null) throw notFound(params.id!);
-  const k = services.keys.get(params.tenant!, params.id!)!;
-  return view(k, Date.now(), services.keys.lastUsedAt(k.id));
+  if ((await services.keys.revoke(params.tenant!, params.id!, Date.now())) === null) throw notFound(params.id!);
+  const k = (await services.keys.get(params.tenant!, params.id!))!;
+  return view(k, Date.now(), await services.keys.lastUsedAt(k.id));
 };
 
-export const remove: OpHandler<Services> = ({ params, services }) => {
-  if (!services.keys.delete(params.tenant!, params.id!, Date.now())) throw notFound(params.id!);
+export const remove: OpHandler<Services> = async ({ params, services }) => {
+  if (!(await services.keys.delete(params.tenant!, params.id!, Date.now()))) throw notFound(params.id!);
   return { id: params.id, tenant: params.tenant, deleted: true };
 };
 

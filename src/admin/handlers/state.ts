@@ -1,4 +1,4 @@
-import type { OpHandler } from '../op-context.js';
+import { ownTransaction, type OpHandler } from '../op-context.js';
 import { committing } from './publish.js';
 import type { Services } from '../services.js';
 import { SvcError } from '../../shared/errors.js';
@@ -14,14 +14,13 @@ import type { Kind } from '../../contracts/entities.js';
 type Against = 'drafts' | 'published';
 
 /** The tenant's entities as published, or as its next publish would make them (drafts over published, staged deletes gone). */
-function currentState(services: Services, tenant: string, against: Against): StateEntity[] {
+async function currentState(services: Services, tenant: string, against: Against): Promise<StateEntity[]> {
   const published = new Map(
-    services.entities
-      .published(tenant)
+    (await services.entities.published(tenant))
       .map((e) => [entityKey(e.kind, e.name), { kind: e.kind, name: e.name, doc: e.doc as Record<string, unknown> }]),
   );
   if (against === 'drafts') {
-    for (const d of services.entities.drafts(tenant)) {
+    for (const d of await services.entities.drafts(tenant)) {
       if (d.doc === null) published.delete(entityKey(d.kind, d.name));
       else published.set(entityKey(d.kind, d.name), { kind: d.kind, name: d.name, doc: d.doc as Record<string, unknown> });
     }
@@ -39,15 +38,15 @@ const againstOf = (v: unknown): Against => {
 const masked = (e: StateEntity): StateEntity => (e.kind === 'cert' ? { ...e, doc: { ...e.doc, privateKey: WRITE_ONLY } } : e);
 
 /** The plan of applying `body.state`; private keys never appear in its field changes. */
-function planOf(services: Services, tenant: string, state: unknown, against: Against, prune: boolean): { plan: Plan; desired: StateEntity[] } {
+async function planOf(services: Services, tenant: string, state: unknown, against: Against, prune: boolean): Promise<{ plan: Plan; desired: StateEntity[] }> {
   const parsed = parseState(state, tenant);
   if (!parsed.ok) {
     const first = parsed.errors[0]!;
     throw new SvcError('Svc.Config.Invalid', `Invalid state document at ${first.path || '/'}: ${first.message}`, { errors: parsed.errors });
   }
-  const current = currentState(services, tenant, against);
+  const current = await currentState(services, tenant, against);
   // "(write-only)" keys the stored one: a key the drafts hold counts too (an export of drafts diffed against what serves).
-  const keysFrom = against === 'drafts' ? current : [...current, ...currentState(services, tenant, 'drafts')];
+  const keysFrom = against === 'drafts' ? current : [...current, ...(await currentState(services, tenant, 'drafts'))];
   const desired = resolveKeys(services, tenant, parsed.entities, keysFrom);
   const plan = planState(current, desired, prune);
   for (const item of plan.items) {
@@ -73,15 +72,15 @@ const flag = (v: unknown, name: string, fallback: boolean): boolean => {
   return v;
 };
 
-export const exportState: OpHandler<Services> = ({ params, query, services }) => {
+export const exportState: OpHandler<Services> = async ({ params, query, services }) => {
   const tenant = params.tenant!;
-  return stateDocument(tenant, currentState(services, tenant, againstOf(query.get('state') ?? undefined)).map(masked));
+  return stateDocument(tenant, (await currentState(services, tenant, againstOf(query.get('state') ?? undefined))).map(masked));
 };
 
 /** A read: the plan of a state document against the drafts (default) or the published state; the file is the whole state unless `prune: false`. */
-export const diff: OpHandler<Services> = ({ params, body, services }) => {
+export const diff: OpHandler<Services> = async ({ params, body, services }) => {
   const b = bodyOf(body);
-  const { plan } = planOf(services, params.tenant!, b.state, againstOf(b.against), flag(b.prune, 'prune', true));
+  const { plan } = await planOf(services, params.tenant!, b.state, againstOf(b.against), flag(b.prune, 'prune', true));
   return { tenant: params.tenant, against: againstOf(b.against), ...plan };
 };
 
@@ -91,7 +90,7 @@ export const diff: OpHandler<Services> = ({ params, body, services }) => {
  * it all; `dryRun` answers the plan (and, with `publish`, the compile's verdict) and applies
  * nothing. One audit record names the counts.
  */
-export const sync: OpHandler<Services> = async ({ params, body, services, identity, audit }) => {
+export const sync: OpHandler<Services> = ownTransaction(async ({ params, body, services, identity, audit }) => {
   const tenant = params.tenant!;
   const b = bodyOf(body);
   const prune = flag(b.prune, 'prune', false);
@@ -103,42 +102,42 @@ export const sync: OpHandler<Services> = async ({ params, body, services, identi
   }
   // The plan is made again inside the transaction that applies it: a publish may wait in the
   // publisher's queue, and drafts written meanwhile must be planned against, not overwritten blindly.
-  let plan = planOf(services, tenant, b.state, 'drafts', prune).plan;
+  let plan = (await planOf(services, tenant, b.state, 'drafts', prune)).plan;
   const counted = () => {
     const { create, update, delete: deleted } = plan.counts;
     audit.target = `sync: ${create} created, ${update} updated, ${deleted} deleted`;
   };
   counted();
-  const apply = () => {
-    const now = planOf(services, tenant, b.state, 'drafts', prune);
+  // Deletes first (they make room), then each write through the quotas, under the tenant's lock.
+  const apply = async () => {
+    const now = await planOf(services, tenant, b.state, 'drafts', prune);
     plan = now.plan;
     const want = new Map(now.desired.map((e) => [entityKey(e.kind, e.name), e]));
-    for (const item of plan.items) if (item.action === 'delete') services.entities.stageDelete(tenant, item.kind, item.name);
+    for (const item of plan.items) if (item.action === 'delete') await services.entities.stageDelete(tenant, item.kind, item.name);
     for (const item of plan.items) {
       if (item.action !== 'create' && item.action !== 'update') continue;
       const doc = stored(services, tenant, item.kind, item.name, want.get(entityKey(item.kind, item.name))!.doc);
-      services.quotas.checkWrite(tenant, item.kind, item.name, doc);
-      services.entities.setDraft(tenant, item.kind, item.name, doc);
+      await services.quotas.setDraft(tenant, item.kind, item.name, doc);
     }
     counted();
   };
   if (dryRun) {
     if (publish) services.quotas.takeDryRun(tenant);
-    const verdict = publish ? { publish: services.publisher.tryApply(tenant, apply) } : {};
+    const verdict = publish ? { publish: await services.publisher.tryApply(tenant, apply) } : {};
     return { tenant, dryRun: true, ...plan, ...verdict };
   }
   if (!publish) {
-    services.volume.db.transaction(() => {
-      apply();
-      audit.commit?.();
-    })();
+    await services.volume.db.transaction(async () => {
+      await apply();
+      await audit.commit?.();
+    });
     return { tenant, ...plan };
   }
   services.quotas.takePublish(tenant);
   const published = await services.publisher.go(tenant, committing(audit), apply);
   audit.generation = published.generation;
   return { tenant, ...plan, publish: published };
-};
+});
 
 /** A document as `config set` would store it: a cert's key sealed. */
 function stored(services: Services, tenant: string, kind: Kind, name: string, doc: Record<string, unknown>): unknown {

@@ -16,7 +16,7 @@ export class KeyUsage {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => this.flush(), this.intervalMs);
+    this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
   }
 
@@ -24,21 +24,24 @@ export class KeyUsage {
     this.pending.set(id, at);
   }
 
-  /** Writes what is pending (also on shutdown, so no use is lost). */
-  flush(): void {
+  /**
+   * Writes what is pending (also on shutdown, so no use is lost). A batch whose write failed
+   * (the store unreachable) is reported and dropped: a use time is a hint, not a record.
+   */
+  async flush(): Promise<void> {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
     try {
-      this.keys.recordUse(batch);
+      await this.keys.recordUse(batch);
     } catch (err) {
       this.onError(err);
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.flush();
+    await this.flush();
   }
 }

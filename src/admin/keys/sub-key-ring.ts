@@ -26,14 +26,14 @@ export class SubKeyRing implements TokenResolver {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  resolve(token: string): Identity | null {
+  async resolve(token: string): Promise<Identity | null> {
     if (!isSubKeyShaped(token)) return null;
     if (!hasValidChecksum(token)) {
       this.stats.refusedByChecksum++;
       return null;
     }
     const fp = fingerprint(token);
-    const k = this.keys.byFingerprint(fp);
+    const k = await this.keys.byFingerprint(fp);
     if (!k || !timingSafeEqual(Buffer.from(k.fingerprint, 'hex'), Buffer.from(fp, 'hex'))) return null;
     const now = this.clock();
     if (k.revokedAt !== null || (k.expiresAt !== null && k.expiresAt <= now)) return null;

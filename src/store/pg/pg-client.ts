@@ -3,7 +3,7 @@ import { ident } from './pg-url.js';
 
 // BIGINT (timestamps in ms, counts, ids) and NUMERIC (sums) as numbers, as SQLite returns them.
 const asNumber = (v: string) => Number(v);
-const types = {
+export const pgTypes = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 || oid === 1700 ? asNumber : pg.types.getTypeParser(oid, format as 'text')),
 };
 
@@ -22,7 +22,7 @@ export async function connectPg(
   schema: string,
   o: { applicationName: string; queryTimeoutMs: number; lost: (c: pg.Client) => void; setup?: (c: pg.Client) => Promise<void> },
 ): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: Math.min(2_000, o.queryTimeoutMs), query_timeout: o.queryTimeoutMs, keepAlive: true, types, application_name: o.applicationName });
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: Math.min(2_000, o.queryTimeoutMs), query_timeout: o.queryTimeoutMs, keepAlive: true, types: pgTypes, application_name: o.applicationName });
   c.on('error', () => o.lost(c));
   c.on('end', () => o.lost(c));
   try {
