@@ -93,7 +93,7 @@ test('PostgreSQL paused 10 s: traffic as before, probes on time, writes 503 in b
     .filter((l): l is { loopLag: number; at: number } => typeof l === 'object' && l !== null && 'loopLag' in l)
     .filter((l) => l.at >= pausedAt && l.at <= resumedAt + 1_000);
   const p99 = round(quantile(paused.map(latency), 0.99));
-  const max = round(Math.max(...paused.map((s) => s.ms)));
+  const max = round(paused.reduce((m, s) => Math.max(m, s.ms), 0));
   const before = load.samples.filter((s) => s.at < pausedAt);
 
   t.diagnostic(`steady client: ${load.samples.length} requests, ${failed.length} not 200${failed.length ? ` (${[...new Set(failed.map((s) => `${s.path} ${s.status || s.error}`))].slice(0, 4).join(', ')})` : ''}; p99 before ${round(quantile(before.map(latency), 0.99))} ms, during the pause p99 ${p99} ms max ${max} ms (${paused.length} requests)`);
