@@ -77,13 +77,10 @@ export async function openVolume(spec: string, baseDir: string, log?: Pick<Logge
   // file: shrink_memory drops that cache, so the row is read from the database (or WAL) file.
   // 6 µs measured (shrink and read, a small volume), at most twice a second (StoreCheck).
   const schemaVersion = db.prepare('SELECT version FROM schema_version');
+  const shrink = db.prepare('PRAGMA shrink_memory');
   const ping = async () => {
-    // Queued behind a running transaction like any statement; the shrink runs with the read.
-    const row = await db.transaction(async () => {
-      raw.pragma('shrink_memory');
-      return schemaVersion.get();
-    });
-    if (row === undefined) throw new Error('the volume has no schema version row');
+    await shrink.run(); // queued behind a running transaction, like any statement
+    if ((await schemaVersion.get()) === undefined) throw new Error('the volume has no schema version row');
   };
   const pinger = (): StorePing => ({ ping, close: () => {} });
   return { db, file, shown: file ?? spec, fleet: null, pinger, close: () => db.close() };

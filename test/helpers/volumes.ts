@@ -21,26 +21,26 @@ export function freshSchema(): string {
 }
 
 /** An empty volume of `kind`, closed (and its schema or file removed) when the test ends. */
-export function freshVolume(t: { after(fn: () => void): void }, kind: VolumeKind): Volume {
+export async function freshVolume(t: { after(fn: () => void | Promise<void>): void }, kind: VolumeKind): Promise<Volume> {
   if (kind === 'memory') {
-    const v = openVolume('memory:', '/');
+    const v = await openVolume('memory:', '/');
     t.after(() => v.close());
     return v;
   }
   if (kind === 'virtual') {
     const dir = mkdtempSync(join(tmpdir(), 'sy-vol-'));
-    const v = openVolume('virtual://store.db', dir);
-    t.after(() => {
-      v.close();
+    const v = await openVolume('virtual://store.db', dir);
+    t.after(async () => {
+      await v.close();
       rmSync(dir, { recursive: true, force: true });
     });
     return v;
   }
   const schema = freshSchema();
-  const v = openVolume(pgVolumeUrl(schema), '/');
-  t.after(() => {
-    v.db.exec(`DROP SCHEMA ${schema} CASCADE`);
-    v.close();
+  const v = await openVolume(pgVolumeUrl(schema), '/');
+  t.after(async () => {
+    await v.db.exec(`DROP SCHEMA ${schema} CASCADE`);
+    await v.close();
   });
   return v;
 }

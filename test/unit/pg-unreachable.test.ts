@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
-import { SyncPg } from '../../src/store/pg/sync-pg.js';
+import { PgDb } from '../../src/store/pg/pg-db.js';
 
 test('a PostgreSQL that accepts and never answers costs one call its timeout; later calls are refused at once, 503', async (t) => {
   const sockets = new Set<Socket>();
@@ -11,22 +11,24 @@ test('a PostgreSQL that accepts and never answers costs one call its timeout; la
     for (const s of sockets) s.destroy();
     srv.close();
   });
-  const pg = new SyncPg(`postgres://postgres@127.0.0.1:${(srv.address() as { port: number }).port}/test`, 'x', 1_000);
+  const states: boolean[] = [];
+  const pg = new PgDb(`postgres://postgres@127.0.0.1:${(srv.address() as { port: number }).port}/test`, 'x', 1_000, (down) => states.push(down));
   t.after(() => pg.close());
-  const timed = (): [number, unknown] => {
+  const timed = async (): Promise<[number, unknown]> => {
     const t0 = performance.now();
     try {
-      pg.query('SELECT 1', []);
+      await pg.prepare('SELECT 1').get();
       return [performance.now() - t0, null];
     } catch (err) {
       return [performance.now() - t0, err];
     }
   };
-  const [first, err1] = timed();
+  const [first, err1] = await timed();
   assert.equal((err1 as { code?: string }).code, 'Svc.Store.Unavailable');
   assert.ok(first < 4_000, `the first call waited ${first} ms`);
-  await new Promise((r) => setTimeout(r, 100)); // the thread has marked the connection down
-  const [second, err2] = timed();
+  const [second, err2] = await timed();
   assert.equal((err2 as { code?: string }).code, 'Svc.Store.Unavailable');
   assert.ok(second < 50, `later calls are refused at once (${second} ms)`);
+  await assert.rejects(pg.transaction(async () => assert.fail('a transaction never starts while the store is down')), { code: 'Svc.Store.Unavailable' });
+  assert.deepEqual(states, [true], 'the outage is told once');
 });

@@ -94,11 +94,11 @@ test('PgPing: a PostgreSQL that accepts and never answers fails the ping within 
   assert.ok(ms < 1_500, `the ping failed after ${ms} ms`);
 });
 
-test('SQLite ping: it reads the volume file, so a file emptied underneath fails it although SQLite still holds the data in memory', (t) => {
+test('SQLite ping: it reads the volume file, so a file emptied underneath fails it although SQLite still holds the data in memory', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sy-ping-'));
-  const volume = openVolume('virtual://store.db', dir);
-  t.after(() => {
-    volume.close();
+  const volume = await openVolume('virtual://store.db', dir);
+  t.after(async () => {
+    await volume.close();
     rmSync(dir, { recursive: true, force: true });
   });
   const ping = volume.pinger(1_000);
@@ -107,7 +107,7 @@ test('SQLite ping: it reads the volume file, so a file emptied underneath fails 
     truncateSync(join(dir, 'store.db'), 0);
     truncateSync(join(dir, 'store.db-wal'), 0);
     // The cached pages still answer a query that needs none of the file's; the ping must not.
-    assert.deepEqual(volume.db.prepare('SELECT 1 AS one').get(), { one: 1 });
+    assert.deepEqual(await volume.db.prepare('SELECT 1 AS one').get(), { one: 1 });
     await assert.rejects(ping.ping(), /disk I\/O error/);
   })();
 });
