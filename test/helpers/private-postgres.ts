@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,8 @@ export interface PrivatePostgres {
   volumeUrl(schema: string): string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** The running server's processes by PID: the postmaster (from its pid file) and its children (from /proc), never found by name. */
+  pids(): number[];
 }
 
 /** Why a private server cannot run here, or null when it can. */
@@ -81,6 +83,21 @@ export async function startPrivatePostgres(t: TestContext): Promise<PrivatePostg
     await pgUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
     started = false;
   };
+  const pids = () => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+        } catch {
+          return false; // gone meanwhile
+        }
+      })
+      .map(Number);
+    return [postmaster, ...children];
+  };
   await start();
-  return { port, volumeUrl: (schema) => `postgres://postgres@127.0.0.1:${port}/postgres?schema=${schema}`, stop, start };
+  return { port, volumeUrl: (schema) => `postgres://postgres@127.0.0.1:${port}/postgres?schema=${schema}`, stop, start, pids };
 }
