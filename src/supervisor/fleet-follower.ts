@@ -27,6 +27,8 @@ export class FleetFollower implements FleetView {
   private client: Promise<pg.Client> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private checking: Promise<void> | null = null;
+  /** A check was asked for while one ran. */
+  private again = false;
   private readonly startedAt = Date.now();
   private stopped = false;
   /** The store was unreachable at the last tick: said once, and once again when it is back. */
@@ -92,13 +94,24 @@ export class FleetFollower implements FleetView {
     }
   }
 
-  /** Loads and serves the newest generation when it is newer than the one served (one check at a time). */
+  /**
+   * Loads and serves the newest generation when it is newer than the one served (one check at a
+   * time). A notification during a check runs another after it: the running one may have read
+   * before that commit, and the poll would find it only a second later.
+   */
   private check(): Promise<void> {
-    this.checking ??= (async () => {
+    if (this.checking) {
+      this.again = true;
+      return this.checking;
+    }
+    this.checking = (async () => {
       try {
-        const r = await this.run('SELECT id, payload FROM generation WHERE id > $1 ORDER BY id DESC LIMIT 1', [this.publisher.currentId()]);
-        const row = r.rows[0] as { id: number; payload: string } | undefined;
-        if (row) await this.publisher.follow({ id: row.id, payload: JSON.parse(row.payload) as CompiledGeneration });
+        do {
+          this.again = false;
+          const r = await this.run('SELECT id, payload FROM generation WHERE id > $1 ORDER BY id DESC LIMIT 1', [this.publisher.currentId()]);
+          const row = r.rows[0] as { id: number; payload: string } | undefined;
+          if (row) await this.publisher.follow({ id: row.id, payload: JSON.parse(row.payload) as CompiledGeneration });
+        } while (this.again && !this.stopped);
       } finally {
         this.checking = null;
       }
