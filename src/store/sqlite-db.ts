@@ -38,15 +38,15 @@ export class SqliteDb implements StoreDb {
     const release = await this.lock.lock();
     try {
       this.raw.exec('BEGIN');
-      let r: R;
       try {
-        r = await this.scope.run(true, fn);
+        const r = await this.scope.run(true, fn);
+        this.raw.exec('COMMIT');
+        return r;
       } catch (err) {
+        // A failed COMMIT (a full disk, an I/O error) too: the connection must leave the transaction.
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
         throw err;
       }
-      this.raw.exec('COMMIT');
-      return r;
     } finally {
       release();
     }

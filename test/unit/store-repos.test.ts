@@ -4,6 +4,8 @@ import { VOLUME_KINDS, freshVolume } from '../helpers/volumes.js';
 import { EntityRepo } from '../../src/store/entity-repo.js';
 import { AuditRepo } from '../../src/store/audit-repo.js';
 import { PluginRepo } from '../../src/store/plugin-repo.js';
+import Database from 'better-sqlite3';
+import { SqliteDb } from '../../src/store/sqlite-db.js';
 import type { EntityRow } from '../../src/contracts/entities.js';
 
 for (const kind of VOLUME_KINDS) {
@@ -89,3 +91,16 @@ for (const kind of VOLUME_KINDS) {
     assert.deepEqual(await p.allDisabled(), { acme: ['cache'], beta: ['mirror'] });
   });
 }
+
+test('regression: a SQLite COMMIT that fails rolls the transaction back, and the next one runs', async () => {
+  const raw = new Database(':memory:');
+  raw.pragma('foreign_keys = ON');
+  // A deferred constraint fails at COMMIT, as a full disk or an I/O error writing the WAL would.
+  raw.exec('CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (pid INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)');
+  const db = new SqliteDb(raw);
+  await assert.rejects(db.transaction(async () => void (await db.prepare('INSERT INTO c (pid) VALUES (42)').run())));
+  assert.equal(raw.inTransaction, false, 'the connection left the failed transaction');
+  await db.transaction(async () => void (await db.prepare('INSERT INTO p (id) VALUES (1)').run()));
+  assert.deepEqual(await db.prepare('SELECT id FROM p').all(), [{ id: 1 }]);
+  assert.deepEqual(await db.prepare('SELECT pid FROM c').all(), [], 'nothing of the failed transaction stayed');
+});
