@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { VOLUME_KINDS, freshVolume, type VolumeKind } from '../helpers/volumes.js';
 import { KeyRepo, type KeyRecord } from '../../src/store/key-repo.js';
 import { KeyUsage } from '../../src/admin/keys/key-usage.js';
+import { revoke } from '../../src/admin/handlers/key.js';
 
 const rec = (id: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
   id, tenant: 'acme', name: id, fingerprint: `fp-${id}`, scopes: ['config:read'], issuer: 'root', createdAt: 1, expiresAt: null, revokedAt: null, ...over,
@@ -85,5 +86,20 @@ for (const kind of VOLUME_KINDS) {
     assert.equal(await keys.insert(rec('key_c', { issuer: 'key_a' })), false, 'its issuer was revoked first');
     assert.equal(await keys.get('acme', 'key_c'), null);
     assert.equal(await keys.insert(rec('key_d', { issuer: 'root' })), true, 'a system key issues without a row to lock');
+  });
+}
+
+for (const kind of ['memory', 'postgres'] as const) {
+  test(`regression: a revoke answered 404 inside its write's transaction keeps every key's pending use [${kind}]`, async (t) => {
+    const v = await freshVolume(t, kind);
+    const keys = new KeyRepo(v.db);
+    const keyUsage = new KeyUsage(keys, (err) => assert.fail(String(err)));
+    await keys.insert({ id: 'key_a', tenant: 'acme', name: 'a', fingerprint: 'fp-a', scopes: ['config:read'], issuer: 'root', createdAt: 1, expiresAt: null, revokedAt: null });
+    keyUsage.touch('key_a', 12345); // used for another call a moment ago
+    const services = { keyUsage, keys } as never;
+    // As the admin edge runs an audited write: the handler inside the volume's transaction.
+    await assert.rejects(v.db.transaction(async () => revoke({ params: { tenant: 'acme', id: 'key_nope' }, services } as never)), /key_nope/);
+    await keyUsage.flush();
+    assert.equal(await keys.lastUsedAt('key_a'), 12345, 'the use noted before the failed revoke is stored');
   });
 }

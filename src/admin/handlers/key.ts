@@ -72,9 +72,8 @@ export const issue: OpHandler<Services> = async ({ params, body, identity, servi
 };
 
 export const list: OpHandler<Services> = async ({ params, services }) => {
-  await services.keyUsage.flush(); // uses noted in the last second show up now
   const now = Date.now();
-  return { tenant: params.tenant, items: (await services.keys.list(params.tenant!)).map((k) => view(k, now, k.lastUsedAt)) };
+  return { tenant: params.tenant, items: (await services.keys.list(params.tenant!)).map((k) => view(k, now, services.keyUsage.latest(k.id, k.lastUsedAt))) };
 };
 
 /** A key issued by an expiring sub-key expires with it at the latest (also when it asked for no TTL). */
@@ -84,11 +83,10 @@ function cappedExpiry(asked: number | null, issuerExpires: number | null): numbe
 }
 
 export const revoke: OpHandler<Services> = async ({ params, services }) => {
-  await services.keyUsage.flush(); // the answer shows a use made just before
   // The keys it issued are revoked with it; key list shows them (the answer stays the key's view).
   if ((await services.keys.revoke(params.tenant!, params.id!, Date.now())) === null) throw notFound(params.id!);
   const k = (await services.keys.get(params.tenant!, params.id!))!;
-  return view(k, Date.now(), await services.keys.lastUsedAt(k.id));
+  return view(k, Date.now(), services.keyUsage.latest(k.id, await services.keys.lastUsedAt(k.id)));
 };
 
 export const remove: OpHandler<Services> = async ({ params, services }) => {

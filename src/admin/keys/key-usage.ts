@@ -25,6 +25,16 @@ export class KeyUsage {
   }
 
   /**
+   * The key's last use: the stored one, or a newer one noted and not yet written. Answers read
+   * this instead of flushing, since a flush inside an admin write's transaction would be
+   * rolled back with it (and the batch dropped).
+   */
+  latest(id: string, stored: number | null): number | null {
+    const noted = this.pending.get(id);
+    return noted !== undefined && (stored === null || noted > stored) ? noted : stored;
+  }
+
+  /**
    * Writes what is pending (also on shutdown, so no use is lost). A batch whose write failed
    * (the store unreachable) is reported and dropped: a use time is a hint, not a record.
    */
