@@ -17,6 +17,7 @@ import { expandCluster, type DiscoveredSets } from '../shared/discovery-targets.
 import { priorityDown } from '../shared/balance/priority-tiers.js';
 import { NO_TARGETS } from './no-targets.js';
 import { closeWhenDrained } from './pool-drain.js';
+import { carried, carriedIndex, removedIndexes, sameTargets } from './pool-retarget.js';
 
 /** What every generation's pools in one worker share (its WorkerContext holds them). */
 export interface PoolsContext {
@@ -64,6 +65,8 @@ export class ClusterPools {
   private down: boolean[] = [];
   private anyDown = false;
   private healthVersion = -1;
+  /** With SRV priorities: when the first hold-off counted in the groups ends (0: none), and they are worked out again. */
+  private tiersUntil = 0;
   /** Per target: requests that failed in a row in this worker (outlier detection). */
   private failures: number[] = [];
   private indexOf = new Map<Upstream, number>();
@@ -90,21 +93,27 @@ export class ClusterPools {
     this.tlsLog = log ? new TlsFailureLog(log, key) : null;
     if (compiled.discover) this.discoveryVersion = shared.discovery.version;
     this.spec = expandCluster(compiled, shared.discovery.get);
-    this.build(new Map());
+    this.build();
     this.retryPolicy = clusterRetry(compiled);
   }
 
-  /** The per-target lists for `this.spec`'s targets; `keep`: pools of targets that stay, by target. */
-  private build(keep: ReadonlyMap<string, TargetUpstream>): void {
+  /**
+   * The per-target lists for `this.spec`'s targets. `from`/`prev` (a DNS change): target i
+   * was prev's `from[i]` (-1: new); one that stays keeps its pool, hold-off, failures and
+   * balancer score.
+   */
+  private build(from: readonly number[] | null = null, prev: { pools: TargetUpstream[]; heldUntil: number[]; failures: number[]; choice: TargetChoice | null } | null = null): void {
     const spec = this.spec;
     const metrics = this.metrics;
     this.meters = metrics ? spec.targets.map((t) => metrics.upstream(this.key, t)) : null;
     this.down = spec.targets.map(() => false);
     this.anyDown = false;
-    this.failures = spec.targets.map(() => 0);
-    this.heldUntil = spec.targets.map(() => 0);
-    this.pools = spec.targets.map((t) => keep.get(t) ?? this.connect(t));
+    const keep = from !== null && prev !== null;
+    this.failures = keep ? carried(prev.failures, from, 0) : spec.targets.map(() => 0);
+    this.heldUntil = keep ? carried(prev.heldUntil, from, 0) : spec.targets.map(() => 0);
+    this.pools = spec.targets.map((t, i) => (keep && from[i]! >= 0 ? prev.pools[from[i]!]! : this.connect(t)));
     this.choice = spec.targets.length === 0 ? null : targetChoice(spec, (i) => this.pools[i]!.busy);
+    if (keep && prev.choice && this.choice) this.choice.carry?.(prev.choice, from);
     this.indexOf = new Map(this.pools.map((p, i) => [p, i]));
     this.next = 0;
     this.healthVersion = -1;
@@ -119,26 +128,23 @@ export class ClusterPools {
     // By name, not index: the index of a discovered target moves when the addresses change.
     const holdOff = () => {
       const i = this.spec.targets.indexOf(t);
-      if (i >= 0) this.heldUntil[i] = Date.now() + HOLD_OFF_MS;
+      if (i < 0) return;
+      this.heldUntil[i] = Date.now() + HOLD_OFF_MS;
+      if (this.spec.priorities) this.healthVersion = -1; // the priority groups are worked out again, this target out
     };
     return targetUpstream(this.spec, t, c, holdOff, tlsFailed);
   }
 
-  /** The discovered addresses changed: targets kept keep their pools; a removed one's closes when its requests end. */
+  /** The discovered addresses changed: targets kept keep their pools and state (pool-retarget.ts); a removed one's pool closes when its requests end. */
   private retarget(): void {
     this.discoveryVersion = this.shared.discovery.version;
     const next = expandCluster(this.compiled, this.shared.discovery.get);
-    const held = new Map(this.spec.targets.map((t, i) => [t, this.pools[i]!]));
-    const same = next.targets.length === this.spec.targets.length && next.targets.every((t, i) => t === this.spec.targets[i]) && String(next.weights) === String(this.spec.weights) && String(next.priorities) === String(this.spec.priorities);
-    if (same) return;
+    if (sameTargets(next, this.spec)) return;
+    const from = carriedIndex(this.spec.targets, next.targets);
+    const prev = { pools: this.pools, heldUntil: this.heldUntil, failures: this.failures, choice: this.choice };
+    for (const j of removedIndexes(prev.pools.length, from)) closeWhenDrained(prev.pools[j]!);
     this.spec = next;
-    const keep = new Map<string, TargetUpstream>();
-    for (const t of next.targets) {
-      const p = held.get(t);
-      if (p) keep.set(t, p);
-    }
-    for (const [t, p] of held) if (!keep.has(t)) closeWhenDrained(p);
-    this.build(keep);
+    this.build(from, prev);
   }
 
   /** The cluster's targets, more than one: a failed attempt may go to another. */
@@ -148,7 +154,7 @@ export class ClusterPools {
 
   /** A target for a request (`req` gives a hash cluster its key; without it, or without a key, round robin). */
   pick(req?: KeySource): Upstream {
-    if (this.healthVersion !== this.shared.targetHealth.version) this.refreshHealth();
+    if (this.healthVersion !== this.shared.targetHealth.version || (this.tiersUntil !== 0 && this.tiersUntil <= Date.now())) this.refreshHealth();
     if (this.choice) return this.chosen(req);
     const i = this.advance();
     // The hot path: nothing held off or down costs two reads.
@@ -189,9 +195,22 @@ export class ClusterPools {
     if (this.discoveryVersion !== -1 && this.discoveryVersion !== this.shared.discovery.version) this.retarget();
     const health = this.shared.targetHealth;
     this.healthVersion = health.version;
+    this.tiersUntil = 0;
     if (!this.spec.healthCheck && !this.spec.outlier && !this.spec.priorities) return;
     // SRV priorities: the groups behind the first one with a target in rotation are down too.
-    const down = priorityDown(health.down(this.key, this.spec.targets), this.spec.priorities);
+    // A target held off after a failed connection counts as out here (until its hold ends), so
+    // a group that refuses connections hands over to the next one without health checks.
+    const verdicts = health.down(this.key, this.spec.targets);
+    const now = Date.now();
+    if (this.spec.priorities) {
+      verdicts.forEach((d, i) => {
+        const until = this.heldUntil[i]!;
+        if (d || until <= now) return;
+        verdicts[i] = true;
+        if (this.tiersUntil === 0 || until < this.tiersUntil) this.tiersUntil = until;
+      });
+    }
+    const down = priorityDown(verdicts, this.spec.priorities);
     // A target back in rotation starts counting its failures anew.
     down.forEach((d, i) => {
       if (!d) this.failures[i] = 0;
