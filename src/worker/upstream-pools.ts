@@ -14,7 +14,7 @@ import type { TargetHealth } from './target-health.js';
 import type { ConnectVerdict, UpstreamGuard } from '../shared/upstream-guard.js';
 import { clusterRetry, type RetryPolicy } from './retry-policy.js';
 import { expandCluster, type DiscoveredSets } from '../shared/discovery-targets.js';
-import { priorityDown } from '../shared/balance/priority-tiers.js';
+import { holdOffDown, priorityDown } from '../shared/balance/priority-tiers.js';
 import { NO_TARGETS } from './no-targets.js';
 import { closeWhenDrained } from './pool-drain.js';
 import { carried, carriedIndex, removedIndexes, sameTargets } from './pool-retarget.js';
@@ -197,19 +197,9 @@ export class ClusterPools {
     this.healthVersion = health.version;
     this.tiersUntil = 0;
     if (!this.spec.healthCheck && !this.spec.outlier && !this.spec.priorities) return;
-    // SRV priorities: the groups behind the first one with a target in rotation are down too.
-    // A target held off after a failed connection counts as out here (until its hold ends), so
-    // a group that refuses connections hands over to the next one without health checks.
+    // SRV priorities: the groups behind the first one with a target in rotation (not held off either) are down too.
     const verdicts = health.down(this.key, this.spec.targets);
-    const now = Date.now();
-    if (this.spec.priorities) {
-      verdicts.forEach((d, i) => {
-        const until = this.heldUntil[i]!;
-        if (d || until <= now) return;
-        verdicts[i] = true;
-        if (this.tiersUntil === 0 || until < this.tiersUntil) this.tiersUntil = until;
-      });
-    }
+    if (this.spec.priorities) this.tiersUntil = holdOffDown(verdicts, this.heldUntil, Date.now());
     const down = priorityDown(verdicts, this.spec.priorities);
     // A target back in rotation starts counting its failures anew.
     down.forEach((d, i) => {
