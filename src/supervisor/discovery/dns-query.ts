@@ -52,10 +52,10 @@ export function discoveryResolver(servers: readonly string[] | undefined): Resol
  * rejects with node's error; an SRV target that does not resolve is left out while another
  * does. Bounded by DNS_DEADLINE_MS.
  */
-export function queryDns(resolver: DnsClient, q: DnsQuestion, accept: (ip: string, port: number) => boolean): Promise<Answer> {
+export function queryDns(resolver: DnsClient, q: DnsQuestion, accept: (ip: string, port: number) => boolean, deadlineMs = DNS_DEADLINE_MS): Promise<Answer> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`query ${q.type} ${q.name} took longer than ${DNS_DEADLINE_MS} ms`), { code: 'ETIMEOUT' })), DNS_DEADLINE_MS);
+    timer = setTimeout(() => reject(Object.assign(new Error(`query ${q.type} ${q.name} took longer than ${deadlineMs} ms`), { code: 'ETIMEOUT' })), deadlineMs);
   });
   return Promise.race([resolveName(resolver, q, accept), deadline]).finally(() => clearTimeout(timer));
 }
