@@ -151,6 +151,12 @@ test('Discovery: one query for a name several clusters and ports of a tenant wri
     assert.deepEqual(d.status('default/b')[0]!.addresses, ['10.0.0.1:82', '10.0.0.2:82']);
     assert.equal(pushed.length, before + 1);
     assert.deepEqual((pushed.at(-1) as { sets: { id: string }[] }).sets.map((s) => s.id).sort(), ['default/b|A|api.test|82', 'default/c|A|api.test|80']);
+    // Moved to fixed targets and back (a rollback): the name kept its answer, the target serves at once.
+    d.serve(generation([]));
+    assert.deepEqual(d.sets(), []);
+    d.serve(generation([source('c', 80)]));
+    assert.deepEqual(d.status('default/c')[0]!.addresses, ['10.0.0.1:80', '10.0.0.2:80']);
+    assert.equal(queries(), 1, 'not asked again before its refresh');
   } finally {
     d.stop();
   }

@@ -28,6 +28,9 @@ export interface DiscoveryOptions {
 
 const nameKey = (s: DiscoverySource): string => `${s.tenant}|${s.type}|${s.name}`;
 
+/** How long a name no served generation lists keeps its last answer: a publish that names it again within it (a cluster moved to fixed targets and back, a rollback) serves at once. */
+export const DISCOVERY_KEEP_STOPPED_MS = 60_000;
+
 /**
  * The node's DNS discovery (docs/design.md "DNS discovery"): each name+type a tenant's
  * served clusters write resolved here once for the node (dns-name.ts), never per worker or
@@ -40,6 +43,8 @@ const nameKey = (s: DiscoverySource): string => `${s.tenant}|${s.type}|${s.name}
  */
 export class Discovery {
   private readonly names = new Map<string, DnsName>();
+  /** Names stopped within DISCOVERY_KEEP_STOPPED_MS, with their last answer. */
+  private readonly stopped = new Map<string, DnsName>();
   private readonly sources = new Map<string, Source>();
   private gen: CompiledGeneration | null = null;
   private version = 0;
@@ -67,7 +72,8 @@ export class Discovery {
       refresh.set(key, written);
       let name = this.names.get(key);
       if (!name) {
-        name = this.newName(spec, written);
+        name = this.stopped.get(key) ?? this.newName(spec, written);
+        this.stopped.delete(key);
         this.names.set(key, name);
         started.push(name);
       }
@@ -85,8 +91,10 @@ export class Discovery {
       if (!refresh.has(key)) {
         name.stop();
         this.names.delete(key);
+        this.stopped.set(key, name);
       } else name.setRefresh(refresh.get(key));
     }
+    for (const [key, name] of this.stopped) if (Date.now() - name.stoppedAt! > DISCOVERY_KEEP_STOPPED_MS) this.stopped.delete(key);
     if (derived.length) this.o.pushAll({ type: 'discovery', sets: derived });
     for (const name of started) name.start();
     this.o.expanded(this.expand(gen));

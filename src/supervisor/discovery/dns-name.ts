@@ -48,8 +48,13 @@ export class DnsName {
     this.refresh = refresh;
   }
 
+  /** Served (again): asked now if it never was, else when its refresh falls due counted from the last resolution. */
   start(): void {
-    void this.resolve();
+    this.stopped = false;
+    this.stoppedAt = null;
+    if (this.resolving) return;
+    if (this.lastAt === null) return void this.resolve();
+    this.schedule(this.dueIn());
   }
 
   /** Its sources' refreshSeconds changed (a publish): the next resolution moves at once, counted from the last one. */
@@ -57,13 +62,22 @@ export class DnsName {
     if (seconds === this.refresh) return;
     this.refresh = seconds;
     if (this.resolving || this.stopped || this.lastAt === null) return;
-    const delay = this.failing === null ? refreshSeconds(seconds, this.answer?.ttls ?? []) : retrySeconds(seconds);
-    this.schedule(Math.max(0, this.lastAt + delay * 1000 - Date.now()));
+    this.schedule(this.dueIn());
   }
 
+  /** No served generation names it: no more queries (its last answer is kept for a publish that names it again). */
   stop(): void {
     this.stopped = true;
+    this.stoppedAt = Date.now();
     this.clear();
+  }
+
+  /** When it stopped (null: it is served). */
+  stoppedAt: number | null = null;
+
+  private dueIn(): number {
+    const delay = this.failing === null ? refreshSeconds(this.refresh, this.answer?.ttls ?? []) : retrySeconds(this.refresh);
+    return Math.max(0, this.lastAt! + delay * 1000 - Date.now());
   }
 
   private async resolve(): Promise<void> {
