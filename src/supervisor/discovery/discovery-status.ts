@@ -9,7 +9,10 @@ import type { Source } from './discovery-source.js';
  */
 export function sourceStatus(s: Source): DiscoveryStatus {
   const refused = new Map<string, number>();
-  for (const r of s.refused) refused.set(r.rule, (refused.get(r.rule) ?? 0) + 1);
+  for (const r of s.refused) {
+    const rule = withoutAddress(r.rule);
+    refused.set(rule, (refused.get(rule) ?? 0) + 1);
+  }
   return {
     name: s.spec.name,
     type: s.spec.type,
@@ -22,5 +25,8 @@ export function sourceStatus(s: Source): DiscoveryStatus {
     nextAt: iso(s.name.nextAt),
   };
 }
+
+/** "the gateway's own admin port (127.0.0.1:9000)" names the operator's listen address: the rule is shown without it. */
+const withoutAddress = (rule: string): string => rule.replace(/ \([^()]*\)$/, '');
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
