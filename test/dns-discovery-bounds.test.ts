@@ -146,6 +146,32 @@ test('DNS targets at their edges: another tenant sees no refused address, a serv
     assert.deepEqual(client.failed, []);
   });
 
+  await t.test("per-address metric series: a publish keeps counting the DNS addresses; an address removed without a publish loses its series", async () => {
+    dns.zone.a.set('series.test', ['127.0.0.2']);
+    await apply(gw, [['cluster', 'series', { targets: [{ dns: 'series.test', port: P, refreshSeconds: 1 }] }], ['route', 'series', { hosts: ['series.test'], cluster: 'series' }]]);
+    await waitFor('the set', async () => ((await healthOf(gw, 'default', 'series', gw.tokens.root!)).json as { dns: DnsStatus[] }).dns[0]?.addresses.length === 1);
+    await sleep(200); // the set reaches both workers
+    const count = async (ip: string): Promise<number | null> => {
+      const text = (await request(`${gw.adminUrl}/metrics`, { token: gw.tokens.root })).text;
+      const series = `switchyard_upstream_duration_seconds_count{tenant="default",cluster="series",target="${ip}:${P}"} `;
+      const line = text.split('\n').find((l) => l.startsWith(series));
+      return line === undefined ? null : Number(line.slice(series.length));
+    };
+    const send = async (n: number) => {
+      for (let i = 0; i < n; i++) assert.equal((await request(`${gw.dataUrl}/x`, { headers: { host: 'series.test' } })).status, 200);
+    };
+    await send(20);
+    await waitFor('20 counted', async () => ((await count('127.0.0.2')) ?? 0) >= 20);
+    await apply(gw, [['route', 'series-other', { hosts: ['other.series.test'], cluster: 'series' }]]);
+    await send(20);
+    await waitFor('40 counted: the meters survive the swap', async () => ((await count('127.0.0.2')) ?? 0) >= 40, { timeoutMs: 4_000 });
+    dns.zone.a.set('series.test', ['127.0.0.3']);
+    await waitFor('the new set', async () => ((await healthOf(gw, 'default', 'series', gw.tokens.root!)).json as { dns: DnsStatus[] }).dns[0]?.addresses[0] === `127.0.0.3:${P}`, { timeoutMs: 4_000 });
+    await sleep(200);
+    await send(10);
+    await waitFor('the removed address has no series, the new one has', async () => (await count('127.0.0.2')) === null && ((await count('127.0.0.3')) ?? 0) >= 10, { timeoutMs: 4_000 });
+  });
+
   await t.test('publishes moving a cluster from a DNS name to a fixed target and back, under steady traffic: no request fails', async () => {
     dns.zone.a.set('win.test', ['127.0.0.2']);
     const viaDns = { targets: [{ dns: 'win.test', port: P, refreshSeconds: 1 }] };
