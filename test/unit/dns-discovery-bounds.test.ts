@@ -219,3 +219,22 @@ test('compiler: at most 16 DNS targets per cluster and 64 per tenant, the issue 
   const many = compile({ tenant: 'default', published: [], drafts });
   assert.deepEqual(many.issues.filter((i) => i.code === 'Compile.Cluster.Discovery').map((i) => [i.name, i.pointer]), [['c4', '/targets/0']]);
 });
+
+test('metrics: a cluster writing one name with two ports has one series per family, its addresses summed', async () => {
+  const { Exposition } = await import('../../src/shared/metrics-exposition.js');
+  const { d } = discovery();
+  try {
+    const gen = generation([source('a', 80)]);
+    const second = { ...source('a', 81) };
+    gen.discoverySources!.push(second);
+    gen.clusters['default/a']!.discover!.push({ source: second.id, name: 'api.test', type: 'A', scheme: 'http', port: 81 });
+    d.serve(gen);
+    await waitFor('both ports', () => d.status('default/a').every((s) => s.addresses.length === 2) && d.status('default/a').length === 2);
+    const out = new Exposition();
+    d.write(out);
+    const lines = out.text().split('\n').filter((l) => l.startsWith('switchyard_discovery_addresses{'));
+    assert.deepEqual(lines, ['switchyard_discovery_addresses{tenant="default",cluster="a",name="api.test",type="A"} 4']);
+  } finally {
+    d.stop();
+  }
+});

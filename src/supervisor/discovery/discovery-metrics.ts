@@ -11,7 +11,15 @@ const STATES: readonly DiscoveryState[] = ['pending', 'ok', 'fail-static'];
  * and each target's addresses and state now.
  */
 export class DiscoveryMetrics {
-  write(out: Exposition, names: readonly { spec: DiscoverySource; state: DiscoveryState; addresses: number; counts: Record<Result, number> }[]): void {
+  write(out: Exposition, targets: readonly { spec: DiscoverySource; state: DiscoveryState; addresses: number; counts: Record<Result, number> }[]): void {
+    // One series per cluster, name and type: a cluster writing one name with two ports shares its resolutions and sums its addresses.
+    const byLabels = new Map<string, (typeof targets)[number]>();
+    for (const t of targets) {
+      const k = `${t.spec.tenant}/${t.spec.cluster}|${t.spec.type}|${t.spec.name}`;
+      const have = byLabels.get(k);
+      byLabels.set(k, have ? { ...have, addresses: have.addresses + t.addresses } : t);
+    }
+    const names = [...byLabels.values()];
     const labels = (s: DiscoverySource) => ({ tenant: s.tenant, cluster: s.cluster, name: s.name, type: s.type });
     out.family('switchyard_discovery_resolutions_total', 'counter', 'DNS resolutions of a cluster target name by the supervisor, by result: ok, error (NXDOMAIN, no records, timeout, server failure).');
     for (const n of names) for (const r of RESULTS) out.sample('switchyard_discovery_resolutions_total', { ...labels(n.spec), result: r }, n.counts[r]);
