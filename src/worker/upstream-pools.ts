@@ -42,7 +42,8 @@ export const HOLD_OFF_MS = 1_000;
  *
  * A target this worker could not connect to (refused, timed out: any caller, the proxy
  * or `mirror`) is held off for HOLD_OFF_MS: pick() passes over it unless every target is
- * held off. After that it is tried again by the next request that picks it.
+ * held off. After that it is tried again by the next request that picks it. With SRV
+ * priorities a held-off target counts as out, so its group hands over to the next.
  *
  * A cluster with `{dns}` targets has the addresses the supervisor resolved as targets
  * (shared/discovery-targets.ts); when they change, the next pick rebuilds the lists: an
@@ -63,6 +64,8 @@ export class ClusterPools {
 
   /** The health checks' verdict per target (all false without checks), refreshed when the worker's TargetHealth moves. */
   private down: boolean[] = [];
+  /** The verdicts `down` was made from, before the panic rule (empty: none yet): which targets come back. */
+  private verdicts: boolean[] = [];
   private anyDown = false;
   private healthVersion = -1;
   /** With SRV priorities: when the first hold-off counted in the groups ends (0: none), and they are worked out again. */
@@ -102,7 +105,7 @@ export class ClusterPools {
    * was prev's `from[i]` (-1: new); one that stays keeps its pool, hold-off, failures and
    * balancer score.
    */
-  private build(from: readonly number[] | null = null, prev: { pools: TargetUpstream[]; heldUntil: number[]; failures: number[]; choice: TargetChoice | null } | null = null): void {
+  private build(from: readonly number[] | null = null, prev: { pools: TargetUpstream[]; heldUntil: number[]; failures: number[]; verdicts: boolean[]; choice: TargetChoice | null } | null = null): void {
     const spec = this.spec;
     const metrics = this.metrics;
     this.meters = metrics ? spec.targets.map((t) => metrics.upstream(this.key, t)) : null;
@@ -111,6 +114,7 @@ export class ClusterPools {
     const keep = from !== null && prev !== null;
     this.failures = keep ? carried(prev.failures, from, 0) : spec.targets.map(() => 0);
     this.heldUntil = keep ? carried(prev.heldUntil, from, 0) : spec.targets.map(() => 0);
+    this.verdicts = keep ? carried(prev.verdicts, from, false) : [];
     this.pools = spec.targets.map((t, i) => (keep && from[i]! >= 0 ? prev.pools[from[i]!]! : this.connect(t)));
     this.choice = spec.targets.length === 0 ? null : targetChoice(spec, (i) => this.pools[i]!.busy);
     if (keep && prev.choice && this.choice) this.choice.carry?.(prev.choice, from);
@@ -141,7 +145,7 @@ export class ClusterPools {
     const next = expandCluster(this.compiled, this.shared.discovery.get);
     if (sameTargets(next, this.spec)) return;
     const from = carriedIndex(this.spec.targets, next.targets);
-    const prev = { pools: this.pools, heldUntil: this.heldUntil, failures: this.failures, choice: this.choice };
+    const prev = { pools: this.pools, heldUntil: this.heldUntil, failures: this.failures, verdicts: this.verdicts, choice: this.choice };
     for (const j of removedIndexes(prev.pools.length, from)) closeWhenDrained(prev.pools[j]!);
     this.spec = next;
     this.build(from, prev);
@@ -201,10 +205,12 @@ export class ClusterPools {
     const verdicts = health.down(this.key, this.spec.targets);
     if (this.spec.priorities) this.tiersUntil = holdOffDown(verdicts, this.heldUntil, Date.now());
     const down = priorityDown(verdicts, this.spec.priorities);
-    // A target back in rotation starts counting its failures anew.
+    // A target back in rotation starts counting its failures anew (the others keep their count: a hold-off also lands here).
+    const was = this.verdicts;
     down.forEach((d, i) => {
-      if (!d) this.failures[i] = 0;
+      if (!d && was[i] !== false) this.failures[i] = 0;
     });
+    this.verdicts = down;
     const all = down.every(Boolean);
     this.down = all ? down.map(() => false) : down;
     this.anyDown = !all && down.some(Boolean);
