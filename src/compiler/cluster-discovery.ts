@@ -1,7 +1,7 @@
 import type { ClusterDoc } from './documents.js';
 import { isDnsTarget } from './documents.js';
 import type { CompiledCluster, CompileIssue } from '../contracts/generation.js';
-import { discoverySourceId, type DiscoverySource, type DiscoveryTarget } from '../contracts/discovery.js';
+import { DISCOVERY_MAX_TARGETS_PER_CLUSTER, DISCOVERY_MAX_TARGETS_PER_TENANT, discoverySourceId, type DiscoverySource, type DiscoveryTarget } from '../contracts/discovery.js';
 
 /**
  * A cluster's `{dns}` targets (docs/reference.md "DNS targets"): what the compiled cluster
@@ -63,10 +63,14 @@ export function discoverySources(clusters: Record<string, CompiledCluster>): Dis
   return [...byId.values()];
 }
 
-/** `{dns}` targets the cluster's other settings cannot serve. */
+/** `{dns}` targets the cluster's other settings cannot serve, and one past DISCOVERY_MAX_TARGETS_PER_CLUSTER. */
 export function discoveryIssues(name: string, c: ClusterDoc, issues: CompileIssue[]): void {
+  let count = 0;
   c.targets.forEach((t, i) => {
     if (!isDnsTarget(t)) return;
+    if (++count === DISCOVERY_MAX_TARGETS_PER_CLUSTER + 1) {
+      issues.push({ kind: 'cluster', name, pointer: `/targets/${i}`, code: 'Compile.Cluster.Discovery', message: `a cluster may have at most ${DISCOVERY_MAX_TARGETS_PER_CLUSTER} DNS targets` });
+    }
     const issue = (pointer: string, message: string) => issues.push({ kind: 'cluster', name, pointer: `/targets/${i}${pointer}`, code: 'Compile.Cluster.Protocol', message });
     if (c.protocol === 'h2' && t.scheme !== 'https') issue('/scheme', 'protocol h2 is HTTP/2 over TLS: this DNS target needs scheme "https"');
     if (c.protocol === 'h2c' && t.scheme === 'https') issue('/scheme', 'protocol h2c is HTTP/2 without TLS: an https DNS target needs protocol h2');
@@ -78,5 +82,20 @@ export function discoveryIssues(name: string, c: ClusterDoc, issues: CompileIssu
   const https = new Set(c.targets.flatMap((t) => (isDnsTarget(t) && t.scheme === 'https' && t.type !== 'SRV' ? [t.dns.toLowerCase()] : [])));
   if (https.size > 1) {
     issues.push({ kind: 'cluster', name, pointer: '/tls/serverName', code: 'Compile.Cluster.Discovery', message: `the https DNS targets name ${[...https].join(', ')}: one certificate name is checked per cluster, set tls.serverName` });
+  }
+}
+
+/** The DNS target past DISCOVERY_MAX_TARGETS_PER_TENANT across the tenant's clusters (by cluster name, then target): each name is a standing query of the node's. */
+export function tenantDiscoveryIssues(clusters: ReadonlyMap<string, ClusterDoc>, issues: CompileIssue[]): void {
+  let count = 0;
+  for (const name of [...clusters.keys()].sort()) {
+    const c = clusters.get(name)!;
+    for (let i = 0; i < c.targets.length; i++) {
+      if (!isDnsTarget(c.targets[i]!)) continue;
+      if (++count > DISCOVERY_MAX_TARGETS_PER_TENANT) {
+        issues.push({ kind: 'cluster', name, pointer: `/targets/${i}`, code: 'Compile.Cluster.Discovery', message: `a tenant's clusters may have at most ${DISCOVERY_MAX_TARGETS_PER_TENANT} DNS targets together` });
+        return;
+      }
+    }
   }
 }

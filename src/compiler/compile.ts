@@ -1,4 +1,4 @@
-import { discoverTargets, discoveryIssues, discoverySources, fixedTargets } from './cluster-discovery.js';
+import { discoverTargets, discoveryIssues, discoverySources, fixedTargets, tenantDiscoveryIssues } from './cluster-discovery.js';
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
 import { certHostWarnings, clientCertWarnings, compileServerTls } from './compile-tls.js';
@@ -171,6 +171,7 @@ function compileTenant(
     clusterProtocolIssues(name, c, issues);
     discoveryIssues(name, c, issues);
   }
+  tenantDiscoveryIssues(clusters, issues);
   const check = own?.check ?? null;
   if (check) for (const [name, c] of clusters) deniedTargets(name, fixedTargets(c).map((t) => ({ address: targetAddress(t.target), index: t.index })), check, issues);
   const urlDenied = check ? (url: string) => deniedUrl(url, check) : undefined;

@@ -12,8 +12,11 @@ export const DISCOVERY_REFRESH_MIN_S = 1;
 export const DISCOVERY_REFRESH_MAX_S = 300;
 /** After a failed resolution the name is asked again this often (within the bounds above). */
 export const DISCOVERY_RETRY_S = 5;
-/** Addresses one name may add to a cluster: the rest of a larger answer is not used. */
+/** Addresses one DNS target may add to a cluster, the first in address-order.ts's order after the upstream policy: the rest are not used. */
 export const DISCOVERY_MAX_ADDRESSES = 64;
+/** `{dns}` targets one cluster, and one tenant's clusters together, may write (a compile issue past them). */
+export const DISCOVERY_MAX_TARGETS_PER_CLUSTER = 16;
+export const DISCOVERY_MAX_TARGETS_PER_TENANT = 64;
 
 /** A cluster target written `{dns, …}`, as the compiled cluster carries it. */
 export interface DiscoveryTarget {
@@ -74,12 +77,12 @@ export interface DiscoveryStatus {
   state: DiscoveryState;
   /** ISO time of the last resolution attempt (null: none yet). */
   lastResolvedAt: string | null;
-  /** `ok`, or why it failed (`ENOTFOUND`, `ETIMEOUT`, …). */
+  /** `ok`, or the class of the failure: `not-found`, `timeout`, `refused` (by the DNS server), `error`. */
   lastResult: string | null;
   /** The addresses in use (`host:port`). */
   addresses: string[];
-  /** Addresses the upstream policy refused, with the rule. */
-  refused: { address: string; rule: string }[];
+  /** How many addresses the upstream policy refused, by rule (the addresses are in the node log only). */
+  refused: { rule: string; count: number }[];
   /** ISO time of the next resolution. */
   nextAt: string | null;
 }

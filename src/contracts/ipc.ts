@@ -160,8 +160,8 @@ export type ToWorker =
    * sources no served generation names any more. Also the answer to a `key-refresh` (then to the asker only).
    */
   | { type: 'key-sets'; sets: KeySetEntry[]; dropped?: string[] }
-  /** `{dns}` targets' addresses that changed, pushed without a publish; `dropped`: sources no served generation names any more. */
-  | { type: 'discovery'; sets: DiscoverySet[]; dropped?: string[] }
+  /** `{dns}` targets' addresses that changed, pushed without a publish (a worker drops a source's set when it swaps to a generation without it). */
+  | { type: 'discovery'; sets: DiscoverySet[] }
   /** Per cluster (`tenant/name`), the targets out of rotation: unhealthy by the checks, or ejected as outliers. */
   | { type: 'health'; unhealthy: HealthTable }
   | { type: 'drain'; graceMs: number }

@@ -26,7 +26,7 @@ export const COMPILE_ISSUES = {
   'Compile.Cluster.TargetDenied': { message: 'A cluster target is one this tenant may not reach (worker.json upstreams)' },
   'Compile.Cluster.Tls': { message: "The cluster's tls block cannot be used: no https target, an unreadable ca, or a client certificate unset or not matching its key" },
   'Compile.Cluster.Protocol': { message: "A target does not fit the cluster's protocol: h2 needs https:// targets, h2c plain ones" },
-  'Compile.Cluster.Discovery': { message: 'The DNS targets of the cluster need tls.serverName: https targets of several names, or an https SRV target' },
+  'Compile.Cluster.Discovery': { message: 'The DNS targets of the cluster cannot be served: more than 16 in the cluster or 64 in the tenant, or they need tls.serverName (https targets of several names, or an https SRV target)' },
   'Compile.Cluster.SecretNotAllowed': { message: 'An environment variable the tls block names is not allowed for this tenant (worker.json secrets.env)' },
   'Compile.Cluster.Unused': { message: 'Warning: no route sends traffic to the cluster' },
   'Compile.Cluster.TlsUnverified': { message: "Warning: verify is false: the cluster's https targets' certificates are not checked" },

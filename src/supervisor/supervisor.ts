@@ -136,8 +136,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   keySets.serve(publisher.current()?.payload.keySources ?? []);
   const outliers = new OutlierEjection(log, sendTable);
   const outOfRotation = (): HealthTable => mergeTables(health.table(), outliers.table());
-  // {dns} targets: resolved here once for the node; probes and ejections follow the addresses found.
-  const discovery = new Discovery({ resolver: discoveryResolver(config.discovery.resolvers), guard: upstreamGuard, pushAll: (msg) => pool.sendAll(msg), expanded: (gen) => (outliers.update(gen), health.update(gen)), log });
+  const dataMetrics = new DataMetricsTotals();
+  // {dns} targets: resolved here once for the node; probes, ejections and the per-target series follow the addresses found.
+  const discovery = new Discovery({ resolver: discoveryResolver(config.discovery.resolvers), guard: upstreamGuard, pushAll: (msg) => pool.sendAll(msg), expanded: (gen) => (outliers.update(gen), health.update(gen), gen && dataMetrics.keepOnly(servedKeys(gen))), log });
   const engine = dataPlaneEngine(config.listen, uwsSupport());
   if (config.listen.engine === 'auto' && engine.engine === 'node') log.info({ engine: engine.engine }, `data plane engine node (${engine.why})`);
   const pool: WorkerPool = new WorkerPool({
@@ -174,7 +175,6 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   // The stored generation was stamped with the package builds of the node that published it:
   // workers start on the ones loaded now (a package upgraded since keeps its routes serving).
   if (stepPackages.dirs.length) await restampAtStart(publisher, steps, log);
-  const dataMetrics = new DataMetricsTotals();
   const storePing = volume.pinger(config.readiness.storeTimeoutMs);
   const readiness = new Readiness(() => pool.slots, () => publisher.currentId(), new StoreCheck(storePing, config.readiness.storeTimeoutMs, log));
   const readyPath = config.readiness.dataPath;
@@ -184,7 +184,6 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   publisher.onServed = (gen) => {
     discovery.serve(gen.payload);
     keySets.serve(gen.payload.keySources ?? []);
-    dataMetrics.keepOnly(servedKeys(discovery.expand(gen.payload)));
     push.push(); // not ready until every worker acknowledged it
     if (readyPath !== undefined) for (const r of shadowedReadyPath(gen.payload, readyPath)) log.warn({ route: r, path: readyPath }, 'readiness.dataPath: the data port answers this path itself; the route never sees it');
   };

@@ -39,7 +39,7 @@ process.on('message', (msg: ToWorker) => {
     else if (msg.type === 'generation') ctx.swap(msg.generation.id, msg.generation.payload);
     else if (msg.type === 'health') ctx.targetHealth.set(msg.unhealthy);
     else if (msg.type === 'key-sets') ctx.keySets.update(msg.sets, msg.dropped);
-    else if (msg.type === 'discovery') ctx.discovery.update(msg.sets, msg.dropped);
+    else if (msg.type === 'discovery') ctx.discovery.update(msg.sets);
     else if (msg.type === 'lease') ctx.rateLimits.answer(msg.id, msg.granted, msg.retryAfterMs, msg.remaining, msg.unavailable === true, msg.unbacked === true);
     else if (msg.type === 'drain') void ctx.drain(msg.graceMs);
     else if (msg.type === 'readiness') ctx.readyPath?.set(msg.ready);

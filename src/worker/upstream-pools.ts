@@ -14,9 +14,10 @@ import type { TargetHealth } from './target-health.js';
 import type { ConnectVerdict, UpstreamGuard } from '../shared/upstream-guard.js';
 import { clusterRetry, type RetryPolicy } from './retry-policy.js';
 import { expandCluster, type DiscoveredSets } from '../shared/discovery-targets.js';
-import { priorityDown } from '../shared/balance/priority-tiers.js';
+import { holdOffDown, priorityDown } from '../shared/balance/priority-tiers.js';
 import { NO_TARGETS } from './no-targets.js';
 import { closeWhenDrained } from './pool-drain.js';
+import { carried, carriedIndex, removedIndexes, sameTargets } from './pool-retarget.js';
 
 /** What every generation's pools in one worker share (its WorkerContext holds them). */
 export interface PoolsContext {
@@ -41,7 +42,8 @@ export const HOLD_OFF_MS = 1_000;
  *
  * A target this worker could not connect to (refused, timed out: any caller, the proxy
  * or `mirror`) is held off for HOLD_OFF_MS: pick() passes over it unless every target is
- * held off. After that it is tried again by the next request that picks it.
+ * held off. After that it is tried again by the next request that picks it. With SRV
+ * priorities a held-off target counts as out, so its group hands over to the next.
  *
  * A cluster with `{dns}` targets has the addresses the supervisor resolved as targets
  * (shared/discovery-targets.ts); when they change, the next pick rebuilds the lists: an
@@ -62,8 +64,12 @@ export class ClusterPools {
 
   /** The health checks' verdict per target (all false without checks), refreshed when the worker's TargetHealth moves. */
   private down: boolean[] = [];
+  /** The verdicts `down` was made from, before the panic rule (empty: none yet): which targets come back. */
+  private verdicts: boolean[] = [];
   private anyDown = false;
   private healthVersion = -1;
+  /** With SRV priorities: when the first hold-off counted in the groups ends (0: none), and they are worked out again. */
+  private tiersUntil = 0;
   /** Per target: requests that failed in a row in this worker (outlier detection). */
   private failures: number[] = [];
   private indexOf = new Map<Upstream, number>();
@@ -90,21 +96,28 @@ export class ClusterPools {
     this.tlsLog = log ? new TlsFailureLog(log, key) : null;
     if (compiled.discover) this.discoveryVersion = shared.discovery.version;
     this.spec = expandCluster(compiled, shared.discovery.get);
-    this.build(new Map());
+    this.build();
     this.retryPolicy = clusterRetry(compiled);
   }
 
-  /** The per-target lists for `this.spec`'s targets; `keep`: pools of targets that stay, by target. */
-  private build(keep: ReadonlyMap<string, TargetUpstream>): void {
+  /**
+   * The per-target lists for `this.spec`'s targets. `from`/`prev` (a DNS change): target i
+   * was prev's `from[i]` (-1: new); one that stays keeps its pool, hold-off, failures and
+   * balancer score.
+   */
+  private build(from: readonly number[] | null = null, prev: { pools: TargetUpstream[]; heldUntil: number[]; failures: number[]; verdicts: boolean[]; choice: TargetChoice | null } | null = null): void {
     const spec = this.spec;
     const metrics = this.metrics;
     this.meters = metrics ? spec.targets.map((t) => metrics.upstream(this.key, t)) : null;
     this.down = spec.targets.map(() => false);
     this.anyDown = false;
-    this.failures = spec.targets.map(() => 0);
-    this.heldUntil = spec.targets.map(() => 0);
-    this.pools = spec.targets.map((t) => keep.get(t) ?? this.connect(t));
+    const keep = from !== null && prev !== null;
+    this.failures = keep ? carried(prev.failures, from, 0) : spec.targets.map(() => 0);
+    this.heldUntil = keep ? carried(prev.heldUntil, from, 0) : spec.targets.map(() => 0);
+    this.verdicts = keep ? carried(prev.verdicts, from, false) : [];
+    this.pools = spec.targets.map((t, i) => (keep && from[i]! >= 0 ? prev.pools[from[i]!]! : this.connect(t)));
     this.choice = spec.targets.length === 0 ? null : targetChoice(spec, (i) => this.pools[i]!.busy);
+    if (keep && prev.choice && this.choice) this.choice.carry?.(prev.choice, from);
     this.indexOf = new Map(this.pools.map((p, i) => [p, i]));
     this.next = 0;
     this.healthVersion = -1;
@@ -119,26 +132,23 @@ export class ClusterPools {
     // By name, not index: the index of a discovered target moves when the addresses change.
     const holdOff = () => {
       const i = this.spec.targets.indexOf(t);
-      if (i >= 0) this.heldUntil[i] = Date.now() + HOLD_OFF_MS;
+      if (i < 0) return;
+      this.heldUntil[i] = Date.now() + HOLD_OFF_MS;
+      if (this.spec.priorities) this.healthVersion = -1; // the priority groups are worked out again, this target out
     };
     return targetUpstream(this.spec, t, c, holdOff, tlsFailed);
   }
 
-  /** The discovered addresses changed: targets kept keep their pools; a removed one's closes when its requests end. */
+  /** The discovered addresses changed: targets kept keep their pools and state (pool-retarget.ts); a removed one's pool closes when its requests end. */
   private retarget(): void {
     this.discoveryVersion = this.shared.discovery.version;
     const next = expandCluster(this.compiled, this.shared.discovery.get);
-    const held = new Map(this.spec.targets.map((t, i) => [t, this.pools[i]!]));
-    const same = next.targets.length === this.spec.targets.length && next.targets.every((t, i) => t === this.spec.targets[i]) && String(next.weights) === String(this.spec.weights) && String(next.priorities) === String(this.spec.priorities);
-    if (same) return;
+    if (sameTargets(next, this.spec)) return;
+    const from = carriedIndex(this.spec.targets, next.targets);
+    const prev = { pools: this.pools, heldUntil: this.heldUntil, failures: this.failures, verdicts: this.verdicts, choice: this.choice };
+    for (const j of removedIndexes(prev.pools.length, from)) closeWhenDrained(prev.pools[j]!);
     this.spec = next;
-    const keep = new Map<string, TargetUpstream>();
-    for (const t of next.targets) {
-      const p = held.get(t);
-      if (p) keep.set(t, p);
-    }
-    for (const [t, p] of held) if (!keep.has(t)) closeWhenDrained(p);
-    this.build(keep);
+    this.build(from, prev);
   }
 
   /** The cluster's targets, more than one: a failed attempt may go to another. */
@@ -148,7 +158,7 @@ export class ClusterPools {
 
   /** A target for a request (`req` gives a hash cluster its key; without it, or without a key, round robin). */
   pick(req?: KeySource): Upstream {
-    if (this.healthVersion !== this.shared.targetHealth.version) this.refreshHealth();
+    if (this.healthVersion !== this.shared.targetHealth.version || (this.tiersUntil !== 0 && this.tiersUntil <= Date.now())) this.refreshHealth();
     if (this.choice) return this.chosen(req);
     const i = this.advance();
     // The hot path: nothing held off or down costs two reads.
@@ -189,13 +199,18 @@ export class ClusterPools {
     if (this.discoveryVersion !== -1 && this.discoveryVersion !== this.shared.discovery.version) this.retarget();
     const health = this.shared.targetHealth;
     this.healthVersion = health.version;
+    this.tiersUntil = 0;
     if (!this.spec.healthCheck && !this.spec.outlier && !this.spec.priorities) return;
-    // SRV priorities: the groups behind the first one with a target in rotation are down too.
-    const down = priorityDown(health.down(this.key, this.spec.targets), this.spec.priorities);
-    // A target back in rotation starts counting its failures anew.
+    // SRV priorities: the groups behind the first one with a target in rotation (not held off either) are down too.
+    const verdicts = health.down(this.key, this.spec.targets);
+    if (this.spec.priorities) this.tiersUntil = holdOffDown(verdicts, this.heldUntil, Date.now());
+    const down = priorityDown(verdicts, this.spec.priorities);
+    // A target back in rotation starts counting its failures anew (the others keep their count: a hold-off also lands here).
+    const was = this.verdicts;
     down.forEach((d, i) => {
-      if (!d) this.failures[i] = 0;
+      if (!d && was[i] !== false) this.failures[i] = 0;
     });
+    this.verdicts = down;
     const all = down.every(Boolean);
     this.down = all ? down.map(() => false) : down;
     this.anyDown = !all && down.some(Boolean);

@@ -25,6 +25,7 @@ import { watchHeap } from './heap-bound.js';
 import { reportPipe } from './report-pipe.js';
 import { WorkerKeySets } from './worker-key-sets.js';
 import { WorkerDiscovery } from './worker-discovery.js';
+import { expandGeneration } from '../shared/discovery-targets.js';
 
 type InitMessage = Extract<ToWorker, { type: 'init' }>;
 
@@ -48,7 +49,9 @@ export class WorkerContext {
   readonly served = new ServedGenerations();
   readonly targetHealth = new TargetHealth();
   /** The addresses the supervisor resolved for `{dns}` targets, kept across generations. */
-  readonly discovery = new WorkerDiscovery(this.targetHealth);
+  readonly discovery: WorkerDiscovery = new WorkerDiscovery(this.targetHealth, () => this.keepMeters());
+  /** The generation served (its per-target meters are the ones kept). */
+  private servedPayload: CompiledGeneration | null = null;
   readonly webSockets = new WebSocketRouteCounts();
   /** The steps' per-route state (a cache's answers, auth memos, circuits), kept across generations by step bucket. */
   readonly stepStates = new StepStates();
@@ -127,11 +130,17 @@ export class WorkerContext {
     installSecretBox(sealing === undefined ? null : new SecretBox(parseSealingKey(process.env[sealing])!));
     if (msg.generation) {
       this.current = buildRuntime(msg.generation.id, msg.generation.payload, this.deps, true);
+      this.servedPayload = msg.generation.payload;
       this.servedBuckets = stepBuckets(msg.generation.payload);
     }
     this.watchdog?.sync();
     this.currentTls = msg.generation?.payload.serverTls;
     return { traceId, seen };
+  }
+
+  /** Per-target meters of the served generation's targets only, its DNS addresses as found now (a removed address's series goes). */
+  private keepMeters(): void {
+    if (this.deps && this.servedPayload) this.deps.meters.keepOnly(servedKeys(expandGeneration(this.servedPayload, this.discovery.get)));
   }
 
   /** Builds the new generation off the hot path, then swaps one reference. */
@@ -153,7 +162,9 @@ export class WorkerContext {
     this.currentTls = payload.serverTls;
     this.server?.updateCertificates(payload.serverTls);
     if (prev) this.served.retire(prev);
-    this.deps!.meters.keepOnly(servedKeys(payload));
+    this.servedPayload = payload;
+    this.discovery.served(payload); // the sets only the generation before used go now, and the meters with them
+    this.keepMeters();
     // Steps the new generation no longer has (or has with other settings) drop their state; the old runtime's closures keep theirs until its requests end.
     this.servedBuckets = stepBuckets(payload);
     this.stepStates.keepOnly(this.servedBuckets);

@@ -22,6 +22,8 @@ export interface TestDns {
   zone: Zone;
   /** Queries answered so far, by `name/TYPE`. */
   queries: Map<string, number>;
+  /** While true the server reads queries and never answers (a resolver that hangs). */
+  hang: boolean;
   stop(): Promise<void>;
   /** Listens again on the same port (after stop). */
   start(): Promise<void>;
@@ -37,6 +39,7 @@ export async function startDns(t: TestContext): Promise<TestDns> {
     const s = dns2.createServer({
       udp: true,
       handle: (request: { questions: { name: string; type: number }[] }, send: (r: unknown) => void) => {
+        if (me.hang) return;
         const response = Packet.createResponseFromRequest(request);
         const [q] = request.questions;
         const name = q!.name.toLowerCase();
@@ -63,5 +66,6 @@ export async function startDns(t: TestContext): Promise<TestDns> {
     if (s) await s.close();
   };
   t.after(stop);
-  return { address: `127.0.0.1:${port}`, zone, queries, stop, start: listen };
+  const me: TestDns = { address: `127.0.0.1:${port}`, zone, queries, hang: false, stop, start: listen };
+  return me;
 }

@@ -84,3 +84,38 @@ test('an h2c cluster: a target that refused its session is held off the same way
   assert.equal(up.sessions.length, 1, 'the request went over HTTP/2');
   assert.deepEqual(pools.inFlight(), { [dead]: 0, [up.target]: 0 });
 });
+
+test('SRV priorities without health checks: a priority-10 target that refuses connections is held off and priority 20 serves, until the hold ends', async (t) => {
+  const { pools } = await cluster(t);
+  const [dead, live] = pools.spec.targets;
+  const spec = { ...pools.spec, targets: [dead!, live!], priorities: [10, 20] };
+  const tiers = new ClusterPools(spec, 'default/p', shared);
+  t.after(() => tiers.close());
+  const first = tiers.pick();
+  assert.equal(tiers.addressOf(first), dead, 'priority 10 first');
+  for (let i = 0; i < 3; i++) assert.equal(tiers.pick(), first, 'only priority 10 while it is not held off');
+  assert.equal(await get(first), 'ECONNREFUSED');
+  for (let i = 0; i < 4; i++) assert.equal(tiers.addressOf(tiers.pick()), live, `pick ${i}: priority 20 during the hold-off`);
+  await new Promise((r) => setTimeout(r, HOLD_OFF_MS + 50));
+  assert.equal(tiers.addressOf(tiers.pick()), dead, 'priority 10 again once the hold ends');
+});
+
+test('a DNS change keeps the hold-off of an address that stays', async (t) => {
+  const { pools } = await cluster(t);
+  const [dead, live] = pools.spec.targets;
+  const sets: Record<string, { hostPort: string }[]> = { s: [{ hostPort: dead! }, { hostPort: live! }] };
+  const discovery = { version: 1, get: (id: string) => sets[id] };
+  const dns = new ClusterPools({ ...pools.spec, targets: [], discover: [{ source: 's', name: 'x.test', type: 'A', scheme: 'http', port: 1 }] }, 'default/d', { ...shared, discovery });
+  t.after(() => dns.close());
+  const deadPool = dns.pick();
+  assert.equal(dns.addressOf(deadPool), dead);
+  assert.equal(await get(deadPool), 'ECONNREFUSED');
+  // A third address joins: the held-off one stays held off (and keeps its pool), the others serve.
+  sets.s = [{ hostPort: '127.0.0.1:1' }, { hostPort: dead! }, { hostPort: live! }];
+  discovery.version++;
+  shared.targetHealth.touch();
+  const picked = new Set<string>();
+  for (let i = 0; i < 6; i++) picked.add(dns.addressOf(dns.pick()));
+  assert.ok(!picked.has(dead!), `the held-off address was picked: ${[...picked].join(', ')}`);
+  assert.ok(dns.spec.targets.includes(dead!));
+});

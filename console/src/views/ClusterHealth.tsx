@@ -99,7 +99,7 @@ export function ClusterHealth({ tenant, name }: { tenant: string; name: string }
                   <td>{when(d.lastResolvedAt)}</td>
                   <td>{d.lastResult ?? '—'}</td>
                   <td>{d.addresses.join(', ') || '—'}</td>
-                  <td>{d.refused.map((r) => `${r.address} (${r.rule})`).join(', ') || '—'}</td>
+                  <td>{d.refused.map((r) => `${r.count} (${r.rule})`).join(', ') || '—'}</td>
                 </tr>
               ))}
             </Table>

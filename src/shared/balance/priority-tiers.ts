@@ -13,3 +13,20 @@ export function priorityDown(down: readonly boolean[], priorities: readonly numb
   if (best === Infinity) return [...down];
   return down.map((d, i) => d || priorities[i]! !== best);
 }
+
+/**
+ * With SRV priorities, a target a worker holds off after a failed connection counts as out
+ * until its hold ends (`heldUntil[i]`, Date.now() time; 0 not held), so a group that
+ * refuses connections hands over to the next without health checks. Marks them in `down`
+ * and answers when the first such hold ends (0: none), when the groups are worked out again.
+ */
+export function holdOffDown(down: boolean[], heldUntil: readonly number[], now: number): number {
+  let until = 0;
+  down.forEach((d, i) => {
+    const h = heldUntil[i]!;
+    if (d || h <= now) return;
+    down[i] = true;
+    if (until === 0 || h < until) until = h;
+  });
+  return until;
+}

@@ -38,6 +38,10 @@ export class RendezvousHash implements TargetChoice {
     this.inverseWeights = Float64Array.from(weights, (w) => 1 / w);
   }
 
+  carry(prev: TargetChoice, from: readonly number[]): void {
+    if (prev instanceof RendezvousHash) this.fallback.carry?.(prev.fallback, from);
+  }
+
   choose(key: string | null, usable: (i: number) => boolean): number {
     if (key === null) return this.fallback.choose(null, usable);
     const k = hash32(key);

@@ -9,6 +9,8 @@ import { WeightedRoundRobin } from './weighted-round-robin.js';
  */
 export interface TargetChoice {
   choose(key: string | null, usable: (i: number) => boolean): number;
+  /** The targets changed (DNS): target i was `from[i]` in `prev` (-1: new), whose running scores it keeps. */
+  carry?(prev: TargetChoice, from: readonly number[]): void;
 }
 
 /** The cluster's balancing, built once per generation; null for plain round robin (the pools' own fast path). */

@@ -11,6 +11,13 @@ export class WeightedRoundRobin implements TargetChoice {
     this.score = weights.map(() => 0);
   }
 
+  carry(prev: TargetChoice, from: readonly number[]): void {
+    if (!(prev instanceof WeightedRoundRobin)) return;
+    from.forEach((j, i) => {
+      if (j >= 0) this.score[i] = prev.score[j] ?? 0;
+    });
+  }
+
   choose(_key: string | null, usable: (i: number) => boolean): number {
     let best = -1;
     let total = 0;

@@ -5,24 +5,24 @@ const RESULTS = ['ok', 'error'] as const;
 type Result = (typeof RESULTS)[number];
 const STATES: readonly DiscoveryState[] = ['pending', 'ok', 'fail-static'];
 
-/** The discovery families: resolutions by result (counted since the supervisor started), and each name's addresses and state now. */
+/**
+ * The discovery families: resolutions by result (counted since the name was first served;
+ * a name several targets of a tenant write is asked once, and each target shows its count),
+ * and each target's addresses and state now.
+ */
 export class DiscoveryMetrics {
-  private readonly counts = new Map<string, Record<Result, number>>();
-
-  count(id: string, result: Result): void {
-    let c = this.counts.get(id);
-    if (!c) this.counts.set(id, (c = { ok: 0, error: 0 }));
-    c[result]++;
-  }
-
-  forget(id: string): void {
-    this.counts.delete(id);
-  }
-
-  write(out: Exposition, names: readonly { spec: DiscoverySource; state: DiscoveryState; addresses: number }[]): void {
+  write(out: Exposition, targets: readonly { spec: DiscoverySource; state: DiscoveryState; addresses: number; counts: Record<Result, number> }[]): void {
+    // One series per cluster, name and type: a cluster writing one name with two ports shares its resolutions and sums its addresses.
+    const byLabels = new Map<string, (typeof targets)[number]>();
+    for (const t of targets) {
+      const k = `${t.spec.tenant}/${t.spec.cluster}|${t.spec.type}|${t.spec.name}`;
+      const have = byLabels.get(k);
+      byLabels.set(k, have ? { ...have, addresses: have.addresses + t.addresses } : t);
+    }
+    const names = [...byLabels.values()];
     const labels = (s: DiscoverySource) => ({ tenant: s.tenant, cluster: s.cluster, name: s.name, type: s.type });
     out.family('switchyard_discovery_resolutions_total', 'counter', 'DNS resolutions of a cluster target name by the supervisor, by result: ok, error (NXDOMAIN, no records, timeout, server failure).');
-    for (const n of names) for (const r of RESULTS) out.sample('switchyard_discovery_resolutions_total', { ...labels(n.spec), result: r }, this.counts.get(n.spec.id)?.[r] ?? 0);
+    for (const n of names) for (const r of RESULTS) out.sample('switchyard_discovery_resolutions_total', { ...labels(n.spec), result: r }, n.counts[r]);
     out.family('switchyard_discovery_addresses', 'gauge', 'Addresses a DNS name gives its cluster now (after the upstream allow-list).');
     for (const n of names) out.sample('switchyard_discovery_addresses', labels(n.spec), n.addresses);
     out.family('switchyard_discovery_state', 'gauge', "A DNS name's state (1 for the current one): pending (never resolved), ok, fail-static (the last resolution failed; the last addresses serve).");

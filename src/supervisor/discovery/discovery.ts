@@ -1,92 +1,102 @@
-import type { Resolver } from 'node:dns/promises';
 import type { CompiledCluster, CompiledGeneration } from '../../contracts/generation.js';
-import type { DiscoveredAddress, DiscoverySet, DiscoverySource, DiscoveryState, DiscoveryStatus } from '../../contracts/discovery.js';
+import type { DiscoveredAddress, DiscoverySet, DiscoverySource, DiscoveryStatus } from '../../contracts/discovery.js';
 import type { ToWorker } from '../../contracts/ipc.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Exposition } from '../../shared/metrics-exposition.js';
 import type { UpstreamGuard } from '../../shared/upstream-guard.js';
 import { expandCluster, expandGeneration } from '../../shared/discovery-targets.js';
-import { answeredHostPort, queryDns, type Answer } from './dns-query.js';
-import { refreshSeconds, retrySeconds } from './refresh-delay.js';
+import { queryDns, type Answer, type DnsClient, type DnsQuestion } from './dns-query.js';
 import { addressDiff, sameAddresses, sortedAddresses } from './address-set.js';
+import { selectAddresses } from './address-order.js';
 import { DiscoveryMetrics } from './discovery-metrics.js';
-
-/** What a name is, between resolutions. */
-interface Name {
-  spec: DiscoverySource;
-  state: DiscoveryState;
-  /** What the workers use: the last good answer's addresses the upstream policy allowed. */
-  addresses: DiscoveredAddress[];
-  refused: { address: string; rule: string }[];
-  version: number;
-  lastAt: number | null;
-  lastResult: string | null;
-  nextAt: number | null;
-  timer: NodeJS.Timeout | null;
-  /** The last failure's code logged (null: the last resolution succeeded): one line per transition. */
-  failing: string | null;
-  stopped: boolean;
-}
+import { DnsName } from './dns-name.js';
+import { sourceStatus } from './discovery-status.js';
+import type { Source } from './discovery-source.js';
 
 export interface DiscoveryOptions {
-  resolver: Resolver;
+  resolver: DnsClient;
   /** Every address is checked against the tenant's upstream policy (worker.json `upstreams`). */
   guard: UpstreamGuard;
   /** To every worker with a process (starting ones included). */
   pushAll: (msg: ToWorker) => void;
-  /** The served generation with its DNS clusters expanded, whenever its addresses change (the health checks and outlier ejection follow it). */
+  /** The served generation with its DNS clusters expanded, whenever its addresses change (health checks, outlier ejection and the metrics' series follow it). */
   expanded: (gen: CompiledGeneration | null) => void;
   log: Logger;
   /** The DNS query (tests replace it). */
-  query?: (resolver: Resolver, s: DiscoverySource) => Promise<Answer>;
+  query?: (resolver: DnsClient, q: DnsQuestion, accept: (ip: string, port: number) => boolean) => Promise<Answer>;
 }
 
+const nameKey = (s: DiscoverySource): string => `${s.tenant}|${s.type}|${s.name}`;
+
+/** How long a name no served generation lists keeps its last answer: a publish that names it again within it (a cluster moved to fixed targets and back, a rollback) serves at once. */
+export const DISCOVERY_KEEP_STOPPED_MS = 60_000;
+
 /**
- * The node's DNS discovery (docs/design.md "DNS discovery"): each name the served generation
- * lists (`discoverySources`) resolved here once for the node, never per worker, again after
- * its refreshSeconds or its records' TTL (refresh-delay.ts), each address checked against the
- * tenant's upstream policy, and a changed set pushed to every worker (`discovery`; init
- * carries all). A name that stops resolving keeps its last good set (fail static) and is
- * asked again every few seconds; each transition is logged once.
+ * The node's DNS discovery (docs/design.md "DNS discovery"): each name+type a tenant's
+ * served clusters write resolved here once for the node (dns-name.ts), never per worker or
+ * per cluster; each source (a cluster's target: the name with its port) takes the answer
+ * through the tenant's upstream policy and the address cap, and a changed set is pushed to
+ * every worker (`discovery`; init carries all). A publish that keeps a name (another port,
+ * a renamed cluster) derives the new sources from its last good answer at once. Sets of
+ * sources a publish drops are not withdrawn here: each worker drops them when it swaps to
+ * a generation that no longer names them (the one it serves until then still does).
  */
 export class Discovery {
-  private readonly names = new Map<string, Name>();
+  private readonly names = new Map<string, DnsName>();
+  /** Names stopped within DISCOVERY_KEEP_STOPPED_MS, with their last answer. */
+  private readonly stopped = new Map<string, DnsName>();
+  private readonly sources = new Map<string, Source>();
   private gen: CompiledGeneration | null = null;
   private version = 0;
   private readonly metrics = new DiscoveryMetrics();
-  private readonly query: (resolver: Resolver, s: DiscoverySource) => Promise<Answer>;
+  private readonly query: NonNullable<DiscoveryOptions['query']>;
 
   constructor(private readonly o: DiscoveryOptions) {
     this.query = o.query ?? queryDns;
   }
 
-  readonly get = (source: string): readonly DiscoveredAddress[] | undefined => this.names.get(source)?.addresses;
+  readonly get = (source: string): readonly DiscoveredAddress[] | undefined => this.sources.get(source)?.addresses;
 
-  /** The generation served now: new names are resolved at once, the ones it no longer lists go. */
+  /** The generation served now: new names are resolved at once, the ones it no longer lists stop. */
   serve(gen: CompiledGeneration | null): void {
     this.gen = gen;
     const specs = gen?.discoverySources ?? [];
     const listed = new Set(specs.map((s) => s.id));
-    const dropped: string[] = [];
-    for (const [id, n] of this.names) {
-      if (listed.has(id)) continue;
-      this.clear(n);
-      n.stopped = true;
-      this.names.delete(id);
-      this.metrics.forget(id);
-      dropped.push(id);
-    }
-    if (dropped.length) this.o.pushAll({ type: 'discovery', sets: [], dropped });
+    for (const id of this.sources.keys()) if (!listed.has(id)) this.sources.delete(id);
+    const refresh = new Map<string, number | undefined>();
+    const started: DnsName[] = [];
+    const derived: DiscoverySet[] = [];
     for (const spec of specs) {
-      const have = this.names.get(spec.id);
+      const key = nameKey(spec);
+      const written = refresh.has(key) ? min(refresh.get(key), spec.refreshSeconds) : spec.refreshSeconds;
+      refresh.set(key, written);
+      let name = this.names.get(key);
+      if (!name) {
+        name = this.stopped.get(key) ?? this.newName(spec, written);
+        this.stopped.delete(key);
+        this.names.set(key, name);
+        started.push(name);
+      }
+      const have = this.sources.get(spec.id);
       if (have) {
         have.spec = spec;
         continue;
       }
-      const n: Name = { spec, state: 'pending', addresses: [], refused: [], version: 0, lastAt: null, lastResult: null, nextAt: null, timer: null, failing: null, stopped: false };
-      this.names.set(spec.id, n);
-      void this.resolve(n);
+      const source: Source = { spec, name, addresses: [], refused: [], version: 0 };
+      this.sources.set(spec.id, source);
+      // The name is known already (another port, another cluster, a renamed one): its last good answer serves at once.
+      if (name.answer && this.derive(source)) derived.push(setOf(source));
     }
+    for (const [key, name] of this.names) {
+      if (!refresh.has(key)) {
+        name.stop();
+        this.names.delete(key);
+        this.stopped.set(key, name);
+      } else name.setRefresh(refresh.get(key));
+    }
+    for (const [key, name] of this.stopped) if (Date.now() - name.stoppedAt! > DISCOVERY_KEEP_STOPPED_MS) this.stopped.delete(key);
+    if (derived.length) this.o.pushAll({ type: 'discovery', sets: derived });
+    for (const name of started) name.start();
     this.o.expanded(this.expand(gen));
   }
 
@@ -102,115 +112,66 @@ export class Discovery {
     return expandCluster(spec, this.get);
   }
 
-  /** Every name's set (what a starting worker gets with init). */
+  /** Every source's set (what a starting worker gets with init). */
   sets(): DiscoverySet[] {
-    return [...this.names.values()].map(setOf);
+    return [...this.sources.values()].map(setOf);
   }
 
-  /** The names of cluster `clusterKey` (`tenant/name`) with their last resolution. */
+  /** The DNS targets of cluster `clusterKey` (`tenant/name`) with their name's last resolution (discovery-status.ts). */
   status(clusterKey: string): DiscoveryStatus[] {
-    const out: DiscoveryStatus[] = [];
-    for (const n of this.names.values()) {
-      if (`${n.spec.tenant}/${n.spec.cluster}` !== clusterKey) continue;
-      out.push({
-        name: n.spec.name,
-        type: n.spec.type,
-        port: n.spec.port ?? null,
-        state: n.state,
-        lastResolvedAt: iso(n.lastAt),
-        lastResult: n.lastResult,
-        addresses: n.addresses.map((a) => a.hostPort),
-        refused: n.refused,
-        nextAt: iso(n.nextAt),
-      });
-    }
-    return out;
+    return [...this.sources.values()].filter((s) => `${s.spec.tenant}/${s.spec.cluster}` === clusterKey).map(sourceStatus);
   }
 
   /** switchyard_discovery_resolutions_total, switchyard_discovery_addresses, switchyard_discovery_state. */
   write(out: Exposition): void {
-    this.metrics.write(out, [...this.names.values()].map((n) => ({ spec: n.spec, state: n.state, addresses: n.addresses.length })));
+    this.metrics.write(out, [...this.sources.values()].map((s) => ({ spec: s.spec, state: s.name.state, addresses: s.addresses.length, counts: s.name.counts })));
   }
 
   stop(): void {
-    for (const n of this.names.values()) {
-      this.clear(n);
-      n.stopped = true;
-    }
+    for (const n of this.names.values()) n.stop();
   }
 
-  private async resolve(n: Name): Promise<void> {
-    n.timer = null;
-    let answer: Answer;
-    try {
-      answer = await this.query(this.o.resolver, n.spec);
-    } catch (err) {
-      if (!n.stopped) this.failed(n, err as NodeJS.ErrnoException);
-      return;
-    }
-    if (!n.stopped) this.answered(n, answer);
+  private newName(spec: DiscoverySource, refresh: number | undefined): DnsName {
+    const { tenant, name, type } = spec;
+    const accept = (ip: string, port: number) => this.o.guard.refusal(tenant, ip, port) === null;
+    const dnsName: DnsName = new DnsName(tenant, name, type, refresh, {
+      query: () => this.query(this.o.resolver, { name, type }, accept),
+      answered: () => this.answered(dnsName),
+      clusters: () => [...new Set(this.sourcesOf(dnsName).map((s) => s.spec.cluster))],
+      log: this.o.log,
+    });
+    return dnsName;
   }
 
-  private answered(n: Name, answer: Answer): void {
-    const { tenant, cluster, name } = n.spec;
-    const allowed: DiscoveredAddress[] = [];
-    const refused: { address: string; rule: string }[] = [];
-    for (const a of answer.addresses) {
-      const hostPort = answeredHostPort(a);
-      const rule = this.o.guard.refusal(tenant, a.ip, a.port);
-      if (rule !== null) refused.push({ address: hostPort, rule });
-      else allowed.push({ hostPort, ...(a.weight !== undefined ? { weight: a.weight } : {}), ...(a.priority !== undefined ? { priority: a.priority } : {}) });
-    }
-    // Each refused address is logged when it first appears in an answer, not at every refresh.
-    const before = new Set(n.refused.map((r) => r.address));
+  private sourcesOf(name: DnsName): Source[] {
+    return [...this.sources.values()].filter((s) => s.name === name);
+  }
+
+  /** A good answer: every source of the name takes it; the sets that changed go to the workers in one message. */
+  private answered(name: DnsName): void {
+    const changed = this.sourcesOf(name).filter((s) => this.derive(s));
+    if (!changed.length) return;
+    this.o.pushAll({ type: 'discovery', sets: changed.map(setOf) });
+    if (this.gen) this.o.expanded(this.expand(this.gen));
+  }
+
+  /** The source's set from its name's last good answer; true when it changed (or is the first). */
+  private derive(s: Source): boolean {
+    const { tenant, cluster, name, type } = s.spec;
+    const { allowed, refused } = selectAddresses(s.name.answer?.addresses ?? [], s.spec.port, (ip, port) => this.o.guard.refusal(tenant, ip, port));
+    // Each refused address is logged when it first appears in an answer, not at every refresh; only the node log names it.
+    const before = new Set(s.refused.map((r) => r.address));
     for (const r of refused) if (!before.has(r.address)) this.o.log.warn({ tenant, cluster, name, address: r.address, rule: r.rule }, 'DNS discovery: a resolved address is refused by the upstream policy; not used');
-    n.refused = refused;
-    n.lastAt = Date.now();
-    n.lastResult = 'ok';
-    this.metrics.count(n.spec.id, 'ok');
-    if (n.failing !== null && n.state === 'fail-static') this.o.log.info({ tenant, cluster, name }, 'DNS discovery: the name resolves again');
-    n.failing = null;
-    n.state = 'ok';
+    s.refused = refused;
     const next = sortedAddresses(allowed);
-    if (n.version === 0 || !sameAddresses(n.addresses, next)) {
-      const { added, removed } = addressDiff(n.addresses, next);
-      n.addresses = next;
-      n.version = ++this.version;
-      this.o.log.info({ tenant, cluster, name, type: n.spec.type, added, removed, addresses: next.map((a) => a.hostPort) }, 'DNS discovery: the addresses changed');
-      this.o.pushAll({ type: 'discovery', sets: [setOf(n)] });
-      if (this.gen) this.o.expanded(this.expand(this.gen));
-    }
-    this.schedule(n, refreshSeconds(n.spec.refreshSeconds, answer.ttls));
-  }
-
-  private failed(n: Name, err: NodeJS.ErrnoException): void {
-    const { tenant, cluster, name } = n.spec;
-    const code = err.code ?? err.message;
-    n.lastAt = Date.now();
-    n.lastResult = code;
-    this.metrics.count(n.spec.id, 'error');
-    if (n.state === 'ok') n.state = 'fail-static';
-    if (n.failing === null) {
-      const line = { tenant, cluster, name, type: n.spec.type, error: code, addresses: n.addresses.map((a) => a.hostPort) };
-      if (n.state === 'fail-static') this.o.log.warn(line, 'DNS discovery: the name does not resolve; the last addresses keep serving (fail static)');
-      else this.o.log.warn(line, 'DNS discovery: the name does not resolve yet; the cluster has no address from it (503 Svc.Data.NoTargets without others)');
-    }
-    n.failing = code;
-    this.schedule(n, retrySeconds(n.spec.refreshSeconds));
-  }
-
-  private schedule(n: Name, seconds: number): void {
-    this.clear(n);
-    n.nextAt = Date.now() + seconds * 1000;
-    n.timer = setTimeout(() => void this.resolve(n), seconds * 1000);
-    n.timer.unref();
-  }
-
-  private clear(n: Name): void {
-    if (n.timer) clearTimeout(n.timer);
-    n.timer = null;
+    if (s.version !== 0 && sameAddresses(s.addresses, next)) return false;
+    const { added, removed } = addressDiff(s.addresses, next);
+    s.addresses = next;
+    s.version = ++this.version;
+    this.o.log.info({ tenant, cluster, name, type, added, removed, addresses: next.map((a) => a.hostPort) }, 'DNS discovery: the addresses changed');
+    return true;
   }
 }
 
-const setOf = (n: Name): DiscoverySet => ({ id: n.spec.id, version: n.version, addresses: n.addresses });
-const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+const setOf = (s: Source): DiscoverySet => ({ id: s.spec.id, version: s.version, addresses: s.addresses });
+const min = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
