@@ -15,8 +15,12 @@ export function impactWarnings(routes: readonly CompiledRoute[], rows: readonly 
 
 function shadowed(routes: readonly CompiledRoute[]): CompileIssue[] {
   const out: CompileIssue[] = [];
+  // A winner's prefix starts the route's, as written or lowercased (as covers compares): that cheap test first, so 500 routes' pairs stay a few ms.
+  const lower = routes.map((r) => r.pathPrefix.toLowerCase());
+  const starts = (i: number, j: number) => routes[i]!.pathPrefix.startsWith(routes[j]!.pathPrefix) || lower[i]!.startsWith(lower[j]!);
   routes.forEach((r, i) => {
-    const winner = routes.slice(0, i).find((s) => covers(s, r));
+    let winner: CompiledRoute | undefined;
+    for (let j = 0; j < i && !winner; j++) if (starts(i, j) && covers(routes[j]!, r)) winner = routes[j];
     if (!winner) return;
     out.push({
       kind: 'route',
@@ -32,9 +36,9 @@ function shadowed(routes: readonly CompiledRoute[]): CompileIssue[] {
 /** Whether every request `r` matches is matched by `s` too (hosts, methods, prefix and its case). */
 export function covers(s: CompiledRoute, r: CompiledRoute): boolean {
   const prefix = s.caseSensitive ? r.caseSensitive && r.pathPrefix.startsWith(s.pathPrefix) : r.pathPrefix.toLowerCase().startsWith(s.pathPrefix.toLowerCase());
-  const hosts = s.hosts === null || (r.hosts !== null && r.hosts.every((h) => s.hosts!.some((p) => coversHost(p, h))));
+  if (!prefix) return false;
   const methods = s.methods === null || (r.methods !== null && r.methods.every((m) => s.methods!.includes(m)));
-  return prefix && hosts && methods;
+  return methods && (s.hosts === null || (r.hosts !== null && r.hosts.every((h) => s.hosts!.some((p) => coversHost(p, h)))));
 }
 
 function unusedClusters(routes: readonly CompiledRoute[], rows: readonly EntityRow[]): CompileIssue[] {
