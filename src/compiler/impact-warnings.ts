@@ -15,12 +15,26 @@ export function impactWarnings(routes: readonly CompiledRoute[], rows: readonly 
 
 function shadowed(routes: readonly CompiledRoute[]): CompileIssue[] {
   const out: CompileIssue[] = [];
-  // A winner's prefix starts the route's, as written or lowercased (as covers compares): that cheap test first, so 500 routes' pairs stay a few ms.
+  // A winner's prefix starts the route's, as written or lowercased (as covers compares): only
+  // routes whose prefix is one of the route's own leading slices are compared, not every pair.
+  const byPrefix = new Map<string, number[]>();
+  const index = (key: string, i: number) => {
+    const at = byPrefix.get(key);
+    if (!at) byPrefix.set(key, [i]);
+    else if (at[at.length - 1] !== i) at.push(i);
+  };
   const lower = routes.map((r) => r.pathPrefix.toLowerCase());
-  const starts = (i: number, j: number) => routes[i]!.pathPrefix.startsWith(routes[j]!.pathPrefix) || lower[i]!.startsWith(lower[j]!);
   routes.forEach((r, i) => {
-    let winner: CompiledRoute | undefined;
-    for (let j = 0; j < i && !winner; j++) if (starts(i, j) && covers(routes[j]!, r)) winner = routes[j];
+    index(`=${r.pathPrefix}`, i);
+    index(`~${lower[i]}`, i);
+  });
+  routes.forEach((r, i) => {
+    const candidates: number[] = [];
+    for (let k = 0; k <= r.pathPrefix.length; k++) for (const j of byPrefix.get(`=${r.pathPrefix.slice(0, k)}`) ?? []) if (j < i) candidates.push(j);
+    for (let k = 0; k <= lower[i]!.length; k++) for (const j of byPrefix.get(`~${lower[i]!.slice(0, k)}`) ?? []) if (j < i) candidates.push(j);
+    candidates.sort((a, b) => a - b);
+    const w = candidates.find((j) => covers(routes[j]!, r));
+    const winner = w === undefined ? undefined : routes[w];
     if (!winner) return;
     out.push({
       kind: 'route',
