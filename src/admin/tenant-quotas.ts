@@ -1,17 +1,13 @@
 import { SvcError } from '../shared/errors.js';
+import { QuotaRoom, type QuotaLimits } from './quota-room.js';
+import { Slicer } from '../shared/cpu-slices.js';
 import { TokenBucket } from '../shared/token-bucket.js';
 import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import type { EntityRepo } from '../store/entity-repo.js';
 import type { Kind } from '../contracts/entities.js';
 import type { StoreDb } from '../contracts/store-db.js';
 
-export interface QuotaLimits {
-  entities: number;
-  documentBytes: number;
-  totalBytes: number;
-  publishesPerMinute: number;
-  dryRunsPerMinute: number;
-}
+export type { QuotaLimits } from './quota-room.js';
 
 /**
  * Per-tenant quotas, so one tenant cannot fill the volume or keep the supervisor compiling.
@@ -43,24 +39,38 @@ export class TenantQuotas {
   setDraft(tenant: string, kind: Kind, name: string, doc: unknown): Promise<void> {
     const q = this.limits(tenant);
     const bytes = Buffer.byteLength(JSON.stringify(doc));
-    if (bytes > q.documentBytes) {
-      throw new SvcError('Svc.Quota.DocumentTooLarge', `The ${kind} document is ${bytes} bytes; tenant ${tenant} may store documents of at most ${q.documentBytes} bytes`, {
-        limit: q.documentBytes,
-        actual: bytes,
-      });
-    }
+    QuotaRoom.documentFits(tenant, q, kind, bytes);
     return this.db.transaction(async () => {
       await this.db.lockTenant(tenant);
       const u = await this.entities.usage(tenant, kind, name);
-      // A write that does not grow a measure passes even over a lowered limit: a tenant can always shrink.
-      if (u.self === null && u.others.entities + 1 > q.entities) {
-        throw new SvcError('Svc.Quota.Entities', `Tenant ${tenant} has ${u.others.entities} entities; its quota is ${q.entities}`, { limit: q.entities, actual: u.others.entities });
-      }
-      const total = u.others.bytes + bytes;
-      if (total > q.totalBytes && bytes > (u.self ?? 0)) {
-        throw new SvcError('Svc.Quota.Bytes', `Tenant ${tenant} would store ${total} bytes of documents; its quota is ${q.totalBytes}`, { limit: q.totalBytes, actual: total });
-      }
+      const own = new Map(u.self === null ? [] : [[`${kind}/${name}`, u.self]]);
+      new QuotaRoom(tenant, q, own, u.others).admit(kind, name, bytes);
       await this.entities.setDraft(tenant, kind, name, doc);
+    });
+  }
+
+  /**
+   * Stores many drafts (a sync's, in its order) as setDraft would one after another, with one
+   * lock, one read of the tenant's usage and a few multi-row writes: each draft is checked in
+   * memory counting the ones before it, and the first that would pass a limit throws that
+   * error (the same code and numbers) before anything of the batch is written.
+   */
+  setDrafts(tenant: string, drafts: readonly { kind: Kind; name: string; doc: unknown }[]): Promise<void> {
+    const q = this.limits(tenant);
+    return this.db.transaction(async () => {
+      await this.db.lockTenant(tenant);
+      const room = new QuotaRoom(tenant, q, await this.entities.sizes(tenant));
+      const slicer = new Slicer();
+      const rows = [];
+      for (const d of drafts) {
+        const text = JSON.stringify(d.doc);
+        const bytes = Buffer.byteLength(text);
+        QuotaRoom.documentFits(tenant, q, d.kind, bytes);
+        room.admit(d.kind, d.name, bytes);
+        rows.push({ kind: d.kind, name: d.name, text });
+        await slicer.check();
+      }
+      await this.entities.setDrafts(tenant, rows);
     });
   }
 

@@ -15,8 +15,26 @@ export function impactWarnings(routes: readonly CompiledRoute[], rows: readonly 
 
 function shadowed(routes: readonly CompiledRoute[]): CompileIssue[] {
   const out: CompileIssue[] = [];
+  // A winner's prefix starts the route's, as written or lowercased (as covers compares): only
+  // routes whose prefix is one of the route's own leading slices are compared, not every pair.
+  const byPrefix = new Map<string, number[]>();
+  const index = (key: string, i: number) => {
+    const at = byPrefix.get(key);
+    if (!at) byPrefix.set(key, [i]);
+    else if (at[at.length - 1] !== i) at.push(i);
+  };
+  const lower = routes.map((r) => r.pathPrefix.toLowerCase());
   routes.forEach((r, i) => {
-    const winner = routes.slice(0, i).find((s) => covers(s, r));
+    index(`=${r.pathPrefix}`, i);
+    index(`~${lower[i]}`, i);
+  });
+  routes.forEach((r, i) => {
+    const candidates: number[] = [];
+    for (let k = 0; k <= r.pathPrefix.length; k++) for (const j of byPrefix.get(`=${r.pathPrefix.slice(0, k)}`) ?? []) if (j < i) candidates.push(j);
+    for (let k = 0; k <= lower[i]!.length; k++) for (const j of byPrefix.get(`~${lower[i]!.slice(0, k)}`) ?? []) if (j < i) candidates.push(j);
+    candidates.sort((a, b) => a - b);
+    const w = candidates.find((j) => covers(routes[j]!, r));
+    const winner = w === undefined ? undefined : routes[w];
     if (!winner) return;
     out.push({
       kind: 'route',
@@ -32,9 +50,9 @@ function shadowed(routes: readonly CompiledRoute[]): CompileIssue[] {
 /** Whether every request `r` matches is matched by `s` too (hosts, methods, prefix and its case). */
 export function covers(s: CompiledRoute, r: CompiledRoute): boolean {
   const prefix = s.caseSensitive ? r.caseSensitive && r.pathPrefix.startsWith(s.pathPrefix) : r.pathPrefix.toLowerCase().startsWith(s.pathPrefix.toLowerCase());
-  const hosts = s.hosts === null || (r.hosts !== null && r.hosts.every((h) => s.hosts!.some((p) => coversHost(p, h))));
+  if (!prefix) return false;
   const methods = s.methods === null || (r.methods !== null && r.methods.every((m) => s.methods!.includes(m)));
-  return prefix && hosts && methods;
+  return methods && (s.hosts === null || (r.hosts !== null && r.hosts.every((h) => s.hosts!.some((p) => coversHost(p, h)))));
 }
 
 function unusedClusters(routes: readonly CompiledRoute[], rows: readonly EntityRow[]): CompileIssue[] {

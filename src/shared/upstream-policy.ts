@@ -83,7 +83,18 @@ export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => Upstre
     const deny = [...rules.deny, ...(extra?.deny ?? [])].map((cidr) => ({ cidr, match: cidrMatcher([cidr]) }));
     const allow = cidrMatcher([...rules.allow, ...(extra?.allow ?? [])]);
     const restricted = tenant !== OPERATOR_TENANT;
-    return (raw, port) => {
+    // A compile checks every target of every cluster, mostly the same few: each answered once (bounded).
+    const seen = new Map<string, string | null>();
+    const memo: UpstreamCheck = (raw, port) => {
+      const key = `${raw} ${port}`;
+      let r = seen.get(key);
+      if (r === undefined) {
+        if (seen.size >= 4096) seen.clear();
+        seen.set(key, (r = decide(raw, port)));
+      }
+      return r;
+    };
+    const decide: UpstreamCheck = (raw, port) => {
       const ip = canonicalIp(raw.startsWith('[') ? raw.slice(1, -1) : raw);
       if (ip === null) return `${raw} is not an IP address`;
       const own = adminPort(ip, port) ?? dataPort(ip, port);
@@ -94,6 +105,7 @@ export function upstreamPolicy(rules: UpstreamRules): (tenant: string) => Upstre
       const r = ranges.find((b) => b.match(ip));
       return r ? `${r.what} ${r.cidr}: refused to tenants other than default unless upstreams.allow lists it` : null;
     };
+    return memo;
   };
   return (tenant) => {
     let c = cache.get(tenant);

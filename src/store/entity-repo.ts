@@ -1,6 +1,7 @@
 import type { Db } from './volume.js';
 import type { Kind } from '../contracts/entities.js';
 import type { DraftRow, EntityRow } from '../contracts/entities.js';
+import { clearConsumed, insertPublished, stageDeletes, upsertDrafts, type DraftText } from './entity-batch.js';
 
 export interface EntityView {
   tenant: string;
@@ -33,6 +34,16 @@ export class EntityRepo {
     return true;
   }
 
+  /** Many drafts (their JSON texts) in a few statements: a sync's writes. */
+  setDrafts(tenant: string, rows: readonly DraftText[], now = Date.now()): Promise<void> {
+    return upsertDrafts(this.db, tenant, rows, now);
+  }
+
+  /** Many removals staged at once (as stageDelete each); returns the kind/name keys that had something to remove. */
+  stageDeletes(tenant: string, keys: readonly { kind: Kind; name: string }[], now = Date.now()): Promise<Set<string>> {
+    return stageDeletes(this.db, tenant, keys, now);
+  }
+
   private async setDraftRaw(tenant: string, kind: Kind, name: string, doc: string | null, now: number): Promise<void> {
     await this.db
       .prepare(
@@ -61,6 +72,22 @@ export class EntityRepo {
     const others = rows.find((r) => r.self === 0);
     const self = rows.find((r) => r.self === 1);
     return { others: { entities: others?.n ?? 0, bytes: others?.bytes ?? 0 }, self: self ? self.bytes : null };
+  }
+
+  /**
+   * Each entity of the tenant's configuration as its next publish would make it, with its
+   * document's bytes, by kind/name key: what `usage` counts, for a batch checked in memory.
+   */
+  async sizes(tenant: string): Promise<Map<string, number>> {
+    const rows = (await this.db
+      .prepare(
+        `SELECT kind, name, octet_length(doc) AS len FROM entity_draft WHERE tenant = ? AND doc IS NOT NULL
+         UNION ALL
+         SELECT kind, name, octet_length(doc) FROM entity_published p WHERE tenant = ?
+           AND NOT EXISTS (SELECT 1 FROM entity_draft d WHERE d.tenant = p.tenant AND d.kind = p.kind AND d.name = p.name)`,
+      )
+      .all(tenant, tenant)) as { kind: string; name: string; len: number }[];
+    return new Map(rows.map((r) => [`${r.kind}/${r.name}`, Number(r.len)]));
   }
 
   async get(tenant: string, kind: Kind, name: string): Promise<EntityView | null> {
@@ -118,16 +145,14 @@ export class EntityRepo {
       ),
     );
     await this.db.prepare('DELETE FROM entity_published WHERE tenant = ?').run(tenant);
-    const insert = this.db.prepare('INSERT INTO entity_published (tenant, kind, name, doc, generation) VALUES (?, ?, ?, ?, ?)');
-    for (const e of entities) {
-      if (e.tenant !== tenant) continue;
-      const key = `${e.kind}/${e.name}`;
-      await insert.run(tenant, e.kind, e.name, JSON.stringify(e.doc), changed.has(key) ? generation : (prior.get(key) ?? generation));
-    }
-    if (consumed) {
-      const clear = this.db.prepare('DELETE FROM entity_draft WHERE tenant = ? AND kind = ? AND name = ? AND updated_at = ? AND doc IS NOT DISTINCT FROM ?');
-      for (const d of consumed) if (d.stored) await clear.run(tenant, d.kind, d.name, d.stored.updatedAt, d.stored.text);
-    }
+    const rows = entities
+      .filter((e) => e.tenant === tenant)
+      .map((e) => {
+        const key = `${e.kind}/${e.name}`;
+        return { kind: e.kind, name: e.name, text: JSON.stringify(e.doc), generation: changed.has(key) ? generation : (prior.get(key) ?? generation) };
+      });
+    await insertPublished(this.db, tenant, rows);
+    if (consumed) await clearConsumed(this.db, tenant, consumed);
     // A staged delete of something no longer published (a rollback removed it) stages nothing.
     else {
       await this.db

@@ -6,8 +6,9 @@ import { sealCertKey, WRITE_ONLY } from '../cert-at-rest.js';
 import { resolveKeys } from '../state/cert-keys.js';
 import { accessDenial } from '../authorize.js';
 import { operationById } from '../contract.js';
-import { entityKey, parseState, stateDocument, type StateEntity } from '../state/state-document.js';
-import { planState, type Plan } from '../state/state-plan.js';
+import { entityKey, parseStateSteps, stateDocument, type StateEntity } from '../state/state-document.js';
+import { planStateSteps, type Plan } from '../state/state-plan.js';
+import { runSliced } from '../../shared/cpu-slices.js';
 import type { CertDoc } from '../../compiler/documents.js';
 import type { Kind } from '../../contracts/entities.js';
 
@@ -37,18 +38,23 @@ const againstOf = (v: unknown): Against => {
 /** A cert's private key is never shown: the stored one as "(write-only)". */
 const masked = (e: StateEntity): StateEntity => (e.kind === 'cert' ? { ...e, doc: { ...e.doc, privateKey: WRITE_ONLY } } : e);
 
-/** The plan of applying `body.state`; private keys never appear in its field changes. */
-async function planOf(services: Services, tenant: string, state: unknown, against: Against, prune: boolean): Promise<{ plan: Plan; desired: StateEntity[] }> {
-  const parsed = parseState(state, tenant);
+/** The entities of `body.state`, checked once per call and in slices (a sync plans twice with them). */
+async function entitiesOf(state: unknown, tenant: string): Promise<StateEntity[]> {
+  const parsed = await runSliced(parseStateSteps(state, tenant));
   if (!parsed.ok) {
     const first = parsed.errors[0]!;
     throw new SvcError('Svc.Config.Invalid', `Invalid state document at ${first.path || '/'}: ${first.message}`, { errors: parsed.errors });
   }
+  return parsed.entities;
+}
+
+/** The plan of applying the file's entities; private keys never appear in its field changes. */
+async function planOf(services: Services, tenant: string, entities: readonly StateEntity[], against: Against, prune: boolean): Promise<{ plan: Plan; desired: StateEntity[] }> {
   const current = await currentState(services, tenant, against);
   // "(write-only)" keys the stored one: a key the drafts hold counts too (an export of drafts diffed against what serves).
   const keysFrom = against === 'drafts' ? current : [...current, ...(await currentState(services, tenant, 'drafts'))];
-  const desired = resolveKeys(services, tenant, parsed.entities, keysFrom);
-  const plan = planState(current, desired, prune);
+  const desired = resolveKeys(services, tenant, entities, keysFrom);
+  const plan = await runSliced(planStateSteps(current, desired, prune));
   for (const item of plan.items) {
     for (const c of item.changes ?? []) {
       if (item.kind !== 'cert' || c.pointer !== '/privateKey') continue;
@@ -80,7 +86,7 @@ export const exportState: OpHandler<Services> = async ({ params, query, services
 /** A read: the plan of a state document against the drafts (default) or the published state; the file is the whole state unless `prune: false`. */
 export const diff: OpHandler<Services> = async ({ params, body, services }) => {
   const b = bodyOf(body);
-  const { plan } = await planOf(services, params.tenant!, b.state, againstOf(b.against), flag(b.prune, 'prune', true));
+  const { plan } = await planOf(services, params.tenant!, await entitiesOf(b.state, params.tenant!), againstOf(b.against), flag(b.prune, 'prune', true));
   return { tenant: params.tenant, against: againstOf(b.against), ...plan };
 };
 
@@ -100,26 +106,28 @@ export const sync: OpHandler<Services> = ownTransaction(async ({ params, body, s
     const denied = accessDenial(operationById('publish.go'), tenant, identity);
     if (denied) throw denied;
   }
+  const entities = await entitiesOf(b.state, tenant);
   // The plan is made again inside the transaction that applies it: a publish may wait in the
   // publisher's queue, and drafts written meanwhile must be planned against, not overwritten blindly.
-  let plan = (await planOf(services, tenant, b.state, 'drafts', prune)).plan;
+  let plan = (await planOf(services, tenant, entities, 'drafts', prune)).plan;
   const counted = () => {
     const { create, update, delete: deleted } = plan.counts;
     audit.target = `sync: ${create} created, ${update} updated, ${deleted} deleted`;
   };
   counted();
-  // Planned again and applied under the tenant's lock: deletes first (they make room), then each write through the quotas.
+  // Planned again and applied under the tenant's lock: deletes first (they make room), then
+  // the writes through the quotas as one batch (checked in the plan's order, refused whole).
   const apply = async () => {
     await services.quotas.lock(tenant);
-    const now = await planOf(services, tenant, b.state, 'drafts', prune);
+    const now = await planOf(services, tenant, entities, 'drafts', prune);
     plan = now.plan;
     const want = new Map(now.desired.map((e) => [entityKey(e.kind, e.name), e]));
-    for (const item of plan.items) if (item.action === 'delete') await services.entities.stageDelete(tenant, item.kind, item.name);
-    for (const item of plan.items) {
-      if (item.action !== 'create' && item.action !== 'update') continue;
-      const doc = stored(services, tenant, item.kind, item.name, want.get(entityKey(item.kind, item.name))!.doc);
-      await services.quotas.setDraft(tenant, item.kind, item.name, doc);
-    }
+    const deletes = plan.items.filter((i) => i.action === 'delete').map((i) => ({ kind: i.kind, name: i.name }));
+    if (deletes.length > 0) await services.entities.stageDeletes(tenant, deletes);
+    const writes = plan.items
+      .filter((i) => i.action === 'create' || i.action === 'update')
+      .map((i) => ({ kind: i.kind, name: i.name, doc: stored(services, tenant, i.kind, i.name, want.get(entityKey(i.kind, i.name))!.doc) }));
+    if (writes.length > 0) await services.quotas.setDrafts(tenant, writes);
     counted();
   };
   if (dryRun) {

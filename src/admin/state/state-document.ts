@@ -1,6 +1,7 @@
 import { NAME_PATTERN, parseDocument, pointerToken as escape, type FieldError } from '../../compiler/documents.js';
 import { KINDS, type Kind } from '../../contracts/entities.js';
 import { WRITE_ONLY } from '../cert-at-rest.js';
+import { runAll } from '../../shared/cpu-slices.js';
 
 /** A tenant's configuration as one document: what `export` writes and `diff` and `sync` read. */
 export const STATE_VERSION = 1;
@@ -27,7 +28,14 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
  * (`/routes/api/pathPrefix`). A cert's `privateKey` may be "(write-only)": the stored key
  * is kept (the caller checks one exists).
  */
-export function parseState(body: unknown, tenant: string): { ok: true; entities: StateEntity[] } | { ok: false; errors: FieldError[] } {
+export function parseState(body: unknown, tenant: string): ParsedState {
+  return runAll(parseStateSteps(body, tenant));
+}
+
+export type ParsedState = { ok: true; entities: StateEntity[] } | { ok: false; errors: FieldError[] };
+
+/** parseState as steps, one entity each: a large document is checked in slices (runSliced). */
+export function* parseStateSteps(body: unknown, tenant: string): Generator<void, ParsedState> {
   if (!isObject(body)) return { ok: false, errors: [{ path: '', message: 'a state document must be a JSON (or YAML) object' }] };
   const errors: FieldError[] = [];
   for (const k of Object.keys(body)) if (!FIELDS.has(k)) errors.push({ path: `/${escape(k)}`, message: 'unknown field' });
@@ -55,6 +63,7 @@ export function parseState(body: unknown, tenant: string): { ok: true; entities:
       const parsed = parseDocument(kind, keepsKey ? { ...doc, privateKey: 'sy1.kept' } : doc);
       if (!parsed.ok) errors.push(...parsed.errors.map((e) => ({ path: where + e.path, message: e.message })));
       else entities.push({ kind, name, doc: doc as Record<string, unknown> });
+      yield;
     }
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, entities };

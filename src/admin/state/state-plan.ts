@@ -1,6 +1,7 @@
 import { entityKey, isObject, type StateEntity } from './state-document.js';
 import { pointerToken as escape } from '../../compiler/documents.js';
 import type { FieldChange, Plan, PlanItem } from '../../contracts/state-plan.js';
+import { runAll } from '../../shared/cpu-slices.js';
 
 export type { FieldChange, Plan, PlanItem } from '../../contracts/state-plan.js';
 
@@ -27,6 +28,11 @@ export function fieldChanges(a: unknown, b: unknown, at = ''): FieldChange[] {
  * what the file holds, deletes for what it lacks only when `prune`; sorted by kind, then name.
  */
 export function planState(current: readonly StateEntity[], desired: readonly StateEntity[], prune: boolean): Plan {
+  return runAll(planStateSteps(current, desired, prune));
+}
+
+/** planState as steps, one entity each (runSliced). */
+export function* planStateSteps(current: readonly StateEntity[], desired: readonly StateEntity[], prune: boolean): Generator<void, Plan> {
   const now = new Map(current.map((e) => [entityKey(e.kind, e.name), e]));
   const want = new Map(desired.map((e) => [entityKey(e.kind, e.name), e]));
   const items: PlanItem[] = [];
@@ -37,6 +43,7 @@ export function planState(current: readonly StateEntity[], desired: readonly Sta
       const changes = fieldChanges(before.doc, e.doc);
       items.push(changes.length > 0 ? { kind: e.kind, name: e.name, action: 'update', changes } : { kind: e.kind, name: e.name, action: 'unchanged' });
     }
+    yield;
   }
   if (prune) for (const [key, e] of now) if (!want.has(key)) items.push({ kind: e.kind, name: e.name, action: 'delete' });
   items.sort((x, y) => (x.kind === y.kind ? (x.name < y.name ? -1 : x.name > y.name ? 1 : 0) : x.kind < y.kind ? -1 : 1));
