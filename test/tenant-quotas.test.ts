@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway } from './helpers/gateway.js';
-import { ROOT_KEY, dryRun, publish, publishRaw, rollbackRaw, setEntity, setEntityRaw } from './helpers/admin.js';
+import { ROOT_KEY, clusterStatus, deleteEntity, dryRun, publish, publishRaw, rollbackRaw, setEntity, setEntityRaw } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 
 const KiB = 1024;
@@ -102,4 +102,23 @@ test('dry-runs, explains against the drafts and sync dry-runs with publish share
   assert.equal((await publishRaw(gw, 'small')).status, 200);
   await setEntity(gw, 'route', 'r', bigRoute('d.example', 1));
   for (let i = 0; i < 5; i++) assert.equal((await dryRun(gw)).status, 200, 'the default tenant has the instance-wide budget of 60');
+});
+
+test('regression: a rollback that would take the tenant past its entity quota (with its drafts over it) is refused 413, and changes nothing', async (t) => {
+  const gw = await startGateway(t, { keys: [ROOT_KEY], edit: (c) => void (c.quotas = { ...c.quotas, tenants: { q: { entities: 3 } } }) });
+  const r = (n: string) => ({ hosts: ['q.example'], pathPrefix: `/${n}`, directResponse: { statusCode: 200, body: n } });
+  for (const n of ['a', 'b', 'c']) await setEntity(gw, 'route', n, r(n), 'q');
+  const g1 = (await publish(gw, 'q')).generation;
+  for (const n of ['a', 'b', 'c']) await deleteEntity(gw, 'route', n, 'q');
+  const g2 = (await publish(gw, 'q')).generation;
+  for (const n of ['d', 'e', 'f']) await setEntity(gw, 'route', n, r(n), 'q');
+  assert.equal((await setEntityRaw(gw, 'route', 'g', r('g'), 'q')).status, 413, 'at the quota');
+  const rb = await rollbackRaw(gw, g1, 'q');
+  assert.equal(rb.status, 413, rb.text);
+  assert.equal((rb.json as { code: string }).code, 'Svc.Quota.Entities');
+  const status = await clusterStatus(gw);
+  assert.equal(status.generation, g2, 'no generation was made');
+  // Without the drafts, the same rollback fits.
+  for (const n of ['d', 'e', 'f']) await deleteEntity(gw, 'route', n, 'q');
+  assert.equal((await rollbackRaw(gw, g1, 'q')).status, 200);
 });

@@ -75,6 +75,31 @@ export class TenantQuotas {
   }
 
   /**
+   * Inside a rollback's transaction: refuses restoring `state` as the tenant's published
+   * configuration when, with its drafts over it, a measure would grow past its limit (the next
+   * publish would serve it). Under the tenant's lock, so a concurrent write counts against it.
+   */
+  async checkRestore(tenant: string, state: readonly { kind: Kind; name: string; doc: unknown }[]): Promise<void> {
+    const q = this.limits(tenant);
+    await this.db.lockTenant(tenant);
+    const before = await this.entities.sizes(tenant);
+    const after = new Map(state.map((e) => [`${e.kind}/${e.name}`, Buffer.byteLength(JSON.stringify(e.doc))]));
+    for (const d of await this.entities.drafts(tenant)) {
+      const key = `${d.kind}/${d.name}`;
+      if (d.doc === null) after.delete(key);
+      else after.set(key, Buffer.byteLength(JSON.stringify(d.doc)));
+    }
+    const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+    if (after.size > q.entities && after.size > before.size) {
+      throw new SvcError('Svc.Quota.Entities', `Restoring this generation with tenant ${tenant}'s drafts makes ${after.size} entities; its quota is ${q.entities}`, { limit: q.entities, actual: after.size });
+    }
+    const total = sum(after);
+    if (total > q.totalBytes && total > sum(before)) {
+      throw new SvcError('Svc.Quota.Bytes', `Restoring this generation with tenant ${tenant}'s drafts makes ${total} bytes of documents; its quota is ${q.totalBytes}`, { limit: q.totalBytes, actual: total });
+    }
+  }
+
+  /**
    * Inside the caller's transaction: holds the tenant's lock until it ends. A write of several
    * drafts takes it before its first write (a staged delete too), so it never waits for the
    * lock holding rows another writer of the tenant needs.

@@ -56,6 +56,9 @@ export class Publisher implements PublisherView {
   /** How the publishing tenant's certificates are checked: its stored keys opened, and whether a TLS port listens. */
   tls: { openKey: (stored: string, context: string) => string; listening: boolean; clientCertificates: boolean } | null = null;
 
+  /** The tenant's quotas against a restored state with its drafts over it (TenantQuotas.checkRestore), in the rollback's transaction. */
+  restoreCheck: ((tenant: string, state: EntityRow[]) => Promise<void>) | null = null;
+
   /** Whether worker.json has `redis` (rate-limit scope cluster compiles only with it). */
   redis = false;
 
@@ -154,6 +157,7 @@ export class Publisher implements PublisherView {
           });
         }
         if (!state) throw new SvcError('Svc.Publish.NotFound', `Generation ${to} is not a generation of tenant ${tenant}`);
+        await this.restoreCheck?.(tenant, state);
         const all = await this.entities.published();
         const published = [...all.filter((e) => e.tenant !== tenant), ...state];
         const compiled = compile({ tenant, published, drafts: [], disabled: await this.plugins.allDisabled(), upstreams: this.upstreams, secrets: this.secrets, tls: this.tlsChecks(), redis: this.redis }, this.parts, { steps: this.steps });

@@ -114,6 +114,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   publisher.fleet = volume.fleet;
   publisher.redis = config.redis !== undefined;
+  const quotas = new TenantQuotas(config.quotas, entities, volume.db);
+  publisher.restoreCheck = (tenant, state) => quotas.checkRestore(tenant, state);
   publisher.steps = steps;
   try {
     await publisher.load();
@@ -212,7 +214,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const oidc = oidcSettings ? new OidcSignIn(oidcSettings, process.env[oidcSettings.clientSecretEnv]!, new ConsoleSessions(oidcSettings.maxSessions)) : null;
   const services: Services = {
     ...{ version: VERSION, startedAt: Date.now(), volume, pool, log, entities, generations, plugins, publisher, health, outliers, inFlight: new InFlightQuery(pool), secretBox, dataMetrics, steps },
-    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas: new TenantQuotas(config.quotas, entities, volume.db), workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
+    ...{ keys, keyUsage, subKeys, audit: auditRepo, throttle, quotas, workerLoad: new WorkerLoadQuery(pool), paths: config.paths, fleet, clusterLimits, readiness },
     ...{ workerRestart, workerGuards, keySets, oidc, discovery },
   };
 
