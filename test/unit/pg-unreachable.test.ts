@@ -41,3 +41,17 @@ test('a PostgreSQL that accepts and never answers costs one call its timeout; la
   await assert.rejects(pg.transaction(async () => assert.fail('a transaction never starts while the store is down')), { code: 'Svc.Store.Unavailable' });
   assert.deepEqual(states, [true], 'the outage is told once');
 });
+
+test('regression: a server refusing a connection for too many (53300) is 503 Svc.Store.Unavailable, not a fault', async (t) => {
+  const admin = new PgDb('postgres://postgres@127.0.0.1:5432/test', 'public');
+  const role = `sy_limited_${process.pid}`;
+  await admin.exec(`DROP ROLE IF EXISTS ${role}`);
+  await admin.exec(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`);
+  t.after(async () => {
+    await admin.exec(`DROP ROLE IF EXISTS ${role}`);
+    await admin.close();
+  });
+  const pg = new PgDb(`postgres://${role}@127.0.0.1:5432/test`, 'public');
+  t.after(() => pg.close());
+  await assert.rejects(pg.prepare('SELECT 1').get(), (err: { code?: string }) => err.code === 'Svc.Store.Unavailable');
+});

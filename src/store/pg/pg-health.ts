@@ -84,6 +84,7 @@ export class PgHealth {
 
 /** An SQL error: busy (a lock or statement timeout, a deadlock, a serialization failure) is 503, anything else a fault. */
 function failure(e: { message: string; code: string }): Error {
-  if (/^(55P03|57014|40P01|40001)$/.test(e.code)) return busy();
+  // Class 53 (insufficient resources: too many connections, disk full, out of memory) passes too.
+  if (/^(55P03|57014|40P01|40001|53[0-9A-Z]{3})$/.test(e.code)) return busy();
   return Object.assign(new Error(e.message), { code: e.code });
 }
