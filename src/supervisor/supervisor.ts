@@ -241,6 +241,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     throw new BootError(EXIT.binding, `cannot bind admin port ${config.admin.listen}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
   const fail = async (code: number, message: string): Promise<never> => {
+    discovery.stop();
     await pool.stop(0).catch(() => {});
     await new Promise((r) => admin.close(r));
     await volume.close();
@@ -250,6 +251,9 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   if (busy) return fail(EXIT.binding, `cannot bind data port ${busy}`);
   const tlsBusy = config.listen.tls ? await probePort(config.listen.tls.host ?? config.listen.host, config.listen.tls.port) : null;
   if (tlsBusy) return fail(EXIT.binding, `cannot bind TLS data port ${tlsBusy}`);
+  // DNS targets resolved before the workers start (bounded): they listen with the addresses.
+  discovery.serve(publisher.current()?.payload ?? null);
+  await discovery.settled(DISCOVERY_START_WAIT_MS);
   try {
     await pool.start();
   } catch (err) {
@@ -262,7 +266,6 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   keyUsage.start();
   fleet?.start();
   push.start();
-  discovery.serve(publisher.current()?.payload ?? null);
   // Expired sub-keys answer 401 at once; their records go a day later (key list shows them as expired until then).
   const purge = setInterval(() => {
     keys.purgeExpired(Date.now() - EXPIRED_KEY_RETENTION_MS).catch((err: unknown) => log.error({ err }, 'purging expired keys failed'));
@@ -284,6 +287,8 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 }
 
 const EXPIRED_KEY_RETENTION_MS = 24 * 3600 * 1000;
+/** How long a start waits for its DNS targets' first answers (a resolution's own bound is 8 s). */
+const DISCOVERY_START_WAIT_MS = 2_000;
 
 function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => Promise<void>): Running {
   let resolveStopped!: (code: number) => void;

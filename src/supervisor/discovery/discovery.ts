@@ -100,6 +100,15 @@ export class Discovery {
     this.o.expanded(this.expand(gen));
   }
 
+  /**
+   * Resolves once every name has had its first answer (or failure), or after `boundMs`: at start,
+   * so workers listen with the addresses instead of answering 503 NoTargets for a round trip.
+   */
+  async settled(boundMs: number): Promise<void> {
+    const until = Date.now() + boundMs;
+    while (Date.now() < until && [...this.names.values()].some((n) => n.lastAt === null)) await new Promise((r) => setTimeout(r, 10));
+  }
+
   /** `gen` with its DNS clusters' addresses added. */
   expand(gen: CompiledGeneration): CompiledGeneration;
   expand(gen: CompiledGeneration | null): CompiledGeneration | null;
