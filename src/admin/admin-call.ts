@@ -118,7 +118,10 @@ export class AdminCall<S> {
       return reply;
     };
     const transaction = this.deps.transaction;
-    return this.auditedWrite && transaction && !hasOwnTransaction(handler) ? transaction(run) : run();
+    if (!this.auditedWrite || !transaction || hasOwnTransaction(handler)) return run();
+    // A tenant's writes queue on this node before taking a connection (StoreDb.transaction).
+    const tenant = ctx.op.level === 'tenant' ? ctx.params.tenant : undefined;
+    return transaction(run, tenant === undefined ? undefined : { tenant });
   }
 
   private async answer(reply: Reply): Promise<void> {

@@ -8,6 +8,7 @@ import type { SessionResolver } from './oidc/console-sessions.js';
 import type { AuthThrottle } from './auth-throttle.js';
 import type { AuditSink } from './audit-trail.js';
 import type { Redactor } from './redact.js';
+import type { TransactionOptions } from '../contracts/store-db.js';
 import type { CallsInProgress } from './calls-in-progress.js';
 
 export interface AdminServerOptions<S> {
@@ -24,9 +25,10 @@ export interface AdminServerOptions<S> {
   audit?: AuditSink;
   /**
    * Runs a write handler and its audit record in one store transaction, so an answered
-   * write always has its record. Absent: no transaction.
+   * write always has its record; `tenant` queues a tenant's writes (StoreDb.transaction).
+   * Absent: no transaction.
    */
-  transaction?: <T>(fn: () => Promise<T>) => Promise<T>;
+  transaction?: <T>(fn: () => Promise<T>, opts?: TransactionOptions) => Promise<T>;
   /** Whether a string is a system key's token: such a path segment is redacted and never names a tenant or entity. */
   isSystemToken?: (s: string) => boolean;
   /** Open connections one client address may hold (admin.maxConnectionsPerAddress); absent: no cap. */

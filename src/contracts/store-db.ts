@@ -9,6 +9,10 @@ export interface StoreStatement {
   all(...params: unknown[]): Promise<unknown[]>;
 }
 
+export interface TransactionOptions {
+  tenant?: string;
+}
+
 export interface StoreDb {
   prepare(sql: string): StoreStatement;
   exec(sql: string): Promise<void>;
@@ -16,8 +20,10 @@ export interface StoreDb {
    * `fn` in one transaction: committed when its promise resolves, rolled back when it rejects.
    * Every statement issued from `fn`'s asynchronous context runs inside it; a transaction
    * started there is a savepoint. Nested ones run one after another, never concurrently.
+   * `tenant` names the tenant whose writes it makes: a node's transactions of one tenant then
+   * run one at a time, queued before they take a connection (a savepoint ignores it).
    */
-  transaction<R>(fn: () => Promise<R>): Promise<R>;
+  transaction<R>(fn: () => Promise<R>, opts?: TransactionOptions): Promise<R>;
   /**
    * Inside a transaction: waits until no other transaction holds the tenant's lock, and holds
    * it until this one ends (quotas: count, then write, one node and one call at a time).

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { StoreDb, StoreStatement } from '../contracts/store-db.js';
+import type { StoreDb, StoreStatement, TransactionOptions } from '../contracts/store-db.js';
 import { Mutex, TxScope } from './tx-scope.js';
 
 /**
@@ -32,7 +32,8 @@ export class SqliteDb implements StoreDb {
     return this.call(() => void this.raw.exec(sql));
   }
 
-  async transaction<R>(fn: () => Promise<R>): Promise<R> {
+  /** The tenant option is not needed: one connection, every transaction exclusive already. */
+  async transaction<R>(fn: () => Promise<R>, _opts?: TransactionOptions): Promise<R> {
     const frame = this.scope.current();
     if (frame) return this.scope.savepoint(frame, async (sql) => void this.raw.exec(sql), fn);
     const release = await this.lock.lock();

@@ -110,7 +110,7 @@ export class Publisher implements PublisherView {
         await apply();
         result = await this.dryRun(tenant);
         throw UNDO;
-      });
+      }, { tenant });
     } catch (err) {
       if (err !== UNDO) throw err;
     }
@@ -127,7 +127,7 @@ export class Publisher implements PublisherView {
       this.refuseWhileRestarting();
       // One transaction from the drafts to the generation row: on a shared store the fleet
       // lock makes the number, the state compiled and the commit one step across nodes.
-      const r = await publishLocked(this.db, this.fleet, async () => {
+      const r = await publishLocked(this.db, this.fleet, tenant, async () => {
         await apply?.();
         const candidate = (await this.generations.current()) + 1;
         const snapshot = await this.snapshot(tenant);
@@ -149,7 +149,7 @@ export class Publisher implements PublisherView {
   rollback(tenant: string, to: number, onCommit?: (generation: number) => Promise<void>): Promise<PublishResult> {
     return this.serial(async () => {
       this.refuseWhileRestarting();
-      const r = await publishLocked(this.db, this.fleet, async () => {
+      const r = await publishLocked(this.db, this.fleet, tenant, async () => {
         const state = await this.generations.tenantState(tenant, to);
         if (!state && (await this.generations.pruned(tenant, to))) {
           throw new SvcError('Svc.Publish.Pruned', `Generation ${to} is older than the last ${this.generations.keep} generations of tenant ${tenant} the gateway keeps (history.keep); it cannot be restored`, {

@@ -229,7 +229,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
     log,
     throttle,
     audit: auditRepo,
-    transaction: (fn) => volume.db.transaction(fn),
+    transaction: (fn, opts) => volume.db.transaction(fn, opts),
     maxConnectionsPerAddress: config.admin.maxConnectionsPerAddress,
     maxConnections: config.admin.maxConnections,
   });

@@ -139,7 +139,7 @@ export const sync: OpHandler<Services> = ownTransaction(async ({ params, body, s
     await services.volume.db.transaction(async () => {
       await apply();
       await audit.commit?.();
-    });
+    }, { tenant });
     return { tenant, ...plan };
   }
   services.quotas.takePublish(tenant);

@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
-import type { FleetHooks, StoreDb, StoreStatement } from '../../contracts/store-db.js';
+import type { FleetHooks, StoreDb, StoreStatement, TransactionOptions } from '../../contracts/store-db.js';
 import { ident, numbered } from './pg-url.js';
 import { pgTypes } from './pg-client.js';
 import { TxScope } from '../tx-scope.js';
-import { PgHealth } from './pg-health.js';
+import { PgHealth, busy } from './pg-health.js';
+import { TenantQueue } from '../tenant-queue.js';
 
 /** pg_advisory_xact_lock keys (the one-bigint key space): publishes of every node, and schema migrations. */
 const PUBLISH_LOCK = 0x5357_0001;
@@ -27,6 +28,10 @@ export class PgDb implements StoreDb, FleetHooks {
   private readonly texts = new Map<string, string>();
   /** Clients whose connection is in doubt: destroyed when released. */
   private readonly inDoubt = new WeakSet<pg.PoolClient>();
+  /** A tenant's writes wait here, not on a pooled connection blocked on the tenant's lock. */
+  readonly tenants = new TenantQueue();
+  /** The bound on waiting for a connection; a tenant's queue wait counts against it. */
+  private readonly connectWaitMs: number;
 
   constructor(
     url: string,
@@ -35,12 +40,13 @@ export class PgDb implements StoreDb, FleetHooks {
     onState: (down: boolean, cause: string) => void = () => {},
   ) {
     this.health = new PgHealth(url, timeoutMs, onState);
+    this.connectWaitMs = Math.min(2_000, timeoutMs);
     // Session settings in the startup packet: no round trip per new connection. The schema name is [a-z0-9_] (pg-volume-url.ts).
     const options = `-c search_path=${schema} -c statement_timeout=${timeoutMs} -c lock_timeout=${Math.min(2_000, timeoutMs)}`;
     this.pool = new pg.Pool({
       connectionString: url,
       max: 10,
-      connectionTimeoutMillis: Math.min(2_000, timeoutMs),
+      connectionTimeoutMillis: this.connectWaitMs,
       query_timeout: timeoutMs + 1_000,
       keepAlive: true,
       types: pgTypes,
@@ -77,10 +83,24 @@ export class PgDb implements StoreDb, FleetHooks {
     await this.query(sql, []);
   }
 
-  async transaction<R>(fn: () => Promise<R>): Promise<R> {
+  async transaction<R>(fn: () => Promise<R>, opts?: TransactionOptions): Promise<R> {
     const frame = this.scope.current();
+    // A savepoint never queues: its transaction already holds the turn (taking it again would deadlock).
     if (frame) return this.scope.savepoint(frame, (sql) => this.send(frame.conn, sql, []).then(() => {}), fn);
-    const c = await this.checkout();
+    if (opts?.tenant === undefined) return this.open(fn, this.connectWaitMs);
+    this.health.refuseWhileDown();
+    const start = performance.now();
+    const leave = await this.tenants.enter(opts.tenant, this.connectWaitMs, busy);
+    try {
+      return await this.open(fn, this.connectWaitMs - (performance.now() - start));
+    } finally {
+      leave();
+    }
+  }
+
+  /** `fn` in a new transaction on a pooled client, waiting at most `waitMs` for one. */
+  private async open<R>(fn: () => Promise<R>, waitMs: number): Promise<R> {
+    const c = await this.checkout(waitMs);
     try {
       await this.send(c, 'BEGIN', []);
       let r: R;
@@ -133,10 +153,10 @@ export class PgDb implements StoreDb, FleetHooks {
   }
 
   /** A pooled client; known down: refused at once, so a stopped or unreachable server never holds a caller. */
-  private async checkout(): Promise<pg.PoolClient> {
+  private async checkout(waitMs = this.connectWaitMs): Promise<pg.PoolClient> {
     this.health.refuseWhileDown();
     try {
-      return await this.pool.connect();
+      return waitMs >= this.connectWaitMs ? await this.pool.connect() : await connectWithin(this.pool, waitMs);
     } catch (err) {
       throw this.health.classify(err).error;
     }
@@ -152,6 +172,19 @@ export class PgDb implements StoreDb, FleetHooks {
       throw error;
     }
   }
+}
+
+/** A pooled client within `waitMs` (less than the pool's own bound), else busy; one that comes later goes back to the pool. */
+function connectWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  const pending = pool.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      pending.then((c) => c.release(), () => {});
+      reject(busy());
+    }, Math.max(0, waitMs));
+  });
+  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
 }
 
 /** A tenant's name as the second int of its lock key. */

@@ -4,7 +4,7 @@ import { isSqlError } from './pg-client.js';
 
 /** What a caller is told (the cause, which may name hosts, goes to the log only). */
 export const unavailable = () => new SvcError('Svc.Store.Unavailable', 'The store (PostgreSQL) cannot be reached; the gateway tries again every 0.5 s');
-const busy = () => new SvcError('Svc.Store.Unavailable', 'The store (PostgreSQL) is busy; try again');
+export const busy = () => new SvcError('Svc.Store.Unavailable', 'The store (PostgreSQL) is busy; try again');
 
 /** Every connection of the pool is held and none was given back within the connect bound (pg-pool's words). */
 const POOL_WAIT = 'timeout exceeded when trying to connect';
