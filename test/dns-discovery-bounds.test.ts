@@ -2,13 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent, request as undiciRequest } from 'undici';
 import { startGateway, type Gateway } from './helpers/gateway.js';
 import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { NO_THROTTLE, issueKey } from './helpers/keys.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
 import { startDns } from './helpers/dns-server.js';
+import { pacedClient } from './helpers/paced-client.js';
 
 /**
  * DNS discovery at its edges, one gateway for all subtests: what another tenant sees of a
@@ -39,44 +39,6 @@ async function upstreamAt(t: { after(fn: () => void): void }, ip: string, port: 
 }
 
 const healthOf = async (gw: Gateway, tenant: string, cluster: string, token: string) => request(`${gw.adminUrl}/api/v1/${tenant}/clusters/${cluster}/health`, { token });
-
-/** `rate` GETs a second on `host` until stopped; counts answers other than 200. */
-function steady(port: number, host: string, rate: number) {
-  const agent = new Agent({ connections: 4 });
-  const failed: string[] = [];
-  let total = 0;
-  let stopped = false;
-  const loop = (async () => {
-    const inFlight = new Set<Promise<void>>();
-    while (!stopped) {
-      const p = (async () => {
-        try {
-          const r = await undiciRequest(`http://127.0.0.1:${port}/x`, { dispatcher: agent, headers: { host } });
-          const body = await r.body.text();
-          total++;
-          if (r.statusCode !== 200) failed.push(`${r.statusCode} ${body.slice(0, 80)}`);
-        } catch (err) {
-          failed.push(String(err));
-        }
-      })();
-      inFlight.add(p);
-      void p.finally(() => inFlight.delete(p));
-      await sleep(1000 / rate);
-    }
-    await Promise.all(inFlight);
-  })();
-  return {
-    failed,
-    get total() {
-      return total;
-    },
-    async stop() {
-      stopped = true;
-      await loop;
-      await agent.close();
-    },
-  };
-}
 
 test('DNS targets at their edges: another tenant sees no refused address, a server that hangs means fail static, publishes between DNS and fixed targets fail no request', BOUNDED, async (t) => {
   const dns = await startDns(t);
@@ -124,7 +86,7 @@ test('DNS targets at their edges: another tenant sees no refused address, a serv
     dns.zone.a.set('hang.test', ['127.0.0.2']);
     await apply(gw, [['cluster', 'hang', { targets: [{ dns: 'hang.test', port: P, refreshSeconds: 1 }] }], ['route', 'hang', { hosts: ['hang.test'], cluster: 'hang' }]]);
     await waitFor('ok', async () => ((await healthOf(gw, 'default', 'hang', gw.tokens.root!)).json as { dns: DnsStatus[] }).dns[0]?.state === 'ok');
-    const client = steady(gw.dataPort, 'hang.test', 30);
+    const client = pacedClient(gw.dataPort, 'hang.test', 30);
     dns.hang = true;
     const hungAt = Date.now();
     try {
@@ -142,7 +104,7 @@ test('DNS targets at their edges: another tenant sees no refused address, a serv
     }
     await waitFor('ok again', async () => ((await healthOf(gw, 'default', 'hang', gw.tokens.root!)).json as { dns: DnsStatus[] }).dns[0]?.state === 'ok', { timeoutMs: 12_000 });
     await client.stop();
-    t.diagnostic(`${client.total} requests, ${client.failed.length} failed`);
+    t.diagnostic(`${client.seen.length} requests, ${client.failed.length} failed`);
     assert.deepEqual(client.failed, []);
   });
 
@@ -179,7 +141,7 @@ test('DNS targets at their edges: another tenant sees no refused address, a serv
     await apply(gw, [['cluster', 'win', viaDns], ['route', 'win', { hosts: ['win.test'], cluster: 'win' }]]);
     await waitFor('ok', async () => ((await healthOf(gw, 'default', 'win', gw.tokens.root!)).json as { dns: DnsStatus[] }).dns[0]?.addresses.length === 1);
     await sleep(200); // the set reaches both workers
-    const client = steady(gw.dataPort, 'win.test', 100);
+    const client = pacedClient(gw.dataPort, 'win.test', 100);
     try {
       for (let i = 0; i < 4; i++) {
         await apply(gw, [['cluster', 'win', fixed]]);
@@ -190,8 +152,8 @@ test('DNS targets at their edges: another tenant sees no refused address, a serv
     } finally {
       await client.stop();
     }
-    t.diagnostic(`${client.total} requests over 8 publishes, ${client.failed.length} failed${client.failed.length ? `: ${client.failed.slice(0, 3).join('; ')}` : ''}`);
-    assert.ok(client.total >= 100);
+    t.diagnostic(`${client.seen.length} requests over 8 publishes, ${client.failed.length} failed${client.failed.length ? `: ${client.failed.slice(0, 3).join('; ')}` : ''}`);
+    assert.ok(client.seen.length >= 100);
     assert.deepEqual(client.failed, []);
   });
 });

@@ -8,6 +8,7 @@ import { ROOT_KEY, apply } from './helpers/admin.js';
 import { request } from './helpers/http.js';
 import { BOUNDED, sleep, waitFor } from './helpers/wait.js';
 import { startDns } from './helpers/dns-server.js';
+import { pacedClient } from './helpers/paced-client.js';
 
 /**
  * Clusters whose targets are DNS names, resolved by the gateway through a DNS server in
@@ -51,46 +52,6 @@ async function upstreams(t: { after(fn: () => void): void }, count: number): Pro
   return [first, ...rest];
 }
 
-/** A steady client: `rate` GETs a second on host `host`, counting answers by body (the upstream's address) and failures. */
-function steadyClient(port: number, host: string, rate: number) {
-  const agent = new Agent({ connections: 4 });
-  const seen: { at: number; body: string; status: number }[] = [];
-  let failures = 0;
-  let stopped = false;
-  const loop = (async () => {
-    const inFlight = new Set<Promise<void>>();
-    while (!stopped) {
-      const p = (async () => {
-        try {
-          const r = await undiciRequest(`http://127.0.0.1:${port}/x`, { dispatcher: agent, headers: { host } });
-          const body = await r.body.text();
-          seen.push({ at: Date.now(), body, status: r.statusCode });
-          if (r.statusCode !== 200) failures++;
-        } catch {
-          failures++;
-        }
-      })();
-      inFlight.add(p);
-      void p.finally(() => inFlight.delete(p));
-      await sleep(1000 / rate);
-    }
-    await Promise.all(inFlight);
-  })();
-  return {
-    seen,
-    get failures() {
-      return failures;
-    },
-    /** The bodies answered since `since`. */
-    since: (since: number) => new Set(seen.filter((s) => s.at >= since && s.status === 200).map((s) => s.body)),
-    async stop() {
-      stopped = true;
-      await loop;
-      await agent.close();
-    },
-  };
-}
-
 interface HealthBody {
   targets: { target: string; state: string; ejectedUntil: string | null; discovered?: boolean; weight?: number; priority?: number }[];
   dns?: { name: string; state: string; lastResult: string | null; lastResolvedAt: string | null; addresses: string[]; refused: { rule: string; count: number }[] }[];
@@ -132,7 +93,7 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
     setA('api.test', 2, 3);
     await apply(gw, [['cluster', 'api', { targets: [{ dns: 'api.test', port: P, refreshSeconds: 1 }] }], ['route', 'api', { hosts: ['api.test'], cluster: 'api' }]]);
     await waitFor('the first set in cluster health', async () => (await health(gw, 'api')).dns?.[0]?.state === 'ok');
-    const client = steadyClient(gw.dataPort, 'api.test', 40);
+    const client = pacedClient(gw.dataPort, 'api.test', 40);
     try {
       for (const set of [[2, 3], [2, 3, 4, 5], [3, 4, 6]]) {
         setA('api.test', ...set);
@@ -215,7 +176,7 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
     try {
       await waitFor('both priority-10 addresses unhealthy', async () => (await health(gw, 'srv')).targets.filter((x) => x.state === 'unhealthy').length === 2);
       await sleep(100); // the table reaches the workers
-      const client = steadyClient(gw.dataPort, 'srv.test', 50);
+      const client = pacedClient(gw.dataPort, 'srv.test', 50);
       await sleep(600);
       await client.stop();
       assert.equal(client.failures, 0);
@@ -242,7 +203,7 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
       assert.deepEqual(h.targets.filter((x) => x.state === 'healthy').map((x) => x.target).sort(), at(2, 3));
       await sleep(100); // the table reaches the workers
       const before = ups[3]!.requests;
-      const client = steadyClient(gw.dataPort, 'hc.test', 50);
+      const client = pacedClient(gw.dataPort, 'hc.test', 50);
       await sleep(1_000);
       await client.stop();
       assert.equal(client.failures, 0);
@@ -282,7 +243,7 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
       return b.dns?.[0]?.state === 'fail-static' ? b : undefined;
     }, { timeoutMs: 10_000 });
     assert.deepEqual(h.dns![0]!.addresses.sort(), at(3, 4));
-    const client = steadyClient(gw.dataPort, 'api.test', 40);
+    const client = pacedClient(gw.dataPort, 'api.test', 40);
     await sleep(1_500);
     await client.stop();
     assert.equal(client.failures, 0);
