@@ -98,3 +98,10 @@ export class HealthChecks implements HealthView {
     this.broadcast();
   }
 }
+
+/** Targets out of rotation by either verdict: unhealthy by the checks, or ejected. */
+export function mergeTables(a: HealthTable, b: HealthTable): HealthTable {
+  const out: HealthTable = { ...a };
+  for (const [cluster, targets] of Object.entries(b)) out[cluster] = [...new Set([...(out[cluster] ?? []), ...targets])];
+  return out;
+}

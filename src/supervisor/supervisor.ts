@@ -1,15 +1,13 @@
 import { DataMetricsTotals } from './data-metrics-totals.js';
 import { servedKeys } from '../contracts/metrics.js';
 import { observeSettings } from '../shared/gateway-config-observability.js';
-import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { loadGatewayConfig, upstreamRules } from '../shared/gateway-config.js';
 import { dataPlaneEngine } from '../shared/engine-choice.js';
 import { tlsListenerSettings } from '../shared/gateway-config-listen.js';
 import { uwsSupport } from '../shared/uws-support.js';
-import type { GatewayConfig } from '../shared/gateway-config-schema.js';
 import { bracketed, parseHostPort } from '../shared/host-port.js';
-import { createLogger, type Logger } from '../shared/logger.js';
+import { createLogger } from '../shared/logger.js';
 import { openVolume, shownVolume, type Volume } from '../store/volume.js';
 import { createAdminServer } from '../admin/admin-server.js';
 import { OPERATIONS } from '../admin/contract.js';
@@ -21,7 +19,9 @@ import { AuthThrottle } from '../admin/auth-throttle.js';
 import { TenantQuotas } from '../admin/tenant-quotas.js';
 import { KeyRepo } from '../store/key-repo.js';
 import { FleetFollower } from './fleet-follower.js';
-import { ClusterRateLimits, storeDownLease, type ClusterLease } from './cluster-rate-limits.js';
+import { ClusterRateLimits } from './cluster-rate-limits.js';
+import { serveLeases } from './lease-serving.js';
+import { lifecycle, listen, type Running } from './supervisor-lifecycle.js';
 import { AuditRepo } from '../store/audit-repo.js';
 import { BootError, EXIT } from './boot-error.js';
 import { loadGatewaySteps } from './step-packages.js';
@@ -38,7 +38,7 @@ import { GenerationRepo } from '../store/generation-repo.js';
 import { PluginRepo } from '../store/plugin-repo.js';
 import { Publisher } from './publisher.js';
 import { RateLimitLeases } from './rate-limit-leases.js';
-import { HealthChecks } from './health-checks.js';
+import { HealthChecks, mergeTables } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
 import { InFlightQuery } from './in-flight-query.js';
 import { WorkerLoadQuery } from './worker-load-query.js';
@@ -56,12 +56,7 @@ import { fetchKeySet } from './key-sets/key-set-fetch.js';
 import { OidcSignIn } from '../admin/oidc/oidc-sign-in.js';
 import { ConsoleSessions } from '../admin/oidc/console-sessions.js';
 
-export interface Running {
-  readyLine: string;
-  /** Resolves with the process exit code once the supervisor has stopped. */
-  stopped: Promise<number>;
-  stop(): Promise<number>;
-}
+export type { Running } from './supervisor-lifecycle.js';
 
 /**
  * `switchyard run`: load and check the config, bind the admin port, check the data
@@ -289,67 +284,3 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 const EXPIRED_KEY_RETENTION_MS = 24 * 3600 * 1000;
 /** How long a start waits for its DNS targets' first answers (a resolution's own bound is 8 s). */
 const DISCOVERY_START_WAIT_MS = 2_000;
-
-function lifecycle(config: GatewayConfig, log: Logger, admin: Server, pool: WorkerPool, volume: Volume, readyLine: string, beforeClose: () => Promise<void>): Running {
-  let resolveStopped!: (code: number) => void;
-  const stopped = new Promise<number>((r) => (resolveStopped = r));
-  let stopping: Promise<number> | null = null;
-  const stop = () =>
-    (stopping ??= (async () => {
-      log.info({ graceMs: config.drain.graceMs }, 'draining');
-      admin.close();
-      admin.closeIdleConnections();
-      await pool.stop(config.drain.graceMs);
-      await beforeClose();
-      await volume.close();
-      log.info('stopped');
-      resolveStopped(EXIT.ok);
-      return EXIT.ok;
-    })());
-  // Every signal, not once: a second SIGTERM/SIGINT during the drain must not fall to
-  // Node's default handler (death by signal, in-flight requests cut).
-  const onSignal = (sig: string) => {
-    if (stopping) log.info({ signal: sig }, 'already draining');
-    void stop();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  return { readyLine, stopped, stop };
-}
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port, exclusive: true }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-/** Answers workers' rate-limit lease requests. */
-/** Targets out of rotation by either verdict: unhealthy by the checks, or ejected. */
-function mergeTables(a: HealthTable, b: HealthTable): HealthTable {
-  const out: HealthTable = { ...a };
-  for (const [cluster, targets] of Object.entries(b)) out[cluster] = [...new Set([...(out[cluster] ?? []), ...targets])];
-  return out;
-}
-
-function serveLeases(pool: WorkerPool, leases: RateLimitLeases, cluster: ClusterRateLimits | null, log: Logger): void {
-  let warned = false;
-  pool.onWorkerMessage((_slot, msg, from) => {
-    if (msg.type !== 'lease') return;
-    // To the process that asked: during a replacement two share the slot.
-    const answer = (r: ClusterLease) => {
-      const flags = { ...(r.unavailable ? { unavailable: true as const } : {}), ...(r.unbacked ? { unbacked: true as const } : {}) };
-      pool.sendTo(from, { type: 'lease', id: msg.id, granted: r.granted, retryAfterMs: r.retryAfterMs, remaining: r.remaining, ...flags });
-    };
-    if (!msg.cluster) return answer(leases.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0));
-    if (cluster) return void cluster.lease(msg.bucket, msg.rps, msg.burst, msg.returned ?? 0, msg.cluster.onStoreDown).then(answer);
-    // A cluster bucket on a gateway without worker.json redis: as if Redis were down.
-    if (!warned) log.warn('rate-limit: a route counts with scope cluster, and worker.json has no redis; it follows its onStoreDown');
-    warned = true;
-    answer(storeDownLease(msg.cluster.onStoreDown));
-  });
-  setInterval(() => leases.sweep(60_000), 30_000).unref();
-}
