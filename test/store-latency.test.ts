@@ -94,6 +94,11 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
   const B = median(busy.map(([l]) => l));
   const Ax = median(quiet.map(([l, p]) => l - p));
   const Bx = median(busy.map(([l, p]) => l - p));
+  // The publish itself (and half a second after, for requests it held), not diluted by the rest of
+  // phase B: the rate-limited route's p99 over the plain route's, against that excess over both quiet phases.
+  const excessOf = (xs: Sample[]) => quantile(xs.filter(limited).map(latency), 0.99) - quantile(xs.filter((s) => !limited(s)).map(latency), 0.99);
+  const Dx = round(excessOf(samples.filter((s) => s.at >= b.from && s.at < published + 500)));
+  const Qx = round(excessOf(samples.filter((s) => (s.at >= a1.from && s.at < a1.to) || (s.at >= a2.from && s.at < a2.to))));
   const gaps = gapsAround(up.probes, b.from, published);
   const lags = gw
     .logLines()
@@ -114,6 +119,7 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
   t.diagnostic(`  quiet windows, rate-limited: ${fmt(quiet.map(([l]) => l))}; plain: ${fmt(quiet.map(([, p]) => p))}`);
   t.diagnostic(`  busy windows, rate-limited: ${fmt(busy.map(([l]) => l))}; plain: ${fmt(busy.map(([, p]) => p))}`);
   t.diagnostic(`excess of the rate-limited route over the plain one, median of windows: quiet ${Ax} ms, busy ${Bx} ms, difference ${round(Bx - Ax)} ms`);
+  t.diagnostic(`excess over the publish itself (${publishMs + 500} ms): ${Dx} ms; over the quiet phases: ${Qx} ms`);
   t.diagnostic(`sync+publish of ${ENTITIES} entities: ${synced.status} in ${publishMs} ms; probe gaps around it: min ${Math.min(...gaps)} max ${Math.max(...gaps)} ms (${gaps.join(' ')})`);
   t.diagnostic(`supervisor loop stalls > 15 ms during the publish: ${lags.length ? `${lags.length}, longest ${Math.max(...lags.map((l) => l.loopLag))} ms, total ${lags.reduce((n, l) => n + l.loopLag, 0)} ms` : 'none'}`);
 
@@ -127,10 +133,12 @@ test('PostgreSQL 5 ms away: a 500-entity sync and publish leaves the data plane 
   // The machine's own noise moves both routes alike (measured with no publish at all: the raw
   // medians of two quiet phases 1.4-1.9 ms apart, their excess 0.04-0.08 ms): the bound holds the excess.
   check(Bx - Ax < 2, `the rate-limited route's p99 excess over the plain route during the publish (${Bx} ms) is within 2 ms of the quiet one (${Ax} ms)`);
-  // Leases absorb a supervisor stall shorter than their renewal margin, so the loop itself is
-  // held too: no stall during the publish past 50 ms, or twice the quiet phases' longest on a loaded machine.
-  const stallBound = Math.max(50, 2 * longest(quietLags));
+  // Leases absorb a supervisor stall shorter than their renewal margin (250 ms), so the loop itself
+  // is held too: no stall during the publish past 100 ms (the compile, on the loop, takes 15-25 ms
+  // here when the machine is quiet and up to ~70 ms when it is loaded), or twice the quiet phases' longest.
+  const stallBound = Math.max(100, 2 * longest(quietLags));
   check(longest(lags) < stallBound, `the supervisor's longest loop stall during the publish (${longest(lags)} ms) is under ${stallBound} ms (quiet phases: ${longest(quietLags)} ms)`);
+  check(Dx - Qx < 2, `the rate-limited route's p99 excess over the plain route during the publish itself (${Dx} ms) is within 2 ms of the quiet phases' (${Qx} ms)`);
   check(gaps.length >= 2, `probes arrived around the publish: ${gaps.join(' ')}`);
   const off = gaps.filter((g) => Math.abs(g - INTERVAL_MS) > INTERVAL_MS * 0.1);
   check(off.length === 0, `every probe interval around the publish within 10 % of ${INTERVAL_MS} ms: ${off.join(', ')} ms are not`);
