@@ -108,6 +108,8 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
         const firsts = at(...set).map((a) => client.seen.find((x) => x.at >= changed && x.body === a)?.at ?? Infinity).map((x) => x - changed);
         t.diagnostic(`set ${set.join(',')}: ${[...got].sort().join(' ')}; every address answered by ${Math.max(...firsts)} ms, the last answer from outside it at ${stale.length ? Math.max(...stale) : 0} ms after the change`);
         assert.ok(stale.every((ms) => ms <= 2_000), 'the new set serves within refreshSeconds + 1 s');
+        // An added address is in rotation by then too; its first answer follows within one turn of the client over the set (at 40/s, 100 ms).
+        assert.ok(Math.max(...firsts) <= 2_250, `every address of the new set answered within refreshSeconds + 1 s: ${firsts.join(', ')} ms`);
         assert.ok(sameSet(got, at(...set)), `answers from ${[...got].join(', ')}, expected ${at(...set).join(', ')}`);
       }
     } finally {
@@ -184,6 +186,35 @@ test('DNS targets: sets that change reach traffic within refreshSeconds + 1 s wi
     } finally {
       ups[0]!.status = 200;
       ups[1]!.status = 200;
+    }
+  });
+
+  await t.test('one address answering 503: outlier ejection takes it alone out of rotation, the others serve', async () => {
+    setA('ej.test', 2, 3, 5);
+    await apply(gw, [
+      ['cluster', 'ej', { targets: [{ dns: 'ej.test', port: P, refreshSeconds: 1 }], outlier: { consecutiveFailures: 3, ejectMs: 10_000, maxEjectedPercent: 50 } }],
+      ['route', 'ej', { hosts: ['ej.test'], cluster: 'ej' }],
+    ]);
+    await waitFor('the set in cluster health', async () => (await health(gw, 'ej')).targets.length === 3);
+    ups[3]!.status = 503; // 127.0.0.5
+    try {
+      const warm = pacedClient(gw.dataPort, 'ej.test', 50);
+      const h = await waitFor('127.0.0.5 ejected', async () => {
+        const b = await health(gw, 'ej');
+        return b.targets.find((x) => x.target === at(5)[0])?.ejectedUntil ? b : undefined;
+      });
+      await warm.stop();
+      assert.deepEqual(h.targets.filter((x) => !x.ejectedUntil).map((x) => x.target).sort(), at(2, 3), 'only the failing address is ejected');
+      await sleep(100); // the table reaches the workers
+      const before = ups[3]!.requests;
+      const client = pacedClient(gw.dataPort, 'ej.test', 50);
+      await sleep(1_000);
+      await client.stop();
+      assert.equal(client.failures, 0);
+      assert.equal(ups[3]!.requests - before, 0, 'no request reached the ejected address');
+      assert.ok(sameSet(client.since(0), at(2, 3)));
+    } finally {
+      ups[3]!.status = 200;
     }
   });
 
