@@ -7,7 +7,7 @@ const clamp = (s: number): number => Math.min(DISCOVERY_REFRESH_MAX_S, Math.max(
 
 /**
  * Seconds until a name is resolved again after an answer: its refreshSeconds as written,
- * else the shortest TTL of the records (an address must not be used past its TTL), clamped
+ * else the shortest TTL of the records (an operator's refreshSeconds wins over the TTL), clamped
  * to [DISCOVERY_REFRESH_MIN_S, DISCOVERY_REFRESH_MAX_S]: a TTL of 0 does not make the
  * supervisor ask in a loop, a day's TTL does not keep a dead address for a day.
  */
