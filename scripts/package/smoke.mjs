@@ -20,9 +20,10 @@ const prefix = join(work, 'prefix');
 const bin = join(prefix, 'bin', 'switchyard');
 /**
  * What the tarball may hold: the built gateway (with the declarations of `switchyard/step` and
- * `switchyard/testing`), its example config, the install step, `step new`'s templates.
+ * `switchyard/testing`), its example config, the install step, `step new`'s templates, and the
+ * CLI's oclif manifest (written by the build: a command loads only its own code).
  */
-const SHIPPED = /^(LICENSE|README\.md|package\.json|npm-shrinkwrap\.json|bin\/run\.js|config\/[^/]+\.json|scripts\/uws-compat\/[^/]+\.(mjs|json)|dist\/.+\.(js|d\.ts|json|html|css|svg|woff2?)|templates\/step-package\/.+\.tmpl)$/;
+const SHIPPED = /^(LICENSE|README\.md|package\.json|npm-shrinkwrap\.json|oclif\.manifest\.json|bin\/run\.js|config\/[^/]+\.json|scripts\/uws-compat\/[^/]+\.(mjs|json)|dist\/.+\.(js|d\.ts|json|html|css|svg|woff2?)|templates\/step-package\/.+\.tmpl)$/;
 /** The registry install takes about a minute and a half here (better-sqlite3 may compile). */
 const INSTALL_MS = 10 * 60_000;
 const STEP_MS = 60_000;
@@ -40,7 +41,7 @@ async function pack() {
   const [info] = JSON.parse(out.slice(out.indexOf('[')));
   const stray = info.files.map((f) => f.path).filter((p) => !SHIPPED.test(p));
   if (stray.length > 0) throw new Error(`the tarball holds files it should not ship:\n${stray.join('\n')}`);
-  const musts = ['bin/run.js', 'dist/cli/commands/run.js', 'dist/console/index.html', 'scripts/uws-compat/install.mjs', 'scripts/uws-compat/checksums.json', 'npm-shrinkwrap.json'];
+  const musts = ['bin/run.js', 'oclif.manifest.json', 'dist/cli/commands/run.js', 'dist/console/index.html', 'scripts/uws-compat/install.mjs', 'scripts/uws-compat/checksums.json', 'npm-shrinkwrap.json'];
   for (const must of [...musts, 'dist/sdk/step.d.ts', 'dist/sdk/testing.d.ts', 'templates/step-package/src/index.ts.tmpl']) {
     if (!info.files.some((f) => f.path === must)) throw new Error(`the tarball lacks ${must}`);
   }
