@@ -1,9 +1,11 @@
-import { discoverTargets, discoveryIssues, discoverySources, fixedTargets, tenantDiscoveryIssues } from './cluster-discovery.js';
+import { discoveryIssues, discoverySources, fixedTargets, tenantDiscoveryIssues } from './cluster-discovery.js';
+import { compileCluster, targetAddress } from './compile-cluster.js';
+import { keySources, usedCodes } from './route-steps.js';
 import { parseDocument, type CertDoc, type ClusterDoc, type OrchDoc, type RouteDoc } from './documents.js';
 import { compileCerts, type CertChecks, type TenantCert } from './compile-certs.js';
 import { certHostWarnings, clientCertWarnings, compileServerTls } from './compile-tls.js';
-import { CONNECTION_DEFAULTS, H2_PING_DEFAULT_MS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
-import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledStep, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
+import { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES, WEBSOCKET_DEFAULTS } from '../contracts/generation.js';
+import type { CompiledCluster, CompiledGeneration, CompiledRoute, CompiledTerminal, CompileIssue } from '../contracts/generation.js';
 import { applyDrafts, type Snapshot } from './snapshot.js';
 import type { EntityRow } from '../contracts/entities.js';
 import { StepCompiler } from './step-compiler.js';
@@ -15,13 +17,12 @@ import { normalizePath } from '../shared/normalize-path.js';
 import { TenantPartCache, type TenantPart } from './tenant-parts.js';
 import { deniedTargets, deniedUrl } from './upstream-checks.js';
 import { grpcRouteIssues } from './grpc-routes.js';
-import { clusterTlsIssues, compileTls, unverifiedTlsWarnings } from './cluster-tls.js';
+import { clusterTlsIssues, unverifiedTlsWarnings } from './cluster-tls.js';
 import { clusterProtocolIssues, websocketProtocolIssues } from './cluster-protocol.js';
 import { upstreamPolicy, type UpstreamCheck } from '../shared/upstream-policy.js';
 import type { CompileIssueCode } from '../shared/errors.js';
 import { BUILTINS } from '../steps/registry.js';
 import type { StepRegistry } from '../steps/step-registry.js';
-import type { KeySourceSpec } from '../contracts/key-sets.js';
 
 /** What the compiler is given besides the snapshot. */
 export interface CompileOptions {
@@ -106,40 +107,6 @@ export function compile(snapshot: Snapshot, cache?: TenantPartCache, options: Co
   return { ok: true, generation, planned, entities, issues: [], warnings };
 }
 
-/**
- * The key sets the routes' steps need fetched (StepDefinition.keySources), one per id:
- * steps naming the same source share it, with the shortest minRefreshSeconds and maxStaleSeconds.
- */
-function keySources(routes: readonly CompiledRoute[], steps: StepRegistry): KeySourceSpec[] {
-  const byId = new Map<string, KeySourceSpec>();
-  const walk = (list: readonly CompiledStep[]): void => {
-    for (const s of list) {
-      if (s.kind === 'group') {
-        for (const m of s.members) walk(m);
-        continue;
-      }
-      for (const spec of steps.get(s.code)?.keySources?.(s.settings, s.tenant) ?? []) {
-        const had = byId.get(spec.id);
-        byId.set(spec.id, had ? { ...had, minRefreshSeconds: Math.min(had.minRefreshSeconds, spec.minRefreshSeconds), maxStaleSeconds: Math.min(had.maxStaleSeconds, spec.maxStaleSeconds) } : spec);
-      }
-    }
-  };
-  for (const r of routes) if (r.terminal.type === 'cluster') walk(r.terminal.steps);
-  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-function usedCodes(routes: readonly CompiledRoute[]): Set<string> {
-  const codes = new Set<string>();
-  const walk = (steps: readonly CompiledStep[]): void => {
-    for (const s of steps) {
-      if (s.kind === 'step') codes.add(s.code);
-      else for (const m of s.members) walk(m);
-    }
-  };
-  for (const r of routes) if (r.terminal.type === 'cluster') walk(r.terminal.steps);
-  return codes;
-}
-
 /** One tenant's clusters and ranked routes, and the issues of its documents and steps. */
 function compileTenant(
   tenant: string,
@@ -190,35 +157,6 @@ function compileTenant(
 }
 
 export { CONNECTION_DEFAULTS, REQUEST_BUFFERING_DEFAULT_BYTES };
-
-const targetAddress = (t: ReturnType<typeof fixedTargets>[number]['target']): string => (typeof t === 'string' ? t : t.address);
-
-function compileCluster(tenant: string, key: string, c: ClusterDoc, certs: ReadonlyMap<string, CertDoc>): CompiledCluster {
-  const fixed = fixedTargets(c).map((t) => t.target);
-  const weights = fixed.map((t) => (typeof t === 'string' ? 1 : t.weight));
-  const discover = discoverTargets(key, c);
-  return {
-    targets: fixed.map(targetAddress),
-    ...(weights.some((w) => w !== 1) ? { weights } : {}),
-    ...(discover.length ? { discover } : {}),
-    balance: c.balance,
-    ...(c.hashOn ? { hashOn: c.hashOn } : {}),
-    ...(c.outlier ? { outlier: c.outlier } : {}),
-    ...(c.retry ? { retry: c.retry } : {}),
-    ...(c.healthCheck ? { healthCheck: { ...c.healthCheck, expectStatus: c.healthCheck.expectStatus ?? [] } } : {}),
-    connectMs: c.timeouts?.connectMs ?? 5_000,
-    headersMs: c.timeouts?.headersMs ?? 30_000,
-    bodyMs: c.timeouts?.bodyMs ?? 30_000,
-    connections: {
-      perTarget: c.connections?.perTarget ?? CONNECTION_DEFAULTS.perTarget,
-      maxPending: c.connections?.maxPending ?? CONNECTION_DEFAULTS.maxPending,
-      pendingTimeoutMs: c.connections?.pendingTimeoutMs ?? CONNECTION_DEFAULTS.pendingTimeoutMs,
-    },
-    ...(c.tls ? { tls: compileTls(tenant, c.tls, certs) } : {}),
-    // Absent for HTTP/1.1: a generation stored before the field existed reads the same.
-    ...(c.protocol === 'h2' || c.protocol === 'h2c' ? { protocol: c.protocol, pingMs: c.timeouts?.pingMs ?? H2_PING_DEFAULT_MS } : {}),
-  };
-}
 
 function compileRoute(
   tenant: string,
