@@ -37,6 +37,7 @@ import { EntityRepo } from '../store/entity-repo.js';
 import { GenerationRepo } from '../store/generation-repo.js';
 import { PluginRepo } from '../store/plugin-repo.js';
 import { Publisher } from './publisher.js';
+import { reservedSecretEnv } from './reserved-secrets.js';
 import { RateLimitLeases } from './rate-limit-leases.js';
 import { HealthChecks, mergeTables } from './health-checks.js';
 import { OutlierEjection } from './outlier-ejection.js';
@@ -96,16 +97,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   const keyEnv = config.secrets.keyEnv;
   const secretBox = keyEnv === undefined ? null : new SecretBox(parseSealingKey(process.env[keyEnv])!);
   installSecretBox(secretBox); // health probes open the keys of the certs clusters name
-  // No tenant step may name the admin keys' tokens or the sealing key.
-  // Nor the store's and Redis's passwords.
-  const reserved = [
-    ...config.admin.keys.flatMap((k) => (k.tokenEnv === undefined ? [] : [k.tokenEnv])),
-    ...(keyEnv === undefined ? [] : [keyEnv]),
-    ...(config.admin.oidc ? [config.admin.oidc.clientSecretEnv] : []),
-    ...['PGPASSWORD', 'PGPASSFILE'],
-    ...(config.redis?.passwordEnv === undefined ? [] : [config.redis.passwordEnv]),
-  ];
-  const secrets = { env: config.secrets.env, reserved };
+  const secrets = { env: config.secrets.env, reserved: reservedSecretEnv(config) };
   const publisher: Publisher = new Publisher(volume.db, entities, generations, plugins, (): WorkerPool => pool, log, secrets, upstreams);
   publisher.fleet = volume.fleet;
   publisher.redis = config.redis !== undefined;
@@ -248,7 +240,7 @@ export async function startSupervisor(configFile: string): Promise<Running> {
   if (tlsBusy) return fail(EXIT.binding, `cannot bind TLS data port ${tlsBusy}`);
   // DNS targets resolved before the workers start (bounded): they listen with the addresses.
   discovery.serve(publisher.current()?.payload ?? null);
-  await discovery.settled(DISCOVERY_START_WAIT_MS);
+  await discovery.settled();
   try {
     await pool.start();
   } catch (err) {
@@ -282,5 +274,3 @@ export async function startSupervisor(configFile: string): Promise<Running> {
 }
 
 const EXPIRED_KEY_RETENTION_MS = 24 * 3600 * 1000;
-/** How long a start waits for its DNS targets' first answers (a resolution's own bound is 8 s). */
-const DISCOVERY_START_WAIT_MS = 2_000;

@@ -31,6 +31,9 @@ const nameKey = (s: DiscoverySource): string => `${s.tenant}|${s.type}|${s.name}
 /** How long a name no served generation lists keeps its last answer: a publish that names it again within it (a cluster moved to fixed targets and back, a rollback) serves at once. */
 export const DISCOVERY_KEEP_STOPPED_MS = 60_000;
 
+/** How long a start waits for its DNS targets' first answers (a resolution's own bound is 8 s). */
+const START_WAIT_MS = 2_000;
+
 /**
  * The node's DNS discovery: each name+type a tenant's
  * served clusters write resolved here once for the node (dns-name.ts), never per worker or
@@ -104,7 +107,7 @@ export class Discovery {
    * Resolves once every name has had its first answer (or failure), or after `boundMs`: at start,
    * so workers listen with the addresses instead of answering 503 NoTargets for a round trip.
    */
-  async settled(boundMs: number): Promise<void> {
+  async settled(boundMs = START_WAIT_MS): Promise<void> {
     const until = Date.now() + boundMs;
     while (Date.now() < until && [...this.names.values()].some((n) => n.lastAt === null)) await new Promise((r) => setTimeout(r, 10));
   }
